@@ -1,0 +1,188 @@
+"""The edgeplan command line: compile, run, inspect, demo."""
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def _parse_shapes(items) -> dict:
+    shapes = {}
+    for item in items or []:
+        name, sep, dims = item.partition("=")
+        try:
+            if not sep or not name:
+                raise ValueError
+            shapes[name] = tuple(int(d) for d in dims.replace("x", ",").split(",") if d != "")
+        except ValueError:
+            raise SystemExit(f"edgeplan: --shape expects NAME=D0,D1,..., got {item!r}") from None
+    return shapes
+
+
+def _peak_rss_kib() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def _summary(name: str, y: np.ndarray) -> str:
+    s = f"  {name}: {y.dtype} {list(y.shape)}"
+    if y.size and y.dtype.kind == "f":
+        s += (f"  min {float(y.min()):.6g} max {float(y.max()):.6g} mean {float(y.mean()):.6g}"
+              f" argmax {int(np.argmax(y))}")
+    return s
+
+
+def _compile(model, shapes, out=None):
+    import edgeplan
+    from edgeplan.compiler.errors import CompileError
+    try:
+        plan = edgeplan.compile(model, shapes=shapes)
+    except CompileError as e:
+        print(f"edgeplan: cannot compile {model if isinstance(model, str) else 'model'}:\n{e}", file=sys.stderr)
+        raise SystemExit(1) from None
+    if out:
+        plan.save(out)
+    return plan
+
+
+def cmd_compile(a) -> int:
+    out = a.output or str(Path(a.model).with_suffix(".eplan"))
+    t = time.perf_counter()
+    plan = _compile(a.model, _parse_shapes(a.shape), out)
+    print(f"compiled {a.model} -> {out} in {time.perf_counter() - t:.2f} s")
+    print(plan.summary())
+    return 0
+
+
+def _run_and_report(sess, feeds: dict, repeat: int, outputs=None) -> dict:
+    times = []
+    outs = {}
+    for _ in range(max(1, repeat)):
+        t = time.perf_counter()
+        outs = sess.run(feeds)
+        times.append((time.perf_counter() - t) * 1e3)
+    print("outputs:")
+    for name, y in outs.items():
+        print(_summary(name, y))
+    times.sort()
+    print(f"latency: median {times[len(times) // 2]:.3f} ms, min {times[0]:.3f} ms over {len(times)} run(s)")
+    print(f"arena: {sess.arena_bytes:,} bytes (tensors {sess.planned_bytes:,}); weights {sess.const_bytes:,} bytes "
+          f"in place; peak RSS {_peak_rss_kib() / 1024:.1f} MiB")
+    return outs
+
+
+def _random_feeds(sess, seed=0) -> dict:
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for t in sess.inputs:
+        if t.dtype.kind == "f":
+            feeds[t.name] = rng.standard_normal(t.shape).astype(t.dtype)
+        else:
+            feeds[t.name] = np.zeros(t.shape, dtype=t.dtype)
+    return feeds
+
+
+def cmd_run(a) -> int:
+    from edgeplan import EdgeplanError, Session
+    try:
+        sess = Session(a.plan)
+    except (EdgeplanError, OSError) as e:
+        print(f"edgeplan: {e}", file=sys.stderr)
+        return 1
+    feeds = _random_feeds(sess) if a.random else {}
+    for item in a.input or []:
+        name, sep, path = item.partition("=")
+        if not sep:
+            if len(sess.inputs) != 1:
+                print("edgeplan: the plan has several inputs; use --input NAME=FILE.npy", file=sys.stderr)
+                return 2
+            name, path = sess.inputs[0].name, item
+        feeds[name] = np.load(path)
+    missing = [t.name for t in sess.inputs if t.name not in feeds]
+    if missing:
+        print(f"edgeplan: no value for input(s) {', '.join(missing)}: give --input NAME=FILE.npy or --random",
+              file=sys.stderr)
+        return 2
+    try:
+        outs = _run_and_report(sess, feeds, a.repeat)
+    except (EdgeplanError, KeyError, TypeError, ValueError) as e:
+        print(f"edgeplan: {e}", file=sys.stderr)
+        return 1
+    for item in a.output or []:
+        name, sep, path = item.partition("=")
+        if not sep:
+            name, path = next(iter(outs)), item
+        np.save(path, outs[name])
+    return 0
+
+
+def cmd_inspect(a) -> int:
+    from edgeplan.plan import inspect_text
+    from edgeplan.runtime import EdgeplanError, load_library
+    from edgeplan._cdef import ffi
+    data = Path(a.plan).read_bytes()
+    buf = np.frombuffer(data, dtype=np.uint8).copy()
+    rc = load_library().ep_plan_validate(ffi.from_buffer(buf), len(data))
+    if rc:
+        from edgeplan.runtime import status_str
+        print(f"edgeplan: {a.plan}: invalid plan: {status_str(rc)} ({rc})", file=sys.stderr)
+        return 1
+    print(inspect_text(data))
+    _ = EdgeplanError
+    return 0
+
+
+def cmd_demo(a) -> int:
+    import tempfile
+    from edgeplan import Session, models
+    print(f"building the zoo model '{a.model}' (deterministic weights) ...")
+    kw = {"size": a.size} if a.size else {}
+    model = models.build(a.model, **kw)
+    with tempfile.TemporaryDirectory() as d:
+        onnx_path = Path(d) / f"{a.model}.onnx"
+        import onnx
+        onnx.save(model, onnx_path)
+        plan_path = Path(d) / f"{a.model}.eplan"
+        t = time.perf_counter()
+        plan = _compile(str(onnx_path), {}, plan_path)
+        print(f"compiled in {time.perf_counter() - t:.2f} s")
+        print(plan.summary())
+        t = time.perf_counter()
+        sess = Session(plan_path)
+        print(f"opened {plan_path.name} in {(time.perf_counter() - t) * 1e3:.2f} ms")
+        _run_and_report(sess, _random_feeds(sess), a.repeat)
+    return 0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="edgeplan", description="Compile ONNX models to plans and run them.")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("compile", help="compile an ONNX model into a plan")
+    c.add_argument("model")
+    c.add_argument("-o", "--output")
+    c.add_argument("--shape", action="append", metavar="NAME=D0,D1,...", help="pin an input's shape")
+    c.set_defaults(fn=cmd_compile)
+    r = sub.add_parser("run", help="run a plan")
+    r.add_argument("plan")
+    r.add_argument("--input", action="append", metavar="[NAME=]FILE.npy")
+    r.add_argument("--output", action="append", metavar="[NAME=]FILE.npy")
+    r.add_argument("--random", action="store_true", help="feed seeded random inputs")
+    r.add_argument("--repeat", type=int, default=1)
+    r.set_defaults(fn=cmd_run)
+    i = sub.add_parser("inspect", help="show a plan's header, sections, tensors, ops and arena map")
+    i.add_argument("plan")
+    i.set_defaults(fn=cmd_inspect)
+    d = sub.add_parser("demo", help="build a zoo CNN, compile it, run it")
+    d.add_argument("--model", default="mobilenetv2")
+    d.add_argument("--size", type=int, default=0)
+    d.add_argument("--repeat", type=int, default=5)
+    d.set_defaults(fn=cmd_demo)
+    a = p.parse_args(argv)
+    return a.fn(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,182 @@
+"""Static memory planning: liveness intervals over the schedule, then offsets.
+
+Every non-constant storage tensor (views share their owner's storage) and every op's scratch becomes a
+buffer with a live interval [first, last] in op indices. Graph inputs and outputs live for the whole
+run (inputs keep their contents across runs; outputs must survive to the end). An op marked in-place
+may write its output over an input whose last use it is. Several placement strategies run and the
+smallest arena wins; the lower bound is the largest sum of simultaneously live bytes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .graph import Graph, Tensor
+
+ALIGN = 64
+
+
+def _align(n: int) -> int:
+    return (n + ALIGN - 1) // ALIGN * ALIGN
+
+
+@dataclass(eq=False)
+class Buffer:
+    size: int
+    first: int
+    last: int
+    label: str
+    tensors: list = field(default_factory=list)   # storage tensors placed here (several when in place)
+    op: int = -1                                   # op index for scratch buffers
+    offset: int = -1
+
+    def overlaps(self, other: "Buffer") -> bool:
+        return self.first <= other.last and other.first <= self.last
+
+
+@dataclass
+class MemoryPlan:
+    arena_bytes: int
+    lower_bound: int
+    strategy: str
+    buffers: list
+    offsets: dict          # storage Tensor -> arena offset
+    scratch: dict          # op index -> (offset, size)
+    strategies: dict       # strategy name -> arena bytes
+    inplace: list          # (op name, input tensor name) pairs reused in place
+
+
+def liveness(graph: Graph) -> tuple[list, list]:
+    """Buffers with live intervals, and the in-place merges done."""
+    n = len(graph.ops)
+    end = max(n - 1, 0)
+    first: dict = {}
+    last: dict = {}
+
+    def touch(t: Tensor, i: int):
+        s = t.storage()
+        if s.is_const:
+            return
+        first[s] = min(first.get(s, i), i)
+        last[s] = max(last.get(s, i), i)
+
+    for t in graph.inputs:
+        touch(t, 0)
+        touch(t, end)
+    for i, op in enumerate(graph.ops):
+        for t in op.inputs:
+            if t is not None:
+                touch(t, i)
+        for t in op.outputs:
+            touch(t, i)
+    for t in graph.outputs:
+        touch(t, end)
+    pinned = {t.storage() for t in graph.inputs} | {t.storage() for t in graph.outputs}
+
+    buffers: dict = {}
+    order = sorted(first, key=lambda s: (first[s], id(s)))
+    owner: dict = {}
+    merges = []
+    for i, op in enumerate(graph.ops):
+        if op.inplace is None:
+            continue
+        src = op.inputs[op.inplace]
+        if src is None or len(op.outputs) != 1:
+            continue
+        a, b = src.storage(), op.outputs[0].storage()
+        a = owner.get(a, a)
+        if (a.is_const or a in pinned or b in pinned or last.get(a) != i or first.get(b) != i
+                or _align(a.nbytes) != _align(b.nbytes)):
+            continue
+        owner[b] = a
+        last[a] = max(last[a], last[b])
+        merges.append((op.name or op.kind, src.name))
+    for s in order:
+        root = owner.get(s, s)
+        while root in owner:
+            root = owner[root]
+        if root not in buffers:
+            buffers[root] = Buffer(_align(root.nbytes), first[root], last[root], root.name)
+        buf = buffers[root]
+        buf.tensors.append(s)
+        buf.first = min(buf.first, first[s])
+        buf.last = max(buf.last, last[s])
+    out = [b for b in buffers.values() if b.size > 0]
+    for i, op in enumerate(graph.ops):
+        if op.scratch:
+            out.append(Buffer(_align(op.scratch), i, i, f"scratch:{op.name or op.kind}", op=i))
+    return out, merges
+
+
+def lower_bound(buffers: list) -> int:
+    if not buffers:
+        return 0
+    events = {}
+    for b in buffers:
+        events[b.first] = events.get(b.first, 0) + b.size
+        events[b.last + 1] = events.get(b.last + 1, 0) - b.size
+    live = peak = 0
+    for t in sorted(events):
+        live += events[t]
+        peak = max(peak, live)
+    return peak
+
+
+def _place(buffers: list, order: list) -> int:
+    """Best-fit placement of buffers in the given order; returns arena bytes."""
+    placed: list = []
+    top = 0
+    for b in order:
+        busy = sorted((p.offset, p.offset + p.size) for p in placed if p.overlaps(b))
+        best, best_gap, cursor = None, None, 0
+        for lo, hi in busy:
+            gap = lo - cursor
+            if gap >= b.size and (best_gap is None or gap < best_gap):
+                best, best_gap = cursor, gap
+            cursor = max(cursor, hi)
+        b.offset = best if best is not None else cursor
+        placed.append(b)
+        top = max(top, b.offset + b.size)
+    return top
+
+
+STRATEGIES = {
+    # TFLite Micro's GreedyMemoryPlanner: largest first, best fit
+    "greedy_by_size": lambda bs: sorted(bs, key=lambda b: (-b.size, b.first)),
+    # longest-lived first, then largest
+    "greedy_by_lifetime": lambda bs: sorted(bs, key=lambda b: (-(b.last - b.first), -b.size, b.first)),
+    # in schedule order (what a naive allocator would do, with reuse)
+    "greedy_in_order": lambda bs: sorted(bs, key=lambda b: (b.first, -b.size)),
+    # largest "area" (bytes x lifetime) first
+    "greedy_by_area": lambda bs: sorted(bs, key=lambda b: (-b.size * (b.last - b.first + 1), b.first)),
+}
+
+
+def plan_memory(graph: Graph) -> MemoryPlan:
+    buffers, merges = liveness(graph)
+    results = {}
+    best = None
+    for name, order_fn in STRATEGIES.items():
+        size = _place(buffers, order_fn(buffers))
+        results[name] = size
+        if best is None or size < results[best[0]]:
+            best = (name, [b.offset for b in buffers])
+    name, offsets = best
+    for b, off in zip(buffers, offsets):
+        b.offset = off
+    tensor_offsets = {}
+    scratch = {}
+    for b in buffers:
+        if b.op >= 0:
+            scratch[b.op] = (b.offset, b.size)
+        for t in b.tensors:
+            tensor_offsets[t] = b.offset
+    _check(buffers)
+    return MemoryPlan(results[name], lower_bound(buffers), name, buffers, tensor_offsets, scratch, results, merges)
+
+
+def _check(buffers: list) -> None:
+    """No two simultaneously live buffers may overlap in memory."""
+    for i, a in enumerate(buffers):
+        for b in buffers[i + 1:]:
+            if a.overlaps(b) and a.offset < b.offset + b.size and b.offset < a.offset + a.size:
+                raise AssertionError(f"memory plan overlap: {a.label} and {b.label}")

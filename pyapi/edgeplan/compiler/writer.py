@@ -1,0 +1,179 @@
+"""Serialises a lowered, memory-planned graph into plan bytes (docs/plan-format.md).
+
+Every record is built through cffi from the C header's declarations, so the layout has exactly one
+source of truth. Constants are 64-byte aligned and stored last, so a plan can be mmapped and its
+weights used in place."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from .._cdef import K, ffi
+from .graph import DTYPES, OPCODES, Graph, Tensor
+from .memplan import MemoryPlan
+
+SEC_ALIGN = 64
+
+
+def _pad(buf: bytearray, align: int) -> None:
+    buf.extend(b"\0" * ((-len(buf)) % align))
+
+
+class _Names:
+    def __init__(self):
+        self.blob = bytearray()
+        self.index: dict = {}
+
+    def add(self, s: str) -> int:
+        if not s:
+            return K.EP_NO_NAME
+        if s not in self.index:
+            self.index[s] = len(self.blob)
+            self.blob += s.encode("utf-8", "replace").replace(b"\0", b"?") + b"\0"
+        return self.index[s]
+
+
+def _record(ctype: str, fields: dict) -> bytes:
+    rec = ffi.new(ctype + " *")
+    for k, v in fields.items():
+        try:
+            setattr(rec, k, v)
+        except (TypeError, OverflowError, AttributeError) as e:
+            raise ValueError(f"{ctype}.{k} = {v!r}: {e}") from None
+    return bytes(ffi.buffer(rec))
+
+
+def pack_params(kind: str, params: dict) -> bytes:
+    struct = OPCODES[kind][1]
+    fields = {}
+    for k, v in params.items():
+        if isinstance(v, (list, tuple, np.ndarray)):
+            v = [x.item() if hasattr(x, "item") else x for x in v]
+        elif hasattr(v, "item"):
+            v = v.item()
+        fields[k] = v
+    return _record(struct, fields)
+
+
+def write_plan(graph: Graph, mem: MemoryPlan, *, required_features: int = 0, meta: dict | None = None) -> bytes:
+    names = _Names()
+    # tensors referenced by ops or graph I/O, in first-use order
+    tensors: list = []
+    index: dict = {}
+
+    def tid(t: Tensor | None) -> int:
+        if t is None:
+            return K.EP_NO_TENSOR
+        if t not in index:
+            index[t] = len(tensors)
+            tensors.append(t)
+        return index[t]
+
+    for t in graph.inputs:
+        tid(t)
+    opio: list = []
+    op_recs = bytearray()
+    params = bytearray()
+    for i, op in enumerate(graph.ops):
+        first = len(opio)
+        opio += [tid(t) for t in op.inputs] + [tid(t) for t in op.outputs]
+        p = pack_params(op.kind, op.params)
+        _pad(params, 8)
+        p_off = len(params)
+        params += p
+        s_off, s_size = mem.scratch.get(i, (0, 0))
+        op_recs += _record("ep_op_rec", dict(
+            opcode=getattr(K, OPCODES[op.kind][0]), variant=op.variant, flags=0,
+            n_in=len(op.inputs), n_out=len(op.outputs), io_first=first,
+            params_offset=p_off, params_size=len(p), name=names.add(op.name),
+            scratch_offset=s_off, scratch_size=s_size))
+    for t in graph.outputs:
+        tid(t)
+
+    consts = bytearray()
+    const_off: dict = {}
+    tensor_recs = bytearray()
+    for t in tensors:
+        s = t.storage()
+        if s.is_const:
+            if s not in const_off:
+                _pad(consts, SEC_ALIGN)
+                const_off[s] = len(consts)
+                consts += np.ascontiguousarray(s.data, dtype=s.dtype).tobytes()
+            storage, offset = K.EP_STORAGE_CONST, const_off[s]
+        else:
+            storage, offset = K.EP_STORAGE_ARENA, mem.offsets.get(s, 0)
+        shape = [int(d) for d in t.shape]
+        if len(shape) > K.EP_MAX_RANK:
+            raise ValueError(f"tensor '{t.name}' has rank {len(shape)} > {K.EP_MAX_RANK}")
+        flags = (K.EP_TENSOR_FLAG_INPUT if t.is_input else 0) | (K.EP_TENSOR_FLAG_OUTPUT if t.is_output else 0)
+        tensor_recs += _record("ep_tensor_rec", dict(
+            dtype=DTYPES[np.dtype(t.dtype)], storage=storage, rank=len(shape), flags=flags,
+            name=names.add(t.name), offset=offset, nbytes=t.nbytes,
+            dims=shape + [0] * (K.EP_MAX_RANK - len(shape)), quant=K.EP_NO_QUANT))
+
+    io = bytearray()
+    for t in graph.inputs:
+        io += _record("ep_io_rec", dict(tensor=index[t], kind=K.EP_IO_INPUT))
+    for t in graph.outputs:
+        io += _record("ep_io_rec", dict(tensor=index[t], kind=K.EP_IO_OUTPUT))
+
+    meta_blob = json.dumps(meta or {}, sort_keys=True).encode()
+    sections = [
+        (K.EP_SECTION_TENSORS, True, bytes(tensor_recs), len(tensors), ffi.sizeof("ep_tensor_rec")),
+        (K.EP_SECTION_OPS, True, bytes(op_recs), len(graph.ops), ffi.sizeof("ep_op_rec")),
+        (K.EP_SECTION_OPIO, True, np.asarray(opio, dtype="<u4").tobytes(), len(opio), 4),
+        (K.EP_SECTION_PARAMS, True, bytes(params), 0, 0),
+        (K.EP_SECTION_IO, True, bytes(io), len(graph.inputs) + len(graph.outputs), ffi.sizeof("ep_io_rec")),
+        (K.EP_SECTION_NAMES, True, bytes(names.blob), 0, 0),
+        (K.EP_SECTION_META, False, meta_blob, 0, 0),
+        (K.EP_SECTION_CONST, True, bytes(consts), 0, 0),
+    ]
+    hdr_size = ffi.sizeof("ep_plan_header")
+    table_off = hdr_size
+    out = bytearray(hdr_size + len(sections) * ffi.sizeof("ep_section"))
+    _pad(out, SEC_ALIGN)
+    table = bytearray()
+    for kind, critical, blob, count, rsize in sections:
+        _pad(out, SEC_ALIGN)
+        table += _record("ep_section", dict(
+            kind=kind, flags=K.EP_SECTION_FLAG_CRITICAL if critical else 0, offset=len(out),
+            size=len(blob), count=count, record_size=rsize))
+        out += blob
+    _pad(out, 8)
+    out[table_off:table_off + len(table)] = table
+    header = _record("ep_plan_header", dict(
+        magic=K.EP_PLAN_MAGIC, version_major=K.EP_PLAN_VERSION_MAJOR, version_minor=K.EP_PLAN_VERSION_MINOR,
+        header_size=hdr_size, crc32c=0, file_size=len(out), section_table_offset=table_off,
+        section_count=len(sections), flags=0, arena_size=mem.arena_bytes, required_features=required_features))
+    out[:hdr_size] = header
+    crc = crc32c(bytes(out[:12]) + b"\0\0\0\0" + bytes(out[16:]))
+    out[12:16] = int(crc).to_bytes(4, "little")
+    return bytes(out)
+
+
+def _crc_table():
+    t = np.arange(256, dtype=np.uint32)
+    for _ in range(8):
+        t = np.where(t & 1, (t >> 1) ^ np.uint32(0x82F63B78), t >> 1).astype(np.uint32)
+    return [int(x) for x in t]
+
+
+_TABLE = _crc_table()
+
+
+def crc32c(data: bytes) -> int:
+    """CRC-32C; uses the runtime library's when loaded (fast), else a table in Python."""
+    from ..runtime import load_library
+    try:
+        lib = load_library()
+    except OSError:
+        lib = None
+    if lib is not None:
+        return int(lib.ep_crc32c(ffi.from_buffer(data), len(data)))
+    crc = 0xFFFFFFFF
+    tbl = _TABLE
+    for b in data:
+        crc = tbl[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF

@@ -1,0 +1,136 @@
+"""Plan bytes in Python: the compiled artefact (``Plan``) and a reader for ``edgeplan inspect``.
+The reader parses records through the same cffi declarations the writer uses."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ._cdef import EP_TO_NUMPY, K, ffi
+
+SECTION_NAMES = {getattr(K, n): n[len("EP_SECTION_"):].lower() for n in dir(K)
+                 if n.startswith("EP_SECTION_") and not n.startswith("EP_SECTION_FLAG") and n != "EP_SECTION_ALIGN"}
+OP_NAMES = {getattr(K, n): n[len("EP_OP_"):].lower() for n in dir(K) if n.startswith("EP_OP_") and n != "EP_OP_COUNT"}
+
+
+@dataclass
+class Plan:
+    """A compiled plan: its bytes and what the compiler reports about it."""
+    data: bytes
+    report: dict = field(default_factory=dict)
+
+    def to_bytes(self) -> bytes:
+        return self.data
+
+    def save(self, path) -> None:
+        Path(path).write_bytes(self.data)
+
+    @property
+    def arena_bytes(self) -> int:
+        return self.report.get("arena_bytes", 0)
+
+    def summary(self) -> str:
+        r = self.report
+        lines = [f"ops: {r['n_ops']} ({', '.join(f'{k} {v}' for k, v in sorted(r['op_counts'].items()))})"]
+        if r.get("fused"):
+            lines.append(f"fused: {len(r['fused'])}")
+            lines += [f"  {f}" for f in r["fused"]]
+        lines.append(f"weights: {r['const_bytes']:,} bytes")
+        lb = r["lower_bound"]
+        ratio = r["planned_bytes"] / lb if lb else 1.0
+        lines.append(f"arena: {r['planned_bytes']:,} bytes planned (lower bound {lb:,}, {ratio:.3f}x, "
+                     f"strategy {r['strategy']}); session tables {r['session_bytes']:,}; "
+                     f"total arena {r['arena_bytes']:,} bytes")
+        if r.get("inplace"):
+            lines.append(f"in place: {len(r['inplace'])} ops reuse an input buffer")
+        lines.append(f"plan: {len(self.data):,} bytes")
+        return "\n".join(lines)
+
+
+def _struct(ctype: str, buf: bytes, off: int):
+    return ffi.cast(ctype + " *", ffi.from_buffer(buf) + off)[0]
+
+
+def read_plan(data: bytes) -> dict:
+    """Parses plan bytes into plain Python (for inspect and tests). Assumes a valid plan."""
+    h = _struct("ep_plan_header", data, 0)
+    sections = []
+    by_kind = {}
+    for i in range(h.section_count):
+        s = _struct("ep_section", data, h.section_table_offset + i * ffi.sizeof("ep_section"))
+        rec = dict(kind=SECTION_NAMES.get(s.kind, f"unknown({s.kind})"), critical=bool(s.flags & 1),
+                   offset=s.offset, size=s.size, count=s.count, record_size=s.record_size)
+        sections.append(rec)
+        by_kind[s.kind] = s
+    names = b""
+    if K.EP_SECTION_NAMES in by_kind:
+        s = by_kind[K.EP_SECTION_NAMES]
+        names = data[s.offset:s.offset + s.size]
+
+    def name(off):
+        if off == K.EP_NO_NAME:
+            return ""
+        return names[off:names.index(b"\0", off)].decode("utf-8", "replace")
+
+    tensors = []
+    s = by_kind[K.EP_SECTION_TENSORS]
+    for i in range(s.count):
+        t = _struct("ep_tensor_rec", data, s.offset + i * s.record_size)
+        tensors.append(dict(name=name(t.name), dtype=str(EP_TO_NUMPY.get(t.dtype, t.dtype)),
+                            storage="const" if t.storage == K.EP_STORAGE_CONST else "arena",
+                            shape=list(t.dims[0:t.rank]), offset=t.offset, nbytes=t.nbytes, flags=t.flags))
+    opio = []
+    if K.EP_SECTION_OPIO in by_kind:
+        s = by_kind[K.EP_SECTION_OPIO]
+        opio = list(ffi.cast("uint32_t *", ffi.from_buffer(data) + s.offset)[0:s.count])
+    ops = []
+    s = by_kind[K.EP_SECTION_OPS]
+    for i in range(s.count):
+        o = _struct("ep_op_rec", data, s.offset + i * s.record_size)
+        io = opio[o.io_first:o.io_first + o.n_in + o.n_out]
+        ops.append(dict(op=OP_NAMES.get(o.opcode, str(o.opcode)), variant=o.variant, name=name(o.name),
+                        inputs=io[:o.n_in], outputs=io[o.n_in:], scratch=(o.scratch_offset, o.scratch_size)))
+    io = {"inputs": [], "outputs": []}
+    s = by_kind[K.EP_SECTION_IO]
+    for i in range(s.count):
+        r = _struct("ep_io_rec", data, s.offset + i * s.record_size)
+        io["inputs" if r.kind == K.EP_IO_INPUT else "outputs"].append(r.tensor)
+    meta = {}
+    if K.EP_SECTION_META in by_kind:
+        s = by_kind[K.EP_SECTION_META]
+        try:
+            meta = json.loads(data[s.offset:s.offset + s.size] or b"{}")
+        except ValueError:
+            meta = {}
+    header = dict(version=f"{h.version_major}.{h.version_minor}", header_size=h.header_size,
+                  file_size=h.file_size, crc32c=f"0x{h.crc32c:08x}", arena_size=h.arena_size,
+                  required_features=h.required_features, sections=h.section_count)
+    return dict(header=header, sections=sections, tensors=tensors, ops=ops, io=io, meta=meta)
+
+
+def inspect_text(data: bytes) -> str:
+    p = read_plan(data)
+    h = p["header"]
+    out = [f"edgeplan plan {h['version']}: {h['file_size']:,} bytes, crc32c {h['crc32c']}, "
+           f"arena region {h['arena_size']:,} bytes, required CPU features 0x{h['required_features']:x}"]
+    out.append("sections:")
+    for s in p["sections"]:
+        out.append(f"  {s['kind']:<9} offset {s['offset']:>10}  size {s['size']:>11,}  count {s['count']:>6}"
+                   f"{'' if s['critical'] else '  (ancillary)'}")
+    t = p["tensors"]
+    out.append("inputs:  " + ", ".join(f"{t[i]['name']} {t[i]['dtype']}{t[i]['shape']}" for i in p["io"]["inputs"]))
+    out.append("outputs: " + ", ".join(f"{t[i]['name']} {t[i]['dtype']}{t[i]['shape']}" for i in p["io"]["outputs"]))
+    out.append(f"ops ({len(p['ops'])}):")
+    for i, o in enumerate(p["ops"]):
+        ins = ", ".join("-" if x == K.EP_NO_TENSOR else f"%{x}" for x in o["inputs"])
+        outs = ", ".join(f"%{x}" for x in o["outputs"])
+        sc = f"  scratch {o['scratch'][1]}@{o['scratch'][0]}" if o["scratch"][1] else ""
+        out.append(f"  {i:>4} {o['op']:<16} v{o['variant']} {outs} <- {ins}  [{o['name']}]{sc}")
+    out.append("tensors:")
+    for i, x in enumerate(t):
+        out.append(f"  %{i:<4} {x['storage']:<5} {x['offset']:>10} +{x['nbytes']:<10} {x['dtype']:<8} "
+                   f"{x['shape']} {x['name']}")
+    out.append("arena map (offset, bytes, live ops):")
+    for b in p["meta"].get("arena_map", []):
+        out.append(f"  {b[0]:>10} {b[1]:>10}  ops {b[2]}..{b[3]}  {b[4]}")
+    return "\n".join(out)

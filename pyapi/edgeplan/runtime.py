@@ -1,0 +1,196 @@
+"""Thin cffi (ABI mode) wrapper over libedgeplan: numpy arrays in and out.
+
+Imports neither onnx nor the compiler: a board with Python can run plans with numpy and cffi only."""
+from __future__ import annotations
+
+import mmap
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ._cdef import EP_TO_NUMPY, K, ffi
+
+_lib = None
+
+
+class EdgeplanError(RuntimeError):
+    """A C status code turned into an exception; ``status`` is the code, the message the C reason."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+def _candidates():
+    env = os.environ.get("EDGEPLAN_LIB")
+    if env:
+        yield Path(env)
+    here = Path(__file__).resolve().parent
+    for name in ("libedgeplan.so", "libedgeplan.dylib", "edgeplan.dll"):
+        yield here / "_lib" / name
+
+
+def load_library():
+    """The runtime shared library (loaded once)."""
+    global _lib
+    if _lib is None:
+        tried = []
+        for p in _candidates():
+            tried.append(str(p))
+            if p.is_file():
+                _lib = ffi.dlopen(str(p))
+                break
+        else:
+            raise OSError("libedgeplan not found (tried: " + ", ".join(tried) + "); set EDGEPLAN_LIB")
+    return _lib
+
+
+def status_str(status: int) -> str:
+    return ffi.string(load_library().ep_status_str(status)).decode()
+
+
+def _check(rc: int, what: str, detail: str = "") -> None:
+    if rc != K.EP_OK:
+        msg = f"{what}: {status_str(rc)} ({rc})"
+        if detail:
+            msg += f": {detail}"
+        raise EdgeplanError(rc, msg)
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    name: str
+    dtype: np.dtype
+    shape: tuple
+    nbytes: int
+
+
+def _aligned_empty(nbytes: int, align: int = 64) -> tuple[np.ndarray, int]:
+    raw = np.empty(nbytes + align, dtype=np.uint8)
+    off = (-raw.ctypes.data) % align
+    return raw, off
+
+
+def plan_info(plan_bytes) -> dict:
+    """ep_plan_query on plan bytes: what opening it will need."""
+    lib = load_library()
+    buf, off = _aligned_empty(len(plan_bytes), 8)
+    buf[off:off + len(plan_bytes)] = np.frombuffer(plan_bytes, dtype=np.uint8)
+    info = ffi.new("ep_plan_info *")
+    _check(lib.ep_plan_query(ffi.from_buffer(buf[off:]), len(plan_bytes), info), "plan")
+    return {k: getattr(info, k) for k in dir(info)}
+
+
+class Session:
+    """An open plan with its arena.
+
+    ``plan`` is a path (memory-mapped, weights used in place), bytes, or an ``edgeplan.Plan``."""
+
+    def __init__(self, plan, *, threads: int = 1, cpu_features_mask: int = 0, check_crc: bool = True):
+        lib = self._lib = load_library()
+        self._mmap = None
+        if isinstance(plan, (str, os.PathLike)):
+            with open(plan, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                if size == 0:
+                    raise EdgeplanError(K.EP_ERR_PLAN_TRUNCATED, f"{plan}: empty file")
+                self._mmap = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            self._plan_buf = np.frombuffer(self._mmap, dtype=np.uint8)
+        else:
+            data = plan.to_bytes() if hasattr(plan, "to_bytes") else bytes(plan)
+            raw, off = _aligned_empty(len(data), 64)
+            raw[off:off + len(data)] = np.frombuffer(data, dtype=np.uint8)
+            self._plan_buf = raw[off:off + len(data)]
+        plan_ptr = ffi.from_buffer(self._plan_buf)
+        plan_len = len(self._plan_buf)
+        info = ffi.new("ep_plan_info *")
+        _check(lib.ep_plan_query(plan_ptr, plan_len, info), "cannot read plan")
+        self.arena_bytes = int(info.arena_bytes)
+        self.planned_bytes = int(info.planned_bytes)
+        self.const_bytes = int(info.const_bytes)
+        raw, off = _aligned_empty(self.arena_bytes, K.EP_ARENA_ALIGN)
+        self._arena_raw = raw
+        arena_ptr = ffi.from_buffer(raw) + off
+        err = ffi.new("char[256]")
+        opts = ffi.new("ep_options *")
+        opts.struct_size = ffi.sizeof("ep_options")
+        opts.flags = 0 if check_crc else K.EP_OPT_SKIP_CRC
+        opts.cpu_features_mask = cpu_features_mask
+        opts.error_buf = err
+        opts.error_buf_len = 256
+        opts.n_threads = threads
+        sp = ffi.new("ep_session **")
+        rc = lib.ep_session_open(sp, plan_ptr, plan_len, arena_ptr, self.arena_bytes, opts)
+        _check(rc, "cannot open plan", ffi.string(err).decode(errors="replace"))
+        self._s = sp[0]
+        self._plan_ptr = plan_ptr
+        self.inputs = [self._desc(i, False) for i in range(lib.ep_session_num_inputs(self._s))]
+        self.outputs = [self._desc(i, True) for i in range(lib.ep_session_num_outputs(self._s))]
+        self._in_index = {t.name: i for i, t in enumerate(self.inputs)}
+
+    def _desc(self, i: int, output: bool) -> TensorInfo:
+        d = ffi.new("ep_io_desc *")
+        fn = self._lib.ep_session_output_desc if output else self._lib.ep_session_input_desc
+        _check(fn(self._s, i, d), "describe")
+        return TensorInfo(ffi.string(d.name).decode(), EP_TO_NUMPY[d.dtype], tuple(d.dims[0:d.rank]), int(d.nbytes))
+
+    def _view(self, i: int, output: bool) -> np.ndarray:
+        t = self.outputs[i] if output else self.inputs[i]
+        ptr = (self._lib.ep_session_output_buffer if output else self._lib.ep_session_input_buffer)(self._s, i)
+        if t.nbytes == 0:
+            return np.empty(t.shape, dtype=t.dtype)
+        return np.frombuffer(ffi.buffer(ptr, t.nbytes), dtype=t.dtype).reshape(t.shape)
+
+    def set_input(self, name: str, value) -> None:
+        if name not in self._in_index:
+            raise KeyError(f"no input named {name!r}; the plan's inputs are "
+                           + ", ".join(f"{t.name!r} {t.dtype} {list(t.shape)}" for t in self.inputs))
+        i = self._in_index[name]
+        t = self.inputs[i]
+        x = np.asarray(value)
+        if x.dtype != t.dtype:
+            raise TypeError(f"input {name!r} expects {t.dtype}, got {x.dtype} (convert with .astype(np.{t.dtype}))")
+        if x.shape != t.shape:
+            raise ValueError(f"input {name!r} expects shape {list(t.shape)}, got {list(x.shape)}")
+        self._view(i, False)[...] = x
+
+    def run(self, feeds: dict | None = None, *, copy: bool = True, **kw) -> dict:
+        """Runs the plan. ``feeds`` maps input names to arrays (also as keywords). Inputs not given keep
+        the values set before. Returns a dict of output name -> array (copies unless copy=False)."""
+        feeds = dict(feeds or {}, **kw)
+        for name, value in feeds.items():
+            self.set_input(name, value)
+        rc = self._lib.ep_run(self._s)
+        _check(rc, "run failed", ffi.string(self._lib.ep_session_last_error(self._s)).decode(errors="replace"))
+        outs = {}
+        for i, t in enumerate(self.outputs):
+            v = self._view(i, True)
+            outs[t.name] = v.copy() if copy else v
+        return outs
+
+    def reset(self) -> None:
+        _check(self._lib.ep_reset(self._s), "reset")
+
+    def close(self) -> None:
+        if getattr(self, "_s", None) is not None:
+            self._lib.ep_session_close(self._s)
+            self._s = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+    def __repr__(self) -> str:
+        ins = ", ".join(f"{t.name}:{t.dtype}{list(t.shape)}" for t in self.inputs)
+        outs = ", ".join(f"{t.name}:{t.dtype}{list(t.shape)}" for t in self.outputs)
+        return f"<edgeplan.Session inputs=[{ins}] outputs=[{outs}] arena={self.arena_bytes}>"

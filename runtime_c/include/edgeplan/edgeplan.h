@@ -1,0 +1,138 @@
+/* edgeplan runtime: the public C API.
+ *
+ * A plan (.eplan, see docs/plan-format.md) is opened into one caller-provided
+ * arena. The runtime never allocates: the session, its tables and every tensor
+ * live in that arena. "Validate at open, trust at run": ep_session_open checks
+ * every byte of the plan; ep_run only calls kernels.
+ *
+ * The declarations between the EP_CDEF markers are also read by the Python
+ * wrapper (cffi), so they use plain C only. */
+#ifndef EDGEPLAN_H
+#define EDGEPLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#  define EP_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#  define EP_API __attribute__((visibility("default")))
+#else
+#  define EP_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* EP_CDEF_BEGIN */
+/* Status codes: 0 is success; errors are negative, grouped by who must act. */
+typedef enum ep_status {
+    EP_OK = 0,
+    /* the caller passed something wrong: -1 .. -99 */
+    EP_ERR_INVALID_ARG = -1,
+    EP_ERR_INDEX = -2,            /* input/output index out of range */
+    EP_ERR_SIZE = -3,             /* buffer size does not match the tensor */
+    EP_ERR_NOT_FOUND = -4,        /* no input/output of that name */
+    /* the plan is corrupt, hostile or for another runtime: -100 .. -199 */
+    EP_ERR_PLAN_TRUNCATED = -100,
+    EP_ERR_PLAN_MAGIC = -101,
+    EP_ERR_PLAN_VERSION = -102,
+    EP_ERR_PLAN_CRC = -103,
+    EP_ERR_PLAN_SECTION = -104,
+    EP_ERR_PLAN_TENSOR = -105,
+    EP_ERR_PLAN_OP = -106,
+    EP_ERR_PLAN_PARAMS = -107,
+    EP_ERR_PLAN_SHAPE = -108,
+    EP_ERR_PLAN_UNSUPPORTED = -109, /* opcode or kernel variant not in this build */
+    EP_ERR_PLAN_FEATURES = -110,    /* the CPU lacks features the plan requires */
+    EP_ERR_PLAN_ALIGN = -111,       /* plan buffer not 8-byte aligned */
+    EP_ERR_PLAN_IO = -112,
+    /* memory: -200 .. -299 */
+    EP_ERR_ARENA_TOO_SMALL = -200,
+    EP_ERR_ARENA_ALIGN = -201,
+    /* data seen while running: -300 .. -399 */
+    EP_ERR_RUN_INDEX = -300,        /* an index tensor holds an out-of-range value */
+    EP_ERR_RUN_BOUND = -301,        /* a size exceeded its planned bound */
+    /* delegates: -400 .. -499 */
+    EP_ERR_DELEGATE = -400,
+    /* internal: -500 .. */
+    EP_ERR_INTERNAL = -500
+} ep_status;
+
+typedef struct ep_session ep_session;
+
+/* What a plan needs, read without opening it. */
+typedef struct ep_plan_info {
+    uint32_t version_major;
+    uint32_t version_minor;
+    uint64_t arena_bytes;       /* exact arena size ep_session_open needs */
+    uint64_t planned_bytes;     /* the plan's tensor region (part of arena_bytes) */
+    uint64_t session_bytes;     /* session tables (part of arena_bytes) */
+    uint64_t const_bytes;       /* weights, used in place from the plan */
+    uint64_t required_features; /* EP_CPU_* bits */
+    uint32_t n_tensors;
+    uint32_t n_ops;
+    uint32_t n_inputs;
+    uint32_t n_outputs;
+} ep_plan_info;
+
+typedef struct ep_options {
+    uint32_t struct_size;       /* sizeof(ep_options), for growth */
+    uint32_t flags;             /* EP_OPT_* */
+    uint64_t cpu_features_mask; /* features to pretend the CPU lacks are cleared here; 0 = all */
+    char *error_buf;            /* optional: a one-line reason when open fails */
+    uint32_t error_buf_len;
+    uint32_t n_threads;         /* reserved, 0 or 1 */
+} ep_options;
+#define EP_OPT_SKIP_CRC 1       /* trust a plan already checked (e.g. in signed flash) */
+
+/* A graph input or output. Pointers stay valid while the session is open. */
+typedef struct ep_io_desc {
+    const char *name;
+    int32_t dtype;              /* EP_DTYPE_* */
+    int32_t rank;
+    int32_t dims[8];
+    uint64_t nbytes;
+} ep_io_desc;
+
+EP_API const char *ep_version(void);
+EP_API const char *ep_status_str(int status);
+
+EP_API int ep_plan_validate(const void *plan, size_t plan_len);
+EP_API int ep_plan_query(const void *plan, size_t plan_len, ep_plan_info *info);
+
+EP_API int ep_session_open(ep_session **out, const void *plan, size_t plan_len,
+                           void *arena, size_t arena_len, const ep_options *options);
+EP_API void ep_session_close(ep_session *s);
+
+EP_API uint32_t ep_session_num_inputs(const ep_session *s);
+EP_API uint32_t ep_session_num_outputs(const ep_session *s);
+EP_API int ep_session_input_desc(const ep_session *s, uint32_t i, ep_io_desc *desc);
+EP_API int ep_session_output_desc(const ep_session *s, uint32_t i, ep_io_desc *desc);
+EP_API int ep_session_find_input(const ep_session *s, const char *name, uint32_t *index);
+EP_API int ep_session_find_output(const ep_session *s, const char *name, uint32_t *index);
+
+/* Zero-copy views into the arena. Inputs keep their contents across runs. */
+EP_API void *ep_session_input_buffer(ep_session *s, uint32_t i);
+EP_API const void *ep_session_output_buffer(const ep_session *s, uint32_t i);
+/* Copying forms: nbytes must equal the tensor's size. */
+EP_API int ep_session_set_input(ep_session *s, uint32_t i, const void *data, size_t nbytes);
+EP_API int ep_session_get_output(const ep_session *s, uint32_t i, void *data, size_t nbytes);
+
+EP_API int ep_run(ep_session *s);
+/* Clears streaming state (reserved: plans 1.0 keep no state between runs). */
+EP_API int ep_reset(ep_session *s);
+/* Detail for the last failed ep_run (names the op), or "". */
+EP_API const char *ep_session_last_error(const ep_session *s);
+
+/* CPU features, as found by the runtime (EP_CPU_* bits). */
+EP_API uint64_t ep_cpu_features(void);
+/* CRC-32C (Castagnoli) as the plan header uses it; for tools that write plans. */
+EP_API uint32_t ep_crc32c(const void *data, size_t len);
+/* EP_CDEF_END */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

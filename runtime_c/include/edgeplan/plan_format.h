@@ -1,0 +1,343 @@
+/* edgeplan plan format v1: on-disk records, opcodes and op parameter structs.
+ *
+ * This header is the single source of truth for the binary layout. The Python
+ * writer (pyapi/edgeplan/compiler/writer.py) builds every record through cffi
+ * from the declarations between the EP_CDEF markers below, so the two cannot
+ * drift; tests/py/test_layout.py checks cffi's layout against the C compiler's.
+ * Rules for the cdef region: fixed-width types only, no implicit padding,
+ * `#define NAME <integer>` constants only, no function-like macros.
+ * See docs/plan-format.md for the meaning of every field. */
+#ifndef EDGEPLAN_PLAN_FORMAT_H
+#define EDGEPLAN_PLAN_FORMAT_H
+
+#include <stdint.h>
+
+/* EP_CDEF_BEGIN */
+#define EP_PLAN_MAGIC 0x4E4C5045
+#define EP_PLAN_VERSION_MAJOR 1
+#define EP_PLAN_VERSION_MINOR 0
+#define EP_MAX_RANK 8
+#define EP_SECTION_ALIGN 64
+#define EP_ARENA_ALIGN 64
+#define EP_NO_TENSOR 0xFFFFFFFF
+#define EP_NO_NAME 0xFFFFFFFF
+#define EP_NO_QUANT 0xFFFFFFFF
+
+/* ---- file header: 64 bytes at offset 0 ---- */
+typedef struct ep_plan_header {
+    uint32_t magic;                /* EP_PLAN_MAGIC ("EPLN" little-endian) */
+    uint16_t version_major;        /* incompatible changes */
+    uint16_t version_minor;        /* compatible additions */
+    uint32_t header_size;          /* >= 64; fields may be appended */
+    uint32_t crc32c;               /* CRC-32C of the whole file with this field read as 0 */
+    uint64_t file_size;            /* exact size of the plan in bytes */
+    uint64_t section_table_offset; /* 64-aligned */
+    uint32_t section_count;
+    uint32_t flags;                /* reserved, 0 */
+    uint64_t arena_size;           /* bytes of the planned tensor region (scratch included) */
+    uint64_t required_features;    /* EP_CPU_* bits a CPU must have to run this plan */
+    uint64_t reserved;
+} ep_plan_header;
+
+/* ---- section table entry: 32 bytes ---- */
+#define EP_SECTION_TENSORS 1   /* ep_tensor_rec[count] */
+#define EP_SECTION_OPS 2       /* ep_op_rec[count], in execution order */
+#define EP_SECTION_OPIO 3      /* uint32_t[count]: tensor indices referenced by ops */
+#define EP_SECTION_PARAMS 4    /* blob of op parameter structs, each 8-aligned */
+#define EP_SECTION_CONST 5     /* blob of constant tensor data, each 64-aligned */
+#define EP_SECTION_IO 6        /* ep_io_rec[count]: graph inputs then outputs */
+#define EP_SECTION_NAMES 7     /* blob of NUL-terminated UTF-8 strings */
+#define EP_SECTION_QUANT 8     /* reserved for quantisation parameters */
+#define EP_SECTION_DELEGATE 9  /* reserved for delegate blobs */
+#define EP_SECTION_META 10     /* ancillary: key=value text, strippable */
+#define EP_SECTION_FLAG_CRITICAL 1 /* a reader that does not know the kind must reject the plan */
+
+typedef struct ep_section {
+    uint32_t kind;
+    uint32_t flags;
+    uint64_t offset;       /* from the start of the file, 64-aligned */
+    uint64_t size;         /* bytes */
+    uint32_t count;        /* number of records (0 for blobs) */
+    uint32_t record_size;  /* bytes per record; >= the size this reader knows */
+} ep_section;
+
+/* ---- element types: values follow ONNX TensorProto.DataType ---- */
+#define EP_DTYPE_F32 1
+#define EP_DTYPE_U8 2
+#define EP_DTYPE_I8 3
+#define EP_DTYPE_I16 5
+#define EP_DTYPE_I32 6
+#define EP_DTYPE_I64 7
+#define EP_DTYPE_BOOL 9
+#define EP_DTYPE_F16 10
+
+/* CPU features a plan may require (ep_plan_header.required_features) */
+#define EP_CPU_NEON 1
+#define EP_CPU_DOTPROD 2
+#define EP_CPU_FP16 4
+#define EP_CPU_I8MM 8
+#define EP_CPU_AVX2 16
+#define EP_CPU_FMA 32
+
+#define EP_STORAGE_ARENA 0    /* offset into the planned arena region */
+#define EP_STORAGE_CONST 1    /* offset into the CONST section, used in place */
+
+#define EP_TENSOR_FLAG_INPUT 1
+#define EP_TENSOR_FLAG_OUTPUT 2
+
+/* ---- tensor record: 72 bytes ---- */
+typedef struct ep_tensor_rec {
+    uint8_t dtype;          /* EP_DTYPE_* */
+    uint8_t storage;        /* EP_STORAGE_* */
+    uint8_t rank;           /* 0..EP_MAX_RANK */
+    uint8_t flags;          /* EP_TENSOR_FLAG_* */
+    uint32_t name;          /* offset into NAMES or EP_NO_NAME */
+    uint64_t offset;        /* arena or CONST offset, element-aligned */
+    uint64_t nbytes;        /* bytes at the upper-bound shape */
+    int32_t dims[8];        /* upper bound of each dimension (>= 0) */
+    uint8_t dim_sym[8];     /* 0: static; k: bound by symbolic dim k-1 (reserved in 1.0) */
+    uint32_t quant;         /* index into QUANT or EP_NO_QUANT */
+    uint32_t reserved;
+} ep_tensor_rec;
+
+/* ---- op record: 40 bytes ---- */
+typedef struct ep_op_rec {
+    uint16_t opcode;        /* EP_OP_* */
+    uint8_t variant;        /* kernel variant chosen by the compiler, EP_VARIANT_* */
+    uint8_t flags;
+    uint16_t n_in;          /* inputs, EP_NO_TENSOR for an absent optional input */
+    uint16_t n_out;
+    uint32_t io_first;      /* first index into OPIO: n_in inputs then n_out outputs */
+    uint32_t params_offset; /* into PARAMS, 8-aligned */
+    uint32_t params_size;   /* must equal the opcode's parameter struct size */
+    uint32_t name;          /* source node name in NAMES or EP_NO_NAME */
+    uint64_t scratch_offset;/* into the arena region */
+    uint64_t scratch_size;  /* bytes, >= what the kernel variant needs */
+} ep_op_rec;
+
+/* ---- graph I/O record: 8 bytes ---- */
+#define EP_IO_INPUT 0
+#define EP_IO_OUTPUT 1
+typedef struct ep_io_rec {
+    uint32_t tensor;
+    uint32_t kind;          /* EP_IO_* */
+} ep_io_rec;
+
+/* ---- opcodes ---- */
+#define EP_OP_CONV2D 1
+#define EP_OP_CONV_TRANSPOSE2D 2
+#define EP_OP_GEMM 3
+#define EP_OP_MATMUL 4
+#define EP_OP_UNARY 5
+#define EP_OP_BINARY 6
+#define EP_OP_MAXPOOL 7
+#define EP_OP_AVGPOOL 8
+#define EP_OP_GLOBAL_AVGPOOL 9
+#define EP_OP_CONCAT 10
+#define EP_OP_SPLIT 11
+#define EP_OP_SLICE 12
+#define EP_OP_TRANSPOSE 13
+#define EP_OP_PAD 14
+#define EP_OP_RESIZE 15
+#define EP_OP_SOFTMAX 16
+#define EP_OP_REDUCE 17
+#define EP_OP_GATHER 18
+#define EP_OP_COPY 19
+#define EP_OP_COUNT 20
+
+#define EP_VARIANT_DEFAULT 0
+#define EP_MAX_VARIANTS 4
+
+/* activations fused into epilogues and standalone unary kinds */
+#define EP_ACT_NONE 0
+#define EP_ACT_RELU 1
+#define EP_ACT_CLIP 2         /* min(max(x, alpha), beta) */
+#define EP_ACT_LEAKY_RELU 3   /* x < 0 ? alpha * x : x */
+#define EP_ACT_SIGMOID 4
+#define EP_ACT_HARD_SIGMOID 5 /* clip(alpha * x + beta, 0, 1) */
+#define EP_ACT_HARD_SWISH 6   /* x * clip(x / 6 + 0.5, 0, 1) */
+#define EP_ACT_TANH 7
+#define EP_ACT_SILU 8         /* x * sigmoid(x) */
+#define EP_ACT_ERF 9
+#define EP_ACT_SQRT 10
+#define EP_ACT_GELU 11        /* 0.5 x (1 + erf(x / sqrt 2)) */
+#define EP_ACT_EXP 12
+#define EP_ACT_LOG 13
+#define EP_ACT_NEG 14
+#define EP_ACT_ABS 15
+#define EP_ACT_RECIPROCAL 16
+#define EP_ACT_ELU 17         /* x < 0 ? alpha (exp(x) - 1) : x */
+#define EP_ACT_COUNT 18
+
+#define EP_BIN_ADD 0
+#define EP_BIN_SUB 1
+#define EP_BIN_MUL 2
+#define EP_BIN_DIV 3
+#define EP_BIN_POW 4
+#define EP_BIN_PRELU 5        /* a < 0 ? b * a : a */
+#define EP_BIN_MAX 6
+#define EP_BIN_MIN 7
+#define EP_BIN_COUNT 8
+
+/* ---- op parameter structs (PARAMS section) ---- */
+
+/* CONV2D: in X[N,C,H,W] f32, W[M,C/groups,KH,KW], B[M] (optional),
+ * R[N,M,OH,OW] residual (optional); out Y[N,M,OH,OW].
+ * Y = act(conv(X, W) + B + R). */
+typedef struct ep_conv2d_params {
+    int32_t kernel[2];      /* kh, kw */
+    int32_t stride[2];
+    int32_t dilation[2];
+    int32_t pads[4];        /* top, left, bottom, right */
+    int32_t groups;
+    int32_t act;            /* EP_ACT_* */
+    float act_alpha;
+    float act_beta;
+} ep_conv2d_params;
+
+/* CONV_TRANSPOSE2D: in X[N,C,H,W], W[C,M/groups,KH,KW], B[M] (optional);
+ * out Y[N,M,OH,OW] with OH = (H-1)*sh - pad_t - pad_b + dh*(KH-1) + 1 + out_pad_h. */
+typedef struct ep_conv_transpose2d_params {
+    int32_t kernel[2];
+    int32_t stride[2];
+    int32_t dilation[2];
+    int32_t pads[4];        /* top, left, bottom, right */
+    int32_t output_padding[2];
+    int32_t groups;
+    int32_t act;
+    float act_alpha;
+    float act_beta;
+} ep_conv_transpose2d_params;
+
+/* GEMM: in A[M,K], B[K,N] (constant, row-major K x N), C[N] or C[M,N] bias (optional),
+ * R[M,N] residual (optional); out Y[M,N] = act(A B + C + R). */
+typedef struct ep_gemm_params {
+    int32_t act;
+    float act_alpha;
+    float act_beta;
+    int32_t reserved;
+} ep_gemm_params;
+
+/* MATMUL: numpy matmul of A[..., M, K] and B[..., K, N], both rank >= 2, batch dims broadcast. */
+typedef struct ep_matmul_params {
+    int32_t reserved;
+    int32_t reserved2;
+} ep_matmul_params;
+
+/* UNARY: Y = f(X), same shape, f32. */
+typedef struct ep_unary_params {
+    int32_t kind;           /* EP_ACT_* except NONE */
+    float alpha;
+    float beta;
+    int32_t reserved;
+} ep_unary_params;
+
+/* BINARY: Y = A op B with numpy broadcasting (ranks aligned right), f32, then act. */
+typedef struct ep_binary_params {
+    int32_t kind;           /* EP_BIN_* */
+    int32_t act;            /* EP_ACT_* fused after the op */
+    float act_alpha;
+    float act_beta;
+} ep_binary_params;
+
+/* MAXPOOL / AVGPOOL: in X[N,C,H,W]; out Y[N,C,OH,OW]. Output extents come from the
+ * output tensor (the compiler resolves ceil_mode); windows are clipped to the input.
+ * AVGPOOL divides by the window size counting padding when count_include_pad
+ * (clipped to the padded extent), otherwise by the number of valid input cells. */
+typedef struct ep_pool_params {
+    int32_t kernel[2];
+    int32_t stride[2];
+    int32_t dilation[2];
+    int32_t pads[4];        /* top, left, bottom, right */
+    int32_t count_include_pad;
+    int32_t ceil_mode;
+} ep_pool_params;
+
+/* GLOBAL_AVGPOOL: in X[N,C,H,W]; out Y[N,C,1,1]. */
+typedef struct ep_global_pool_params {
+    int32_t reserved;
+    int32_t reserved2;
+} ep_global_pool_params;
+
+/* CONCAT: in X0..Xn-1 (same rank and dtype, equal but for axis); out Y. Any dtype. */
+typedef struct ep_axis_params {
+    int32_t axis;           /* 0..rank-1 */
+    int32_t reserved;
+} ep_axis_params;
+/* SPLIT uses ep_axis_params: one input, outputs split along axis by their own extents. */
+/* SOFTMAX uses ep_softmax_params. */
+
+/* SLICE: Y[i] = X[start + i * step] per dim; output extents from the output tensor. Any dtype. */
+typedef struct ep_slice_params {
+    int32_t starts[8];
+    int32_t steps[8];       /* nonzero; negative walks backwards */
+} ep_slice_params;
+
+/* TRANSPOSE: Y dim i = X dim perm[i]. Any dtype. */
+typedef struct ep_transpose_params {
+    int32_t perm[8];
+} ep_transpose_params;
+
+/* PAD: in X; out Y with Y.dims[i] = X.dims[i] + pads[i] + pads[rank + i]. Pads may be negative (crop). f32. */
+#define EP_PAD_CONSTANT 0
+#define EP_PAD_REFLECT 1
+#define EP_PAD_EDGE 2
+typedef struct ep_pad_params {
+    int32_t mode;           /* EP_PAD_* */
+    float value;
+    int32_t pads[16];       /* begins[rank] then ends[rank] */
+} ep_pad_params;
+
+/* RESIZE: in X; out Y of the same rank. f32. */
+#define EP_RESIZE_NEAREST 0
+#define EP_RESIZE_LINEAR 1
+#define EP_RESIZE_CUBIC 2
+#define EP_COORD_HALF_PIXEL 0
+#define EP_COORD_ASYMMETRIC 1
+#define EP_COORD_ALIGN_CORNERS 2
+#define EP_COORD_PYTORCH_HALF_PIXEL 3
+#define EP_COORD_TF_HALF_PIXEL_FOR_NEAREST 4
+#define EP_COORD_HALF_PIXEL_SYMMETRIC 5
+#define EP_NEAREST_ROUND_PREFER_FLOOR 0
+#define EP_NEAREST_ROUND_PREFER_CEIL 1
+#define EP_NEAREST_FLOOR 2
+#define EP_NEAREST_CEIL 3
+typedef struct ep_resize_params {
+    int32_t mode;           /* EP_RESIZE_* */
+    int32_t coord_mode;     /* EP_COORD_* */
+    int32_t nearest_mode;   /* EP_NEAREST_* */
+    int32_t exclude_outside;
+    float cubic_coeff_a;
+    float extrapolation_value;
+    float scales[8];        /* per dim, output/input as ONNX defines it (> 0) */
+} ep_resize_params;
+
+/* SOFTMAX: along one axis of any rank. f32. */
+typedef struct ep_softmax_params {
+    int32_t axis;
+    int32_t log;            /* 1: LogSoftmax */
+} ep_softmax_params;
+
+/* REDUCE: over the dims set in axes_mask; Y keeps rank (reduced dims are 1) or drops them. f32. */
+#define EP_REDUCE_MEAN 0
+#define EP_REDUCE_SUM 1
+#define EP_REDUCE_MAX 2
+#define EP_REDUCE_MIN 3
+#define EP_REDUCE_PROD 4
+#define EP_REDUCE_SUM_SQUARE 5
+#define EP_REDUCE_L2 6
+typedef struct ep_reduce_params {
+    int32_t kind;           /* EP_REDUCE_* */
+    uint32_t axes_mask;     /* bit i: reduce dim i of X */
+    int32_t keepdims;
+    int32_t reserved;
+} ep_reduce_params;
+
+/* GATHER: in X (any dtype), I (I32 or I64, runtime values, negative counts from the end);
+ * out Y = X.shape[:axis] + I.shape + X.shape[axis+1:]. An index out of range fails the run.
+ * Uses ep_axis_params. */
+
+/* COPY: Y = X (same dtype and element count). Uses ep_axis_params (ignored). */
+/* EP_CDEF_END */
+
+#endif

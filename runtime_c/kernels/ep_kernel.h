@@ -1,0 +1,110 @@
+/* The contract between the executor and every kernel (ref, neon, x86).
+ *
+ * At open the executor binds each op once: tensor pointers, parameter struct,
+ * scratch. Before binding, the op's shape function checks the op against the
+ * plan (arity, dtypes, ranks, parameter ranges, output shapes, scratch size);
+ * only then may its kernel run, and the kernel trusts everything it is given. */
+#ifndef EP_KERNEL_H
+#define EP_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "edgeplan/edgeplan.h"
+#include "edgeplan/plan_format.h"
+
+typedef struct ep_tensor {
+    void *data;
+    int32_t dims[EP_MAX_RANK];
+    uint8_t rank;
+    uint8_t dtype;
+    uint8_t storage;
+    uint8_t flags;
+    uint32_t index;          /* index in the plan's tensor table */
+    uint64_t nbytes;         /* capacity in bytes (upper-bound shape) */
+} ep_tensor;
+
+/* One bound op. in[i] is NULL for an absent optional input. */
+typedef struct ep_op {
+    const void *params;
+    ep_tensor *const *in;
+    ep_tensor *const *out;
+    void *scratch;
+    uint64_t scratch_size;
+    uint16_t n_in;
+    uint16_t n_out;
+    uint16_t opcode;
+    uint8_t variant;
+    uint8_t reserved;
+} ep_op;
+
+/* Result of a shape function for one output. */
+typedef struct ep_shape {
+    int32_t dims[EP_MAX_RANK];
+    uint8_t rank;
+    uint8_t dtype;
+} ep_shape;
+
+/* Kernel: runs the op. Returns EP_OK, or EP_ERR_RUN_* for bad runtime data. */
+typedef int (*ep_kernel_fn)(const ep_op *op);
+
+/* Shape function: validates the op from its inputs' shapes/dtypes and its params
+ * (which are untrusted plan bytes), fills out[0..n_out-1] and the scratch bytes
+ * the default variant needs. Returns EP_OK or EP_ERR_PLAN_* (never crashes,
+ * never reads past n_in/n_out; inputs may be NULL where optional). */
+typedef int (*ep_shape_fn)(const ep_op *op, ep_shape *out, uint64_t *scratch_bytes);
+
+/* Upper bound on any op's outputs (max_out in every ep_op_info). */
+#define EP_MAX_OP_OUTPUTS 64
+
+/* Static description of an opcode. */
+typedef struct ep_op_info {
+    const char *name;
+    uint32_t params_size;
+    uint16_t min_in, max_in;   /* max_in 0xFFFF: variadic */
+    uint16_t min_out, max_out;
+    ep_shape_fn shape;
+} ep_op_info;
+
+/* Kernel table: one entry per opcode x variant; NULL means unsupported. */
+typedef struct ep_kernel_table {
+    ep_kernel_fn fn[EP_OP_COUNT][EP_MAX_VARIANTS];
+} ep_kernel_table;
+
+/* ---- helpers shared by kernels and shape functions ---- */
+static inline int64_t ep_numel(const ep_tensor *t) {
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++) n *= t->dims[i];
+    return n;
+}
+static inline int64_t ep_shape_numel(const ep_shape *s) {
+    int64_t n = 1;
+    for (int i = 0; i < s->rank; i++) n *= s->dims[i];
+    return n;
+}
+/* Element size in bytes, 0 for an unknown dtype. */
+static inline uint32_t ep_dtype_size(uint32_t dtype) {
+    switch (dtype) {
+    case EP_DTYPE_F32: case EP_DTYPE_I32: return 4;
+    case EP_DTYPE_I64: return 8;
+    case EP_DTYPE_F16: case EP_DTYPE_I16: return 2;
+    case EP_DTYPE_U8: case EP_DTYPE_I8: case EP_DTYPE_BOOL: return 1;
+    default: return 0;
+    }
+}
+static inline void ep_shape_from_tensor(ep_shape *s, const ep_tensor *t) {
+    for (int i = 0; i < EP_MAX_RANK; i++) s->dims[i] = i < t->rank ? t->dims[i] : 0;
+    s->rank = t->rank;
+    s->dtype = t->dtype;
+}
+
+/* Scalar activation used by fused epilogues and the unary op (ref semantics). */
+float ep_act_f32(int kind, float x, float alpha, float beta);
+/* Applies an activation to n contiguous floats in place. */
+void ep_act_apply_f32(int kind, float *x, int64_t n, float alpha, float beta);
+
+/* Per-opcode descriptions (shape functions); defined in src/ops_info.c. */
+const ep_op_info *ep_op_info_get(uint32_t opcode);
+/* Reference kernels; defined in kernels/ref/. */
+void ep_kernels_init_ref(ep_kernel_table *t);
+
+#endif

@@ -1,0 +1,47 @@
+/* Declarations of every shape function (src/ops/) and reference kernel (kernels/ref/).
+ * Naming: ep_shape_<op>, ep_<isa>_<op>[_<shape>]_<dtype>; "_any" works on any dtype by element size. */
+#ifndef EP_OPS_H
+#define EP_OPS_H
+#include "ep_kernel.h"
+
+int ep_shape_conv2d(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_shape_conv_transpose2d(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_shape_gemm(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_shape_matmul(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_shape_unary(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_shape_binary(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_shape_maxpool(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_shape_avgpool(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_shape_global_avgpool(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_shape_concat(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_shape_split(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_shape_slice(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_shape_transpose(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_shape_pad(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_shape_resize(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_shape_softmax(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_shape_reduce(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_shape_gather(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_shape_copy(const ep_op *op, ep_shape *out, uint64_t *scratch);
+
+int ep_ref_conv2d_f32(const ep_op *op);
+int ep_ref_conv_transpose2d_f32(const ep_op *op);
+int ep_ref_gemm_f32(const ep_op *op);
+int ep_ref_matmul_f32(const ep_op *op);
+int ep_ref_unary_f32(const ep_op *op);
+int ep_ref_binary_f32(const ep_op *op);
+int ep_ref_maxpool_f32(const ep_op *op);
+int ep_ref_avgpool_f32(const ep_op *op);
+int ep_ref_global_avgpool_f32(const ep_op *op);
+int ep_ref_concat_any(const ep_op *op);
+int ep_ref_split_any(const ep_op *op);
+int ep_ref_slice_any(const ep_op *op);
+int ep_ref_transpose_any(const ep_op *op);
+int ep_ref_pad_f32(const ep_op *op);
+int ep_ref_resize_f32(const ep_op *op);
+int ep_ref_softmax_f32(const ep_op *op);
+int ep_ref_reduce_f32(const ep_op *op);
+int ep_ref_gather_any(const ep_op *op);
+int ep_ref_copy_any(const ep_op *op);
+
+#endif

@@ -1,0 +1,181 @@
+/* Shape functions: CONCAT, SPLIT, SLICE, TRANSPOSE, PAD, GATHER.
+ * Params and shapes are untrusted plan bytes: every field is checked here so the
+ * kernels can trust them. For SPLIT and SLICE the output extents come from the
+ * declared output tensors; they are checked so no kernel can read out of bounds. */
+#include "ep_ops.h"
+
+static int chk_tensor(const ep_tensor *t) {
+    if (!t) return EP_ERR_PLAN_OP;
+    if (t->rank > EP_MAX_RANK) return EP_ERR_PLAN_SHAPE;
+    if (ep_dtype_size(t->dtype) == 0) return EP_ERR_PLAN_TENSOR;
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++) {
+        if (t->dims[i] < 0) return EP_ERR_PLAN_SHAPE;
+        if (t->dims[i] > 0 && n > (INT64_C(1) << 56) / t->dims[i]) return EP_ERR_PLAN_SHAPE;
+        n *= t->dims[i];
+    }
+    return EP_OK;
+}
+
+static int chk_arity(const ep_op *op, int min_in, int max_in, int min_out, int max_out) {
+    if (op->n_in < min_in || op->n_in > max_in || op->n_out < min_out || op->n_out > max_out)
+        return EP_ERR_PLAN_OP;
+    return EP_OK;
+}
+
+/* A single-input op: arity, the input and the params pointer. */
+static int chk_single(const ep_op *op) {
+    int rc = chk_arity(op, 1, 1, 1, 1);
+    if (rc == EP_OK) rc = chk_tensor(op->in[0]);
+    if (rc == EP_OK && !op->params) rc = EP_ERR_PLAN_PARAMS;
+    return rc;
+}
+
+/* Fills s from dims; fails when an extent does not fit in int32. */
+static int set_shape(ep_shape *s, int rank, const int64_t *dims, uint8_t dtype) {
+    for (int i = 0; i < EP_MAX_RANK; i++) {
+        if (i < rank && (dims[i] < 0 || dims[i] > INT32_MAX)) return EP_ERR_PLAN_SHAPE;
+        s->dims[i] = i < rank ? (int32_t)dims[i] : 0;
+    }
+    s->rank = (uint8_t)rank;
+    s->dtype = dtype;
+    return EP_OK;
+}
+
+int ep_shape_concat(const ep_op *op, ep_shape *out, uint64_t *scratch) {
+    int rc = chk_arity(op, 1, 0xFFFF, 1, 1);
+    if (rc != EP_OK) return rc;
+    const ep_axis_params *p = (const ep_axis_params *)op->params;
+    if (!p) return EP_ERR_PLAN_PARAMS;
+    for (int k = 0; k < op->n_in; k++)
+        if ((rc = chk_tensor(op->in[k])) != EP_OK) return rc;
+    const ep_tensor *x0 = op->in[0];
+    if (p->axis < 0 || p->axis >= x0->rank) return EP_ERR_PLAN_PARAMS;
+    int64_t dims[EP_MAX_RANK];
+    for (int i = 0; i < x0->rank; i++) dims[i] = x0->dims[i];
+    dims[p->axis] = 0;
+    for (int k = 0; k < op->n_in; k++) {
+        const ep_tensor *x = op->in[k];
+        if (x->dtype != x0->dtype) return EP_ERR_PLAN_TENSOR;
+        if (x->rank != x0->rank) return EP_ERR_PLAN_SHAPE;
+        for (int i = 0; i < x0->rank; i++)
+            if (i != p->axis && x->dims[i] != x0->dims[i]) return EP_ERR_PLAN_SHAPE;
+        dims[p->axis] += x->dims[p->axis]; /* <= 65535 * INT32_MAX: no overflow */
+    }
+    *scratch = 0;
+    return set_shape(&out[0], x0->rank, dims, x0->dtype);
+}
+
+int ep_shape_split(const ep_op *op, ep_shape *out, uint64_t *scratch) {
+    int rc = chk_arity(op, 1, 1, 1, 0xFFFF);
+    if (rc == EP_OK) rc = chk_tensor(op->in[0]);
+    if (rc != EP_OK) return rc;
+    const ep_axis_params *p = (const ep_axis_params *)op->params;
+    const ep_tensor *x = op->in[0];
+    if (!p || p->axis < 0 || p->axis >= x->rank) return EP_ERR_PLAN_PARAMS;
+    int64_t total = 0;
+    for (int k = 0; k < op->n_out; k++) {
+        const ep_tensor *y = op->out[k];
+        if ((rc = chk_tensor(y)) != EP_OK) return rc;
+        if (y->rank != x->rank) return EP_ERR_PLAN_SHAPE;
+        for (int i = 0; i < x->rank; i++)
+            if (i != p->axis && y->dims[i] != x->dims[i]) return EP_ERR_PLAN_SHAPE;
+        total += y->dims[p->axis];
+        ep_shape_from_tensor(&out[k], y);
+        out[k].dtype = x->dtype;
+    }
+    if (total != x->dims[p->axis]) return EP_ERR_PLAN_SHAPE;
+    *scratch = 0;
+    return EP_OK;
+}
+
+int ep_shape_slice(const ep_op *op, ep_shape *out, uint64_t *scratch) {
+    int rc = chk_single(op);
+    if (rc == EP_OK) rc = chk_tensor(op->out[0]);
+    if (rc != EP_OK) return rc;
+    const ep_slice_params *p = (const ep_slice_params *)op->params;
+    const ep_tensor *x = op->in[0], *y = op->out[0];
+    if (y->rank != x->rank) return EP_ERR_PLAN_SHAPE;
+    for (int i = 0; i < x->rank; i++) {
+        const int64_t start = p->starts[i], step = p->steps[i], n = y->dims[i];
+        if (step == 0) return EP_ERR_PLAN_PARAMS;
+        if (n == 0) continue;
+        const int64_t last = start + (n - 1) * step; /* |.| < 2^63: no overflow */
+        if (start < 0 || start >= x->dims[i] || last < 0 || last >= x->dims[i])
+            return EP_ERR_PLAN_SHAPE;
+    }
+    ep_shape_from_tensor(&out[0], y);
+    out[0].dtype = x->dtype;
+    *scratch = 0;
+    return EP_OK;
+}
+
+int ep_shape_transpose(const ep_op *op, ep_shape *out, uint64_t *scratch) {
+    int rc = chk_single(op);
+    if (rc != EP_OK) return rc;
+    const ep_transpose_params *p = (const ep_transpose_params *)op->params;
+    const ep_tensor *x = op->in[0];
+    unsigned seen = 0;
+    int64_t dims[EP_MAX_RANK];
+    for (int i = 0; i < x->rank; i++) {
+        const int32_t v = p->perm[i];
+        if (v < 0 || v >= x->rank || (seen >> v) & 1u) return EP_ERR_PLAN_PARAMS;
+        seen |= 1u << v;
+        dims[i] = x->dims[v];
+    }
+    *scratch = 0;
+    return set_shape(&out[0], x->rank, dims, x->dtype);
+}
+
+int ep_shape_pad(const ep_op *op, ep_shape *out, uint64_t *scratch) {
+    int rc = chk_single(op);
+    if (rc != EP_OK) return rc;
+    const ep_pad_params *p = (const ep_pad_params *)op->params;
+    const ep_tensor *x = op->in[0];
+    const int r = x->rank;
+    if (p->mode != EP_PAD_CONSTANT && p->mode != EP_PAD_REFLECT && p->mode != EP_PAD_EDGE)
+        return EP_ERR_PLAN_PARAMS;
+    if (x->dtype != EP_DTYPE_F32) return EP_ERR_PLAN_TENSOR;
+    int64_t dims[EP_MAX_RANK];
+    int empty = 0, no_source = 0;
+    for (int i = 0; i < r; i++) {
+        const int64_t b = p->pads[i], e = p->pads[r + i];
+        /* negative pads crop first; the crop cannot exceed the input */
+        const int64_t m = x->dims[i] - (b < 0 ? -b : 0) - (e < 0 ? -e : 0);
+        if (m < 0) return EP_ERR_PLAN_SHAPE;
+        dims[i] = x->dims[i] + b + e;
+        if (dims[i] > INT32_MAX) return EP_ERR_PLAN_SHAPE;
+        empty |= dims[i] == 0;
+        no_source |= m == 0;
+    }
+    /* edge/reflect need an element to replicate wherever Y is non-empty */
+    if (p->mode != EP_PAD_CONSTANT && no_source && !empty) return EP_ERR_PLAN_SHAPE;
+    *scratch = 0;
+    return set_shape(&out[0], r, dims, x->dtype);
+}
+
+int ep_shape_gather(const ep_op *op, ep_shape *out, uint64_t *scratch) {
+    int rc = chk_arity(op, 2, 2, 1, 1);
+    if (rc == EP_OK) rc = chk_tensor(op->in[0]);
+    if (rc == EP_OK) rc = chk_tensor(op->in[1]);
+    if (rc != EP_OK) return rc;
+    const ep_axis_params *p = (const ep_axis_params *)op->params;
+    const ep_tensor *x = op->in[0], *ind = op->in[1];
+    if (!p || p->axis < 0 || p->axis >= x->rank) return EP_ERR_PLAN_PARAMS;
+    if (ind->dtype != EP_DTYPE_I32 && ind->dtype != EP_DTYPE_I64) return EP_ERR_PLAN_TENSOR;
+    const int r = x->rank - 1 + ind->rank;
+    if (r > EP_MAX_RANK) return EP_ERR_PLAN_SHAPE;
+    int64_t dims[EP_MAX_RANK];
+    int d = 0;
+    for (int i = 0; i < p->axis; i++) dims[d++] = x->dims[i];
+    for (int i = 0; i < ind->rank; i++) dims[d++] = ind->dims[i];
+    for (int i = p->axis + 1; i < x->rank; i++) dims[d++] = x->dims[i];
+    /* Y's element count must stay in the range chk_tensor guarantees for inputs */
+    int64_t n = 1;
+    for (int i = 0; i < r; i++) {
+        if (dims[i] > 0 && n > (INT64_C(1) << 56) / dims[i]) return EP_ERR_PLAN_SHAPE;
+        n *= dims[i];
+    }
+    *scratch = 0;
+    return set_shape(&out[0], r, dims, x->dtype);
+}

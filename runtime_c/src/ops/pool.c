@@ -1,0 +1,101 @@
+/* Shape functions of MAXPOOL, AVGPOOL (ep_pool_params) and GLOBAL_AVGPOOL
+ * (ep_global_pool_params); see plan_format.h.
+ *
+ * MAXPOOL / AVGPOOL: one input X[N,C,H,W] f32, one output (MaxPool's Indices output is
+ * not supported). The output extents are read from the declared output tensor, which
+ * must be [N,C,OH,OW] f32 with, per spatial dim (ext = (k-1)*d + 1, L = H + pad_b + pad_e):
+ *   ceil_mode 0: OH = floor((L - ext) / s) + 1
+ *   ceil_mode 1: OH = ceil((L - ext) / s) + 1, minus 1 when the last window would start
+ *                at or past H + pad_b (inside the end padding) -- onnxruntime's and
+ *                PyTorch's rule; ONNX shape inference omits that correction.
+ * OH must be >= 0 (0 gives an empty output). Parameter ranges: kernel, stride, dilation in
+ * [1, EP_POOL_LIMIT], pads in [0, EP_POOL_LIMIT], count_include_pad and ceil_mode 0 or 1.
+ *
+ * GLOBAL_AVGPOOL: X of rank >= 3, f32; Y has X's rank with dims [N, C, 1, ...]. Both
+ * reserved params must be 0.
+ *
+ * Error codes: arity/missing tensor -> PLAN_OP, dtype -> PLAN_TENSOR, parameter ranges ->
+ * PLAN_PARAMS, ranks and extents -> PLAN_SHAPE. No scratch. */
+#include <stdint.h>
+#include "ep_ops.h"
+
+#define EP_POOL_LIMIT (1 << 20)
+
+static int pool_f32_tensor(const ep_tensor *t, int rank_lo, int rank_hi) {
+    if (!t) return EP_ERR_PLAN_OP;
+    if (t->dtype != EP_DTYPE_F32) return EP_ERR_PLAN_TENSOR;
+    if (t->rank < rank_lo || t->rank > rank_hi) return EP_ERR_PLAN_SHAPE;
+    return EP_OK;
+}
+
+static int pool_in_range(int32_t v, int32_t lo) { return v >= lo && v <= EP_POOL_LIMIT; }
+
+static int64_t pool_floordiv(int64_t a, int64_t b) {
+    int64_t q = a / b;
+    return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+/* The output extent of one spatial dim (see the header comment). */
+static int64_t pool_extent(int64_t in, int32_t k, int32_t s, int32_t d, int32_t pb, int32_t pe,
+                           int ceil_mode) {
+    const int64_t span = in + pb + pe - ((int64_t)(k - 1) * d + 1);
+    if (!ceil_mode) return pool_floordiv(span, s) + 1;
+    int64_t o = -pool_floordiv(-span, s) + 1;
+    if (o > 0 && (o - 1) * s >= in + pb) o--;
+    return o;
+}
+
+static int pool_shape(const ep_op *op, ep_shape *out, uint64_t *scratch) {
+    if (!op || !out || !scratch || !op->params || !op->in || !op->out) return EP_ERR_PLAN_OP;
+    if (op->n_in != 1 || op->n_out != 1) return EP_ERR_PLAN_OP;
+    const ep_pool_params *p = (const ep_pool_params *)op->params;
+    const ep_tensor *x = op->in[0], *y = op->out[0];
+    int rc;
+    if ((rc = pool_f32_tensor(x, 4, 4)) != EP_OK) return rc;
+    if ((rc = pool_f32_tensor(y, 4, 4)) != EP_OK) return rc;
+
+    for (int i = 0; i < 2; i++) {
+        if (!pool_in_range(p->kernel[i], 1) || !pool_in_range(p->stride[i], 1) ||
+            !pool_in_range(p->dilation[i], 1))
+            return EP_ERR_PLAN_PARAMS;
+    }
+    for (int i = 0; i < 4; i++)
+        if (!pool_in_range(p->pads[i], 0)) return EP_ERR_PLAN_PARAMS;
+    if ((p->count_include_pad != 0 && p->count_include_pad != 1) ||
+        (p->ceil_mode != 0 && p->ceil_mode != 1))
+        return EP_ERR_PLAN_PARAMS;
+
+    if (y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1]) return EP_ERR_PLAN_SHAPE;
+    for (int i = 0; i < 2; i++) {
+        const int64_t o = pool_extent(x->dims[2 + i], p->kernel[i], p->stride[i], p->dilation[i],
+                                      p->pads[i], p->pads[i + 2], p->ceil_mode);
+        if (o < 0 || o != y->dims[2 + i]) return EP_ERR_PLAN_SHAPE;
+    }
+
+    ep_shape_from_tensor(&out[0], y);
+    *scratch = 0;
+    return EP_OK;
+}
+
+int ep_shape_maxpool(const ep_op *op, ep_shape *out, uint64_t *scratch) {
+    return pool_shape(op, out, scratch);
+}
+
+int ep_shape_avgpool(const ep_op *op, ep_shape *out, uint64_t *scratch) {
+    return pool_shape(op, out, scratch);
+}
+
+int ep_shape_global_avgpool(const ep_op *op, ep_shape *out, uint64_t *scratch) {
+    if (!op || !out || !scratch || !op->params || !op->in) return EP_ERR_PLAN_OP;
+    if (op->n_in != 1 || op->n_out != 1) return EP_ERR_PLAN_OP;
+    const ep_global_pool_params *p = (const ep_global_pool_params *)op->params;
+    const ep_tensor *x = op->in[0];
+    int rc;
+    if ((rc = pool_f32_tensor(x, 3, EP_MAX_RANK)) != EP_OK) return rc;
+    if (p->reserved != 0 || p->reserved2 != 0) return EP_ERR_PLAN_PARAMS;
+
+    ep_shape_from_tensor(&out[0], x);
+    for (int i = 2; i < x->rank; i++) out[0].dims[i] = 1;
+    *scratch = 0;
+    return EP_OK;
+}

@@ -1,0 +1,57 @@
+/* Shape functions: SOFTMAX / LOGSOFTMAX and REDUCE (f32). */
+#include "ep_ops.h"
+
+static int chk_tensor(const ep_tensor *t) {
+    if (!t) return EP_ERR_PLAN_OP;
+    if (t->rank > EP_MAX_RANK) return EP_ERR_PLAN_SHAPE;
+    if (ep_dtype_size(t->dtype) == 0) return EP_ERR_PLAN_TENSOR;
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++) {
+        if (t->dims[i] < 0) return EP_ERR_PLAN_SHAPE;
+        if (t->dims[i] > 0 && n > (INT64_C(1) << 56) / t->dims[i]) return EP_ERR_PLAN_SHAPE;
+        n *= t->dims[i];
+    }
+    return EP_OK;
+}
+
+static int chk_single_f32(const ep_op *op) {
+    if (op->n_in != 1 || op->n_out != 1) return EP_ERR_PLAN_OP;
+    int rc = chk_tensor(op->in[0]);
+    if (rc != EP_OK) return rc;
+    if (!op->params) return EP_ERR_PLAN_PARAMS;
+    return EP_OK;
+}
+
+int ep_shape_softmax(const ep_op *op, ep_shape *out, uint64_t *scratch) {
+    int rc = chk_single_f32(op);
+    if (rc != EP_OK) return rc;
+    const ep_softmax_params *p = (const ep_softmax_params *)op->params;
+    const ep_tensor *x = op->in[0];
+    if (p->axis < 0 || p->axis >= x->rank || (p->log != 0 && p->log != 1)) return EP_ERR_PLAN_PARAMS;
+    if (x->dtype != EP_DTYPE_F32) return EP_ERR_PLAN_TENSOR;
+    ep_shape_from_tensor(&out[0], x);
+    *scratch = 0;
+    return EP_OK;
+}
+
+int ep_shape_reduce(const ep_op *op, ep_shape *out, uint64_t *scratch) {
+    int rc = chk_single_f32(op);
+    if (rc != EP_OK) return rc;
+    const ep_reduce_params *p = (const ep_reduce_params *)op->params;
+    const ep_tensor *x = op->in[0];
+    if (p->kind < EP_REDUCE_MEAN || p->kind > EP_REDUCE_L2) return EP_ERR_PLAN_PARAMS;
+    if (p->keepdims != 0 && p->keepdims != 1) return EP_ERR_PLAN_PARAMS;
+    if ((p->axes_mask >> x->rank) != 0) return EP_ERR_PLAN_PARAMS; /* rank <= 8: shift defined */
+    if (x->dtype != EP_DTYPE_F32) return EP_ERR_PLAN_TENSOR;
+    ep_shape s = {{0}, 0, EP_DTYPE_F32};
+    for (int i = 0; i < x->rank; i++) {
+        if ((p->axes_mask >> i) & 1u) {
+            if (p->keepdims) s.dims[s.rank++] = 1;
+        } else {
+            s.dims[s.rank++] = x->dims[i];
+        }
+    }
+    out[0] = s;
+    *scratch = 0;
+    return EP_OK;
+}

@@ -1,0 +1,212 @@
+/* Plan container parsing: header, CRC, section table and per-record checks.
+ * Everything read from the plan is untrusted; every offset, size and count is
+ * range-checked with overflow-safe arithmetic before it is used. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "internal.h"
+
+int ep_fail(ep_err *e, int status, const char *fmt, ...) {
+    if (e && e->buf && e->len) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(e->buf, e->len, fmt, ap);
+        va_end(ap);
+    }
+    return status;
+}
+
+uint32_t ep_crc32c(const void *data, size_t len) { return ep_crc32c_update(0, data, len); }
+
+uint32_t ep_plan_crc(const uint8_t *base, uint64_t size) {
+    static const uint8_t zero[4] = {0, 0, 0, 0};
+    const size_t off = offsetof(ep_plan_header, crc32c);
+    uint32_t c = ep_crc32c_update(0, base, off);
+    c = ep_crc32c_update(c, zero, 4);
+    return ep_crc32c_update(c, base + off + 4, (size_t)(size - off - 4));
+}
+
+/* [off, off+len) inside [0, size)? */
+static int in_range(uint64_t off, uint64_t len, uint64_t size) {
+    return off <= size && len <= size - off;
+}
+
+const char *ep_view_name(const ep_plan_view *v, uint32_t off) {
+    if (off == EP_NO_NAME || off >= v->names_size) return "";
+    return v->names + off;
+}
+
+static int name_ok(const ep_plan_view *v, uint32_t off) {
+    if (off == EP_NO_NAME) return 1;
+    if (off >= v->names_size) return 0;
+    return memchr(v->names + off, '\0', (size_t)(v->names_size - off)) != NULL;
+}
+
+typedef struct known_section {
+    uint32_t kind;
+    uint32_t record_size;   /* 0 for blobs */
+    int required;
+} known_section;
+
+static const known_section KNOWN[] = {
+    {EP_SECTION_TENSORS, sizeof(ep_tensor_rec), 1},
+    {EP_SECTION_OPS, sizeof(ep_op_rec), 1},
+    {EP_SECTION_OPIO, sizeof(uint32_t), 0},
+    {EP_SECTION_PARAMS, 0, 0},
+    {EP_SECTION_CONST, 0, 0},
+    {EP_SECTION_IO, sizeof(ep_io_rec), 1},
+    {EP_SECTION_NAMES, 0, 0},
+    {EP_SECTION_META, 0, 0},
+};
+#define N_KNOWN (sizeof(KNOWN) / sizeof(KNOWN[0]))
+
+static int parse_sections(ep_plan_view *v, ep_err *e) {
+    const ep_plan_header *h = v->hdr;
+    const ep_section *seen[N_KNOWN] = {0};
+    uint64_t tbl = h->section_table_offset;
+    if (tbl % 8 || !in_range(tbl, (uint64_t)h->section_count * sizeof(ep_section), v->size))
+        return ep_fail(e, EP_ERR_PLAN_SECTION, "section table out of range");
+    const ep_section *secs = (const ep_section *)(const void *)(v->base + tbl);
+    for (uint32_t i = 0; i < h->section_count; i++) {
+        const ep_section *s = &secs[i];
+        if (s->offset % EP_SECTION_ALIGN || !in_range(s->offset, s->size, v->size))
+            return ep_fail(e, EP_ERR_PLAN_SECTION, "section %u (kind %u) out of range or misaligned", i, s->kind);
+        size_t k = 0;
+        while (k < N_KNOWN && KNOWN[k].kind != s->kind) k++;
+        if (k == N_KNOWN) {
+            if (s->flags & EP_SECTION_FLAG_CRITICAL)
+                return ep_fail(e, EP_ERR_PLAN_SECTION, "unknown critical section kind %u", s->kind);
+            continue;   /* ancillary: skipped */
+        }
+        if (seen[k]) return ep_fail(e, EP_ERR_PLAN_SECTION, "duplicate section kind %u", s->kind);
+        if (KNOWN[k].record_size) {
+            if (s->record_size < KNOWN[k].record_size || s->record_size % 4 ||
+                (KNOWN[k].record_size % 8 == 0 && s->record_size % 8) ||
+                (uint64_t)s->count * s->record_size > s->size)
+                return ep_fail(e, EP_ERR_PLAN_SECTION, "section kind %u: bad record size/count", s->kind);
+        }
+        seen[k] = s;
+    }
+    for (size_t k = 0; k < N_KNOWN; k++)
+        if (KNOWN[k].required && !seen[k])
+            return ep_fail(e, EP_ERR_PLAN_SECTION, "required section kind %u missing", KNOWN[k].kind);
+#define SEC(kind_idx) seen[kind_idx]
+    v->tensors = v->base + SEC(0)->offset; v->n_tensors = SEC(0)->count; v->tensor_stride = SEC(0)->record_size;
+    v->ops = v->base + SEC(1)->offset; v->n_ops = SEC(1)->count; v->op_stride = SEC(1)->record_size;
+    if (SEC(2)) {
+        if (SEC(2)->record_size != sizeof(uint32_t))
+            return ep_fail(e, EP_ERR_PLAN_SECTION, "OPIO records must be 4 bytes");
+        v->opio = (const uint32_t *)(const void *)(v->base + SEC(2)->offset); v->n_opio = SEC(2)->count;
+    }
+    if (SEC(3)) { v->params = v->base + SEC(3)->offset; v->params_size = SEC(3)->size; }
+    if (SEC(4)) { v->consts = v->base + SEC(4)->offset; v->const_size = SEC(4)->size; }
+    v->io = v->base + SEC(5)->offset; v->n_io = SEC(5)->count; v->io_stride = SEC(5)->record_size;
+    if (SEC(6)) { v->names = (const char *)(v->base + SEC(6)->offset); v->names_size = SEC(6)->size; }
+#undef SEC
+    return EP_OK;
+}
+
+static int check_tensor(const ep_plan_view *v, uint32_t i, ep_err *e) {
+    const ep_tensor_rec *t = ep_view_tensor(v, i);
+    uint32_t esz = ep_dtype_size(t->dtype);
+    if (!esz) return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: unknown dtype %u", i, t->dtype);
+    if (t->rank > EP_MAX_RANK) return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: rank %u > %d", i, t->rank, EP_MAX_RANK);
+    if (!name_ok(v, t->name)) return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: bad name offset", i);
+    if (t->quant != EP_NO_QUANT) return ep_fail(e, EP_ERR_PLAN_UNSUPPORTED, "tensor %u: quantisation not in plan 1.0", i);
+    uint64_t n = 1;
+    for (int d = 0; d < t->rank; d++) {
+        if (t->dims[d] < 0) return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: negative dim", i);
+        if (t->dim_sym[d]) return ep_fail(e, EP_ERR_PLAN_UNSUPPORTED, "tensor %u: symbolic dims not in plan 1.0", i);
+        n *= (uint64_t)t->dims[d];
+        if (n > ((uint64_t)1 << 40)) return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: too many elements", i);
+    }
+    if (t->nbytes != n * esz) return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: nbytes does not match shape", i);
+    if (t->offset % esz) return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: misaligned offset", i);
+    if (t->storage == EP_STORAGE_ARENA) {
+        if (!in_range(t->offset, t->nbytes, v->hdr->arena_size))
+            return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: outside the arena", i);
+    } else if (t->storage == EP_STORAGE_CONST) {
+        if (!in_range(t->offset, t->nbytes, v->const_size))
+            return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: outside the constants", i);
+    } else {
+        return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: unknown storage %u", i, t->storage);
+    }
+    return EP_OK;
+}
+
+static int check_op(const ep_plan_view *v, uint32_t i, ep_err *e) {
+    const ep_op_rec *o = ep_view_op(v, i);
+    const ep_op_info *info = ep_op_info_get(o->opcode);
+    if (!info) return ep_fail(e, EP_ERR_PLAN_UNSUPPORTED, "op %u: unknown opcode %u", i, o->opcode);
+    if (o->variant >= EP_MAX_VARIANTS) return ep_fail(e, EP_ERR_PLAN_UNSUPPORTED, "op %u: unknown variant %u", i, o->variant);
+    if (o->n_in < info->min_in || o->n_in > info->max_in || o->n_out < info->min_out || o->n_out > info->max_out)
+        return ep_fail(e, EP_ERR_PLAN_OP, "op %u (%s): wrong number of inputs/outputs", i, info->name);
+    if (!in_range(o->io_first, (uint64_t)o->n_in + o->n_out, v->n_opio))
+        return ep_fail(e, EP_ERR_PLAN_OP, "op %u (%s): io indices out of range", i, info->name);
+    for (uint32_t k = 0; k < (uint32_t)o->n_in + o->n_out; k++) {
+        uint32_t t = v->opio[o->io_first + k];
+        int is_out = k >= o->n_in;
+        if (t == EP_NO_TENSOR && !is_out && k >= info->min_in) continue;   /* absent optional input */
+        if (t >= v->n_tensors) return ep_fail(e, EP_ERR_PLAN_OP, "op %u (%s): tensor index out of range", i, info->name);
+        if (is_out && ep_view_tensor(v, t)->storage != EP_STORAGE_ARENA)
+            return ep_fail(e, EP_ERR_PLAN_OP, "op %u (%s): writes a constant", i, info->name);
+    }
+    if (o->params_offset % 8 || o->params_size != info->params_size ||
+        !in_range(o->params_offset, o->params_size, v->params_size))
+        return ep_fail(e, EP_ERR_PLAN_PARAMS, "op %u (%s): bad params record", i, info->name);
+    if (o->scratch_size && (o->scratch_offset % 8 || !in_range(o->scratch_offset, o->scratch_size, v->hdr->arena_size)))
+        return ep_fail(e, EP_ERR_PLAN_OP, "op %u (%s): scratch outside the arena", i, info->name);
+    if (!name_ok(v, o->name)) return ep_fail(e, EP_ERR_PLAN_OP, "op %u: bad name offset", i);
+    return EP_OK;
+}
+
+static int check_io(ep_plan_view *v, ep_err *e) {
+    int seen_output = 0;
+    for (uint32_t i = 0; i < v->n_io; i++) {
+        const ep_io_rec *r = ep_view_io(v, i);
+        if (r->tensor >= v->n_tensors) return ep_fail(e, EP_ERR_PLAN_IO, "io %u: tensor index out of range", i);
+        const ep_tensor_rec *t = ep_view_tensor(v, r->tensor);
+        if (t->storage != EP_STORAGE_ARENA) return ep_fail(e, EP_ERR_PLAN_IO, "io %u: not an arena tensor", i);
+        if (r->kind == EP_IO_INPUT) {
+            if (seen_output) return ep_fail(e, EP_ERR_PLAN_IO, "io %u: inputs must precede outputs", i);
+            v->n_inputs++;
+        } else if (r->kind == EP_IO_OUTPUT) {
+            seen_output = 1;
+            v->n_outputs++;
+        } else {
+            return ep_fail(e, EP_ERR_PLAN_IO, "io %u: unknown kind %u", i, r->kind);
+        }
+    }
+    return EP_OK;
+}
+
+int ep_plan_parse(ep_plan_view *v, const void *plan, size_t plan_len, int check_crc, ep_err *e) {
+    memset(v, 0, sizeof(*v));
+    if (!plan) return ep_fail(e, EP_ERR_INVALID_ARG, "plan is NULL");
+    if ((uintptr_t)plan % 8) return ep_fail(e, EP_ERR_PLAN_ALIGN, "plan buffer must be 8-byte aligned");
+    if (plan_len < sizeof(ep_plan_header)) return ep_fail(e, EP_ERR_PLAN_TRUNCATED, "plan shorter than its header");
+    const ep_plan_header *h = (const ep_plan_header *)plan;
+    if (h->magic != EP_PLAN_MAGIC) return ep_fail(e, EP_ERR_PLAN_MAGIC, "not an edgeplan plan (bad magic)");
+    if (h->version_major != EP_PLAN_VERSION_MAJOR)
+        return ep_fail(e, EP_ERR_PLAN_VERSION, "plan format %u.%u; this runtime reads %d.x",
+                       h->version_major, h->version_minor, EP_PLAN_VERSION_MAJOR);
+    if (h->header_size < sizeof(ep_plan_header) || h->header_size % 8)
+        return ep_fail(e, EP_ERR_PLAN_VERSION, "bad header size %u", h->header_size);
+    if (h->file_size > plan_len)
+        return ep_fail(e, EP_ERR_PLAN_TRUNCATED, "plan truncated: %llu of %llu bytes",
+                       (unsigned long long)plan_len, (unsigned long long)h->file_size);
+    if (h->file_size < h->header_size) return ep_fail(e, EP_ERR_PLAN_TRUNCATED, "file size smaller than header");
+    v->base = (const uint8_t *)plan;
+    v->size = h->file_size;
+    v->hdr = h;
+    if (check_crc && ep_plan_crc(v->base, v->size) != h->crc32c)
+        return ep_fail(e, EP_ERR_PLAN_CRC, "plan checksum mismatch (corrupt file)");
+    if (h->arena_size > ((uint64_t)1 << 40)) return ep_fail(e, EP_ERR_PLAN_SECTION, "arena size implausible");
+    int rc = parse_sections(v, e);
+    if (rc) return rc;
+    for (uint32_t i = 0; i < v->n_tensors; i++)
+        if ((rc = check_tensor(v, i, e))) return rc;
+    for (uint32_t i = 0; i < v->n_ops; i++)
+        if ((rc = check_op(v, i, e))) return rc;
+    return check_io(v, e);
+}

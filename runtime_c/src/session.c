@@ -1,0 +1,272 @@
+/* Session: carves itself out of the caller's arena, binds every op once
+ * (validating it through its shape function), then runs a flat op list. */
+#include <stdio.h>
+#include <string.h>
+#include "internal.h"
+
+#define EP_SESSION_MAGIC 0x53535045u  /* "EPSS" */
+
+typedef struct ep_bound_op {
+    ep_kernel_fn fn;
+    ep_op op;
+    uint32_t name;           /* NAMES offset of the source node */
+} ep_bound_op;
+
+struct ep_session {
+    uint32_t magic;
+    uint32_t n_tensors, n_ops, n_inputs, n_outputs;
+    ep_plan_view view;
+    ep_tensor *tensors;
+    ep_bound_op *ops;
+    ep_tensor **io_ptrs;     /* operand pointers of all ops (OPIO order) */
+    uint32_t *io_index;      /* n_inputs + n_outputs tensor indices */
+    uint8_t *region;         /* the planned tensor region */
+    char last_error[160];
+};
+
+static uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+
+uint64_t ep_session_table_bytes(const ep_plan_view *v) {
+    uint64_t b = align_up(sizeof(struct ep_session), 16);
+    b += align_up((uint64_t)v->n_tensors * sizeof(ep_tensor), 16);
+    b += align_up((uint64_t)v->n_ops * sizeof(ep_bound_op), 16);
+    b += align_up((uint64_t)v->n_opio * sizeof(ep_tensor *), 16);
+    b += align_up((uint64_t)v->n_io * sizeof(uint32_t), 16);
+    return align_up(b, EP_ARENA_ALIGN);
+}
+
+int ep_plan_validate(const void *plan, size_t plan_len) {
+    ep_plan_view v;
+    return ep_plan_parse(&v, plan, plan_len, 1, NULL);
+}
+
+int ep_plan_query(const void *plan, size_t plan_len, ep_plan_info *info) {
+    ep_plan_view v;
+    if (!info) return EP_ERR_INVALID_ARG;
+    int rc = ep_plan_parse(&v, plan, plan_len, 1, NULL);
+    if (rc) return rc;
+    memset(info, 0, sizeof(*info));
+    info->version_major = v.hdr->version_major;
+    info->version_minor = v.hdr->version_minor;
+    info->session_bytes = ep_session_table_bytes(&v);
+    info->planned_bytes = v.hdr->arena_size;
+    info->arena_bytes = info->session_bytes + info->planned_bytes;
+    info->const_bytes = v.const_size;
+    info->required_features = v.hdr->required_features;
+    info->n_tensors = v.n_tensors;
+    info->n_ops = v.n_ops;
+    info->n_inputs = v.n_inputs;
+    info->n_outputs = v.n_outputs;
+    return EP_OK;
+}
+
+static void bind_tensor(ep_tensor *t, const ep_tensor_rec *r, uint32_t index, const ep_plan_view *v, uint8_t *region) {
+    memset(t, 0, sizeof(*t));
+    t->rank = r->rank;
+    t->dtype = r->dtype;
+    t->storage = r->storage;
+    t->flags = r->flags;
+    t->index = index;
+    t->nbytes = r->nbytes;
+    for (int d = 0; d < r->rank; d++) t->dims[d] = r->dims[d];
+    if (r->storage == EP_STORAGE_CONST)
+        t->data = (void *)(uintptr_t)(v->consts + r->offset);   /* weights used in place, read-only */
+    else
+        t->data = region + r->offset;
+}
+
+/* Runs the op's shape function and checks the result against the plan's declared outputs. */
+static int check_shapes(const ep_bound_op *b, const ep_op_info *info, uint32_t i, const ep_plan_view *v, ep_err *e) {
+    ep_shape out[EP_MAX_OP_OUTPUTS];
+    uint64_t scratch = 0;
+    const char *nm = ep_view_name(v, b->name);
+    memset(out, 0, sizeof(ep_shape) * b->op.n_out);
+    int rc = info->shape(&b->op, out, &scratch);
+    if (rc) return ep_fail(e, rc, "op %u (%s '%s'): inconsistent with its inputs or params", i, info->name, nm);
+    for (uint16_t k = 0; k < b->op.n_out; k++) {
+        const ep_tensor *t = b->op.out[k];
+        if (t->rank != out[k].rank || t->dtype != out[k].dtype ||
+            memcmp(t->dims, out[k].dims, sizeof(int32_t) * t->rank) != 0)
+            return ep_fail(e, EP_ERR_PLAN_SHAPE, "op %u (%s '%s'): output %u shape/dtype differs from the plan",
+                           i, info->name, nm, k);
+    }
+    if (scratch > b->op.scratch_size)
+        return ep_fail(e, EP_ERR_PLAN_OP, "op %u (%s '%s'): needs %llu scratch bytes, plan gives %llu", i,
+                       info->name, nm, (unsigned long long)scratch, (unsigned long long)b->op.scratch_size);
+    return EP_OK;
+}
+
+int ep_session_open(ep_session **out, const void *plan, size_t plan_len, void *arena, size_t arena_len,
+                    const ep_options *opt) {
+    ep_err err = {0, 0};
+    uint64_t mask = ~(uint64_t)0;
+    int check_crc = 1;
+    if (opt) {
+        if (opt->struct_size < offsetof(ep_options, error_buf_len) + sizeof(uint32_t)) return EP_ERR_INVALID_ARG;
+        err.buf = opt->error_buf;
+        err.len = opt->error_buf_len;
+        if (err.buf && err.len) err.buf[0] = '\0';
+        if (opt->cpu_features_mask) mask = opt->cpu_features_mask;
+        if (opt->flags & EP_OPT_SKIP_CRC) check_crc = 0;
+    }
+    if (!out) return ep_fail(&err, EP_ERR_INVALID_ARG, "out is NULL");
+    *out = NULL;
+    ep_plan_view v;
+    int rc = ep_plan_parse(&v, plan, plan_len, check_crc, &err);
+    if (rc) return rc;
+    uint64_t cpu = ep_cpu_features() & mask;
+    if (v.hdr->required_features & ~cpu)
+        return ep_fail(&err, EP_ERR_PLAN_FEATURES, "plan needs CPU features 0x%llx, this CPU has 0x%llx",
+                       (unsigned long long)v.hdr->required_features, (unsigned long long)cpu);
+    if (!arena) return ep_fail(&err, EP_ERR_INVALID_ARG, "arena is NULL");
+    if ((uintptr_t)arena % EP_ARENA_ALIGN)
+        return ep_fail(&err, EP_ERR_ARENA_ALIGN, "arena must be %d-byte aligned", EP_ARENA_ALIGN);
+    uint64_t tables = ep_session_table_bytes(&v);
+    uint64_t need = tables + v.hdr->arena_size;
+    if (arena_len < need)
+        return ep_fail(&err, EP_ERR_ARENA_TOO_SMALL, "arena too small: %llu bytes given, %llu needed",
+                       (unsigned long long)arena_len, (unsigned long long)need);
+
+    /* carve the session tables */
+    uint8_t *p = (uint8_t *)arena;
+    ep_session *s = (ep_session *)(void *)p;
+    memset(s, 0, sizeof(*s));
+    p += align_up(sizeof(*s), 16);
+    s->tensors = (ep_tensor *)(void *)p;
+    p += align_up((uint64_t)v.n_tensors * sizeof(ep_tensor), 16);
+    s->ops = (ep_bound_op *)(void *)p;
+    p += align_up((uint64_t)v.n_ops * sizeof(ep_bound_op), 16);
+    s->io_ptrs = (ep_tensor **)(void *)p;
+    p += align_up((uint64_t)v.n_opio * sizeof(ep_tensor *), 16);
+    s->io_index = (uint32_t *)(void *)p;
+    s->region = (uint8_t *)arena + tables;
+    s->view = v;
+    s->n_tensors = v.n_tensors;
+    s->n_ops = v.n_ops;
+    s->n_inputs = v.n_inputs;
+    s->n_outputs = v.n_outputs;
+
+    for (uint32_t i = 0; i < v.n_tensors; i++) bind_tensor(&s->tensors[i], ep_view_tensor(&v, i), i, &v, s->region);
+    for (uint32_t i = 0; i < v.n_opio; i++)
+        s->io_ptrs[i] = v.opio[i] == EP_NO_TENSOR || v.opio[i] >= v.n_tensors ? NULL : &s->tensors[v.opio[i]];
+    for (uint32_t i = 0; i < v.n_io; i++) s->io_index[i] = ep_view_io(&v, i)->tensor;
+
+    ep_kernel_table table;
+    ep_kernels_init(&table, cpu);
+    for (uint32_t i = 0; i < v.n_ops; i++) {
+        const ep_op_rec *r = ep_view_op(&v, i);
+        const ep_op_info *info = ep_op_info_get(r->opcode);   /* non-NULL: checked by ep_plan_parse */
+        ep_bound_op *b = &s->ops[i];
+        b->fn = table.fn[r->opcode][r->variant];
+        if (!b->fn)
+            return ep_fail(&err, EP_ERR_PLAN_UNSUPPORTED, "op %u (%s '%s'): kernel variant %u not in this build",
+                           i, info->name, ep_view_name(&v, r->name), r->variant);
+        b->name = r->name;
+        b->op.params = v.params + r->params_offset;
+        b->op.in = s->io_ptrs + r->io_first;
+        b->op.out = s->io_ptrs + r->io_first + r->n_in;
+        b->op.n_in = r->n_in;
+        b->op.n_out = r->n_out;
+        b->op.opcode = r->opcode;
+        b->op.variant = r->variant;
+        b->op.scratch = r->scratch_size ? s->region + r->scratch_offset : NULL;
+        b->op.scratch_size = r->scratch_size;
+        if ((rc = check_shapes(b, info, i, &v, &err))) return rc;
+    }
+    s->magic = EP_SESSION_MAGIC;
+    *out = s;
+    return EP_OK;
+}
+
+void ep_session_close(ep_session *s) {
+    if (s && s->magic == EP_SESSION_MAGIC) s->magic = 0;
+}
+
+static int live(const ep_session *s) { return s && s->magic == EP_SESSION_MAGIC; }
+
+uint32_t ep_session_num_inputs(const ep_session *s) { return live(s) ? s->n_inputs : 0; }
+uint32_t ep_session_num_outputs(const ep_session *s) { return live(s) ? s->n_outputs : 0; }
+
+static const ep_tensor *io_tensor(const ep_session *s, uint32_t i, int output) {
+    if (!live(s)) return NULL;
+    if (output ? i >= s->n_outputs : i >= s->n_inputs) return NULL;
+    return &s->tensors[s->io_index[output ? s->n_inputs + i : i]];
+}
+
+static int describe(const ep_session *s, const ep_tensor *t, ep_io_desc *d) {
+    if (!t || !d) return t ? EP_ERR_INVALID_ARG : EP_ERR_INDEX;
+    memset(d, 0, sizeof(*d));
+    d->name = ep_view_name(&s->view, ep_view_tensor(&s->view, t->index)->name);
+    d->dtype = t->dtype;
+    d->rank = t->rank;
+    for (int i = 0; i < t->rank; i++) d->dims[i] = t->dims[i];
+    d->nbytes = (uint64_t)ep_numel(t) * ep_dtype_size(t->dtype);
+    return EP_OK;
+}
+
+int ep_session_input_desc(const ep_session *s, uint32_t i, ep_io_desc *d) { return describe(s, io_tensor(s, i, 0), d); }
+int ep_session_output_desc(const ep_session *s, uint32_t i, ep_io_desc *d) { return describe(s, io_tensor(s, i, 1), d); }
+
+static int find(const ep_session *s, const char *name, uint32_t *index, int output) {
+    if (!live(s) || !name || !index) return EP_ERR_INVALID_ARG;
+    uint32_t n = output ? s->n_outputs : s->n_inputs;
+    for (uint32_t i = 0; i < n; i++) {
+        const ep_tensor *t = io_tensor(s, i, output);
+        if (strcmp(ep_view_name(&s->view, ep_view_tensor(&s->view, t->index)->name), name) == 0) {
+            *index = i;
+            return EP_OK;
+        }
+    }
+    return EP_ERR_NOT_FOUND;
+}
+int ep_session_find_input(const ep_session *s, const char *name, uint32_t *i) { return find(s, name, i, 0); }
+int ep_session_find_output(const ep_session *s, const char *name, uint32_t *i) { return find(s, name, i, 1); }
+
+void *ep_session_input_buffer(ep_session *s, uint32_t i) {
+    const ep_tensor *t = io_tensor(s, i, 0);
+    return t ? t->data : NULL;
+}
+const void *ep_session_output_buffer(const ep_session *s, uint32_t i) {
+    const ep_tensor *t = io_tensor(s, i, 1);
+    return t ? t->data : NULL;
+}
+
+int ep_session_set_input(ep_session *s, uint32_t i, const void *data, size_t nbytes) {
+    const ep_tensor *t = io_tensor(s, i, 0);
+    if (!t) return live(s) ? EP_ERR_INDEX : EP_ERR_INVALID_ARG;
+    uint64_t n = (uint64_t)ep_numel(t) * ep_dtype_size(t->dtype);
+    if (nbytes != n) return EP_ERR_SIZE;
+    if (n && !data) return EP_ERR_INVALID_ARG;
+    if (n) memcpy(t->data, data, nbytes);
+    return EP_OK;
+}
+
+int ep_session_get_output(const ep_session *s, uint32_t i, void *data, size_t nbytes) {
+    const ep_tensor *t = io_tensor(s, i, 1);
+    if (!t) return live(s) ? EP_ERR_INDEX : EP_ERR_INVALID_ARG;
+    uint64_t n = (uint64_t)ep_numel(t) * ep_dtype_size(t->dtype);
+    if (nbytes != n) return EP_ERR_SIZE;
+    if (n && !data) return EP_ERR_INVALID_ARG;
+    if (n) memcpy(data, t->data, nbytes);
+    return EP_OK;
+}
+
+int ep_run(ep_session *s) {
+    if (!live(s)) return EP_ERR_INVALID_ARG;
+    s->last_error[0] = '\0';
+    for (uint32_t i = 0; i < s->n_ops; i++) {
+        const ep_bound_op *b = &s->ops[i];
+        int rc = b->fn(&b->op);
+        if (rc) {
+            const ep_op_info *info = ep_op_info_get(b->op.opcode);
+            snprintf(s->last_error, sizeof(s->last_error), "op %u (%s '%s'): %s", i, info ? info->name : "?",
+                     ep_view_name(&s->view, b->name), ep_status_str(rc));
+            return rc;
+        }
+    }
+    return EP_OK;
+}
+
+int ep_reset(ep_session *s) { return live(s) ? EP_OK : EP_ERR_INVALID_ARG; }
+
+const char *ep_session_last_error(const ep_session *s) { return live(s) ? s->last_error : ""; }

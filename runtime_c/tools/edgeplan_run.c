@@ -1,0 +1,188 @@
+/* edgeplan-run: runs a plan on a board with no Python.
+ *
+ *   edgeplan-run model.eplan [--input [name=]x.npy]... [--output [name=]y.npy]... [--repeat N] [--quiet]
+ *
+ * Inputs not given are zero. Prints each output's shape and summary, latency (median of N runs),
+ * arena bytes and peak RSS. The plan is mmapped; weights are used in place. */
+#define _POSIX_C_SOURCE 200809L
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "edgeplan/edgeplan.h"
+#include "npy.h"
+
+#define MAX_IO 64
+
+static void usage(void) {
+    fprintf(stderr,
+            "usage: edgeplan-run PLAN [--input [NAME=]FILE.npy]... [--output [NAME=]FILE.npy]... [--repeat N] [--quiet]\n");
+}
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* "name=path" or "path" */
+static void split_arg(char *arg, char **name, char **path) {
+    char *eq = strchr(arg, '=');
+    if (eq) { *eq = '\0'; *name = arg; *path = eq + 1; }
+    else { *name = NULL; *path = arg; }
+}
+
+static const char *dtype_name(int32_t dt) {
+    switch (dt) {
+    case 1: return "float32"; case 2: return "uint8"; case 3: return "int8"; case 5: return "int16";
+    case 6: return "int32"; case 7: return "int64"; case 9: return "bool"; case 10: return "float16";
+    default: return "?";
+    }
+}
+
+static void summarize(const ep_io_desc *d, const void *data) {
+    printf("  %s: %s [", d->name, dtype_name(d->dtype));
+    int64_t n = 1;
+    for (int i = 0; i < d->rank; i++) { printf(i ? ", %d" : "%d", d->dims[i]); n *= d->dims[i]; }
+    printf("]");
+    if (d->dtype == 1 && n > 0) {
+        const float *x = data;
+        double mn = x[0], mx = x[0], sum = 0;
+        int64_t arg = 0;
+        for (int64_t i = 0; i < n; i++) {
+            if (x[i] < mn) mn = x[i];
+            if (x[i] > mx) { mx = x[i]; arg = i; }
+            sum += x[i];
+        }
+        printf("  min %.6g max %.6g mean %.6g argmax %lld", mn, mx, sum / (double)n, (long long)arg);
+    }
+    printf("\n");
+}
+
+int main(int argc, char **argv) {
+    const char *plan_path = NULL;
+    char *in_names[MAX_IO], *in_paths[MAX_IO], *out_names[MAX_IO], *out_paths[MAX_IO];
+    int n_in = 0, n_out = 0, repeat = 1, quiet = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--input") && i + 1 < argc && n_in < MAX_IO) {
+            split_arg(argv[++i], &in_names[n_in], &in_paths[n_in]); n_in++;
+        } else if (!strcmp(argv[i], "--output") && i + 1 < argc && n_out < MAX_IO) {
+            split_arg(argv[++i], &out_names[n_out], &out_paths[n_out]); n_out++;
+        } else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) {
+            repeat = atoi(argv[++i]);
+            if (repeat < 1 || repeat > 1000000) { fprintf(stderr, "edgeplan-run: --repeat must be 1..1000000\n"); return 2; }
+        } else if (!strcmp(argv[i], "--quiet")) {
+            quiet = 1;
+        } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(); return 0;
+        } else if (argv[i][0] != '-' && !plan_path) {
+            plan_path = argv[i];
+        } else {
+            fprintf(stderr, "edgeplan-run: unexpected argument '%s'\n", argv[i]); usage(); return 2;
+        }
+    }
+    if (!plan_path) { usage(); return 2; }
+
+    double t0 = now_ms();
+    int fd = open(plan_path, O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size == 0) { fprintf(stderr, "edgeplan-run: cannot read %s\n", plan_path); return 1; }
+    void *plan = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (plan == MAP_FAILED) { fprintf(stderr, "edgeplan-run: cannot map %s\n", plan_path); return 1; }
+    size_t plan_len = (size_t)st.st_size;
+
+    ep_plan_info info;
+    int rc = ep_plan_query(plan, plan_len, &info);
+    if (rc) { fprintf(stderr, "edgeplan-run: %s: %s\n", plan_path, ep_status_str(rc)); return 1; }
+    void *arena = NULL;
+    if (posix_memalign(&arena, 64, info.arena_bytes ? (size_t)info.arena_bytes : 64)) {
+        fprintf(stderr, "edgeplan-run: cannot allocate %llu arena bytes\n", (unsigned long long)info.arena_bytes);
+        return 1;
+    }
+    char err[256] = "";
+    ep_options opt;
+    memset(&opt, 0, sizeof(opt));
+    opt.struct_size = sizeof(opt);
+    opt.error_buf = err;
+    opt.error_buf_len = sizeof(err);
+    ep_session *s = NULL;
+    rc = ep_session_open(&s, plan, plan_len, arena, (size_t)info.arena_bytes, &opt);
+    if (rc) { fprintf(stderr, "edgeplan-run: cannot open %s: %s: %s\n", plan_path, ep_status_str(rc), err); return 1; }
+    double t_open = now_ms() - t0;
+
+    for (int i = 0; i < n_in; i++) {
+        uint32_t idx = (uint32_t)i;
+        if (in_names[i] && ep_session_find_input(s, in_names[i], &idx)) {
+            fprintf(stderr, "edgeplan-run: the plan has no input '%s'\n", in_names[i]); return 1;
+        }
+        ep_io_desc d;
+        if (ep_session_input_desc(s, idx, &d)) { fprintf(stderr, "edgeplan-run: the plan has only %u inputs\n", ep_session_num_inputs(s)); return 1; }
+        npy_array a;
+        if (npy_read(in_paths[i], &a, err, sizeof(err))) { fprintf(stderr, "edgeplan-run: %s\n", err); return 1; }
+        int same = a.dtype == d.dtype && a.rank == d.rank;
+        for (int k = 0; same && k < d.rank; k++) same = a.dims[k] == d.dims[k];
+        if (!same) {
+            fprintf(stderr, "edgeplan-run: input '%s' expects %s [", d.name, dtype_name(d.dtype));
+            for (int k = 0; k < d.rank; k++) fprintf(stderr, k ? ", %d" : "%d", d.dims[k]);
+            fprintf(stderr, "], %s holds %s [", in_paths[i], dtype_name(a.dtype));
+            for (int k = 0; k < a.rank; k++) fprintf(stderr, k ? ", %lld" : "%lld", (long long)a.dims[k]);
+            fprintf(stderr, "]\n");
+            return 1;
+        }
+        ep_session_set_input(s, idx, a.data, a.nbytes);
+        free(a.data);
+    }
+
+    double *times = malloc(sizeof(double) * (size_t)repeat);
+    if (!times) return 1;
+    for (int r = 0; r < repeat; r++) {
+        double t = now_ms();
+        rc = ep_run(s);
+        times[r] = now_ms() - t;
+        if (rc) { fprintf(stderr, "edgeplan-run: run failed: %s\n", ep_session_last_error(s)); return 1; }
+    }
+    qsort(times, (size_t)repeat, sizeof(double), cmp_double);
+
+    uint32_t n_outputs = ep_session_num_outputs(s);
+    if (!quiet) printf("outputs:\n");
+    for (uint32_t i = 0; i < n_outputs; i++) {
+        ep_io_desc d;
+        ep_session_output_desc(s, i, &d);
+        if (!quiet) summarize(&d, ep_session_output_buffer(s, i));
+    }
+    for (int i = 0; i < n_out; i++) {
+        uint32_t idx = (uint32_t)i;
+        if (out_names[i] && ep_session_find_output(s, out_names[i], &idx)) {
+            fprintf(stderr, "edgeplan-run: the plan has no output '%s'\n", out_names[i]); return 1;
+        }
+        ep_io_desc d;
+        if (ep_session_output_desc(s, idx, &d)) { fprintf(stderr, "edgeplan-run: the plan has only %u outputs\n", n_outputs); return 1; }
+        if (npy_write(out_paths[i], d.dtype, d.rank, d.dims, ep_session_output_buffer(s, idx), d.nbytes)) {
+            fprintf(stderr, "edgeplan-run: cannot write %s\n", out_paths[i]); return 1;
+        }
+    }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("latency: median %.3f ms, min %.3f ms over %d run%s\n", times[repeat / 2], times[0], repeat, repeat > 1 ? "s" : "");
+    printf("open: %.3f ms; arena: %llu bytes (tensors %llu, session %llu); weights: %llu bytes in place; peak RSS: %ld KiB\n",
+           t_open, (unsigned long long)info.arena_bytes, (unsigned long long)info.planned_bytes,
+           (unsigned long long)info.session_bytes, (unsigned long long)info.const_bytes, ru.ru_maxrss);
+    ep_session_close(s);
+    free(times);
+    free(arena);
+    munmap(plan, plan_len);
+    return 0;
+}
