@@ -1,7 +1,7 @@
 """A small graph composer on top of onnx.helper.
 
-``Graph`` hands out tensor names, keeps initializers, tracks the channel count and the estimated
-per-channel statistics of every NCHW tensor (see weights.py), and names nodes the way exporters do
+``Graph`` hands out tensor names, keeps initializers, tracks the channel count and the
+calibration activations of every tensor (see weights.py), and names nodes the way exporters do
 ("layer1.0.conv1"; a reused name gets "_1", "_2", ... like torch's repeated modules). Parameters are
 named like a torch state_dict ("layer1.0.bn1.running_var"). Tensor names are "<node>_output_<i>"
 except where the caller asks for a name (graph outputs).
@@ -19,15 +19,20 @@ IR_VERSION = 8
 
 
 class Graph:
-    def __init__(self, name: str, seed: int):
+    """``calib`` is the (batch, height, width) of the calibration images pushed through the layers
+    while they are added (see weights.py); it is fixed per model, not per build size."""
+
+    def __init__(self, name: str, seed: int, calib=(2, 128, 128)):
         self.name = name
+        self.seed = seed
+        self.calib = calib
         self.rng = np.random.default_rng(seed)
         self.nodes: list = []
         self.inits: dict = {}
         self.inputs: list = []
         self.outputs: list = []
         self.ch: dict = {}       # tensor -> channel count (dim 1)
-        self.st: dict = {}       # tensor -> (mean[C], var[C]) estimates
+        self.val: dict = {}      # tensor -> calibration activations (numpy, NCHW / NC)
         self._node_names: set = set()
 
     # ------------------------------------------------------------------ plumbing
@@ -62,24 +67,21 @@ class Graph:
         self.nodes.append(helper.make_node(op, list(inputs), outs, name=name, **attrs))
         return outs[0] if len(outs) == 1 else outs
 
-    def _like(self, y, x, stats=None):
-        """y has x's channel count; stats default to x's."""
-        if x in self.ch:
-            self.ch[y] = self.ch[x]
-        s = stats if stats is not None else self.st.get(x)
-        if s is not None:
-            self.st[y] = s
+    def _set(self, y, ch, fn, *xs):
+        """Record y's channel count and, when every input has calibration values, fn(*values)."""
+        if ch is not None:
+            self.ch[y] = ch
+        if all(x in self.val for x in xs):
+            self.val[y] = fn(*(self.val[x] for x in xs))
         return y
-
-    def stats(self, x):
-        return self.st.get(x) or W.unit_stats(self.ch[x])
 
     # ------------------------------------------------------------------ graph I/O
     def input(self, name: str, shape, dtype=TensorProto.FLOAT) -> str:
         self.inputs.append(helper.make_tensor_value_info(name, dtype, list(shape)))
-        if len(shape) == 4:
-            self.ch[name] = int(shape[1])
-            self.st[name] = W.unit_stats(int(shape[1]))
+        c = int(shape[1])
+        self.ch[name] = c
+        n, h, w = self.calib
+        self.val[name] = W.calibration_input(self.seed, (n, c, h, w))
         return name
 
     def output(self, name: str, shape, dtype=TensorProto.FLOAT) -> str:
@@ -89,18 +91,16 @@ class Graph:
     def build(self, doc: str = "") -> onnx.ModelProto:
         g = helper.make_graph(self.nodes, self.name, self.inputs, self.outputs,
                               initializer=list(self.inits.values()))
-        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)],
-                              ir_version=IR_VERSION, producer_name="edgeplan.models",
-                              producer_version="1", doc_string=doc)
-        return m
+        return helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)],
+                                 ir_version=IR_VERSION, producer_name="edgeplan.models",
+                                 producer_version="1", doc_string=doc)
 
     # ------------------------------------------------------------------ layers
     def conv(self, x, cout: int, k: int, stride: int = 1, pad: int | None = None, group: int = 1,
              bias: bool = False, name: str = "conv", gain: float = 2.0, out=None):
         cin = self.ch[x]
         pad = k // 2 if pad is None else pad
-        fan_in = cin // group * k * k
-        w = W.he_normal(self.rng, (cout, cin // group, k, k), fan_in, gain)
+        w = W.he_normal(self.rng, (cout, cin // group, k, k), cin // group * k * k, gain)
         ins = [x, self.param(f"{name}.weight", w)]
         b = None
         if bias:
@@ -108,38 +108,31 @@ class Graph:
             ins.append(self.param(f"{name}.bias", b))
         y = self.node("Conv", ins, name, out=out, dilations=[1, 1], group=group,
                       kernel_shape=[k, k], pads=[pad] * 4, strides=[stride, stride])
-        self.ch[y] = cout
-        m, v = self.stats(x)
-        self.st[y] = W.conv_stats(w, b, group, m, v)
-        return y
+        return self._set(y, cout, lambda v: W.conv2d(v, w, b, stride, pad, group), x)
 
     def bn(self, x, name: str, eps: float = 1e-5):
-        m, v = self.stats(x)
-        gamma, beta, rm, rv = W.bn_params(self.rng, m, v)
+        c = self.ch[x]
+        gamma, beta, rm, rv = W.bn_params(self.rng, self.val.get(x), c)
         ins = [x] + [self.param(f"{name}.{s}", a) for s, a in
                      (("weight", gamma), ("bias", beta), ("running_mean", rm), ("running_var", rv))]
         y = self.node("BatchNormalization", ins, name, epsilon=eps, momentum=0.9)
-        return self._like(y, x, W.bn_stats(gamma, beta, rm, rv, eps, m, v))
-
-    def _act_st(self, kind, x):
-        s = self.st.get(x)
-        return None if s is None else W.act_stats(W.ACTS[kind], *s)
+        return self._set(y, c, lambda v: W.batchnorm(v, gamma, beta, rm, rv, eps), x)
 
     def relu(self, x, name: str):
-        return self._like(self.node("Relu", [x], name), x, self._act_st("relu", x))
+        return self._set(self.node("Relu", [x], name), self.ch[x], lambda v: np.maximum(v, 0), x)
 
     def relu6(self, x, name: str):
         """ReLU6 as opset-11+ exporters write it: Clip with constant min/max inputs."""
         y = self.node("Clip", [x, self.const(0.0, name="clip_min"), self.const(6.0, name="clip_max")], name)
-        return self._like(y, x, self._act_st("relu6", x))
+        return self._set(y, self.ch[x], lambda v: np.clip(v, 0, 6), x)
 
     def sigmoid(self, x, name: str, out=None):
-        return self._like(self.node("Sigmoid", [x], name, out=out), x, self._act_st("sigmoid", x))
+        return self._set(self.node("Sigmoid", [x], name, out=out), self.ch.get(x), W.sigmoid, x)
 
     def silu(self, x, name: str):
         """SiLU as exporters emit it: x * Sigmoid(x)."""
-        s = self.node("Sigmoid", [x], f"{name}.sigmoid")
-        return self._like(self.node("Mul", [x, s], name), x, self._act_st("silu", x))
+        s = self.sigmoid(x, f"{name}.sigmoid")
+        return self._set(self.node("Mul", [x, s], name), self.ch[x], np.multiply, x, s)
 
     def conv_bn_act(self, x, cout, k, stride=1, act="relu", prefix="", names=("conv", "bn", "act"),
                     group=1):
@@ -148,36 +141,29 @@ class Graph:
         return getattr(self, act)(y, prefix + names[2]) if act else y
 
     def add(self, a, b, name: str):
-        y = self.node("Add", [a, b], name)
-        sa, sb = self.st.get(a), self.st.get(b)
-        st = (sa[0] + sb[0], sa[1] + sb[1]) if sa is not None and sb is not None else None
-        return self._like(y, a, st)
+        return self._set(self.node("Add", [a, b], name), self.ch[a], np.add, a, b)
 
     def binary(self, op: str, a, b, name: str, out=None):
-        """Elementwise op without statistics tracking (post-processing arithmetic)."""
+        """Elementwise op on post-processing tensors (no calibration values)."""
         return self.node(op, [a, b], name, out=out)
 
     def maxpool(self, x, k: int, stride: int, pad: int, name: str):
         y = self.node("MaxPool", [x], name, ceil_mode=0, dilations=[1, 1], kernel_shape=[k, k],
                       pads=[pad] * 4, strides=[stride, stride])
-        s = self.st.get(x)
-        return self._like(y, x, None if s is None else W.maxpool_stats(k, *s))
+        return self._set(y, self.ch[x], lambda v: W.pool(v, k, stride, pad, "max"), x)
 
     def avgpool(self, x, k: int, stride: int, name: str, pad: int = 0):
         y = self.node("AveragePool", [x], name, ceil_mode=0, count_include_pad=1,
                       kernel_shape=[k, k], pads=[pad] * 4, strides=[stride, stride])
-        s = self.st.get(x)
-        return self._like(y, x, None if s is None else (s[0], s[1] / (k * k)))
+        return self._set(y, self.ch[x], lambda v: W.pool(v, k, stride, pad, "avg"), x)
 
     def global_avgpool(self, x, name: str):
         y = self.node("GlobalAveragePool", [x], name)
-        self.ch[y] = self.ch[x]
-        return y
+        return self._set(y, self.ch[x], lambda v: v.mean(axis=(2, 3), keepdims=True), x)
 
     def flatten(self, x, name: str):
         y = self.node("Flatten", [x], name, axis=1)
-        self.ch[y] = self.ch[x]
-        return y
+        return self._set(y, self.ch[x], lambda v: v.reshape(v.shape[0], -1), x)
 
     def gemm(self, x, nout: int, name: str, out=None):
         """torch.nn.Linear as exported: Gemm(x, W[out, in], b, transB=1)."""
@@ -186,29 +172,22 @@ class Graph:
         b = W.small_bias(self.rng, nout)
         y = self.node("Gemm", [x, self.param(f"{name}.weight", w), self.param(f"{name}.bias", b)],
                       name, out=out, alpha=1.0, beta=1.0, transB=1)
-        self.ch[y] = nout
-        return y
+        return self._set(y, nout, lambda v: v @ w.T + b, x)
 
     def concat(self, xs, name: str, axis: int = 1, out=None):
         y = self.node("Concat", xs, name, out=out, axis=axis)
-        if axis == 1 and all(x in self.ch for x in xs):
-            self.ch[y] = sum(self.ch[x] for x in xs)
-            sts = [self.st.get(x) for x in xs]
-            if all(s is not None for s in sts):
-                self.st[y] = (np.concatenate([s[0] for s in sts]), np.concatenate([s[1] for s in sts]))
-        return y
+        if axis != 1 or not all(x in self.ch for x in xs):
+            return y
+        return self._set(y, sum(self.ch[x] for x in xs), lambda *v: np.concatenate(v, 1), *xs)
 
     def split(self, x, sizes, name: str, axis: int = 1):
         """Opset-13+ Split with the sizes as an int64 input."""
-        sz = self.const(sizes, np.int64)
-        ys = self.node("Split", [x, sz], name, n_out=len(sizes), axis=axis)
+        ys = self.node("Split", [x, self.const(sizes, np.int64)], name, n_out=len(sizes), axis=axis)
         ys = [ys] if isinstance(ys, str) else ys
-        if axis == 1 and x in self.ch:
-            s, off = self.st.get(x), 0
+        if axis == 1:
+            off = 0
             for y, n in zip(ys, sizes):
-                self.ch[y] = n
-                if s is not None:
-                    self.st[y] = (s[0][off:off + n], s[1][off:off + n])
+                self._set(y, n, lambda v, o=off, n=n: v[:, o:o + n], x)
                 off += n
         return ys
 
@@ -217,7 +196,7 @@ class Graph:
         y = self.node("Resize", [x, "", self.const([1.0, 1.0, 2.0, 2.0])], name,
                       coordinate_transformation_mode="asymmetric", cubic_coeff_a=-0.75,
                       mode="nearest", nearest_mode="floor")
-        return self._like(y, x)
+        return self._set(y, self.ch[x], lambda v: v.repeat(2, axis=2).repeat(2, axis=3), x)
 
     def reshape(self, x, shape, name: str, out=None):
         return self.node("Reshape", [x, self.const(shape, np.int64)], name, out=out)

@@ -34,7 +34,7 @@ def mobilenetv2(batch: int = 1, size: int = 224, width: float = 1.0, dynamic_bat
     if size < 32:
         raise ValueError("mobilenetv2 needs size >= 32")
     n = "N" if dynamic_batch else batch
-    g = Graph("mobilenetv2", seed)
+    g = Graph("mobilenetv2", seed, calib=(4, 160, 160))
     x = g.input("input", [n, 3, size, size])
     x = g.conv_bn_act(x, _make_divisible(32 * width), 3, 2, "relu6", "features.0.", ("0", "1", "2"))
     idx = 1

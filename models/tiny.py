@@ -12,7 +12,7 @@ def tiny(batch: int = 1, size: int = 32, num_classes: int = 10, dynamic_batch: b
     if size % 4 or size < 8:
         raise ValueError("tiny size must be a multiple of 4, >= 8")
     n = "N" if dynamic_batch else batch
-    g = Graph("tiny", seed)
+    g = Graph("tiny", seed, calib=(4, 32, 32))
     x = g.input("x", [n, 3, size, size])
     x = g.conv_bn_act(x, 16, 3, 1, "relu", "stem.", ("conv", "bn", "relu"))
     y = g.conv_bn_act(x, 16, 3, 1, "relu", "dw.", ("conv", "bn", "relu"), group=16)

@@ -66,7 +66,7 @@ def yolo(batch: int = 1, size: int = 320, nc: int = 80, width: float = 0.25, dep
     ch = lambda c: max(8, int(round(c * width / 8)) * 8)     # noqa: E731
     rep = lambda n: max(1, round(n * depth))                 # noqa: E731
     n = "N" if dynamic_batch else batch
-    g = Graph("yolo", seed)
+    g = Graph("yolo", seed, calib=(4, 256, 256))
     x = g.input("images", [n, 3, size, size])
     # backbone
     x = _conv(g, x, ch(64), 3, 2, "model.0.")

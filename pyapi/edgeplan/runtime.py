@@ -106,13 +106,6 @@ class Session:
         plan_ptr = ffi.from_buffer(self._plan_buf)
         plan_len = len(self._plan_buf)
         info = ffi.new("ep_plan_info *")
-        _check(lib.ep_plan_query(plan_ptr, plan_len, info), "cannot read plan")
-        self.arena_bytes = int(info.arena_bytes)
-        self.planned_bytes = int(info.planned_bytes)
-        self.const_bytes = int(info.const_bytes)
-        raw, off = _aligned_empty(self.arena_bytes, K.EP_ARENA_ALIGN)
-        self._arena_raw = raw
-        arena_ptr = ffi.from_buffer(raw) + off
         err = ffi.new("char[256]")
         opts = ffi.new("ep_options *")
         opts.struct_size = ffi.sizeof("ep_options")
@@ -122,6 +115,17 @@ class Session:
         opts.error_buf_len = 256
         opts.n_threads = threads
         sp = ffi.new("ep_session **")
+        rc = lib.ep_plan_query(plan_ptr, plan_len, info)
+        if rc != K.EP_OK:
+            # open checks the plan before it looks at the arena, so it states the reason
+            lib.ep_session_open(sp, plan_ptr, plan_len, ffi.NULL, 0, opts)
+            _check(rc, "cannot read plan", ffi.string(err).decode(errors="replace"))
+        self.arena_bytes = int(info.arena_bytes)
+        self.planned_bytes = int(info.planned_bytes)
+        self.const_bytes = int(info.const_bytes)
+        raw, off = _aligned_empty(self.arena_bytes, K.EP_ARENA_ALIGN)
+        self._arena_raw = raw
+        arena_ptr = ffi.from_buffer(raw) + off
         rc = lib.ep_session_open(sp, plan_ptr, plan_len, arena_ptr, self.arena_bytes, opts)
         _check(rc, "cannot open plan", ffi.string(err).decode(errors="replace"))
         self._s = sp[0]

@@ -1,0 +1,235 @@
+"""IR → graph.Graph: runs each node's lowering function (ops/*), then gives every graph output its own
+buffer. Lowering functions compute output shapes themselves from the (static) input tensors."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import graph, ir
+from .errors import Problems
+
+
+class NodeError(Exception):
+    """A node cannot be lowered; the message says what is unsupported."""
+
+
+class _Poisoned(Exception):
+    """An input comes from a node that already failed: stay quiet."""
+
+
+PAD8 = 8
+
+
+def pad8(values, fill):
+    vals = [int(v) for v in values]
+    return vals + [fill] * (PAD8 - len(vals))
+
+
+class Lowerer:
+    def __init__(self, m: ir.Model, problems: Problems):
+        self.m = m
+        self.problems = problems
+        self.tensors: dict = {}          # IR value name -> graph.Tensor
+        self.order: list = []            # every graph.Tensor, creation order
+        self.ops: list = []
+        self.names: set = set()
+        self.poisoned: set = set()
+        self.node = None
+
+    # ---------------------------------------------------------------- tensors
+    def unique(self, base: str) -> str:
+        name, k = base, 1
+        while name in self.names:
+            name, k = f"{base}_{k}", k + 1
+        self.names.add(name)
+        return name
+
+    def _add(self, t: graph.Tensor) -> graph.Tensor:
+        self.order.append(t)
+        return t
+
+    def new(self, base, shape, dtype, data=None, view_of=None) -> graph.Tensor:
+        shape = tuple(int(d) for d in shape)
+        if data is not None:
+            data = np.ascontiguousarray(data, dtype=dtype).reshape(shape)
+        return self._add(graph.Tensor(self.unique(base), np.dtype(dtype), shape, data=data, view_of=view_of))
+
+    def const(self, base, data) -> graph.Tensor:
+        data = np.ascontiguousarray(data)
+        return self.new(base, data.shape, data.dtype, data=data)
+
+    def tensor(self, name: str) -> graph.Tensor:
+        """The graph tensor of IR value `name` (constants are created on first use)."""
+        t = self.tensors.get(name)
+        if t is not None:
+            return t
+        if name in self.poisoned:
+            raise _Poisoned(name)
+        a = self.m.const(name)
+        if a is None:
+            raise NodeError(f"input '{name}' has no producer")
+        if a.dtype == object:
+            raise NodeError(f"string tensor '{name}' is unsupported")
+        t = self.tensors[name] = self.const(name, a)
+        return t
+
+    def input(self, n: ir.Node, i: int, what: str = None, optional=False):
+        name = n.input(i)
+        if not name:
+            if optional:
+                return None
+            raise NodeError(f"input {i} ({what or 'required'}) is missing")
+        return self.tensor(name)
+
+    def const_input(self, n: ir.Node, i: int, what: str, optional=False):
+        """The constant data of input i, or NodeError when it is computed at run time."""
+        name = n.input(i)
+        if not name:
+            if optional:
+                return None
+            raise NodeError(f"{what} (input {i}) is missing")
+        if name in self.poisoned:
+            raise _Poisoned(name)
+        a = self.m.const(name)
+        if a is None:
+            raise NodeError(f"{what} (input {i}, '{name}') is computed at run time; only a constant is supported")
+        return a
+
+    def bind(self, name: str, t: graph.Tensor) -> graph.Tensor:
+        """Make t the tensor of IR value `name`."""
+        self.tensors[name] = t
+        return t
+
+    def output(self, n: ir.Node, i: int, shape, dtype) -> graph.Tensor:
+        name = n.outputs[i]
+        t = self.new(name, shape, dtype)
+        return self.bind(name, t)
+
+    def view(self, src: graph.Tensor, shape, base: str = None) -> graph.Tensor:
+        shape = tuple(int(d) for d in shape)
+        if int(np.prod(shape, dtype=np.int64)) != int(np.prod(src.shape, dtype=np.int64)):
+            raise NodeError(f"cannot view {src.shape} as {shape}")
+        if shape == tuple(src.shape) and base is None:
+            return src
+        if src.data is not None:
+            return self.new(base or src.name + "/view", shape, src.dtype, data=src.data.reshape(shape))
+        return self.new(base or src.name + "/view", shape, src.dtype, view_of=src)
+
+    def view_output(self, n: ir.Node, i: int, src: graph.Tensor, shape) -> graph.Tensor:
+        """IR output i of n is a zero-copy view of src."""
+        shape = tuple(int(d) for d in shape)
+        name = n.outputs[i]
+        if src.data is not None:
+            return self.bind(name, self.new(name, shape, src.dtype, data=src.data.reshape(shape)))
+        if int(np.prod(shape, dtype=np.int64)) != int(np.prod(src.shape, dtype=np.int64)):
+            raise NodeError(f"cannot view {src.shape} as {shape}")
+        return self.bind(name, self.new(name, shape, src.dtype, view_of=src))
+
+    def tmp(self, base: str, shape, dtype=np.float32) -> graph.Tensor:
+        return self.new(base, shape, dtype)
+
+    # ---------------------------------------------------------------- ops
+    def emit(self, kind: str, inputs, outputs, params=None, inplace=None, name=None) -> graph.Op:
+        assert kind in graph.OPCODES, kind
+        op = graph.Op(kind, list(inputs), list(outputs), dict(params or {}),
+                      name=name if name is not None else (self.node.name if self.node is not None else ""),
+                      inplace=inplace)
+        self.ops.append(op)
+        return op
+
+    def need_f32(self, *tensors, what="input"):
+        for t in tensors:
+            if t is not None and t.dtype != np.float32:
+                raise NodeError(f"{what} '{t.name}' has dtype {t.dtype.name}; only float32 is supported")
+
+    def attr(self, n, key, default=None):
+        return n.attrs.get(key, default)
+
+    # ---------------------------------------------------------------- driver
+    def lower_node(self, n: ir.Node, handler) -> None:
+        self.node = n
+        n_ops = len(self.ops)
+        try:
+            handler(self, n)
+            missing = [o for o in n.outputs if o and o not in self.tensors]
+            if missing:
+                raise NodeError(f"lowering produced no tensor for output(s) {missing}")
+        except _Poisoned:
+            del self.ops[n_ops:]
+            self.poisoned.update(o for o in n.outputs if o)
+        except NodeError as e:
+            del self.ops[n_ops:]
+            self.problems.add(n, str(e))
+            self.poisoned.update(o for o in n.outputs if o)
+        finally:
+            self.node = None
+
+    def finish_outputs(self, out_names) -> list:
+        """Every graph output gets its own buffer: a copy op where it is (a view of) an input or a constant,
+        or shares storage with an earlier output."""
+        outs = [self.tensors[o] for o in out_names]
+        claimed = set()
+        result = [None] * len(outs)
+        # real (non-view) tensors claim their storage first, views later
+        for k in sorted(range(len(outs)), key=lambda k: outs[k].view_of is not None):
+            t = outs[k]
+            st = t.storage()
+            if t.is_const or st.is_input or id(st) in claimed or any(r is t for r in result if r is not None):
+                name = t.name
+                self.names.discard(name)
+                if not t.is_input:
+                    t.name = self.unique(name + ("/const" if t.is_const else "/src"))
+                out = self.new(name, t.shape, t.dtype)
+                self.emit("copy", [t], [out], {"axis": 0}, name=f"{name}/copy")
+                t = out
+            claimed.add(id(t.storage()))
+            t.is_output = True
+            result[k] = t
+        return result
+
+
+def lower_model(m: ir.Model, problems: Problems, handlers: dict, notes: list) -> graph.Graph:
+    low = Lowerer(m, problems)
+    inputs = []
+    for name in m.inputs:
+        v = m.values[name]
+        if v.dtype is None or not v.is_static:
+            problems.add(None, f"input '{name}' has unknown dtype or shape")
+            low.poisoned.add(name)
+            continue
+        t = low.new(name, v.shape, v.dtype)
+        t.is_input = True
+        inputs.append(low.bind(name, t))
+    for n in m.nodes:
+        h = handlers.get((n.domain, n.op_type))
+        if h is None:
+            what = (f"op type '{n.op_type}' is unsupported" if n.domain == ""
+                    else f"op '{n.op_type}' of domain '{n.domain}' is unsupported (only the default ONNX domain)")
+            if n.note:
+                what += f" ({n.note})"
+            problems.add(n, what)
+            low.poisoned.update(o for o in n.outputs if o)
+            continue
+        low.lower_node(n, h)
+    outputs = []
+    if not any(o in low.poisoned for o in m.outputs) and not problems:
+        outputs = low.finish_outputs(m.outputs)
+    problems.raise_if_any()
+    used = []
+    seen = set()
+
+    def visit(t):
+        while t is not None and id(t) not in seen:
+            seen.add(id(t))
+            used.append(t)
+            t = t.view_of
+    for t in inputs:
+        visit(t)
+    for op in low.ops:
+        for t in op.inputs + op.outputs:
+            visit(t)
+    for t in outputs:
+        visit(t)
+    rank = {id(t): i for i, t in enumerate(low.order)}
+    used.sort(key=lambda t: rank[id(t)])
+    return graph.Graph(tensors=used, ops=low.ops, inputs=inputs, outputs=outputs, fused=list(notes),
+                       meta={"opset": m.opset})

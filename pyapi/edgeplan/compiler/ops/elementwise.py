@@ -1,0 +1,111 @@
+"""Unary activations/math → unary; Add/Sub/Mul/Div/Pow/Max/Min/Sum/PRelu → binary (numpy broadcasting)
+with an optional fused activation; standalone BatchNormalization → binary mul + add."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..._cdef import K
+from .. import acts
+from ..lowering import NodeError
+from ._util import epilogue_params
+
+BIN_KIND = {"Add": K.EP_BIN_ADD, "Sub": K.EP_BIN_SUB, "Mul": K.EP_BIN_MUL, "Div": K.EP_BIN_DIV,
+            "Pow": K.EP_BIN_POW, "Max": K.EP_BIN_MAX, "Min": K.EP_BIN_MIN, "Sum": K.EP_BIN_ADD,
+            "PRelu": K.EP_BIN_PRELU}
+NO_ACT = {"act": K.EP_ACT_NONE, "act_alpha": 0.0, "act_beta": 0.0}
+
+
+def lower_unary(ctx, n):
+    X = ctx.input(n, 0)
+    ctx.need_f32(X)
+    try:
+        kind, alpha, beta = acts.activation(ctx.m, n)
+    except acts.ActError as e:
+        raise NodeError(str(e)) from None
+    y = ctx.output(n, 0, X.shape, np.float32)
+    ctx.emit("unary", [X], [y], {"kind": int(kind), "alpha": float(alpha), "beta": float(beta)},
+             inplace=None if X.is_const else 0)
+
+
+def _f32_operand(ctx, t, what):
+    if t.dtype != np.float32 and t.data is not None and np.issubdtype(t.dtype, np.number):
+        return ctx.const(t.name + "/f32", t.data.astype(np.float32))
+    ctx.need_f32(t, what=what)
+    return t
+
+
+def binary(ctx, kind, A, B, out_name=None, params=None, bind=None):
+    """Y = A kind B; binds IR output bind=(node, index) or makes a temporary named out_name."""
+    try:
+        shape = tuple(np.broadcast_shapes(A.shape, B.shape))
+    except ValueError:
+        raise NodeError(f"shapes {A.shape} and {B.shape} do not broadcast") from None
+    y = ctx.output(bind[0], bind[1], shape, np.float32) if bind else ctx.tmp(out_name, shape)
+    inplace = None
+    if shape == tuple(A.shape) and not A.is_const:
+        inplace = 0
+    elif shape == tuple(B.shape) and not B.is_const:
+        inplace = 1
+    p = {"kind": int(kind)}
+    p.update(params or NO_ACT)
+    ctx.emit("binary", [A, B], [y], p, inplace=inplace)
+    return y
+
+
+def lower_binary(ctx, n):
+    ins = [i for i in n.inputs if i]
+    if not ins:
+        raise NodeError("no inputs")
+    ts = [ctx.tensor(i) for i in ins]
+    if n.op_type == "Pow":
+        ctx.need_f32(ts[0])
+        ts[1] = _f32_operand(ctx, ts[1], "exponent")
+    ctx.need_f32(*ts)
+    kind = BIN_KIND[n.op_type]
+    if len(ts) == 1:
+        if n.op_type not in ("Max", "Min", "Sum"):
+            raise NodeError("needs two inputs")
+        ctx.view_output(n, 0, ts[0], ts[0].shape)
+        return
+    if n.op_type == "PRelu":
+        try:
+            ok = tuple(np.broadcast_shapes(ts[0].shape, ts[1].shape)) == tuple(ts[0].shape)
+        except ValueError:
+            ok = False
+        if not ok:
+            raise NodeError(f"slope {ts[1].shape} does not broadcast to X {ts[0].shape}")
+    acc = ts[0]
+    for k, t in enumerate(ts[1:]):
+        last = k == len(ts) - 2
+        acc = binary(ctx, kind, acc, t, out_name=f"{n.outputs[0]}/{k}",
+                     params=epilogue_params(n) if last else None, bind=(n, 0) if last else None)
+
+
+def lower_batchnorm(ctx, n):
+    """Standalone inference BatchNormalization: y = x * s + t with s, t constants shaped [C, 1, ...]."""
+    if n.attrs.get("training_mode", 0) or any(o for o in n.outputs[1:]):
+        raise NodeError("training-mode BatchNormalization is unsupported")
+    X = ctx.input(n, 0)
+    ctx.need_f32(X)
+    if len(X.shape) < 2:
+        raise NodeError(f"input rank {len(X.shape)} < 2")
+    C = X.shape[1]
+    p = [ctx.const_input(n, i, w).astype(np.float64).reshape(-1) for i, w in
+         ((1, "scale"), (2, "bias"), (3, "mean"), (4, "var"))]
+    if any(len(a) != C for a in p):
+        raise NodeError(f"parameters must have {C} values")
+    sc, bi, mean, var = p
+    s = sc / np.sqrt(var + float(n.attrs.get("epsilon", 1e-5)))
+    t = bi - mean * s
+    shp = (C,) + (1,) * (len(X.shape) - 2)
+    name = n.outputs[0]
+    sc_t = ctx.const(name + "/bn_scale", s.astype(np.float32).reshape(shp))
+    sh_t = ctx.const(name + "/bn_shift", t.astype(np.float32).reshape(shp))
+    y = binary(ctx, K.EP_BIN_MUL, X, sc_t, out_name=name + "/bn_mul")
+    binary(ctx, K.EP_BIN_ADD, y, sh_t, params=epilogue_params(n), bind=(n, 0))
+
+
+LOWER = {("", t): lower_unary for t in acts.UNARY_TYPES if t != "EpAct"}
+LOWER[("edgeplan", "EpAct")] = lower_unary
+LOWER.update({("", t): lower_binary for t in BIN_KIND})
+LOWER[("", "BatchNormalization")] = lower_batchnorm

@@ -1,0 +1,136 @@
+"""EpGemm (constant B, from passes/fuse.py) → gemm with A viewed as 2-D; Gemm with a runtime B and MatMul
+→ matmul (+ transpose / binary ops); 1-D operands through views."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..._cdef import K
+from ..lowering import NodeError
+from ._util import epilogue_params, prod
+
+
+def lower_epgemm(ctx, n):
+    A = ctx.input(n, 0)
+    Bc = ctx.const_input(n, 1, "B")
+    ctx.need_f32(A)
+    Kd, N = Bc.shape
+    if not A.shape or A.shape[-1] != Kd:
+        raise NodeError(f"A {A.shape} does not match B [K={Kd}, N={N}]")
+    lead = A.shape[:-1]
+    Mrows = prod(lead)
+    a2 = ctx.view(A, (Mrows, Kd))
+    C = ctx.input(n, 2, optional=True)
+    if C is not None and C.shape not in ((N,), (Mrows, N)):
+        raise NodeError(f"bias C {C.shape} is neither [N] nor [M, N]")
+    R = ctx.input(n, 3, optional=True)
+    ctx.need_f32(C, R)
+    yshape = tuple(lead) + (N,)
+    if len(yshape) != 2:
+        y2 = ctx.tmp(n.outputs[0] + "/2d", (Mrows, N))
+        ctx.view_output(n, 0, y2, yshape)
+    else:
+        y2 = ctx.output(n, 0, yshape, np.float32)
+    r2 = ctx.view(R, (Mrows, N)) if R is not None else None
+    ins = [a2, ctx.tensor(n.inputs[1]), C] + ([r2] if r2 is not None else [])
+    ctx.emit("gemm", ins, [y2], epilogue_params(n))
+
+
+def matmul(ctx, A, B, out_name, bind=None):
+    """numpy matmul of A and B into a new tensor named out_name (1-D operands via views). If bind is
+    (node, index), the result becomes that IR output."""
+    ctx.need_f32(A, B)
+    a, b = A, B
+    if len(A.shape) == 0 or len(B.shape) == 0:
+        raise NodeError("MatMul of a scalar")
+    if len(A.shape) == 1:
+        a = ctx.view(A, (1, A.shape[0]))
+    if len(B.shape) == 1:
+        b = ctx.view(B, (B.shape[0], 1))
+    if a.shape[-1] != b.shape[-2]:
+        raise NodeError(f"MatMul shapes {A.shape} x {B.shape} do not match")
+    try:
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ValueError:
+        raise NodeError(f"MatMul batch dims of {A.shape} and {B.shape} do not broadcast") from None
+    full = tuple(batch) + (a.shape[-2], b.shape[-1])
+    final = list(full)
+    if len(B.shape) == 1:
+        final.pop(-1)
+    if len(A.shape) == 1:
+        final.pop(-2)
+    final = tuple(final)
+    if final != full:
+        y = ctx.tmp(out_name + "/mm", full)
+        ctx.emit("matmul", [a, b], [y], {})
+        if bind is not None:
+            return ctx.view_output(bind[0], bind[1], y, final)
+        return ctx.view(y, final)
+    if bind is not None:
+        y = ctx.output(bind[0], bind[1], full, np.float32)
+    else:
+        y = ctx.tmp(out_name, full)
+    ctx.emit("matmul", [a, b], [y], {})
+    return y
+
+
+def lower_matmul(ctx, n):
+    matmul(ctx, ctx.input(n, 0), ctx.input(n, 1), n.outputs[0], bind=(n, 0))
+
+
+def _transpose2d(ctx, t):
+    if len(t.shape) != 2:
+        raise NodeError(f"Gemm operand '{t.name}' must be 2-D, got {t.shape}")
+    y = ctx.tmp(t.name + "/T", t.shape[::-1], t.dtype)
+    ctx.emit("transpose", [t], [y], {"perm": [1, 0, 2, 3, 4, 5, 6, 7]})
+    return y
+
+
+def _scale(ctx, t, k, base):
+    c = ctx.const(base + "/scale", np.array(k, np.float32))
+    y = ctx.tmp(base + "/scaled", t.shape)
+    ctx.emit("binary", [t, c], [y], {"kind": K.EP_BIN_MUL, "act": K.EP_ACT_NONE, "act_alpha": 0.0,
+                                      "act_beta": 0.0}, inplace=0 if not t.is_const else None)
+    return y
+
+
+def lower_gemm(ctx, n):
+    """Gemm that was not turned into EpGemm (runtime B, or an unusual C): matmul + binary ops."""
+    A, B = ctx.input(n, 0), ctx.input(n, 1)
+    ctx.need_f32(A, B)
+    if len(A.shape) != 2 or len(B.shape) != 2:
+        raise NodeError(f"Gemm needs 2-D A and B, got {A.shape} and {B.shape}")
+    alpha, beta = float(n.attrs.get("alpha", 1.0)), float(n.attrs.get("beta", 1.0))
+    if int(n.attrs.get("transA", 0)):
+        A = _transpose2d(ctx, A)
+    if int(n.attrs.get("transB", 0)):
+        B = _transpose2d(ctx, B)
+    C = ctx.input(n, 2, optional=True)
+    name = n.outputs[0]
+    last = C is None and alpha == 1.0
+    y = matmul(ctx, A, B, name + "/ab", bind=(n, 0) if last else None)
+    if last:
+        return
+    if alpha != 1.0:
+        y = _scale(ctx, y, alpha, name + "/alpha")
+    if C is None:
+        ctx.view_output(n, 0, y, y.shape)
+        return
+    ctx.need_f32(C)
+    if beta != 1.0:
+        C = ctx.const(name + "/C", C.data * np.float32(beta)) if C.data is not None else _scale(ctx, C, beta, name + "/beta")
+    try:
+        shape = np.broadcast_shapes(y.shape, C.shape)
+    except ValueError:
+        raise NodeError(f"C {C.shape} does not broadcast to {y.shape}") from None
+    if tuple(shape) != tuple(y.shape):
+        raise NodeError(f"C {C.shape} does not broadcast to {y.shape}")
+    out = ctx.output(n, 0, y.shape, np.float32)
+    ctx.emit("binary", [y, C], [out], {"kind": K.EP_BIN_ADD, "act": K.EP_ACT_NONE, "act_alpha": 0.0,
+                                        "act_beta": 0.0}, inplace=0)
+
+
+LOWER = {
+    ("edgeplan", "EpGemm"): lower_epgemm,
+    ("", "MatMul"): lower_matmul,
+    ("", "Gemm"): lower_gemm,
+}

@@ -1,0 +1,119 @@
+"""Zero-copy views: Reshape, Flatten, Squeeze, Unsqueeze, Identity, same-type Cast, no-op Expand."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..lowering import NodeError
+from ..onnx_import import np_dtype
+from ._util import norm_axis, prod
+
+
+def _axes(ctx, n, i=1, attr="axes"):
+    """Axes from input i (opset >= 13 style) or the attribute; None when absent."""
+    if n.input(i):
+        return [int(a) for a in ctx.const_input(n, i, "axes").reshape(-1)]
+    v = n.attrs.get(attr)
+    return None if v is None else [int(a) for a in v]
+
+
+def lower_reshape(ctx, n):
+    X = ctx.input(n, 0)
+    shp = [int(d) for d in ctx.const_input(n, 1, "shape").reshape(-1)]
+    allowzero = int(n.attrs.get("allowzero", 0))
+    out = []
+    for i, d in enumerate(shp):
+        if d == 0 and not allowzero:
+            if i >= len(X.shape):
+                raise NodeError(f"shape {shp}: 0 at dim {i} beyond the input rank")
+            out.append(X.shape[i])
+        else:
+            out.append(d)
+    total = prod(X.shape)
+    if out.count(-1) > 1 or any(d < -1 for d in out):
+        raise NodeError(f"invalid shape {shp}")
+    if -1 in out:
+        rest = prod(d for d in out if d != -1)
+        if rest == 0 or total % rest:
+            raise NodeError(f"cannot reshape {X.shape} to {shp}")
+        out[out.index(-1)] = total // rest
+    if prod(out) != total:
+        raise NodeError(f"cannot reshape {X.shape} to {shp}")
+    ctx.view_output(n, 0, X, out)
+
+
+def lower_flatten(ctx, n):
+    X = ctx.input(n, 0)
+    r = len(X.shape)
+    axis = int(n.attrs.get("axis", 1))
+    if not -r <= axis <= r:
+        raise NodeError(f"axis {axis} out of range for rank {r}")
+    if axis < 0:
+        axis += r
+    ctx.view_output(n, 0, X, (prod(X.shape[:axis]), prod(X.shape[axis:])))
+
+
+def lower_squeeze(ctx, n):
+    X = ctx.input(n, 0)
+    r = len(X.shape)
+    axes = _axes(ctx, n)
+    if axes is None or not axes:
+        out = [d for d in X.shape if d != 1]
+    else:
+        ax = {norm_axis(a, r) for a in axes}
+        bad = [a for a in ax if X.shape[a] != 1]
+        if bad:
+            raise NodeError(f"cannot squeeze dims {bad} of shape {X.shape}")
+        out = [d for i, d in enumerate(X.shape) if i not in ax]
+    ctx.view_output(n, 0, X, out)
+
+
+def lower_unsqueeze(ctx, n):
+    X = ctx.input(n, 0)
+    axes = _axes(ctx, n)
+    if not axes:
+        raise NodeError("axes are missing")
+    r = len(X.shape) + len(axes)
+    ax = sorted(norm_axis(a, r) for a in axes)
+    if len(set(ax)) != len(ax):
+        raise NodeError(f"repeated axes {axes}")
+    out = list(X.shape)
+    for a in ax:
+        out.insert(a, 1)
+    ctx.view_output(n, 0, X, out)
+
+
+def lower_identity(ctx, n):
+    X = ctx.input(n, 0)
+    ctx.view_output(n, 0, X, X.shape)
+
+
+def lower_cast(ctx, n):
+    X = ctx.input(n, 0)
+    to = np_dtype(int(n.attrs.get("to", 0)))
+    if to != X.dtype:
+        raise NodeError(f"Cast from {X.dtype.name} to {to.name if to is not None else '?'} at run time "
+                        "is unsupported")
+    ctx.view_output(n, 0, X, X.shape)
+
+
+def lower_expand(ctx, n):
+    X = ctx.input(n, 0)
+    shp = [int(d) for d in ctx.const_input(n, 1, "shape").reshape(-1)]
+    try:
+        out = tuple(np.broadcast_shapes(X.shape, tuple(shp)))
+    except ValueError:
+        raise NodeError(f"cannot expand {X.shape} to {shp}") from None
+    if prod(out) != prod(X.shape):
+        raise NodeError(f"Expand {X.shape} -> {out} at run time is unsupported (only no-op expands)")
+    ctx.view_output(n, 0, X, out)
+
+
+LOWER = {
+    ("", "Reshape"): lower_reshape,
+    ("", "Flatten"): lower_flatten,
+    ("", "Squeeze"): lower_squeeze,
+    ("", "Unsqueeze"): lower_unsqueeze,
+    ("", "Identity"): lower_identity,
+    ("", "Cast"): lower_cast,
+    ("", "Expand"): lower_expand,
+}

@@ -1,0 +1,365 @@
+"""Fusion.
+
+1. Gemm and MatMul with a constant 2-D f32 B become EpGemm(A, B[K,N], C[N]|C[M,N]|"") with alpha/beta
+   and transB folded into the constants (transA becomes a Transpose node, a runtime C an Add after it).
+2. Conv / ConvTranspose / EpGemm grow an epilogue y = act(acc + bias + residual) by absorbing, while the
+   intermediate value has no other consumer and is not a graph output: BatchNormalization, a per-channel
+   constant Mul (both only before any bias/residual/activation beyond the weights), Add/Sub of a
+   per-channel constant (bias), Add of a same-shape runtime tensor (residual; not ConvTranspose), then
+   one activation (Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh, or x*Sigmoid(x) = SiLU).
+   Nothing is fused after the activation.
+3. Binary ops absorb a following activation; x*Sigmoid(x), x*HardSigmoid(x; 1/6, 1/2) and the erf form of
+   GELU become one EpAct node.
+Every fusion is recorded as a line in notes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..._cdef import K
+from .. import acts, ir
+
+BINARY = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "PRelu"}
+
+
+def _per_channel(arr, yshape, axis):
+    """arr as a float64 vector over dim `axis` of yshape if it broadcasts per channel, else None."""
+    if arr is None or yshape is None or arr.dtype != np.float32 or arr.ndim > len(yshape):
+        return None
+    r = len(yshape)
+    ax = axis % r
+    bs = (1,) * (r - arr.ndim) + tuple(arr.shape)
+    if any(d != 1 for i, d in enumerate(bs) if i != ax) or bs[ax] not in (1, yshape[ax]):
+        return None
+    return np.broadcast_to(arr.reshape(bs[ax]).astype(np.float64), (yshape[ax],))
+
+
+class _Fuser:
+    def __init__(self, m: ir.Model, notes: list):
+        self.m, self.notes = m, notes
+        self.cons = m.consumers()
+        self.outs = set(m.outputs)
+        self.dead = set()
+
+    def users(self, v):
+        return [n for n in self.cons.get(v, []) if n not in self.dead]
+
+    def sole_user(self, v):
+        if v in self.outs:
+            return None
+        us = self.users(v)
+        if len(us) != 1 or us[0].domain != "" or us[0].inputs.count(v) != 1:
+            return None
+        return us[0]
+
+    def absorb(self, anchor, c, extra=()):
+        """anchor takes over c's output; c dies; `extra` are c's inputs anchor now reads."""
+        anchor.outputs[0] = c.outputs[0]
+        self.dead.add(c)
+        for v in extra:
+            self.cons.setdefault(v, []).append(anchor)
+
+    # ---------------------------------------------------------------- conv/gemm epilogues
+    def _axis(self, n):
+        return -1 if n.op_type == "EpGemm" else 1
+
+    def _channels(self, n, W):
+        if n.op_type == "Conv":
+            return W.shape[0]
+        if n.op_type == "ConvTranspose":
+            return W.shape[1] * int(n.attrs.get("group", 1))
+        return W.shape[1]
+
+    def scale_shift(self, n, s=None, t=None) -> bool:
+        """Rewrite n's constants so that its output becomes s*y + t (per output channel)."""
+        m = self.m
+        W = m.const(n.inputs[1])
+        if W is None or W.dtype != np.float32:
+            return False
+        C = self._channels(n, W)
+        bname = n.input(2)
+        b = m.const(bname) if bname else np.zeros(C, np.float32)
+        if b is None:
+            return False
+        b = b.astype(np.float64)
+        if s is not None:
+            s = np.broadcast_to(np.asarray(s, np.float64), (C,))
+            k = W.ndim - 2
+            if n.op_type == "Conv":
+                W2 = W * s.reshape((C,) + (1,) * (W.ndim - 1))
+            elif n.op_type == "ConvTranspose":
+                g = int(n.attrs.get("group", 1))
+                W2 = (W.reshape((g, W.shape[0] // g, W.shape[1]) + W.shape[2:])
+                      * s.reshape((g, 1, W.shape[1]) + (1,) * k)).reshape(W.shape)
+            else:
+                W2 = W * s[None, :]
+            b = b * s
+            n.inputs[1] = m.add_const(f"{n.name}.weight_fused", W2.astype(np.float32))
+        if t is not None:
+            b = b + np.asarray(t, np.float64)
+        while len(n.inputs) < 3:
+            n.inputs.append("")
+        n.inputs[2] = m.add_const(f"{n.name}.bias_fused", b.astype(np.float32))
+        return True
+
+    def try_bn(self, n, bn) -> bool:
+        m = self.m
+        if bn.attrs.get("training_mode", 0) or any(o for o in bn.outputs[1:]):
+            return False
+        p = [m.const(bn.input(i)) for i in range(1, 5)]
+        if any(a is None for a in p):
+            return False
+        sc, bi, mean, var = (a.astype(np.float64).reshape(-1) for a in p)
+        W = m.const(n.inputs[1])
+        if W is None or not (len(sc) == len(bi) == len(mean) == len(var) == self._channels(n, W)):
+            return False
+        s = sc / np.sqrt(var + float(bn.attrs.get("epsilon", 1e-5)))
+        return self.scale_shift(n, s, bi - mean * s)
+
+    def try_silu(self, n, us) -> bool:
+        y = n.outputs[0]
+        sig = [u for u in us if u.op_type == "Sigmoid" and u.domain == "" and u.inputs == [y]]
+        if len(sig) != 1:
+            return False
+        s = sig[0]
+        mul = self.sole_user(s.outputs[0])
+        if mul is None or mul.op_type != "Mul" or set(mul.inputs) != {y, s.outputs[0]} or mul not in us:
+            return False
+        n.attrs.update(ep_act=K.EP_ACT_SILU, ep_alpha=0.0, ep_beta=0.0)
+        self.dead.add(s)
+        self.absorb(n, mul)
+        return True
+
+    def grow(self, n):
+        m = self.m
+        parts = []
+        while True:
+            y = n.outputs[0]
+            if y in self.outs:
+                break
+            has_act = "ep_act" in n.attrs
+            has_res = len(n.inputs) > 3 and bool(n.inputs[3])
+            has_bias = bool(n.input(2))
+            us = self.users(y)
+            if len(us) == 2 and not has_act and self.try_silu(n, us):
+                parts.append("Sigmoid + Mul (SiLU)")
+                continue
+            c = self.sole_user(y)
+            if c is None:
+                break
+            yshape = m.static_shape(y)
+            other = [i for i in c.inputs if i != y]
+            if c.op_type == "BatchNormalization" and not has_act and not has_res and self.try_bn(n, c):
+                parts.append("BatchNormalization")
+                self.absorb(n, c)
+                continue
+            if c.op_type == "Mul" and not has_act and not has_res and len(other) == 1:
+                s = _per_channel(m.const(other[0]), yshape, self._axis(n))
+                if s is not None and self.scale_shift(n, s=s):
+                    parts.append("Mul (scale)")
+                    self.absorb(n, c)
+                    continue
+                break
+            if c.op_type in ("Add", "Sub") and not has_act and len(other) == 1:
+                if c.op_type == "Sub" and c.inputs[0] != y:
+                    break
+                t = _per_channel(m.const(other[0]), yshape, self._axis(n))
+                if t is not None:
+                    if self.scale_shift(n, t=-t if c.op_type == "Sub" else t):
+                        parts.append(f"{c.op_type} (bias)")
+                        self.absorb(n, c)
+                        continue
+                    break
+                r = other[0]
+                if (c.op_type == "Add" and n.op_type != "ConvTranspose" and not has_res and m.const(r) is None
+                        and yshape is not None and m.static_shape(r) == yshape
+                        and m.values[r].dtype == np.float32):
+                    while len(n.inputs) < 3:
+                        n.inputs.append("")
+                    n.inputs.append(r)
+                    parts.append("Add (residual)")
+                    self.absorb(n, c, extra=[r])
+                    continue
+                break
+            act = None if has_act else acts.epilogue(m, c)
+            if act is not None:
+                n.attrs.update(ep_act=act[0], ep_alpha=act[1], ep_beta=act[2])
+                parts.append(c.op_type)
+                self.absorb(n, c)
+                continue
+            break
+        if parts:
+            self.notes.append(f"{n.op_type} '{n.name}' + " + " + ".join(parts))
+
+    # ---------------------------------------------------------------- binary + patterns
+    def grow_binary(self, n):
+        if "ep_act" in n.attrs or len(n.inputs) != 2:
+            return
+        c = self.sole_user(n.outputs[0])
+        act = acts.epilogue(self.m, c) if c is not None else None
+        if act is None:
+            return
+        n.attrs.update(ep_act=act[0], ep_alpha=act[1], ep_beta=act[2])
+        self.absorb(n, c)
+        self.notes.append(f"{n.op_type} '{n.name}' + {c.op_type}")
+
+    def gate_pattern(self, s):
+        """x * Sigmoid(x) -> SiLU, x * HardSigmoid(x; 1/6, 0.5) -> HardSwish (as one EpAct node s)."""
+        if s.op_type == "Sigmoid":
+            kind, what = K.EP_ACT_SILU, "SiLU"
+        elif (s.op_type == "HardSigmoid" and abs(float(s.attrs.get("alpha", 0.2)) - 1 / 6) < 1e-6
+              and abs(float(s.attrs.get("beta", 0.5)) - 0.5) < 1e-7):
+            kind, what = K.EP_ACT_HARD_SWISH, "HardSwish"
+        else:
+            return
+        x = s.inputs[0]
+        mul = self.sole_user(s.outputs[0])
+        if mul is None or mul.op_type != "Mul" or sorted(mul.inputs) != sorted([x, s.outputs[0]]):
+            return
+        self.notes.append(f"{s.op_type} '{s.name}' + Mul '{mul.name}' -> {what}")
+        s.op_type, s.domain, s.attrs, s.proto = "EpAct", ir.EP_DOMAIN, {"kind": kind}, None
+        self.absorb(s, mul)
+
+    def gelu_pattern(self, e):
+        """0.5 * x * (1 + erf(x / sqrt 2)) in the usual exported orders -> EpAct GELU."""
+        m = self.m
+        prods = self._prods
+        d = prods.get(e.inputs[0])
+        if d is None or d.op_type not in ("Div", "Mul") or len(d.inputs) != 2 or e.inputs[0] in self.outs:
+            return
+        k = m.const(d.inputs[1])
+        want = np.sqrt(2.0) if d.op_type == "Div" else 1 / np.sqrt(2.0)
+        if k is None or k.size != 1 or abs(float(k.reshape(-1)[0]) - want) > 1e-4:
+            return
+        x = d.inputs[0]
+        a = self.sole_user(e.outputs[0])
+        if a is None or a.op_type != "Add" or len(a.inputs) != 2:
+            return
+        one = m.const([i for i in a.inputs if i != e.outputs[0]][0])
+        if one is None or one.size != 1 or float(one.reshape(-1)[0]) != 1.0:
+            return
+        m1 = self.sole_user(a.outputs[0])
+        if m1 is None or m1.op_type != "Mul":
+            return
+        o = [i for i in m1.inputs if i != a.outputs[0]]
+        if len(o) != 1:
+            return
+        half = None
+        if o[0] == x:                      # (x * (1 + erf)) * 0.5
+            last = self.sole_user(m1.outputs[0])
+            if last is None or last.op_type != "Mul":
+                return
+            half = m.const([i for i in last.inputs if i != m1.outputs[0]][0])
+            dead = [d, a, m1, last]
+        else:                              # (x * 0.5) * (1 + erf)
+            h = prods.get(o[0])
+            if h is None or h.op_type != "Mul" or x not in h.inputs or self.sole_user(o[0]) is not m1:
+                return
+            half = m.const([i for i in h.inputs if i != x][0]) if len(h.inputs) == 2 else None
+            dead, last = [d, a, h, m1], m1
+        if half is None or half.size != 1 or float(half.reshape(-1)[0]) != 0.5:
+            return
+        if self.sole_user(d.outputs[0]) is not e:
+            return
+        self.notes.append(f"Erf '{e.name}' + {len(dead)} nodes -> GELU")
+        e.op_type, e.domain, e.attrs, e.proto = "EpAct", ir.EP_DOMAIN, {"kind": K.EP_ACT_GELU}, None
+        e.inputs = [x]
+        self.cons.setdefault(x, []).append(e)
+        e.outputs = [last.outputs[0]]
+        self.dead.update(dead)
+
+    def run(self):
+        for n in list(self.m.nodes):
+            if n.domain == "" and n.op_type == "Erf" and n not in self.dead:
+                self._prods = {o: p for p in self.m.nodes if p not in self.dead for o in p.outputs}
+                self.gelu_pattern(n)
+        for n in list(self.m.nodes):
+            if n not in self.dead and n.op_type in ("Conv", "ConvTranspose", "EpGemm"):
+                self.grow(n)
+        for n in list(self.m.nodes):
+            if n not in self.dead and n.domain == "" and n.op_type in ("Sigmoid", "HardSigmoid"):
+                self.gate_pattern(n)
+        for n in list(self.m.nodes):
+            if n not in self.dead and n.domain == "" and n.op_type in BINARY:
+                self.grow_binary(n)
+        self.m.nodes = [n for n in self.m.nodes if n not in self.dead]
+
+
+# -------------------------------------------------------------------- linear canonicalisation
+def _gemm_node(m, n, out):
+    """Rewrite Gemm/MatMul n as EpGemm when B is a constant 2-D f32; returns the nodes replacing n."""
+    B = m.const(n.inputs[1])
+    if B is None or B.ndim != 2 or B.dtype != np.float32 or m.const(n.inputs[0]) is not None:
+        return [n]
+    if n.op_type == "MatMul":
+        n.op_type, n.domain, n.proto, n.attrs, n.inputs = "EpGemm", ir.EP_DOMAIN, None, {}, [n.inputs[0], n.inputs[1], ""]
+        return [n]
+    alpha, beta = float(n.attrs.get("alpha", 1.0)), float(n.attrs.get("beta", 1.0))
+    ta, tb = int(n.attrs.get("transA", 0)), int(n.attrs.get("transB", 0))
+    Bk = np.ascontiguousarray((B.T if tb else B) * np.float32(alpha)).astype(np.float32)
+    N = Bk.shape[1]
+    A = n.inputs[0]
+    ashape = m.shape(A)
+    rows = None
+    if ashape is not None and len(ashape) == 2:
+        rows = ashape[1] if ta else ashape[0]
+    new = []
+    C = n.input(2)
+    cname, post = "", None
+    if C:
+        Cc = m.const(C)
+        if Cc is not None:
+            Cb = (Cc.astype(np.float64) * beta).astype(np.float32)
+            if Cb.ndim > 2:
+                return [n]
+            bs = (1,) * (2 - Cb.ndim) + Cb.shape
+            Cb = Cb.reshape(bs)
+            if bs[1] not in (1, N):
+                return [n]
+            if bs[0] == 1:
+                cname = m.add_const(f"{n.name}.bias", np.broadcast_to(Cb[0], (N,)).copy())
+            elif rows is not None and bs[0] in (1, rows):
+                cname = m.add_const(f"{n.name}.bias", np.broadcast_to(Cb, (rows, N)).copy())
+            else:
+                return [n]
+        else:
+            post = C
+    if ta:
+        t = m.fresh(f"{A}_T")
+        v = m.value(t)
+        v.dtype, v.shape = m.values[A].dtype, None if ashape is None else tuple(reversed(ashape))
+        new.append(ir.Node("Transpose", [A], [t], {"perm": [1, 0]}, f"{n.name}/transA"))
+        A = t
+    bname = n.inputs[1] if (Bk.shape == B.shape and not tb and alpha == 1.0) else m.add_const(f"{n.name}.weight_kn", Bk)
+    n.op_type, n.domain, n.proto, n.attrs, n.inputs = "EpGemm", ir.EP_DOMAIN, None, {}, [A, bname, cname]
+    new.append(n)
+    if post is not None:
+        y = n.outputs[0]
+        tmp = m.fresh(f"{y}_gemm")
+        vt = m.value(tmp)
+        vt.dtype, vt.shape = m.values[y].dtype, m.values[y].shape
+        n.outputs = [tmp]
+        if beta != 1.0:
+            cb = m.fresh(f"{C}_beta")
+            m.value(cb).dtype, m.value(cb).shape = m.values[C].dtype, m.values[C].shape
+            new.append(ir.Node("Mul", [C, m.add_const(f"{n.name}.beta", np.array(beta, np.float32))], [cb], {},
+                               f"{n.name}/beta"))
+            post = cb
+        new.append(ir.Node("Add", [tmp, post], [y], {}, f"{n.name}/C"))
+    return new
+
+
+def canonical_linear(m: ir.Model) -> None:
+    out = []
+    for n in m.nodes:
+        if n.domain == "" and n.op_type in ("Gemm", "MatMul") and len(n.inputs) >= 2:
+            out.extend(_gemm_node(m, n, out))
+        else:
+            out.append(n)
+    m.nodes = out
+
+
+def fuse(m: ir.Model, notes: list) -> None:
+    canonical_linear(m)
+    _Fuser(m, notes).run()
+    m.remove_dead()

@@ -1,0 +1,212 @@
+/* Plan mutation harness: thousands of corrupted, truncated and hostile variants of real plans must each
+ * be rejected with an error or run — never crash, hang or touch memory outside their buffers.
+ * Built with -fsanitize=address,undefined -fno-sanitize-recover=all by tests/py/test_fuzz.py.
+ *
+ *   fuzz_plans COUNT SEED plan.eplan [plan2.eplan ...]
+ *
+ * Most mutations re-seal the CRC so that they reach the deeper checks (records, params, shapes). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "edgeplan/edgeplan.h"
+#include "edgeplan/plan_format.h"
+
+#define ARENA_CAP (64u << 20)
+
+static uint64_t rng_state;
+static uint64_t rnd(void) {   /* splitmix64 */
+    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+static uint64_t below(uint64_t n) { return n ? rnd() % n : 0; }
+
+static uint8_t *read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *b = malloc((size_t)n);
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) { free(b); b = NULL; }
+    fclose(f);
+    *len = (size_t)n;
+    return b;
+}
+
+static void reseal(uint8_t *p, size_t len) {
+    if (len < sizeof(ep_plan_header)) return;
+    ep_plan_header *h = (ep_plan_header *)(void *)p;
+    uint64_t fs = h->file_size <= len ? h->file_size : len;
+    h->crc32c = 0;
+    h->crc32c = ep_crc32c(p, (size_t)fs);
+}
+
+static const int64_t INTERESTING[] = {0, 1, -1, 2, 3, 7, 8, 63, 64, 65, 127, 128, 255, 256, 4096, 65535, 65536,
+                                      0x7fffffff, -0x7fffffff - 1, 0x80000000ll, 0xffffffffll, 1ll << 32,
+                                      1ll << 40, 0x7fffffffffffffffll};
+#define N_INTERESTING (sizeof(INTERESTING) / sizeof(INTERESTING[0]))
+
+/* Writes an interesting or nearby value into a field of width w (1,2,4,8) at p. */
+static void poke(uint8_t *p, int w) {
+    int64_t v;
+    uint64_t old = 0;
+    memcpy(&old, p, (size_t)w);
+    switch (below(3)) {
+    case 0: v = INTERESTING[below(N_INTERESTING)]; break;
+    case 1: v = (int64_t)old + (int64_t)below(9) - 4; break;
+    default: v = (int64_t)rnd(); break;
+    }
+    memcpy(p, &v, (size_t)w);
+}
+
+typedef struct { uint64_t offset, size; uint32_t count, rsize; } sec_t;
+
+static int find_section(const uint8_t *p, size_t len, uint32_t kind, sec_t *out) {
+    const ep_plan_header *h = (const ep_plan_header *)(const void *)p;
+    for (uint32_t i = 0; i < h->section_count; i++) {
+        const ep_section *s = (const ep_section *)(const void *)(p + h->section_table_offset + i * sizeof(ep_section));
+        if (s->kind == kind && s->offset + s->size <= len) {
+            out->offset = s->offset; out->size = s->size; out->count = s->count; out->rsize = s->record_size;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* One mutation of a valid plan (buf holds len bytes). Returns the new length. */
+static size_t mutate(uint8_t *buf, size_t len) {
+    sec_t s;
+    int kind = (int)below(10);
+    switch (kind) {
+    case 0: /* plain truncation */
+        return (size_t)below(len);
+    case 1: { /* truncation with a consistent header */
+        size_t n = (size_t)below(len);
+        if (n >= sizeof(ep_plan_header)) { ((ep_plan_header *)(void *)buf)->file_size = n; reseal(buf, n); }
+        return n;
+    }
+    case 2: /* random bit flips, CRC left stale half the time */
+        for (int k = 0, n = 1 + (int)below(8); k < n; k++) buf[below(len)] ^= (uint8_t)(1u << below(8));
+        if (below(2)) reseal(buf, len);
+        return len;
+    case 3: /* header fields */
+        poke(buf + 4 * below(sizeof(ep_plan_header) / 4), below(2) ? 4 : 8);
+        if (below(4)) reseal(buf, len);
+        return len;
+    case 4: { /* section table */
+        const ep_plan_header *h = (const ep_plan_header *)(void *)buf;
+        uint64_t at = h->section_table_offset + below(h->section_count) * sizeof(ep_section);
+        at += 4 * below(sizeof(ep_section) / 4);
+        if (len >= 8 && at <= len - 8) poke(buf + at, below(2) ? 4 : 8);
+        reseal(buf, len);
+        return len;
+    }
+    case 5: case 6: { /* tensor records: dims, offsets, dtype, rank, storage */
+        if (find_section(buf, len, EP_SECTION_TENSORS, &s) && s.count) {
+            uint8_t *r = buf + s.offset + below(s.count) * s.rsize;
+            static const struct { int off, w; } F[] = {{0, 1}, {1, 1}, {2, 1}, {4, 4}, {8, 8}, {16, 8}, {24, 4}, {28, 4},
+                                                        {32, 4}, {36, 4}, {40, 4}, {44, 4}, {56, 1}, {64, 4}};
+            int f = (int)below(sizeof(F) / sizeof(F[0]));
+            poke(r + F[f].off, F[f].w);
+            /* keep nbytes consistent with the (possibly new) dims half the time, to get past that check */
+            if (below(2)) {
+                ep_tensor_rec *t = (ep_tensor_rec *)(void *)r;
+                uint64_t n = 1;
+                int esz = t->dtype == 1 || t->dtype == 6 ? 4 : t->dtype == 7 ? 8 : t->dtype == 10 || t->dtype == 5 ? 2 : 1;
+                for (int d = 0; d < t->rank && d < 8; d++) n *= (uint64_t)(uint32_t)t->dims[d];
+                t->nbytes = n * (uint64_t)esz;
+            }
+        }
+        reseal(buf, len);
+        return len;
+    }
+    case 7: { /* op records */
+        if (find_section(buf, len, EP_SECTION_OPS, &s) && s.count) {
+            uint8_t *r = buf + s.offset + below(s.count) * s.rsize;
+            static const struct { int off, w; } F[] = {{0, 2}, {2, 1}, {4, 2}, {6, 2}, {8, 4}, {12, 4}, {16, 4}, {20, 4}, {24, 8}, {32, 8}};
+            int f = (int)below(sizeof(F) / sizeof(F[0]));
+            poke(r + F[f].off, F[f].w);
+        }
+        reseal(buf, len);
+        return len;
+    }
+    case 8: { /* op parameters: hostile values reach the shape functions */
+        if (find_section(buf, len, EP_SECTION_PARAMS, &s) && s.size >= 4)
+            for (int k = 0, n = 1 + (int)below(3); k < n; k++) poke(buf + s.offset + 4 * below(s.size / 4), 4);
+        reseal(buf, len);
+        return len;
+    }
+    default: { /* operand indices and io records */
+        if (below(2) && find_section(buf, len, EP_SECTION_OPIO, &s) && s.count)
+            poke(buf + s.offset + 4 * below(s.count), 4);
+        else if (find_section(buf, len, EP_SECTION_IO, &s) && s.count)
+            poke(buf + s.offset + 4 * below(2 * s.count), 4);
+        reseal(buf, len);
+        return len;
+    }
+    }
+}
+
+int main(int argc, char **argv) {
+    if (argc < 4) {
+        fprintf(stderr, "usage: fuzz_plans COUNT SEED PLAN...\n");
+        return 2;
+    }
+    long count = atol(argv[1]);
+    rng_state = strtoull(argv[2], NULL, 10);
+    int n_plans = argc - 3;
+    long rejected_query = 0, rejected_open = 0, ran = 0, run_errors = 0, too_big = 0;
+    for (long it = 0; it < count; it++) {
+        size_t len;
+        uint8_t *orig = read_file(argv[3 + it % n_plans], &len);
+        if (!orig) { fprintf(stderr, "cannot read %s\n", argv[3 + it % n_plans]); return 2; }
+        /* exact-size, 8-aligned copy so ASan sees any read past the end */
+        uint8_t *buf = aligned_alloc(8, (len + 7) / 8 * 8);
+        memcpy(buf, orig, len);
+        free(orig);
+        size_t n = len;
+        for (int k = 0, m = 1 + (int)below(3); k < m; k++) n = mutate(buf, n);
+        uint8_t *plan = malloc(n ? n : 1);   /* the mutated plan, in a buffer of exactly n bytes */
+        memcpy(plan, buf, n);
+        free(buf);
+        if ((uintptr_t)plan % 8) { free(plan); continue; }
+        ep_plan_info info;
+        int rc = ep_plan_query(plan, n, &info);
+        if (rc == EP_OK && ep_plan_validate(plan, n) != EP_OK) { fprintf(stderr, "query/validate disagree\n"); return 1; }
+        if (rc) { rejected_query++; free(plan); continue; }
+        if (info.arena_bytes > ARENA_CAP) { too_big++; free(plan); continue; }
+        void *arena = aligned_alloc(64, (size_t)(info.arena_bytes + 63) / 64 * 64 + 64);
+        ep_session *s = NULL;
+        char err[200];
+        ep_options opt;
+        memset(&opt, 0, sizeof(opt));
+        opt.struct_size = sizeof(opt);
+        opt.error_buf = err;
+        opt.error_buf_len = sizeof(err);
+        rc = ep_session_open(&s, plan, n, arena, (size_t)info.arena_bytes, &opt);
+        if (rc) {
+            if (rc >= 0 || strlen(err) >= sizeof(err)) { fprintf(stderr, "bad status %d\n", rc); return 1; }
+            rejected_open++;
+        } else {
+            for (uint32_t i = 0; i < ep_session_num_inputs(s); i++) {
+                ep_io_desc d;
+                if (ep_session_input_desc(s, i, &d) == EP_OK)
+                    memset(ep_session_input_buffer(s, i), (int)below(256), (size_t)d.nbytes);
+            }
+            rc = ep_run(s);
+            if (rc) run_errors++;
+            ran++;
+            ep_session_close(s);
+        }
+        free(arena);
+        free(plan);
+    }
+    printf("%ld mutated plans: %ld rejected by query, %ld rejected at open, %ld opened and ran (%ld run errors), "
+           "%ld skipped (arena > %u MiB), 0 crashes\n",
+           count, rejected_query, rejected_open, ran, run_errors, too_big, ARENA_CAP >> 20);
+    return 0;
+}

@@ -1,0 +1,736 @@
+/* Reference kernels and shape functions for the element-wise and layout ops:
+ * known answers and seeded random shapes checked against plain loops written here,
+ * hostile params/shapes rejected with EP_ERR_PLAN_*, and a fuzz loop (exact-size heap
+ * buffers, so ASan sees any read or write past a tensor) that runs every kernel whose
+ * shape function accepted random bytes. Prints "N passed, N failed"; exit 0 on success. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ep_ops.h"
+
+static int g_pass, g_fail;
+static uint64_t g_rng = 0x2545F4914F6CDD1DULL;
+
+#define CHECK(cond, ...)                                                   \
+    do {                                                                   \
+        if (cond) {                                                        \
+            g_pass++;                                                      \
+        } else {                                                           \
+            g_fail++;                                                      \
+            printf("FAIL %s:%d: ", __func__, __LINE__);                    \
+            printf(__VA_ARGS__);                                           \
+            printf("\n");                                                  \
+        }                                                                  \
+    } while (0)
+
+static uint32_t rnd(void) {
+    g_rng = g_rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (uint32_t)(g_rng >> 33);
+}
+static int rin(int lo, int hi) { return lo + (int)(rnd() % (uint32_t)(hi - lo + 1)); }
+static float rflt(float lo, float hi) { return lo + (hi - lo) * (float)(rnd() % 1000001) / 1e6f; }
+
+static int feq(float a, float b, float tol) {
+    if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
+    if (isinf(a) || isinf(b)) return a == b;
+    return fabsf(a - b) <= tol * (1.0f + fabsf(b));
+}
+
+/* ---- building tensors and ops by hand ---- */
+typedef struct opbox {
+    ep_op op;
+    ep_tensor *in[8];
+    ep_tensor *out[8];
+} opbox;
+
+static void tset(ep_tensor *t, void *data, uint8_t dtype, int rank, const int32_t *dims) {
+    memset(t, 0, sizeof *t);
+    t->data = data;
+    t->dtype = dtype;
+    t->rank = (uint8_t)rank;
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) n *= (t->dims[i] = dims[i]);
+    t->nbytes = (uint64_t)n * ep_dtype_size(dtype);
+}
+
+static ep_op *opset(opbox *b, uint16_t opcode, const void *params, int nin, int nout) {
+    b->op.params = params;
+    b->op.in = b->in;
+    b->op.out = b->out;
+    b->op.scratch = NULL;
+    b->op.scratch_size = 0;
+    b->op.n_in = (uint16_t)nin;
+    b->op.n_out = (uint16_t)nout;
+    b->op.opcode = opcode;
+    b->op.variant = 0;
+    return &b->op;
+}
+
+static int shape_is(const ep_shape *s, int rank, const int32_t *dims) {
+    if (s->rank != rank) return 0;
+    for (int i = 0; i < rank; i++)
+        if (s->dims[i] != dims[i]) return 0;
+    return 1;
+}
+/* A one-input one-output op on x and y. */
+static ep_op *op11(opbox *b, uint16_t opcode, const void *p, ep_tensor *x, ep_tensor *y) {
+    memset(b, 0, sizeof *b);
+    b->in[0] = x;
+    b->out[0] = y;
+    return opset(b, opcode, p, 1, 1);
+}
+/* 1 when fn accepts op, asks no scratch and gives out[0] = (rank, dims). */
+static int shape_ok(ep_shape_fn fn, const ep_op *op, int rank, const int32_t *dims) {
+    ep_shape s[8];
+    uint64_t scr = 1;
+    return fn(op, s, &scr) == EP_OK && scr == 0 && shape_is(&s[0], rank, dims);
+}
+
+static void unravel(int64_t f, int rank, const int32_t *dims, int64_t *c) {
+    for (int i = rank - 1; i >= 0; i--) {
+        c[i] = f % dims[i];
+        f /= dims[i];
+    }
+}
+static int64_t ravel(int rank, const int32_t *dims, const int64_t *c) {
+    int64_t f = 0;
+    for (int i = 0; i < rank; i++) f = f * dims[i] + c[i];
+    return f;
+}
+static int64_t numel(int rank, const int32_t *dims) {
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) n *= dims[i];
+    return n;
+}
+/* Random dims in [1, maxd] (sometimes 0 when zero_ok) with numel <= cap. */
+static void rdims(int rank, int32_t *dims, int maxd, int64_t cap, int zero_ok) {
+    do {
+        for (int i = 0; i < rank; i++) dims[i] = (zero_ok && rin(0, 15) == 0) ? 0 : rin(1, maxd);
+    } while (numel(rank, dims) > cap);
+}
+
+#define NBUF (1 << 15)
+static float A[NBUF], B[NBUF], Y[NBUF], R[NBUF];
+static _Alignas(16) unsigned char XB[8][NBUF], YB[8][NBUF];
+static const uint8_t any_dtypes[4] = {EP_DTYPE_U8, EP_DTYPE_I16, EP_DTYPE_F32, EP_DTYPE_I64};
+
+static void fill_f32(float *p, int64_t n, float lo, float hi) {
+    for (int64_t i = 0; i < n; i++) p[i] = rflt(lo, hi);
+}
+static void fill_bytes(unsigned char *p, int64_t n) {
+    for (int64_t i = 0; i < n; i++) p[i] = (unsigned char)rnd();
+}
+
+/* ---- activations ---- */
+static void test_act(void) {
+    static const struct { int kind; float x, alpha, beta, want; } kv[] = {
+        {EP_ACT_NONE, -3.5f, 0, 0, -3.5f}, {EP_ACT_RELU, -2, 0, 0, 0}, {EP_ACT_RELU, 3, 0, 0, 3},
+        {EP_ACT_CLIP, 7, 0, 6, 6}, {EP_ACT_CLIP, -1, 0, 6, 0}, {EP_ACT_CLIP, 5, 0, 6, 5},
+        {EP_ACT_LEAKY_RELU, -2, 0.1f, 0, -0.2f}, {EP_ACT_LEAKY_RELU, 2, 0.1f, 0, 2},
+        {EP_ACT_SIGMOID, 0, 0, 0, 0.5f}, {EP_ACT_SIGMOID, 2, 0, 0, 0.880797078f},
+        {EP_ACT_HARD_SIGMOID, 1, 0.2f, 0.5f, 0.7f}, {EP_ACT_HARD_SIGMOID, 10, 0.2f, 0.5f, 1},
+        {EP_ACT_HARD_SIGMOID, -10, 0.2f, 0.5f, 0}, {EP_ACT_HARD_SWISH, 1, 0, 0, 0.666666667f},
+        {EP_ACT_HARD_SWISH, -4, 0, 0, 0}, {EP_ACT_HARD_SWISH, 4, 0, 0, 4},
+        {EP_ACT_TANH, 0.5f, 0, 0, 0.462117157f}, {EP_ACT_SILU, 1, 0, 0, 0.731058579f},
+        {EP_ACT_ERF, 0.5f, 0, 0, 0.520499878f}, {EP_ACT_SQRT, 4, 0, 0, 2},
+        {EP_ACT_GELU, 1, 0, 0, 0.841344746f}, {EP_ACT_GELU, -1, 0, 0, -0.158655254f},
+        {EP_ACT_EXP, 1, 0, 0, 2.718281828f}, {EP_ACT_LOG, 2.718281828f, 0, 0, 1},
+        {EP_ACT_NEG, 2, 0, 0, -2}, {EP_ACT_ABS, -2, 0, 0, 2}, {EP_ACT_RECIPROCAL, 4, 0, 0, 0.25f},
+        {EP_ACT_ELU, -1, 1, 0, -0.632120559f}, {EP_ACT_ELU, 3, 1, 0, 3}, {99, 1.25f, 0, 0, 1.25f},
+    };
+    for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++) {
+        float got = ep_act_f32(kv[i].kind, kv[i].x, kv[i].alpha, kv[i].beta);
+        CHECK(feq(got, kv[i].want, 1e-6f), "act %d(%g) = %.9g want %.9g", kv[i].kind, kv[i].x, got, kv[i].want);
+    }
+    CHECK(isnan(ep_act_f32(EP_ACT_RELU, NAN, 0, 0)) && isnan(ep_act_f32(EP_ACT_CLIP, NAN, 0, 6)), "NaN passes");
+    for (int kind = 0; kind < EP_ACT_COUNT; kind++) {
+        float v[257];
+        fill_f32(v, 257, -6, 6);
+        float w[257];
+        memcpy(w, v, sizeof v);
+        ep_act_apply_f32(kind, w, 257, 0.3f, 0.6f);
+        int ok = 1;
+        for (int i = 0; i < 257; i++) ok &= feq(w[i], ep_act_f32(kind, v[i], 0.3f, 0.6f), 1e-6f);
+        CHECK(ok, "ep_act_apply_f32 kind %d differs from ep_act_f32", kind);
+    }
+}
+
+static void test_unary(void) {
+    for (int kind = 1; kind < EP_ACT_COUNT; kind++) {
+        for (int inplace = 0; inplace < 2; inplace++) {
+            int32_t dims[4];
+            int rank = rin(0, 4);
+            rdims(rank, dims, 7, 2000, 1);
+            int64_t n = numel(rank, dims);
+            fill_f32(A, n, kind == EP_ACT_SQRT || kind == EP_ACT_LOG ? 0.01f : -5, 5);
+            ep_unary_params p = {kind, 0.2f, 0.7f, 0};
+            ep_tensor x, y;
+            tset(&x, A, EP_DTYPE_F32, rank, dims);
+            tset(&y, inplace ? A : Y, EP_DTYPE_F32, rank, dims);
+            opbox b;
+            ep_op *op = op11(&b, EP_OP_UNARY, &p, &x, &y);
+            for (int64_t i = 0; i < n; i++) R[i] = ep_act_f32(kind, A[i], 0.2f, 0.7f);
+            int ok = shape_ok(ep_shape_unary, op, rank, dims) && ep_ref_unary_f32(op) == EP_OK;
+            const float *got = inplace ? A : Y;
+            for (int64_t i = 0; ok && i < n; i++) ok = feq(got[i], R[i], 1e-6f);
+            CHECK(ok, "unary kind %d inplace %d rank %d", kind, inplace, rank);
+        }
+    }
+}
+
+/* ---- binary with broadcasting ---- */
+static float ref_bin(int k, float a, float b) {
+    switch (k) {
+    case EP_BIN_ADD: return a + b;
+    case EP_BIN_SUB: return a - b;
+    case EP_BIN_MUL: return a * b;
+    case EP_BIN_DIV: return a / b;
+    case EP_BIN_POW: return powf(a, b);
+    case EP_BIN_PRELU: return a >= 0 ? a : a * b;
+    case EP_BIN_MAX: return a > b ? a : b;
+    default: return a < b ? a : b;
+    }
+}
+
+/* Runs one binary case; alias: 0 none, 1 Y=A, 2 Y=B. Returns 1 when it matches. */
+static int run_binary(int ra, const int32_t *da, int rb, const int32_t *db, int kind, int act, int alias) {
+    ep_binary_params p = {kind, act, 0.1f, 4.0f};
+    int r = ra > rb ? ra : rb;
+    int32_t dy[EP_MAX_RANK];
+    for (int i = 0; i < r; i++) {
+        int ia = i - (r - ra), ib = i - (r - rb);
+        int32_t x = ia >= 0 ? da[ia] : 1, z = ib >= 0 ? db[ib] : 1;
+        dy[i] = x == 1 ? z : x;
+    }
+    int64_t na = numel(ra, da), nb = numel(rb, db), ny = numel(r, dy);
+    fill_f32(A, na, kind == EP_BIN_POW ? 0.1f : -4, 4);
+    fill_f32(B, nb, kind == EP_BIN_POW ? -2.0f : -4, kind == EP_BIN_POW ? 2.0f : 4);
+    for (int64_t f = 0; f < ny; f++) {
+        int64_t c[EP_MAX_RANK], ca[EP_MAX_RANK], cb[EP_MAX_RANK];
+        unravel(f, r, dy, c);
+        for (int i = 0; i < ra; i++) ca[i] = da[i] == 1 ? 0 : c[i + r - ra];
+        for (int i = 0; i < rb; i++) cb[i] = db[i] == 1 ? 0 : c[i + r - rb];
+        R[f] = ep_act_f32(act, ref_bin(kind, A[ravel(ra, da, ca)], B[ravel(rb, db, cb)]), 0.1f, 4.0f);
+    }
+    ep_tensor a, b, y;
+    tset(&a, A, EP_DTYPE_F32, ra, da);
+    tset(&b, B, EP_DTYPE_F32, rb, db);
+    float *out = alias == 1 ? A : alias == 2 ? B : Y;
+    tset(&y, out, EP_DTYPE_F32, r, dy);
+    opbox box = {0};
+    box.in[0] = &a;
+    box.in[1] = &b;
+    box.out[0] = &y;
+    ep_op *op = opset(&box, EP_OP_BINARY, &p, 2, 1);
+    if (!shape_ok(ep_shape_binary, op, r, dy) || ep_ref_binary_f32(op) != EP_OK) return 0;
+    for (int64_t i = 0; i < ny; i++)
+        if (!feq(out[i], R[i], 1e-5f)) return 0;
+    return 1;
+}
+
+static void test_binary(void) {
+    for (int t = 0; t < 400; t++) {
+        int r = rin(0, 5);
+        int32_t full[5], da[5], db[5];
+        rdims(r, full, 4, 800, 1);
+        int ra = rin(0, r), rb = rin(0, r);
+        if (rin(0, 1)) ra = r; else rb = r;
+        for (int i = 0; i < ra; i++) da[i] = rin(0, 2) == 0 ? 1 : full[i + r - ra];
+        for (int i = 0; i < rb; i++) db[i] = rin(0, 2) == 0 ? 1 : full[i + r - rb];
+        int kind = rin(0, EP_BIN_COUNT - 1), act = rin(0, 3) ? 0 : rin(0, EP_ACT_COUNT - 1);
+        CHECK(run_binary(ra, da, rb, db, kind, act, 0), "binary kind %d act %d ranks %d %d", kind, act, ra, rb);
+    }
+    static const int32_t nchw[4] = {2, 3, 4, 5}, c111[4] = {1, 3, 1, 1}, c11[3] = {3, 1, 1}, one[1] = {1};
+    static const int32_t row[2] = {1, 5}, col[2] = {4, 1};
+    for (int kind = 0; kind < EP_BIN_COUNT; kind++) {
+        CHECK(run_binary(4, nchw, 4, c111, kind, EP_ACT_RELU, 0), "per-channel [1,C,1,1] kind %d", kind);
+        CHECK(run_binary(4, nchw, 3, c11, kind, 0, 1), "per-channel [C,1,1] in place kind %d", kind);
+        CHECK(run_binary(4, nchw, 0, one, kind, EP_ACT_CLIP, 1), "scalar B in place kind %d", kind);
+        CHECK(run_binary(1, one, 4, nchw, kind, 0, 2), "[1] op X in place on B kind %d", kind);
+        CHECK(run_binary(4, nchw, 4, nchw, kind, EP_ACT_SIGMOID, 1), "same shape in place on A kind %d", kind);
+        CHECK(run_binary(2, row, 2, col, kind, 0, 0), "outer [1,5] x [4,1] kind %d", kind);
+    }
+    /* PRELU known answer */
+    float xs[4] = {-2, 3, -1, 0}, sl[2] = {0.5f, 0.25f}, ys[4];
+    int32_t d22[2] = {2, 2}, d21[2] = {2, 1};
+    ep_tensor a, b, y;
+    tset(&a, xs, EP_DTYPE_F32, 2, d22);
+    tset(&b, sl, EP_DTYPE_F32, 2, d21);
+    tset(&y, ys, EP_DTYPE_F32, 2, d22);
+    ep_binary_params p = {EP_BIN_PRELU, 0, 0, 0};
+    opbox box = {0};
+    box.in[0] = &a;
+    box.in[1] = &b;
+    box.out[0] = &y;
+    ep_ref_binary_f32(opset(&box, EP_OP_BINARY, &p, 2, 1));
+    CHECK(ys[0] == -1.0f && ys[1] == 3.0f && ys[2] == -0.25f && ys[3] == 0.0f, "prelu %g %g %g %g", ys[0], ys[1], ys[2], ys[3]);
+}
+
+/* ---- concat / split ---- */
+static void test_concat_split(void) {
+    for (int t = 0; t < 200; t++) {
+        int rank = rin(1, 5), axis = rin(0, rank - 1), n = rin(1, 4);
+        uint8_t dt = any_dtypes[rin(0, 3)];
+        size_t es = ep_dtype_size(dt);
+        int32_t base[5], dy[5], dx[4][5];
+        rdims(rank, base, 4, 300, 0);
+        memcpy(dy, base, sizeof base);
+        dy[axis] = 0;
+        ep_tensor xs[4], y;
+        opbox b = {0};
+        for (int k = 0; k < n; k++) {
+            memcpy(dx[k], base, sizeof base);
+            dx[k][axis] = rin(0, 4);
+            dy[axis] += dx[k][axis];
+            fill_bytes(XB[k], numel(rank, dx[k]) * (int64_t)es);
+            tset(&xs[k], XB[k], dt, rank, dx[k]);
+            b.in[k] = &xs[k];
+        }
+        tset(&y, YB[0], dt, rank, dy);
+        b.out[0] = &y;
+        ep_axis_params p = {axis, 0};
+        ep_op *op = opset(&b, EP_OP_CONCAT, &p, n, 1);
+        int ok = shape_ok(ep_shape_concat, op, rank, dy) && ep_ref_concat_any(op) == EP_OK;
+        int64_t ny = numel(rank, dy);
+        for (int64_t f = 0; ok && f < ny; f++) {
+            int64_t c[5];
+            unravel(f, rank, dy, c);
+            int k = 0;
+            while (c[axis] >= dx[k][axis]) c[axis] -= dx[k++][axis];
+            ok = memcmp(YB[0] + f * es, XB[k] + ravel(rank, dx[k], c) * es, es) == 0;
+        }
+        CHECK(ok, "concat rank %d axis %d n %d", rank, axis, n);
+        /* split the concatenation back into the pieces */
+        ep_tensor ys[4];
+        opbox b2 = {0};
+        b2.in[0] = &y;
+        for (int k = 0; k < n; k++) {
+            memset(YB[k + 1], 0xAB, (size_t)(numel(rank, dx[k]) * (int64_t)es));
+            tset(&ys[k], YB[k + 1], dt, rank, dx[k]);
+            b2.out[k] = &ys[k];
+        }
+        ep_shape ss[4];
+        uint64_t scr = 1;
+        op = opset(&b2, EP_OP_SPLIT, &p, 1, n);
+        ok = ep_shape_split(op, ss, &scr) == EP_OK && ep_ref_split_any(op) == EP_OK;
+        for (int k = 0; ok && k < n; k++)
+            ok = shape_is(&ss[k], rank, dx[k]) && ss[k].dtype == dt &&
+                 memcmp(YB[k + 1], XB[k], (size_t)(numel(rank, dx[k]) * (int64_t)es)) == 0;
+        CHECK(ok, "split rank %d axis %d n %d", rank, axis, n);
+    }
+}
+
+/* ---- slice (negative steps) ---- */
+static void test_slice(void) {
+    for (int t = 0; t < 300; t++) {
+        int rank = rin(1, 5);
+        uint8_t dt = any_dtypes[rin(0, 3)];
+        size_t es = ep_dtype_size(dt);
+        int32_t dx[5], dy[5];
+        ep_slice_params p;
+        memset(&p, 0, sizeof p);
+        rdims(rank, dx, 6, 3000, 0);
+        for (int i = 0; i < rank; i++) {
+            int step = rin(-3, 3);
+            if (step == 0) step = 1;
+            int start = rin(0, dx[i] - 1);
+            int maxc = step > 0 ? (dx[i] - 1 - start) / step + 1 : start / -step + 1;
+            p.starts[i] = start;
+            p.steps[i] = step;
+            dy[i] = rin(0, 12) == 0 ? 0 : rin(1, maxc);
+        }
+        fill_bytes(XB[0], numel(rank, dx) * (int64_t)es);
+        ep_tensor x, y;
+        tset(&x, XB[0], dt, rank, dx);
+        tset(&y, YB[0], dt, rank, dy);
+        opbox b;
+        ep_op *op = op11(&b, EP_OP_SLICE, &p, &x, &y);
+        int ok = shape_ok(ep_shape_slice, op, rank, dy) && ep_ref_slice_any(op) == EP_OK;
+        int64_t ny = numel(rank, dy);
+        for (int64_t f = 0; ok && f < ny; f++) {
+            int64_t c[5];
+            unravel(f, rank, dy, c);
+            for (int i = 0; i < rank; i++) c[i] = p.starts[i] + c[i] * p.steps[i];
+            ok = memcmp(YB[0] + f * es, XB[0] + ravel(rank, dx, c) * es, es) == 0;
+        }
+        CHECK(ok, "slice rank %d", rank);
+    }
+}
+
+/* ---- transpose ---- */
+static void test_transpose(void) {
+    for (int t = 0; t < 300; t++) {
+        int rank = t < 30 ? rin(1, 3) : rin(4, 6);
+        uint8_t dt = any_dtypes[rin(0, 3)];
+        size_t es = ep_dtype_size(dt);
+        int32_t dx[6], dy[6];
+        ep_transpose_params p;
+        for (int i = 0; i < 8; i++) p.perm[i] = rin(-100, 100); /* beyond rank: ignored */
+        for (int i = 0; i < rank; i++) p.perm[i] = i;
+        for (int i = rank - 1; i > 0; i--) {
+            int j = rin(0, i), tmp = p.perm[i];
+            p.perm[i] = p.perm[j];
+            p.perm[j] = tmp;
+        }
+        rdims(rank, dx, 5, 4000, 1);
+        for (int i = 0; i < rank; i++) dy[i] = dx[p.perm[i]];
+        fill_bytes(XB[0], numel(rank, dx) * (int64_t)es);
+        ep_tensor x, y;
+        tset(&x, XB[0], dt, rank, dx);
+        tset(&y, YB[0], dt, rank, dy);
+        opbox b;
+        ep_op *op = op11(&b, EP_OP_TRANSPOSE, &p, &x, &y);
+        int ok = shape_ok(ep_shape_transpose, op, rank, dy) && ep_ref_transpose_any(op) == EP_OK;
+        int64_t ny = numel(rank, dy);
+        for (int64_t f = 0; ok && f < ny; f++) {
+            int64_t c[6], cx[6];
+            unravel(f, rank, dy, c);
+            for (int i = 0; i < rank; i++) cx[p.perm[i]] = c[i];
+            ok = memcmp(YB[0] + f * es, XB[0] + ravel(rank, dx, cx) * es, es) == 0;
+        }
+        CHECK(ok, "transpose rank %d", rank);
+    }
+}
+
+/* ---- pad: constant / reflect / edge, negative pads crop first ---- */
+static int run_pad(int rank, const int32_t *dx, const float *x, const ep_pad_params *p, int32_t *dy, float *y) {
+    ep_tensor tx, ty;
+    for (int i = 0; i < rank; i++) dy[i] = dx[i] + p->pads[i] + p->pads[rank + i];
+    tset(&tx, (void *)x, EP_DTYPE_F32, rank, dx);
+    tset(&ty, y, EP_DTYPE_F32, rank, dy);
+    opbox b;
+    ep_op *op = op11(&b, EP_OP_PAD, p, &tx, &ty);
+    return shape_ok(ep_shape_pad, op, rank, dy) && ep_ref_pad_f32(op) == EP_OK;
+}
+
+static void test_pad(void) {
+    static const float v5[5] = {1, 2, 3, 4, 5};
+    static const struct { int mode, b, e, n; float want[17]; } kv[] = {
+        {EP_PAD_REFLECT, 6, 6, 17, {3, 4, 5, 4, 3, 2, 1, 2, 3, 4, 5, 4, 3, 2, 1, 2, 3}}, /* numpy.pad */
+        {EP_PAD_REFLECT, -1, -1, 3, {2, 3, 4}},
+        {EP_PAD_REFLECT, 2, -1, 6, {3, 2, 1, 2, 3, 4}},
+        {EP_PAD_EDGE, 3, -2, 6, {1, 1, 1, 1, 2, 3}},                                    /* onnxruntime */
+        {EP_PAD_CONSTANT, -2, 3, 6, {3, 4, 5, 9, 9, 9}},
+    };
+    for (size_t k = 0; k < sizeof kv / sizeof kv[0]; k++) {
+        ep_pad_params p = {kv[k].mode, 9.0f, {0}};
+        p.pads[0] = kv[k].b;
+        p.pads[1] = kv[k].e;
+        int32_t d5 = 5, dy;
+        int ok = run_pad(1, &d5, v5, &p, &dy, Y) && dy == kv[k].n;
+        for (int i = 0; ok && i < kv[k].n; i++) ok = Y[i] == kv[k].want[i];
+        CHECK(ok, "pad known answer %zu", k);
+    }
+    for (int t = 0; t < 300; t++) {
+        int rank = rin(1, 4), mode = rin(0, 2);
+        int32_t dx[4], dy[4];
+        ep_pad_params p = {mode, rflt(-1, 1), {0}};
+        rdims(rank, dx, 5, 500, mode == EP_PAD_CONSTANT);
+        for (int i = 0; i < rank; i++) {
+            int lo = mode == EP_PAD_CONSTANT ? -dx[i] : -(dx[i] - 1);
+            do {
+                p.pads[i] = rin(-2, 4);
+                p.pads[rank + i] = rin(-2, 4);
+            } while ((p.pads[i] < 0 ? p.pads[i] : 0) + (p.pads[rank + i] < 0 ? p.pads[rank + i] : 0) < lo);
+        }
+        fill_f32(A, numel(rank, dx), -3, 3);
+        int ok = run_pad(rank, dx, A, &p, dy, Y);
+        int64_t ny = numel(rank, dy);
+        for (int64_t f = 0; ok && f < ny; f++) {
+            int64_t c[4];
+            int outside = 0;
+            unravel(f, rank, dy, c);
+            for (int i = 0; i < rank; i++) {
+                int b = p.pads[i], e = p.pads[rank + i];
+                int crop = b < 0 ? -b : 0, m = dx[i] - crop - (e < 0 ? -e : 0);
+                int64_t j = c[i] - (b > 0 ? b : 0);
+                if (j < 0 || j >= m) {
+                    if (mode == EP_PAD_CONSTANT) outside = 1;
+                    else if (mode == EP_PAD_EDGE || m == 1) j = j < 0 ? 0 : m - 1;
+                    else
+                        while (j < 0 || j >= m) j = j < 0 ? -j : 2 * (m - 1) - j;
+                }
+                c[i] = j + crop;
+            }
+            ok = Y[f] == (outside ? p.value : A[ravel(rank, dx, c)]);
+        }
+        CHECK(ok, "pad rank %d mode %d", rank, mode);
+    }
+}
+
+/* ---- resize: expected values from onnx.reference (onnxruntime agrees within 6e-6 where it
+ * supports the case); tf_half_pixel_for_nearest by its opset-11 formula x = (y + 0.5) / s ---- */
+typedef struct resize_case {
+    int mode, coord, nearest, exclude;
+    float a;
+    float scales[4];
+    int32_t out[4];
+    int offset;
+} resize_case;
+static const float resize_x[12] = {0.0f, 7.25f, 2.5f, 9.75f, 5.0f, 12.25f, 7.5f, 2.75f, 10.0f, 5.25f, 12.5f, 7.75f};
+static const resize_case resize_cases[] = {
+    {0, 1, 2, 0, -0.75f, {1.0f, 1.0f, 2.0f, 2.0f}, {1, 1, 6, 8}, 0},
+    {0, 0, 0, 0, -0.75f, {1.0f, 1.0f, 0.60000002f, 1.7f}, {1, 1, 1, 6}, 48},
+    {0, 0, 1, 0, -0.75f, {1.0f, 1.0f, 1.6666666f, 1.75f}, {1, 1, 5, 7}, 54},
+    {0, 2, 3, 0, -0.75f, {1.0f, 1.0f, 0.66666669f, 1.5f}, {1, 1, 2, 6}, 89},
+    {0, 3, 2, 0, -0.75f, {1.0f, 1.0f, 1.5f, 0.5f}, {1, 1, 4, 2}, 101},
+    {0, 5, 0, 0, -0.75f, {1.0f, 1.0f, 1.7f, 2.3f}, {1, 1, 5, 9}, 109},
+    {0, 3, 2, 1, -0.75f, {1.0f, 1.0f, 2.0f, 2.0f}, {1, 1, 6, 8}, 154},
+    {1, 0, 0, 0, -0.75f, {1.0f, 1.0f, 2.0f, 2.0f}, {1, 1, 6, 8}, 202},
+    {1, 2, 0, 0, -0.75f, {1.0f, 1.0f, 1.6666666f, 1.75f}, {1, 1, 5, 7}, 250},
+    {1, 1, 0, 0, -0.75f, {1.0f, 1.0f, 0.5f, 1.5f}, {1, 1, 1, 6}, 285},
+    {1, 3, 0, 0, -0.75f, {1.0f, 1.0f, 0.33333334f, 0.75f}, {1, 1, 1, 3}, 291},
+    {1, 5, 0, 0, -0.75f, {1.0f, 1.0f, 1.3f, 0.80000001f}, {1, 1, 3, 3}, 294},
+    {1, 0, 0, 0, -0.75f, {1.0f, 1.0f, 0.66666669f, 0.75f}, {1, 1, 2, 3}, 303},
+    {1, 0, 0, 1, -0.75f, {1.0f, 1.0f, 2.0f, 2.0f}, {1, 1, 6, 8}, 309},
+    {1, 0, 0, 0, -0.75f, {1.0f, 1.0f, 1.5f, 2.5f}, {1, 1, 4, 10}, 357},
+    {2, 0, 0, 0, -0.75f, {1.0f, 1.0f, 2.0f, 1.5f}, {1, 1, 6, 6}, 397},
+    {2, 2, 0, 1, -0.5f, {1.0f, 1.0f, 1.3333334f, 1.25f}, {1, 1, 4, 5}, 433},
+    {2, 1, 0, 0, -0.75f, {1.0f, 1.0f, 0.80000001f, 1.25f}, {1, 1, 2, 5}, 453},
+    {2, 0, 0, 1, -0.75f, {1.0f, 1.0f, 2.0f, 0.75f}, {1, 1, 6, 3}, 463},
+    {0, 4, 0, 0, -0.75f, {1.0f, 1.0f, 1.5f, 2.5f}, {1, 1, 4, 10}, 481},
+    {0, 4, 1, 0, -0.75f, {1.0f, 1.0f, 0.7f, 1.6f}, {1, 1, 2, 6}, 521},
+};
+static const float resize_expect[533] = {
+    0.0f, 0.0f, 7.25f, 7.25f, 2.5f, 2.5f, 9.75f, 9.75f, 0.0f, 0.0f, 7.25f, 7.25f, 2.5f, 2.5f, 9.75f,
+    9.75f, 5.0f, 5.0f, 12.25f, 12.25f, 7.5f, 7.5f, 2.75f, 2.75f, 5.0f, 5.0f, 12.25f, 12.25f, 7.5f,
+    7.5f, 2.75f, 2.75f, 10.0f, 10.0f, 5.25f, 5.25f, 12.5f, 12.5f, 7.75f, 7.75f, 10.0f, 10.0f, 5.25f,
+    5.25f, 12.5f, 12.5f, 7.75f, 7.75f, 0.0f, 0.0f, 7.25f, 2.5f, 2.5f, 9.75f, 0.0f, 0.0f, 7.25f,
+    2.5f, 2.5f, 9.75f, 9.75f, 0.0f, 0.0f, 7.25f, 2.5f, 2.5f, 9.75f, 9.75f, 5.0f, 5.0f, 12.25f, 7.5f,
+    7.5f, 2.75f, 2.75f, 10.0f, 10.0f, 5.25f, 12.5f, 12.5f, 7.75f, 7.75f, 10.0f, 10.0f, 5.25f, 12.5f,
+    12.5f, 7.75f, 7.75f, 0.0f, 7.25f, 2.5f, 2.5f, 9.75f, 9.75f, 10.0f, 5.25f, 12.5f, 12.5f, 7.75f,
+    7.75f, 0.0f, 2.5f, 0.0f, 2.5f, 5.0f, 7.5f, 5.0f, 7.5f, 0.0f, 0.0f, 7.25f, 7.25f, 7.25f, 2.5f,
+    2.5f, 9.75f, 9.75f, 0.0f, 0.0f, 7.25f, 7.25f, 7.25f, 2.5f, 2.5f, 9.75f, 9.75f, 5.0f, 5.0f,
+    12.25f, 12.25f, 12.25f, 7.5f, 7.5f, 2.75f, 2.75f, 10.0f, 10.0f, 5.25f, 5.25f, 5.25f, 12.5f,
+    12.5f, 7.75f, 7.75f, 10.0f, 10.0f, 5.25f, 5.25f, 5.25f, 12.5f, 12.5f, 7.75f, 7.75f, 0.0f, 0.0f,
+    0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 7.25f, 7.25f, 2.5f, 2.5f, 9.75f, 0.0f,
+    0.0f, 0.0f, 7.25f, 7.25f, 2.5f, 2.5f, 9.75f, 0.0f, 5.0f, 5.0f, 12.25f, 12.25f, 7.5f, 7.5f,
+    2.75f, 0.0f, 5.0f, 5.0f, 12.25f, 12.25f, 7.5f, 7.5f, 2.75f, 0.0f, 10.0f, 10.0f, 5.25f, 5.25f,
+    12.5f, 12.5f, 7.75f, 0.0f, 1.8125f, 5.4375f, 6.0625f, 3.6875f, 4.3125f, 7.9375f, 9.75f, 1.25f,
+    3.0625f, 6.6875f, 7.3125f, 4.9375f, 4.8125f, 6.9375f, 8.0f, 3.75f, 5.5625f, 9.1875f, 9.8125f,
+    7.4375f, 5.8125f, 4.9375f, 4.5f, 6.25f, 7.3125f, 9.4375f, 10.0625f, 9.1875f, 7.5625f, 5.1875f,
+    4.0f, 8.75f, 8.3125f, 7.4375f, 8.0625f, 10.1875f, 10.0625f, 7.6875f, 6.5f, 10.0f, 8.8125f,
+    6.4375f, 7.0625f, 10.6875f, 11.3125f, 8.9375f, 7.75f, 0.0f, 3.625f, 7.25f, 4.875f, 2.5f, 6.125f,
+    9.75f, 2.5f, 6.125f, 9.75f, 7.375f, 5.0f, 5.625f, 6.25f, 5.0f, 8.625f, 12.25f, 9.875f, 7.5f,
+    5.125f, 2.75f, 7.5f, 8.125f, 8.75f, 9.375f, 10.0f, 7.625f, 5.25f, 10.0f, 7.625f, 5.25f, 8.875f,
+    12.5f, 10.125f, 7.75f, 0.0f, 4.8333335f, 5.6666665f, 2.5f, 7.3333335f, 9.75f, 1.2083334f,
+    4.875f, 8.541667f, 2.9663463f, 6.0288458f, 7.0144229f, 6.8125f, 9.875f, 3.9375f, 8.3509617f,
+    9.1057692f, 7.7836542f, 2.4583333f, 6.125f, 7.2916665f, 8.458333f, 9.125f, 7.2916665f, 0.0f,
+    1.8125f, 5.4375f, 6.0625f, 3.6875f, 4.3125f, 7.9375f, 9.75f, 1.25f, 3.0625f, 6.6875f, 7.3125f,
+    4.9375f, 4.8125f, 6.9375f, 8.0f, 3.75f, 5.5625f, 9.1875f, 9.8125f, 7.4375f, 5.8125f, 4.9375f,
+    4.5f, 6.25f, 7.3125f, 9.4375f, 10.0625f, 9.1875f, 7.5625f, 5.1875f, 4.0f, 8.75f, 8.3125f,
+    7.4375f, 8.0625f, 10.1875f, 10.0625f, 7.6875f, 6.5f, 10.0f, 8.8125f, 6.4375f, 7.0625f, 10.6875f,
+    11.3125f, 8.9375f, 7.75f, 0.0f, 0.72500002f, 3.625f, 6.5250001f, 5.8249998f, 3.925f, 3.2249999f,
+    6.125f, 9.0249996f, 9.75f, 2.5f, 3.2249999f, 6.125f, 9.0249996f, 8.3249998f, 6.4250002f, 5.125f,
+    5.625f, 6.125f, 6.25f, 5.8333335f, 6.3583331f, 8.458333f, 10.558333f, 10.258333f, 9.1583338f,
+    7.8583331f, 5.9583335f, 4.0583334f, 3.5833333f, 9.166667f, 8.8916664f, 7.7916665f, 6.6916666f,
+    7.9916668f, 10.091666f, 11.191667f, 9.291667f, 7.3916669f, 6.9166665f, -1.1566844f, 3.5429688f,
+    6.5224471f, 2.0410335f, 5.7851562f, 11.227489f, 0.29107007f, 5.277832f, 8.4739437f, 3.9391463f,
+    5.237793f, 8.3816223f, 2.6006413f, 8.1616211f, 11.766585f, 7.0273633f, 4.2602539f, 3.6322715f,
+    6.2668214f, 9.1162109f, 11.397661f, 10.052539f, 5.9619141f, 2.6223428f, 9.2192965f, 7.6025391f,
+    7.5755057f, 11.306337f, 9.3818359f, 5.9221487f, 11.049538f, 6.7211914f, 5.294148f, 12.113087f,
+    11.450684f, 7.8650208f, 0.0f, 5.971374f, 4.875f, 3.778626f, 9.75f, 3.035713f, 9.7333708f,
+    8.9017859f, 4.9528341f, 4.6428566f, 6.9642868f, 9.6673946f, 10.473215f, 8.1616688f, 3.8571417f,
+    10.0f, 5.8034353f, 8.875f, 11.946565f, 7.75f, 0.0f, 6.4300003f, 4.0819993f, 4.7999969f,
+    10.446003f, 6.6601562f, 10.588909f, 10.924217f, 6.6067176f, 2.5670326f, 0.35146272f, 4.0397725f,
+    9.4551735f, 1.9554973f, 6.1978798f, 7.4417567f, 4.4406834f, 9.6679249f, 4.141583f, 7.357749f,
+    11.086792f, 4.062253f, 8.7552586f, 9.5053005f, 7.2568369f, 9.6965113f, 8.585227f, 9.2010345f,
+    0.0f, 7.25f, 7.25f, 7.25f, 2.5f, 2.5f, 9.75f, 9.75f, 9.75f, 9.75f, 5.0f, 12.25f, 12.25f, 12.25f,
+    7.5f, 7.5f, 2.75f, 2.75f, 2.75f, 2.75f, 10.0f, 5.25f, 5.25f, 5.25f, 12.5f, 12.5f, 7.75f, 7.75f,
+    7.75f, 7.75f, 10.0f, 5.25f, 5.25f, 5.25f, 12.5f, 12.5f, 7.75f, 7.75f, 7.75f, 7.75f, 5.0f,
+    12.25f, 7.5f, 7.5f, 2.75f, 2.75f, 10.0f, 5.25f, 12.5f, 12.5f, 7.75f, 7.75f,
+};
+
+static int run_resize(const ep_resize_params *p, int rank, const int32_t *dx, const float *x,
+                      const int32_t *dy, float *y) {
+    ep_tensor tx, ty;
+    opbox b;
+    tset(&tx, (void *)x, EP_DTYPE_F32, rank, dx);
+    tset(&ty, y, EP_DTYPE_F32, rank, dy);
+    ep_op *op = op11(&b, EP_OP_RESIZE, p, &tx, &ty);
+    return shape_ok(ep_shape_resize, op, rank, dy) && ep_ref_resize_f32(op) == EP_OK;
+}
+
+static void test_resize(void) {
+    static const int32_t dx[4] = {1, 1, 3, 4};
+    for (size_t k = 0; k < sizeof resize_cases / sizeof resize_cases[0]; k++) {
+        const resize_case *c = &resize_cases[k];
+        ep_resize_params p = {c->mode, c->coord, c->nearest, c->exclude, c->a, 0.0f, {0}};
+        memcpy(p.scales, c->scales, sizeof c->scales);
+        int ok = run_resize(&p, 4, dx, resize_x, c->out, Y);
+        for (int64_t i = 0; ok && i < numel(4, c->out); i++) ok = feq(Y[i], resize_expect[c->offset + i], 2e-6f);
+        CHECK(ok, "resize case %zu (mode %d coord %d)", k, c->mode, c->coord);
+    }
+    /* random shapes: scale 1 is the identity; nearest asymmetric x2 repeats */
+    for (int t = 0; t < 60; t++) {
+        int rank = rin(1, 4);
+        int32_t d[4], d2[4];
+        rdims(rank, d, 5, 600, 0);
+        fill_f32(A, numel(rank, d), -2, 2);
+        ep_resize_params p = {rin(0, 2), rin(0, 5), rin(0, 3), 0, -0.75f, 0.0f, {0}};
+        for (int i = 0; i < 8; i++) p.scales[i] = 1.0f;
+        int ok = run_resize(&p, rank, d, A, d, Y) && memcmp(A, Y, (size_t)numel(rank, d) * 4) == 0;
+        CHECK(ok, "resize identity rank %d", rank);
+        p.mode = EP_RESIZE_NEAREST;
+        p.coord_mode = EP_COORD_ASYMMETRIC;
+        for (int i = 0; i < rank; i++) {
+            p.scales[i] = (float)(i == rank - 1 || rin(0, 1) ? 2 : 1);
+            d2[i] = d[i] * (int32_t)p.scales[i];
+        }
+        ok = run_resize(&p, rank, d, A, d2, Y);
+        for (int64_t f = 0; ok && f < numel(rank, d2); f++) {
+            int64_t c[4];
+            unravel(f, rank, d2, c);
+            for (int i = 0; i < rank; i++) c[i] /= (int64_t)p.scales[i];
+            ok = Y[f] == A[ravel(rank, d, c)];
+        }
+        CHECK(ok, "resize nearest x2 rank %d", rank);
+    }
+}
+
+/* ---- softmax / logsoftmax (middle axis when rank >= 3), every other case in place ---- */
+static void test_softmax(void) {
+    for (int t = 0; t < 120; t++) {
+        int rank = rin(1, 4), lg = t & 1;
+        int axis = rank >= 3 ? rin(1, rank - 2) : rin(0, rank - 1);
+        int32_t d[4];
+        rdims(rank, d, 6, 1200, 1);
+        int64_t n = numel(rank, d), outer = 1, inner = 1;
+        fill_f32(A, n, -20, 20);
+        for (int i = 0; i < axis; i++) outer *= d[i];
+        for (int i = axis + 1; i < rank; i++) inner *= d[i];
+        for (int64_t o = 0; o < outer; o++)
+            for (int64_t j = 0; j < inner; j++) {
+                const int64_t base = o * d[axis] * inner + j;
+                double m = -INFINITY, s = 0;
+                for (int k = 0; k < d[axis]; k++) m = fmax(m, A[base + k * inner]);
+                for (int k = 0; k < d[axis]; k++) s += exp(A[base + k * inner] - m);
+                for (int k = 0; k < d[axis]; k++) {
+                    double v = A[base + k * inner] - m;
+                    R[base + k * inner] = (float)(lg ? v - log(s) : exp(v) / s);
+                }
+            }
+        ep_softmax_params p = {axis, lg};
+        ep_tensor tx, ty;
+        opbox b;
+        tset(&tx, A, EP_DTYPE_F32, rank, d);
+        tset(&ty, (t & 2) ? A : Y, EP_DTYPE_F32, rank, d);
+        ep_op *op = op11(&b, EP_OP_SOFTMAX, &p, &tx, &ty);
+        int ok = shape_ok(ep_shape_softmax, op, rank, d) && ep_ref_softmax_f32(op) == EP_OK;
+        const float *got = (const float *)ty.data;
+        for (int64_t i = 0; ok && i < n; i++) ok = fabsf(got[i] - R[i]) <= 2e-6f * (1 + fabsf(R[i]));
+        CHECK(ok, "softmax rank %d axis %d log %d", rank, axis, lg);
+    }
+}
+
+/* ---- reduce: multi-axis masks, keepdims or not ---- */
+static void test_reduce(void) {
+    static double acc[NBUF];
+    for (int t = 0; t < 300; t++) {
+        int rank = rin(1, 5), kind = rin(0, 6), keep = rin(0, 1), ry = 0;
+        uint32_t mask = t % 10 == 0 ? (1u << rank) - 1 : rnd() & ((1u << rank) - 1);
+        int32_t d[5], dy[5], dk[5];
+        rdims(rank, d, 4, 800, 1);
+        int64_t cnt = 1;
+        for (int i = 0; i < rank; i++) {
+            int red = (mask >> i) & 1;
+            dk[i] = red ? 1 : d[i];
+            if (red) cnt *= d[i];
+            if (!red || keep) dy[ry++] = dk[i];
+        }
+        int64_t n = numel(rank, d), ny = numel(rank, dk);
+        fill_f32(A, n, kind == EP_REDUCE_PROD ? 0.7f : -3, kind == EP_REDUCE_PROD ? 1.3f : 3);
+        for (int64_t i = 0; i < ny; i++)
+            acc[i] = kind == EP_REDUCE_PROD ? 1 : kind == EP_REDUCE_MAX ? -INFINITY : kind == EP_REDUCE_MIN ? INFINITY : 0;
+        for (int64_t f = 0; f < n; f++) {
+            int64_t c[5];
+            unravel(f, rank, d, c);
+            for (int i = 0; i < rank; i++) c[i] = (mask >> i) & 1 ? 0 : c[i];
+            double v = A[f], *a = &acc[ravel(rank, dk, c)];
+            switch (kind) {
+            case EP_REDUCE_PROD: *a *= v; break;
+            case EP_REDUCE_MAX: *a = fmax(*a, v); break;
+            case EP_REDUCE_MIN: *a = fmin(*a, v); break;
+            case EP_REDUCE_SUM_SQUARE: case EP_REDUCE_L2: *a += v * v; break;
+            default: *a += v;
+            }
+        }
+        for (int64_t i = 0; i < ny; i++)
+            R[i] = (float)(kind == EP_REDUCE_MEAN ? acc[i] / (double)cnt : kind == EP_REDUCE_L2 ? sqrt(acc[i]) : acc[i]);
+        ep_reduce_params p = {kind, mask, keep, 0};
+        ep_tensor tx, ty;
+        opbox b;
+        tset(&tx, A, EP_DTYPE_F32, rank, d);
+        tset(&ty, Y, EP_DTYPE_F32, ry, dy);
+        ep_op *op = op11(&b, EP_OP_REDUCE, &p, &tx, &ty);
+        int ok = shape_ok(ep_shape_reduce, op, ry, dy) && ep_ref_reduce_f32(op) == EP_OK;
+        for (int64_t i = 0; ok && i < ny; i++) ok = feq(Y[i], R[i], 1e-5f);
+        CHECK(ok, "reduce kind %d mask %x keep %d rank %d", kind, mask, keep, rank);
+    }
+}
+
+/* ---- gather: I32/I64 indices of rank 0..3, negative indices, out-of-range fails the run ---- */
+static void test_gather(void) {
+    for (int t = 0; t < 300; t++) {
+        int rx = rin(1, 4), ri = rin(0, 3), axis = rin(0, rx - 1), ry = 0, i64 = rin(0, 1);
+        uint8_t dt = any_dtypes[rin(0, 3)];
+        size_t es = ep_dtype_size(dt);
+        int32_t dx[4], di[3], dy[7];
+        rdims(rx, dx, 4, 200, 0);
+        rdims(ri, di, 3, 27, 1);
+        int64_t ni = numel(ri, di), *ix64 = (int64_t *)(void *)XB[1];
+        int32_t *ix32 = (int32_t *)(void *)XB[1];
+        for (int64_t k = 0; k < ni; k++) {
+            int v = rin(-dx[axis], dx[axis] - 1);
+            if (i64) ix64[k] = v; else ix32[k] = v;
+        }
+        for (int i = 0; i < axis; i++) dy[ry++] = dx[i];
+        for (int i = 0; i < ri; i++) dy[ry++] = di[i];
+        for (int i = axis + 1; i < rx; i++) dy[ry++] = dx[i];
+        fill_bytes(XB[0], numel(rx, dx) * (int64_t)es);
+        ep_tensor tx, ti, ty;
+        tset(&tx, XB[0], dt, rx, dx);
+        tset(&ti, XB[1], i64 ? EP_DTYPE_I64 : EP_DTYPE_I32, ri, di);
+        tset(&ty, YB[0], dt, ry, dy);
+        ep_axis_params p = {axis, 0};
+        opbox b;
+        ep_op *op = op11(&b, EP_OP_GATHER, &p, &tx, &ty);
+        b.in[1] = &ti;
+        op->n_in = 2;
+        int ok = shape_ok(ep_shape_gather, op, ry, dy) && ep_ref_gather_any(op) == EP_OK;
+        for (int64_t f = 0; ok && f < numel(ry, dy); f++) {
+            int64_t c[7], cx[4];
+            unravel(f, ry, dy, c);
+            int64_t v = i64 ? ix64[ravel(ri, di, c + axis)] : ix32[ravel(ri, di, c + axis)];
+            for (int i = 0; i < rx; i++) cx[i] = i < axis ? c[i] : i > axis ? c[i - 1 + ri] : v < 0 ? v + dx[axis] : v;
+            ok = memcmp(YB[0] + f * es, XB[0] + ravel(rx, dx, cx) * es, es) == 0;
+        }
+        CHECK(ok, "gather rx %d ri %d axis %d i64 %d", rx, ri, axis, i64);
+        if (ni > 0) {
+            int64_t k = rin(0, (int)ni - 1), bad = rin(0, 1) ? dx[axis] : -dx[axis] - 1;
+            if (i64) ix64[k] = bad; else ix32[k] = (int32_t)bad;
+            CHECK(ep_ref_gather_any(op) == EP_ERR_RUN_INDEX, "gather index %lld of %d", (long long)bad, dx[axis]);
+        }
+    }
+}
+
+static void test_copy(void) {
+    int32_t d3[3] = {2, 3, 4}, d2[2] = {4, 6}, d2b[2] = {5, 5};
+    ep_tensor x, y;
+    opbox b;
+    fill_bytes(XB[0], 24 * 8);
+    tset(&x, XB[0], EP_DTYPE_I64, 3, d3);
+    tset(&y, YB[0], EP_DTYPE_I64, 2, d2);
+    ep_op *op = op11(&b, EP_OP_COPY, NULL, &x, &y);
+    ep_axis_params p = {7, 7};
+    b.op.params = &p;
+    int ok = shape_ok(ep_shape_copy, op, 2, d2) && ep_ref_copy_any(op) == EP_OK && memcmp(XB[0], YB[0], 24 * 8) == 0;
+    CHECK(ok, "copy reshapes");
+    ep_shape s;
+    uint64_t scr;
+    tset(&y, YB[0], EP_DTYPE_I64, 2, d2b);
+    CHECK(ep_shape_copy(op, &s, &scr) == EP_ERR_PLAN_SHAPE, "copy element count");
+    tset(&y, YB[0], EP_DTYPE_F32, 2, d2);
+    CHECK(ep_shape_copy(op, &s, &scr) == EP_ERR_PLAN_TENSOR, "copy dtype");
+}
