@@ -63,6 +63,7 @@ typedef struct ep_op_info {
     uint16_t min_in, max_in;   /* max_in 0xFFFF: variadic */
     uint16_t min_out, max_out;
     ep_shape_fn shape;
+    uint8_t inplace;           /* 1: an output may exactly alias an input (elementwise ops) */
 } ep_op_info;
 
 /* Kernel table: one entry per opcode x variant; NULL means unsupported. */

@@ -96,6 +96,43 @@ static int check_shapes(const ep_bound_op *b, const ep_op_info *info, uint32_t i
     return EP_OK;
 }
 
+static int overlap(const ep_tensor *a, const ep_tensor *b) {
+    uintptr_t pa = (uintptr_t)a->data, pb = (uintptr_t)b->data;
+    return a->nbytes && b->nbytes && pa < pb + b->nbytes && pb < pa + a->nbytes;
+}
+
+/* Kernels assume an output shares no bytes with the op's other operands or its scratch, except an
+ * exact alias of an input where the op works in place. A plan that says otherwise is rejected. */
+static int check_aliasing(const ep_bound_op *b, const ep_op_info *info, uint32_t i, const ep_plan_view *v, ep_err *e) {
+    const ep_op *op = &b->op;
+    for (uint16_t k = 0; k < op->n_out; k++) {
+        const ep_tensor *o = op->out[k];
+        for (uint16_t j = 0; j < op->n_in; j++) {
+            const ep_tensor *x = op->in[j];
+            if (!x || x->storage != EP_STORAGE_ARENA || !overlap(o, x)) continue;
+            if (info->inplace && x->data == o->data && x->nbytes == o->nbytes) continue;
+            return ep_fail(e, EP_ERR_PLAN_OP, "op %u (%s '%s'): output %u overlaps input %u", i, info->name,
+                           ep_view_name(v, b->name), k, j);
+        }
+        for (uint16_t j = 0; j < k; j++)
+            if (overlap(o, op->out[j]))
+                return ep_fail(e, EP_ERR_PLAN_OP, "op %u (%s): outputs overlap", i, info->name);
+        if (op->scratch_size) {
+            uintptr_t ps = (uintptr_t)op->scratch, po = (uintptr_t)o->data;
+            if (o->nbytes && ps < po + o->nbytes && po < ps + op->scratch_size)
+                return ep_fail(e, EP_ERR_PLAN_OP, "op %u (%s): scratch overlaps an output", i, info->name);
+        }
+    }
+    if (op->scratch_size)
+        for (uint16_t j = 0; j < op->n_in; j++) {
+            const ep_tensor *x = op->in[j];
+            uintptr_t ps = (uintptr_t)op->scratch, px = x ? (uintptr_t)x->data : 0;
+            if (x && x->storage == EP_STORAGE_ARENA && x->nbytes && ps < px + x->nbytes && px < ps + op->scratch_size)
+                return ep_fail(e, EP_ERR_PLAN_OP, "op %u (%s): scratch overlaps an input", i, info->name);
+        }
+    return EP_OK;
+}
+
 int ep_session_open(ep_session **out, const void *plan, size_t plan_len, void *arena, size_t arena_len,
                     const ep_options *opt) {
     ep_err err = {0, 0};
@@ -172,6 +209,7 @@ int ep_session_open(ep_session **out, const void *plan, size_t plan_len, void *a
         b->op.scratch = r->scratch_size ? s->region + r->scratch_offset : NULL;
         b->op.scratch_size = r->scratch_size;
         if ((rc = check_shapes(b, info, i, &v, &err))) return rc;
+        if ((rc = check_aliasing(b, info, i, &v, &err))) return rc;
     }
     s->magic = EP_SESSION_MAGIC;
     *out = s;

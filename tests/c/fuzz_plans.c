@@ -4,7 +4,8 @@
  *
  *   fuzz_plans COUNT SEED plan.eplan [plan2.eplan ...]
  *
- * Most mutations re-seal the CRC so that they reach the deeper checks (records, params, shapes). */
+ * Most mutations re-seal the CRC so that they reach the deeper checks (records, params, shapes).
+ * COUNT 0 opens and runs each plan unmutated once and fails unless all succeed (kernels under sanitizers). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,15 +67,23 @@ static void poke(uint8_t *p, int w) {
 typedef struct { uint64_t offset, size; uint32_t count, rsize; } sec_t;
 
 static int find_section(const uint8_t *p, size_t len, uint32_t kind, sec_t *out) {
+    if (len < sizeof(ep_plan_header)) return 0;
     const ep_plan_header *h = (const ep_plan_header *)(const void *)p;
-    for (uint32_t i = 0; i < h->section_count; i++) {
-        const ep_section *s = (const ep_section *)(const void *)(p + h->section_table_offset + i * sizeof(ep_section));
-        if (s->kind == kind && s->offset + s->size <= len) {
+    for (uint64_t i = 0; i < h->section_count; i++) {
+        uint64_t at = h->section_table_offset + i * sizeof(ep_section);
+        if (h->section_table_offset > len || at > len - sizeof(ep_section) || at % 8) return 0;
+        const ep_section *s = (const ep_section *)(const void *)(p + at);
+        if (s->kind == kind && s->offset <= len && s->size <= len - s->offset && s->record_size <= 4096) {
             out->offset = s->offset; out->size = s->size; out->count = s->count; out->rsize = s->record_size;
             return 1;
         }
     }
     return 0;
+}
+
+/* poke() at buf[off .. off+w) if that lies inside the buffer */
+static void poke_at(uint8_t *buf, size_t len, uint64_t off, int w) {
+    if (off <= len && (uint64_t)w <= len - off) poke(buf + off, w);
 }
 
 /* One mutation of a valid plan (buf holds len bytes). Returns the new length. */
@@ -94,10 +103,11 @@ static size_t mutate(uint8_t *buf, size_t len) {
         if (below(2)) reseal(buf, len);
         return len;
     case 3: /* header fields */
-        poke(buf + 4 * below(sizeof(ep_plan_header) / 4), below(2) ? 4 : 8);
+        poke_at(buf, len, 4 * below(sizeof(ep_plan_header) / 4), below(2) ? 4 : 8);
         if (below(4)) reseal(buf, len);
         return len;
     case 4: { /* section table */
+        if (len < sizeof(ep_plan_header)) return len;
         const ep_plan_header *h = (const ep_plan_header *)(void *)buf;
         uint64_t at = h->section_table_offset + below(h->section_count) * sizeof(ep_section);
         at += 4 * below(sizeof(ep_section) / 4);
@@ -107,18 +117,22 @@ static size_t mutate(uint8_t *buf, size_t len) {
     }
     case 5: case 6: { /* tensor records: dims, offsets, dtype, rank, storage */
         if (find_section(buf, len, EP_SECTION_TENSORS, &s) && s.count) {
-            uint8_t *r = buf + s.offset + below(s.count) * s.rsize;
+            uint64_t ro = s.offset + below(s.count) * s.rsize;
             static const struct { int off, w; } F[] = {{0, 1}, {1, 1}, {2, 1}, {4, 4}, {8, 8}, {16, 8}, {24, 4}, {28, 4},
                                                         {32, 4}, {36, 4}, {40, 4}, {44, 4}, {56, 1}, {64, 4}};
             int f = (int)below(sizeof(F) / sizeof(F[0]));
+            if (ro > len || len - ro < sizeof(ep_tensor_rec)) { reseal(buf, len); return len; }
+            uint8_t *r = buf + ro;
             poke(r + F[f].off, F[f].w);
             /* keep nbytes consistent with the (possibly new) dims half the time, to get past that check */
-            if (below(2)) {
-                ep_tensor_rec *t = (ep_tensor_rec *)(void *)r;
+            if (below(2)) {   /* records may be misaligned after a stride mutation: copy out and back */
+                ep_tensor_rec t;
+                memcpy(&t, r, sizeof(t));
                 uint64_t n = 1;
-                int esz = t->dtype == 1 || t->dtype == 6 ? 4 : t->dtype == 7 ? 8 : t->dtype == 10 || t->dtype == 5 ? 2 : 1;
-                for (int d = 0; d < t->rank && d < 8; d++) n *= (uint64_t)(uint32_t)t->dims[d];
-                t->nbytes = n * (uint64_t)esz;
+                int esz = t.dtype == 1 || t.dtype == 6 ? 4 : t.dtype == 7 ? 8 : t.dtype == 10 || t.dtype == 5 ? 2 : 1;
+                for (int d = 0; d < t.rank && d < 8; d++) n *= (uint64_t)(uint32_t)t.dims[d];
+                t.nbytes = n * (uint64_t)esz;
+                memcpy(r, &t, sizeof(t));
             }
         }
         reseal(buf, len);
@@ -126,29 +140,54 @@ static size_t mutate(uint8_t *buf, size_t len) {
     }
     case 7: { /* op records */
         if (find_section(buf, len, EP_SECTION_OPS, &s) && s.count) {
-            uint8_t *r = buf + s.offset + below(s.count) * s.rsize;
+            uint64_t ro = s.offset + below(s.count) * s.rsize;
             static const struct { int off, w; } F[] = {{0, 2}, {2, 1}, {4, 2}, {6, 2}, {8, 4}, {12, 4}, {16, 4}, {20, 4}, {24, 8}, {32, 8}};
             int f = (int)below(sizeof(F) / sizeof(F[0]));
-            poke(r + F[f].off, F[f].w);
+            poke_at(buf, len, ro + (uint64_t)F[f].off, F[f].w);
         }
         reseal(buf, len);
         return len;
     }
     case 8: { /* op parameters: hostile values reach the shape functions */
         if (find_section(buf, len, EP_SECTION_PARAMS, &s) && s.size >= 4)
-            for (int k = 0, n = 1 + (int)below(3); k < n; k++) poke(buf + s.offset + 4 * below(s.size / 4), 4);
+            for (int k = 0, n = 1 + (int)below(3); k < n; k++) poke_at(buf, len, s.offset + 4 * below(s.size / 4), 4);
         reseal(buf, len);
         return len;
     }
     default: { /* operand indices and io records */
         if (below(2) && find_section(buf, len, EP_SECTION_OPIO, &s) && s.count)
-            poke(buf + s.offset + 4 * below(s.count), 4);
+            poke_at(buf, len, s.offset + 4 * below(s.count), 4);
         else if (find_section(buf, len, EP_SECTION_IO, &s) && s.count)
-            poke(buf + s.offset + 4 * below(2 * s.count), 4);
+            poke_at(buf, len, s.offset + 4 * below(2 * s.count), 4);
         reseal(buf, len);
         return len;
     }
     }
+}
+
+static int run_clean(char **paths, int n) {
+    for (int i = 0; i < n; i++) {
+        size_t len;
+        uint8_t *p = read_file(paths[i], &len);
+        ep_plan_info info;
+        if (!p || ep_plan_query(p, len, &info)) { fprintf(stderr, "%s: cannot query\n", paths[i]); return 1; }
+        void *arena = aligned_alloc(64, (size_t)(info.arena_bytes + 63) / 64 * 64);
+        ep_session *s = NULL;
+        int rc = ep_session_open(&s, p, len, arena, (size_t)info.arena_bytes, NULL);
+        if (!rc) {
+            for (uint32_t k = 0; k < ep_session_num_inputs(s); k++) {
+                ep_io_desc d;
+                ep_session_input_desc(s, k, &d);
+                memset(ep_session_input_buffer(s, k), 0, (size_t)d.nbytes);
+            }
+            rc = ep_run(s);
+        }
+        printf("%s: %s\n", paths[i], ep_status_str(rc));
+        free(arena);
+        free(p);
+        if (rc) return 1;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv) {
@@ -159,6 +198,7 @@ int main(int argc, char **argv) {
     long count = atol(argv[1]);
     rng_state = strtoull(argv[2], NULL, 10);
     int n_plans = argc - 3;
+    if (count == 0) return run_clean(argv + 3, n_plans);
     long rejected_query = 0, rejected_open = 0, ran = 0, run_errors = 0, too_big = 0;
     for (long it = 0; it < count; it++) {
         size_t len;

@@ -734,3 +734,211 @@ static void test_copy(void) {
     tset(&y, YB[0], EP_DTYPE_F32, 2, d2);
     CHECK(ep_shape_copy(op, &s, &scr) == EP_ERR_PLAN_TENSOR, "copy dtype");
 }
+
+/* ---- hostile params and shapes: every shape function must refuse them ---- */
+static void expect(ep_shape_fn fn, const ep_op *op, int want, const char *what) {
+    ep_shape s[8];
+    uint64_t scr;
+    int rc = fn(op, s, &scr);
+    CHECK(rc == want, "%s: got %d want %d", what, rc, want);
+}
+
+static void test_hostile(void) {
+    int32_t d4[4] = {2, 3, 4, 5}, dc[4] = {2, 6, 4, 5}, dsp[4] = {2, 3, 1, 5}, dsl[4] = {1, 3, 2, 5};
+    int32_t drs[4] = {2, 3, 8, 10};
+    ep_tensor x, x2, y, y2;
+    opbox b;
+    ep_op *op;
+    union {
+        ep_unary_params u; ep_binary_params bi; ep_axis_params ax; ep_slice_params sl; ep_transpose_params tr;
+        ep_pad_params pd; ep_resize_params rs; ep_softmax_params sm; ep_reduce_params rd;
+    } p;
+#define CASE(fn, opc, yd, init, want, ...)                                                                \
+    do {                                                                                              \
+        memset(&p, 0, sizeof p);                                                                      \
+        init;                                                                                         \
+        tset(&x, A, EP_DTYPE_F32, 4, d4), tset(&x2, B, EP_DTYPE_F32, 4, d4);                          \
+        tset(&y, Y, EP_DTYPE_F32, 4, yd), tset(&y2, R, EP_DTYPE_F32, 4, dsl);                         \
+        op = op11(&b, opc, &p, &x, &y), b.in[1] = &x2, b.out[1] = &y2;                                \
+        __VA_ARGS__;                                                                                  \
+        expect(fn, op, want, #fn ": " #__VA_ARGS__);                                                  \
+    } while (0)
+#define UN(want, ...) CASE(ep_shape_unary, EP_OP_UNARY, d4, p.u.kind = EP_ACT_RELU, want, __VA_ARGS__)
+    UN(EP_OK, (void)0);
+    UN(EP_ERR_PLAN_PARAMS, p.u.kind = EP_ACT_NONE);
+    UN(EP_ERR_PLAN_PARAMS, p.u.kind = EP_ACT_COUNT);
+    UN(EP_ERR_PLAN_PARAMS, p.u.kind = -5);
+    UN(EP_ERR_PLAN_TENSOR, x.dtype = EP_DTYPE_I32);
+    UN(EP_ERR_PLAN_TENSOR, x.dtype = 4);
+    UN(EP_ERR_PLAN_OP, op->n_in = 2);
+    UN(EP_ERR_PLAN_OP, b.in[0] = NULL);
+    UN(EP_ERR_PLAN_SHAPE, x.rank = 9);
+    UN(EP_ERR_PLAN_SHAPE, x.dims[1] = -1);
+    UN(EP_ERR_PLAN_SHAPE, x.rank = 8; for (int i = 0; i < 8; i++) x.dims[i] = INT32_MAX);
+#define BI(want, ...) CASE(ep_shape_binary, EP_OP_BINARY, d4, (void)0, want, op->n_in = 2; __VA_ARGS__)
+    BI(EP_OK, x2.dims[0] = 1);
+    BI(EP_ERR_PLAN_PARAMS, p.bi.kind = EP_BIN_COUNT);
+    BI(EP_ERR_PLAN_PARAMS, p.bi.kind = -1);
+    BI(EP_ERR_PLAN_PARAMS, p.bi.act = EP_ACT_COUNT);
+    BI(EP_ERR_PLAN_SHAPE, x2.dims[0] = 3);
+    BI(EP_ERR_PLAN_TENSOR, x2.dtype = EP_DTYPE_I8);
+    BI(EP_ERR_PLAN_OP, op->n_in = 1);
+#define CC(want, ...) CASE(ep_shape_concat, EP_OP_CONCAT, dc, p.ax.axis = 1, want, op->n_in = 2; __VA_ARGS__)
+    CC(EP_OK, (void)0);
+    CC(EP_ERR_PLAN_PARAMS, p.ax.axis = 4);
+    CC(EP_ERR_PLAN_PARAMS, p.ax.axis = -1);
+    CC(EP_ERR_PLAN_SHAPE, x2.dims[2] = 7);
+    CC(EP_ERR_PLAN_SHAPE, x2.rank = 3);
+    CC(EP_ERR_PLAN_TENSOR, x2.dtype = EP_DTYPE_I32);
+    CC(EP_ERR_PLAN_PARAMS, p.ax.axis = 0; x.rank = 0; x2.rank = 0);
+    CC(EP_ERR_PLAN_OP, op->n_in = 0);
+#define SP(want, ...) CASE(ep_shape_split, EP_OP_SPLIT, dsp, p.ax.axis = 2, want, op->n_out = 2; y2.dims[2] = 3; __VA_ARGS__)
+    SP(EP_OK, y2.dims[0] = 2);
+    SP(EP_ERR_PLAN_SHAPE, y2.dims[0] = 2; y2.dims[2] = 2);
+    SP(EP_ERR_PLAN_SHAPE, (void)0);
+    SP(EP_ERR_PLAN_PARAMS, p.ax.axis = 4);
+    SP(EP_ERR_PLAN_SHAPE, y2.dims[0] = 2; y2.rank = 3);
+    SP(EP_ERR_PLAN_OP, op->n_out = 0);
+#define SL(want, ...) CASE(ep_shape_slice, EP_OP_SLICE, dsl, (void)0, want, \
+                           for (int i = 0; i < 4; i++) p.sl.steps[i] = 1; p.sl.starts[0] = 1, p.sl.starts[2] = 3, p.sl.steps[2] = -2; __VA_ARGS__)
+    SL(EP_OK, (void)0);
+    SL(EP_ERR_PLAN_PARAMS, p.sl.steps[0] = 0);
+    SL(EP_ERR_PLAN_PARAMS, p.sl.steps[3] = 0; y.dims[3] = 0);
+    SL(EP_ERR_PLAN_SHAPE, p.sl.starts[0] = 2);
+    SL(EP_ERR_PLAN_SHAPE, p.sl.starts[2] = -1);
+    SL(EP_ERR_PLAN_SHAPE, p.sl.steps[2] = -4);
+    SL(EP_ERR_PLAN_SHAPE, p.sl.steps[2] = 2);
+    SL(EP_ERR_PLAN_SHAPE, p.sl.steps[3] = INT32_MAX);
+    SL(EP_ERR_PLAN_SHAPE, y.rank = 3);
+    SL(EP_OK, p.sl.starts[1] = 99; y.dims[1] = 0);
+#define TR(want, ...) CASE(ep_shape_transpose, EP_OP_TRANSPOSE, d4, (void)0, want, \
+                           for (int i = 0; i < 4; i++) p.tr.perm[i] = 3 - i; __VA_ARGS__)
+    TR(EP_OK, p.tr.perm[6] = 99);
+    TR(EP_ERR_PLAN_PARAMS, p.tr.perm[1] = 3);
+    TR(EP_ERR_PLAN_PARAMS, p.tr.perm[0] = 4);
+    TR(EP_ERR_PLAN_PARAMS, p.tr.perm[0] = -1);
+#define PD(want, ...) CASE(ep_shape_pad, EP_OP_PAD, d4, (p.pd.pads[0] = 1, p.pd.pads[7] = 2), want, __VA_ARGS__)
+    PD(EP_OK, (void)0);
+    PD(EP_ERR_PLAN_PARAMS, p.pd.mode = 3);
+    PD(EP_ERR_PLAN_PARAMS, p.pd.mode = -1);
+    PD(EP_ERR_PLAN_SHAPE, p.pd.pads[0] = -3);
+    PD(EP_ERR_PLAN_SHAPE, p.pd.pads[1] = -2; p.pd.pads[5] = -2);
+    PD(EP_ERR_PLAN_SHAPE, p.pd.pads[2] = INT32_MAX);
+    PD(EP_ERR_PLAN_TENSOR, x.dtype = EP_DTYPE_I8);
+    PD(EP_ERR_PLAN_SHAPE, p.pd.mode = EP_PAD_REFLECT; x.dims[0] = 0);
+    PD(EP_ERR_PLAN_SHAPE, p.pd.mode = EP_PAD_EDGE; p.pd.pads[3] = -5);
+    PD(EP_OK, p.pd.pads[3] = -5);
+#define RS(want, ...) CASE(ep_shape_resize, EP_OP_RESIZE, drs, \
+                           (p.rs.mode = 1, p.rs.scales[0] = p.rs.scales[1] = 1, p.rs.scales[2] = p.rs.scales[3] = 2), want, __VA_ARGS__)
+    RS(EP_OK, p.rs.scales[5] = NAN);
+    RS(EP_ERR_PLAN_PARAMS, p.rs.scales[2] = 0);
+    RS(EP_ERR_PLAN_PARAMS, p.rs.scales[3] = -1);
+    RS(EP_ERR_PLAN_PARAMS, p.rs.scales[2] = NAN);
+    RS(EP_ERR_PLAN_PARAMS, p.rs.scales[2] = INFINITY);
+    RS(EP_ERR_PLAN_PARAMS, p.rs.mode = 3);
+    RS(EP_ERR_PLAN_PARAMS, p.rs.coord_mode = 6);
+    RS(EP_ERR_PLAN_PARAMS, p.rs.nearest_mode = 4);
+    RS(EP_ERR_PLAN_PARAMS, p.rs.exclude_outside = 2);
+    RS(EP_ERR_PLAN_PARAMS, p.rs.mode = EP_RESIZE_CUBIC; p.rs.cubic_coeff_a = NAN);
+    RS(EP_ERR_PLAN_TENSOR, x.dtype = EP_DTYPE_I32);
+    RS(EP_ERR_PLAN_SHAPE, y.rank = 3);
+    RS(EP_ERR_PLAN_SHAPE, x.dims[2] = 0);
+#define SM(want, ...) CASE(ep_shape_softmax, EP_OP_SOFTMAX, d4, p.sm.axis = 1, want, __VA_ARGS__)
+    SM(EP_OK, p.sm.log = 1);
+    SM(EP_ERR_PLAN_PARAMS, p.sm.axis = 4);
+    SM(EP_ERR_PLAN_PARAMS, p.sm.axis = -1);
+    SM(EP_ERR_PLAN_PARAMS, p.sm.log = 2);
+    SM(EP_ERR_PLAN_TENSOR, x.dtype = EP_DTYPE_I64);
+#define RD(want, ...) CASE(ep_shape_reduce, EP_OP_REDUCE, d4, p.rd.axes_mask = 0xF, want, __VA_ARGS__)
+    RD(EP_OK, p.rd.keepdims = 1);
+    RD(EP_ERR_PLAN_PARAMS, p.rd.axes_mask = 1u << 4);
+    RD(EP_ERR_PLAN_PARAMS, p.rd.axes_mask = 1u << 31);
+    RD(EP_ERR_PLAN_PARAMS, p.rd.kind = 7);
+    RD(EP_ERR_PLAN_PARAMS, p.rd.kind = -1);
+    RD(EP_ERR_PLAN_PARAMS, p.rd.keepdims = 2);
+    RD(EP_ERR_PLAN_TENSOR, x.dtype = EP_DTYPE_U8);
+#define GA(want, ...) CASE(ep_shape_gather, EP_OP_GATHER, d4, p.ax.axis = 1, want, op->n_in = 2; x2.dtype = EP_DTYPE_I64; __VA_ARGS__)
+    GA(EP_OK, (void)0);
+    GA(EP_ERR_PLAN_TENSOR, x2.dtype = EP_DTYPE_F32);
+    GA(EP_ERR_PLAN_PARAMS, p.ax.axis = 4);
+    GA(EP_ERR_PLAN_SHAPE, x2.rank = 6);
+    GA(EP_ERR_PLAN_OP, op->n_in = 1);
+}
+
+/* ---- fuzz: plausible random bytes for every shape function; what is accepted must run on
+ * exact-size heap buffers (ASan catches any access past a tensor) ---- */
+static void test_fuzz(void) {
+    static const struct { uint16_t opc; ep_shape_fn shape; ep_kernel_fn run; int nin, nout; } ops[] = {
+        {EP_OP_UNARY, ep_shape_unary, ep_ref_unary_f32, 1, 1}, {EP_OP_BINARY, ep_shape_binary, ep_ref_binary_f32, 2, 1},
+        {EP_OP_CONCAT, ep_shape_concat, ep_ref_concat_any, 0, 1}, {EP_OP_SPLIT, ep_shape_split, ep_ref_split_any, 1, 0},
+        {EP_OP_SLICE, ep_shape_slice, ep_ref_slice_any, 1, 1}, {EP_OP_TRANSPOSE, ep_shape_transpose, ep_ref_transpose_any, 1, 1},
+        {EP_OP_PAD, ep_shape_pad, ep_ref_pad_f32, 1, 1}, {EP_OP_RESIZE, ep_shape_resize, ep_ref_resize_f32, 1, 1},
+        {EP_OP_SOFTMAX, ep_shape_softmax, ep_ref_softmax_f32, 1, 1}, {EP_OP_REDUCE, ep_shape_reduce, ep_ref_reduce_f32, 1, 1},
+        {EP_OP_GATHER, ep_shape_gather, ep_ref_gather_any, 2, 1}, {EP_OP_COPY, ep_shape_copy, ep_ref_copy_any, 1, 1},
+    };
+    static const uint8_t dts[8] = {EP_DTYPE_U8, EP_DTYPE_I8, EP_DTYPE_I16, EP_DTYPE_I32, EP_DTYPE_I64, EP_DTYPE_BOOL, EP_DTYPE_F16, 99};
+    static const float fvals[8] = {0.5f, 1, 2, 1.5f, 3, 0, -1, NAN};
+    int accepted[12] = {0}, bad = 0;
+    for (int t = 0; t < 30000; t++) {
+        const int k = rin(0, 11), nin = ops[k].nin ? ops[k].nin : rin(1, 3), nout = ops[k].nout ? ops[k].nout : rin(1, 3);
+        union { int32_t w[32]; float f[32]; } p;
+        for (int i = 0; i < 32; i++) p.w[i] = rin(0, 15) ? rin(-2, 6) : (int32_t)rnd();
+        if (ops[k].opc == EP_OP_RESIZE)
+            for (int i = 4; i < 14; i++) p.f[i] = fvals[rin(0, 7)];
+        if (ops[k].opc == EP_OP_UNARY || ops[k].opc == EP_OP_PAD) p.f[1] = 0.5f;
+        int32_t base[4];
+        int brank = rin(0, 4);
+        rdims(brank, base, 4, 256, 1);
+        ep_tensor ts[8];
+        opbox b;
+        memset(&b, 0, sizeof b);
+        for (int i = 0; i < nin + nout; i++) {
+            int32_t d[4];
+            int r = rin(0, 3) ? brank : rin(0, 4);
+            for (int j = 0; j < r; j++) d[j] = (j < brank && rin(0, 4)) ? base[j] : rin(0, 4);
+            uint8_t dt = rin(0, 1) ? EP_DTYPE_F32 : dts[rin(0, 7)];
+            if (ops[k].opc == EP_OP_GATHER && i == 1) dt = rin(0, 7) ? (rin(0, 1) ? EP_DTYPE_I32 : EP_DTYPE_I64) : dt;
+            tset(&ts[i], NULL, dt, r, d);
+            if (i < nin) b.in[i] = &ts[i]; else b.out[i - nin] = &ts[i];
+        }
+        ep_op *op = opset(&b, ops[k].opc, &p, nin, nout);
+        ep_shape s[8];
+        uint64_t scr = 0;
+        if (ops[k].shape(op, s, &scr) != EP_OK) continue;
+        accepted[k]++;
+        void *mem[8];
+        for (int i = 0; i < nin + nout; i++) {
+            if (i >= nin) tset(&ts[i], NULL, s[i - nin].dtype, s[i - nin].rank, s[i - nin].dims);
+            size_t n = (size_t)ep_numel(&ts[i]), es = ep_dtype_size(ts[i].dtype);
+            mem[i] = ts[i].data = malloc((n * es) > 0 ? n * es : 1);
+            for (size_t j = 0; i < nin && j < n * es; j++) ((unsigned char *)mem[i])[j] = (unsigned char)rnd();
+            for (size_t j = 0; i == 1 && ops[k].opc == EP_OP_GATHER && j < n; j++) {
+                if (es == 8) ((int64_t *)mem[i])[j] = rin(-5, 5); else ((int32_t *)mem[i])[j] = rin(-5, 5);
+            }
+        }
+        int rc = ops[k].run(op);
+        bad += !(rc == EP_OK || (rc == EP_ERR_RUN_INDEX && ops[k].opc == EP_OP_GATHER));
+        for (int i = 0; i < nin + nout; i++) free(mem[i]);
+    }
+    CHECK(bad == 0, "fuzz: %d kernels failed", bad);
+    for (int k = 0; k < 12; k++) CHECK(accepted[k] > 20, "fuzz: op %d accepted only %d times", ops[k].opc, accepted[k]);
+}
+
+int main(void) {
+    test_act();
+    test_unary();
+    test_binary();
+    test_concat_split();
+    test_slice();
+    test_transpose();
+    test_pad();
+    test_resize();
+    test_softmax();
+    test_reduce();
+    test_gather();
+    test_copy();
+    test_hostile();
+    test_fuzz();
+    printf("%d passed, %d failed\n", g_pass, g_fail);
+    return g_fail != 0;
+}

@@ -1,0 +1,28 @@
+"""The compiler front end: ONNX model → graph.Graph (import → fold → cleanup → fuse → lower)."""
+from __future__ import annotations
+
+from . import graph, onnx_import
+from .errors import Problems
+
+
+def lower(model, shapes=None) -> graph.Graph:
+    """Compile an ONNX model (ModelProto, serialized bytes or path) into the lowered graph.
+
+    shapes: optional {input name: tuple of ints} pinning the inputs' symbolic or unknown dims.
+    Raises errors.CompileError listing every problem (unsupported ops, attributes, dtypes, dynamic
+    shapes), each with its node name."""
+    from .lowering import lower_model
+    from .ops import HANDLERS
+    from .passes import cleanup, fold, fuse
+
+    m = onnx_import.import_model(model, shapes)
+    problems = Problems()
+    notes: list = []
+    for n in m.toposort():
+        problems.add(n, "inputs are produced by no node (or the graph has a cycle)")
+    problems.raise_if_any()
+    fold.fold(m, notes)
+    cleanup.cleanup(m, problems)
+    fuse.fuse(m, notes)
+    m.toposort()
+    return lower_model(m, problems, HANDLERS, notes)

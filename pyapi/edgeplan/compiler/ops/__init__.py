@@ -1,0 +1,15 @@
+"""Lowering functions, one module per op family. HANDLERS maps (domain, op_type) to a function
+f(ctx: lowering.Lowerer, node: ir.Node) that emits graph.Ops and binds the node's outputs."""
+from __future__ import annotations
+
+from . import conv, elementwise, layout, linear, pool, reduce, resize, views
+
+
+def _handlers() -> dict:
+    out = {}
+    for mod in (conv, linear, elementwise, pool, layout, views, resize, reduce):
+        out.update(mod.LOWER)
+    return out
+
+
+HANDLERS = _handlers()

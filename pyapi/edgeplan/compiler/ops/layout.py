@@ -1,0 +1,204 @@
+"""Data movement: Concat, Split, Slice, Transpose, Pad, Gather (any dtype except Pad, which is f32)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..._cdef import K
+from ..lowering import NodeError, pad8
+from ._util import ceil_div, norm_axis
+
+MAX_RANK = 8
+
+
+def _rank_ok(t):
+    if len(t.shape) > MAX_RANK:
+        raise NodeError(f"rank {len(t.shape)} > {MAX_RANK}")
+
+
+def lower_concat(ctx, n):
+    ts = [ctx.tensor(i) for i in n.inputs if i]
+    if not ts:
+        raise NodeError("no inputs")
+    r = len(ts[0].shape)
+    axis = norm_axis(n.attrs.get("axis", 0), r)
+    for t in ts:
+        _rank_ok(t)
+        if len(t.shape) != r or t.dtype != ts[0].dtype:
+            raise NodeError("inputs differ in rank or dtype")
+        if any(a != b for i, (a, b) in enumerate(zip(t.shape, ts[0].shape)) if i != axis):
+            raise NodeError(f"input shapes {[x.shape for x in ts]} differ outside axis {axis}")
+    live = [t for t in ts if t.shape[axis] > 0] or ts[:1]
+    shape = list(ts[0].shape)
+    shape[axis] = sum(t.shape[axis] for t in live)
+    if len(live) == 1:
+        ctx.view_output(n, 0, live[0], shape)
+        return
+    y = ctx.output(n, 0, shape, ts[0].dtype)
+    ctx.emit("concat", live, [y], {"axis": axis})
+
+
+def lower_split(ctx, n):
+    X = ctx.input(n, 0)
+    _rank_ok(X)
+    r = len(X.shape)
+    axis = norm_axis(n.attrs.get("axis", 0), r)
+    d = X.shape[axis]
+    nout = len(n.outputs)
+    if n.input(1):
+        split = [int(v) for v in ctx.const_input(n, 1, "split").reshape(-1)]
+    elif n.attrs.get("split") is not None:
+        split = [int(v) for v in n.attrs["split"]]
+    else:
+        num = int(n.attrs.get("num_outputs", nout))
+        chunk = ceil_div(d, num)
+        split = [chunk] * (num - 1) + [d - chunk * (num - 1)]
+    if len(split) != nout or sum(split) != d or any(s < 0 for s in split):
+        raise NodeError(f"split {split} does not divide dim {d} into {nout} outputs")
+    if nout == 1:
+        ctx.view_output(n, 0, X, X.shape)
+        return
+    outs = []
+    for k, s in enumerate(split):
+        shape = list(X.shape)
+        shape[axis] = s
+        name = n.outputs[k] or f"{n.name}/unused{k}"
+        t = ctx.new(name, shape, X.dtype)
+        if n.outputs[k]:
+            ctx.bind(n.outputs[k], t)
+        outs.append(t)
+    ctx.emit("split", [X], outs, {"axis": axis})
+
+
+def slice_dims(shape, starts, ends, axes, steps):
+    """Per-dim (start, step, extent) of an ONNX Slice, clamped as ONNX does."""
+    r = len(shape)
+    st, sp, ext = [0] * r, [1] * r, list(shape)
+    seen = set()
+    for s, e, a, k in zip(starts, ends, axes, steps):
+        a = norm_axis(a, r)
+        if a in seen:
+            raise NodeError(f"axis {a} repeated")
+        seen.add(a)
+        d = shape[a]
+        if k == 0:
+            raise NodeError("step 0")
+        if s < 0:
+            s += d
+        if e < 0:
+            e += d
+        if k > 0:
+            s, e = min(max(s, 0), d), min(max(e, 0), d)
+            cnt = max(0, ceil_div(e - s, k))
+        else:
+            s, e = min(max(s, 0), d - 1), min(max(e, -1), d - 1)
+            cnt = max(0, ceil_div(s - e, -k))
+        st[a], sp[a], ext[a] = (s if cnt else 0), k, cnt
+    return st, sp, ext
+
+
+def lower_slice(ctx, n):
+    X = ctx.input(n, 0)
+    _rank_ok(X)
+    r = len(X.shape)
+    starts = [int(v) for v in ctx.const_input(n, 1, "starts").reshape(-1)]
+    ends = [int(v) for v in ctx.const_input(n, 2, "ends").reshape(-1)]
+    axes = ([int(v) for v in ctx.const_input(n, 3, "axes").reshape(-1)] if n.input(3) else list(range(len(starts))))
+    steps = ([int(v) for v in ctx.const_input(n, 4, "steps").reshape(-1)] if n.input(4) else [1] * len(starts))
+    if not len(starts) == len(ends) == len(axes) == len(steps):
+        raise NodeError("starts/ends/axes/steps differ in length")
+    st, sp, ext = slice_dims(X.shape, starts, ends, axes, steps)
+    if ext == list(X.shape) and all(s == 0 for s in st) and all(k == 1 for k in sp):
+        ctx.view_output(n, 0, X, X.shape)
+        return
+    y = ctx.output(n, 0, ext, X.dtype)
+    ctx.emit("slice", [X], [y], {"starts": pad8(st, 0), "steps": pad8(sp, 1)})
+    del r
+
+
+def lower_transpose(ctx, n):
+    X = ctx.input(n, 0)
+    _rank_ok(X)
+    r = len(X.shape)
+    perm = n.attrs.get("perm")
+    perm = list(range(r))[::-1] if perm is None else [norm_axis(p, r) for p in perm]
+    if sorted(perm) != list(range(r)):
+        raise NodeError(f"perm {perm} is not a permutation of {r} dims")
+    shape = [X.shape[p] for p in perm]
+    moved = [p for p in perm if X.shape[p] != 1]
+    if moved == sorted(moved):
+        ctx.view_output(n, 0, X, shape)       # only unit dims move: same bytes
+        return
+    y = ctx.output(n, 0, shape, X.dtype)
+    ctx.emit("transpose", [X], [y], {"perm": perm + list(range(r, MAX_RANK))})
+
+
+PAD_MODES = {"constant": K.EP_PAD_CONSTANT, "reflect": K.EP_PAD_REFLECT, "edge": K.EP_PAD_EDGE}
+
+
+def lower_pad(ctx, n):
+    X = ctx.input(n, 0)
+    ctx.need_f32(X)
+    _rank_ok(X)
+    r = len(X.shape)
+    mode = n.attrs.get("mode", "constant")
+    if mode not in PAD_MODES:
+        raise NodeError(f"mode '{mode}' is unsupported (constant, reflect, edge)")
+    if n.input(1):
+        pads = [int(v) for v in ctx.const_input(n, 1, "pads").reshape(-1)]
+    else:
+        pads = [int(v) for v in n.attrs.get("pads", [])]
+    value = 0.0
+    if n.input(2):
+        cv = ctx.const_input(n, 2, "constant_value")
+        value = float(cv.reshape(-1)[0]) if cv.size else 0.0
+    elif "value" in n.attrs:
+        value = float(n.attrs["value"])
+    axes = ([norm_axis(a, r) for a in ctx.const_input(n, 3, "axes").reshape(-1)] if n.input(3)
+            else list(range(r)))
+    if len(pads) != 2 * len(axes):
+        raise NodeError(f"pads {pads} do not match {len(axes)} axes")
+    begin, end = [0] * r, [0] * r
+    for k, a in enumerate(axes):
+        begin[a], end[a] = pads[k], pads[k + len(axes)]
+    shape = [d + b + e for d, b, e in zip(X.shape, begin, end)]
+    if any(s < 0 for s in shape):
+        raise NodeError(f"pads {pads} crop {X.shape} below zero")
+    if mode == "reflect" and any(b > d - 1 or e > d - 1 for d, b, e in zip(X.shape, begin, end)):
+        raise NodeError(f"reflect pads {pads} exceed the input extent {X.shape}")
+    if not any(begin) and not any(end):
+        ctx.view_output(n, 0, X, X.shape)
+        return
+    y = ctx.output(n, 0, shape, np.float32)
+    ctx.emit("pad", [X], [y], {"mode": PAD_MODES[mode], "value": value,
+                               "pads": (begin + end + [0] * 16)[:16]})
+
+
+def lower_gather(ctx, n):
+    X = ctx.input(n, 0)
+    _rank_ok(X)
+    r = len(X.shape)
+    if r == 0:
+        raise NodeError("Gather on a scalar")
+    axis = norm_axis(n.attrs.get("axis", 0), r)
+    I = ctx.input(n, 1)
+    if I.dtype not in (np.dtype(np.int64), np.dtype(np.int32)):
+        raise NodeError(f"indices dtype {I.dtype.name} (only int32/int64)")
+    if I.data is not None:
+        d = X.shape[axis]
+        if I.data.size and (I.data.min() < -d or I.data.max() >= d):
+            raise NodeError(f"constant indices out of range for dim {d}")
+    shape = list(X.shape[:axis]) + list(I.shape) + list(X.shape[axis + 1:])
+    if len(shape) > MAX_RANK:
+        raise NodeError(f"output rank {len(shape)} > {MAX_RANK}")
+    y = ctx.output(n, 0, shape, X.dtype)
+    ctx.emit("gather", [X, I], [y], {"axis": axis})
+
+
+LOWER = {
+    ("", "Concat"): lower_concat,
+    ("", "Split"): lower_split,
+    ("", "Slice"): lower_slice,
+    ("", "Transpose"): lower_transpose,
+    ("", "Pad"): lower_pad,
+    ("", "Gather"): lower_gather,
+}

@@ -1,0 +1,64 @@
+"""Reduce* → reduce (axes mask); Softmax / LogSoftmax → softmax (opset < 13 via a 2-D view)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..._cdef import K
+from ..lowering import NodeError
+from ._util import norm_axis, prod
+
+KINDS = {"ReduceMean": K.EP_REDUCE_MEAN, "ReduceSum": K.EP_REDUCE_SUM, "ReduceMax": K.EP_REDUCE_MAX,
+         "ReduceMin": K.EP_REDUCE_MIN, "ReduceProd": K.EP_REDUCE_PROD,
+         "ReduceSumSquare": K.EP_REDUCE_SUM_SQUARE, "ReduceL2": K.EP_REDUCE_L2}
+
+
+def lower_reduce(ctx, n):
+    X = ctx.input(n, 0)
+    ctx.need_f32(X)
+    r = len(X.shape)
+    if r > 8:
+        raise NodeError(f"rank {r} > 8")
+    if n.input(1):
+        axes = [int(a) for a in ctx.const_input(n, 1, "axes").reshape(-1)]
+    else:
+        axes = [int(a) for a in n.attrs.get("axes", [])]
+    keep = int(n.attrs.get("keepdims", 1))
+    if not axes:
+        if int(n.attrs.get("noop_with_empty_axes", 0)):
+            ctx.view_output(n, 0, X, X.shape)
+            return
+        axes = list(range(r))
+    ax = sorted({norm_axis(a, r) for a in axes})
+    shape = [1 if i in ax else d for i, d in enumerate(X.shape)] if keep else \
+        [d for i, d in enumerate(X.shape) if i not in ax]
+    y = ctx.output(n, 0, shape, np.float32)
+    ctx.emit("reduce", [X], [y], {"kind": KINDS[n.op_type], "axes_mask": sum(1 << a for a in ax),
+                                  "keepdims": keep})
+
+
+def lower_softmax(ctx, n):
+    X = ctx.input(n, 0)
+    ctx.need_f32(X)
+    r = len(X.shape)
+    if r == 0 or r > 8:
+        raise NodeError(f"rank {r} is unsupported")
+    log = int(n.op_type == "LogSoftmax")
+    if ctx.m.opset >= 13:
+        axis = norm_axis(n.attrs.get("axis", -1), r)
+        y = ctx.output(n, 0, X.shape, np.float32)
+        ctx.emit("softmax", [X], [y], {"axis": axis, "log": log}, inplace=None if X.is_const else 0)
+        return
+    axis = norm_axis(n.attrs.get("axis", 1), r)
+    if axis == r - 1:
+        y = ctx.output(n, 0, X.shape, np.float32)
+        ctx.emit("softmax", [X], [y], {"axis": axis, "log": log}, inplace=None if X.is_const else 0)
+        return
+    shp2 = (prod(X.shape[:axis]), prod(X.shape[axis:]))
+    y2 = ctx.tmp(n.outputs[0] + "/2d", shp2)
+    ctx.emit("softmax", [ctx.view(X, shp2)], [y2], {"axis": 1, "log": log}, inplace=0)
+    ctx.view_output(n, 0, y2, X.shape)
+
+
+LOWER = {("", t): lower_reduce for t in KINDS}
+LOWER[("", "Softmax")] = lower_softmax
+LOWER[("", "LogSoftmax")] = lower_softmax

@@ -1,0 +1,96 @@
+"""Resize (opset 11-21) and Upsample → resize with per-dim float scales."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..._cdef import K
+from ..lowering import NodeError
+from ._util import norm_axis
+
+MODES = {"nearest": K.EP_RESIZE_NEAREST, "linear": K.EP_RESIZE_LINEAR, "bilinear": K.EP_RESIZE_LINEAR,
+         "trilinear": K.EP_RESIZE_LINEAR, "cubic": K.EP_RESIZE_CUBIC, "bicubic": K.EP_RESIZE_CUBIC}
+COORDS = {"half_pixel": K.EP_COORD_HALF_PIXEL, "asymmetric": K.EP_COORD_ASYMMETRIC,
+          "align_corners": K.EP_COORD_ALIGN_CORNERS, "pytorch_half_pixel": K.EP_COORD_PYTORCH_HALF_PIXEL,
+          "tf_half_pixel_for_nearest": K.EP_COORD_TF_HALF_PIXEL_FOR_NEAREST,
+          "half_pixel_symmetric": K.EP_COORD_HALF_PIXEL_SYMMETRIC}
+NEAREST = {"round_prefer_floor": K.EP_NEAREST_ROUND_PREFER_FLOOR, "round_prefer_ceil": K.EP_NEAREST_ROUND_PREFER_CEIL,
+           "floor": K.EP_NEAREST_FLOOR, "ceil": K.EP_NEAREST_CEIL}
+
+
+def _opt_const(ctx, n, i, what):
+    """Constant input i as a flat array, or None when absent or empty."""
+    if not n.input(i):
+        return None
+    a = ctx.const_input(n, i, what)
+    return a.reshape(-1) if a.size else None
+
+
+def lower_resize(ctx, n):
+    X = ctx.input(n, 0)
+    ctx.need_f32(X)
+    r = len(X.shape)
+    if r > 8:
+        raise NodeError(f"rank {r} > 8")
+    upsample = n.op_type == "Upsample"
+    mode = n.attrs.get("mode", "nearest")
+    if mode not in MODES:
+        raise NodeError(f"mode '{mode}' is unsupported")
+    if upsample:
+        coord, nearest = "asymmetric", "floor"
+        sc = _opt_const(ctx, n, 1, "scales")
+        if sc is None and "scales" in n.attrs:
+            sc = np.asarray(n.attrs["scales"], np.float32)
+        sizes, axes, policy = None, list(range(r)), "stretch"
+    else:
+        coord = n.attrs.get("coordinate_transformation_mode", "half_pixel")
+        nearest = n.attrs.get("nearest_mode", "round_prefer_floor")
+        if int(n.attrs.get("antialias", 0)):
+            raise NodeError("antialias=1 is unsupported")
+        sc = _opt_const(ctx, n, 2, "scales")
+        sizes = _opt_const(ctx, n, 3, "sizes")
+        axes = [norm_axis(a, r) for a in n.attrs.get("axes", range(r))]
+        policy = n.attrs.get("keep_aspect_ratio_policy", "stretch")
+    if coord not in COORDS:
+        raise NodeError(f"coordinate_transformation_mode '{coord}' is unsupported")
+    if nearest not in NEAREST:
+        raise NodeError(f"nearest_mode '{nearest}' is unsupported")
+    scales = [1.0] * r
+    out = list(X.shape)
+    if sc is not None:
+        if len(sc) != len(axes):
+            raise NodeError(f"{len(sc)} scales for {len(axes)} axes")
+        for a, s in zip(axes, sc.astype(np.float32)):
+            if not s > 0:
+                raise NodeError(f"scale {float(s)} must be > 0")
+            scales[a] = float(s)
+            out[a] = int(math.floor(float(np.float32(s) * np.float32(X.shape[a]))))
+    elif sizes is not None:
+        if len(sizes) != len(axes):
+            raise NodeError(f"{len(sizes)} sizes for {len(axes)} axes")
+        ratios = [float(np.float32(sz) / np.float32(X.shape[a])) for a, sz in zip(axes, sizes.astype(np.int64))]
+        if policy == "stretch":
+            for a, sz, s in zip(axes, sizes, ratios):
+                scales[a], out[a] = s, int(sz)
+        elif policy in ("not_larger", "not_smaller"):
+            s = min(ratios) if policy == "not_larger" else max(ratios)
+            for a in axes:
+                scales[a] = s
+                out[a] = int(math.floor(s * X.shape[a] + 0.5))
+        else:
+            raise NodeError(f"keep_aspect_ratio_policy '{policy}' is unsupported")
+    else:
+        raise NodeError("neither scales nor sizes is given")
+    if any(o <= 0 for o in out) or any(not s > 0 for s in scales):
+        raise NodeError(f"output shape {out} is empty")
+    y = ctx.output(n, 0, out, np.float32)
+    ctx.emit("resize", [X], [y], {
+        "mode": MODES[mode], "coord_mode": COORDS[coord], "nearest_mode": NEAREST[nearest],
+        "exclude_outside": int(n.attrs.get("exclude_outside", 0)),
+        "cubic_coeff_a": float(n.attrs.get("cubic_coeff_a", -0.75)),
+        "extrapolation_value": float(n.attrs.get("extrapolation_value", 0.0)),
+        "scales": [float(s) for s in scales] + [1.0] * (8 - r)})
+
+
+LOWER = {("", "Resize"): lower_resize, ("", "Upsample"): lower_resize}

@@ -1,0 +1,1 @@
+"""IR passes: fold (constant folding), cleanup (Identity/Dropout/dead code), fuse (epilogues, patterns)."""
