@@ -11,7 +11,7 @@ from . import NAMES, build, profile
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m models", description="write a reference ONNX model")
+    ap = argparse.ArgumentParser(prog=f"python -m {__package__}", description="write a reference ONNX model")
     ap.add_argument("name", choices=NAMES)
     ap.add_argument("-o", "--output", required=True, help="output .onnx path")
     ap.add_argument("--size", type=int, help="input height/width")

@@ -47,7 +47,7 @@ class Graph:
     def param(self, name: str, arr: np.ndarray) -> str:
         if name in self.inits:
             raise ValueError(f"duplicate initializer {name}")
-        self.inits[name] = numpy_helper.from_array(np.ascontiguousarray(arr), name)
+        self.inits[name] = numpy_helper.from_array(np.array(arr, order="C"), name)   # keeps 0-d scalars 0-d
         return name
 
     def const(self, value, dtype=np.float32, name: str | None = None) -> str:

@@ -23,7 +23,7 @@ def resnet50(batch: int = 1, size: int = 224, dynamic_batch: bool = False, num_c
     if size < 32:
         raise ValueError("resnet50 needs size >= 32")
     n = "N" if dynamic_batch else batch
-    g = Graph("resnet50", seed, calib=(2, 160, 160))
+    g = Graph("resnet50", seed, calib=(1, 192, 192))
     x = g.input("input", [n, 3, size, size])
     x = g.relu(g.bn(g.conv(x, 64, 7, 2, 3, name="conv1"), "bn1"), "relu")
     x = g.maxpool(x, 3, 2, 1, "maxpool")

@@ -16,6 +16,7 @@
  * or, without act.c, add -DEP_TEST_ACT_STUB for a local NONE/RELU/CLIP/LEAKY_RELU stub. */
 #include <float.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -36,16 +37,14 @@ void ep_act_apply_f32(int kind, float *x, int64_t n, float alpha, float beta) {
 #endif
 
 static int n_pass, n_fail;
-#define CHECK(cond, ...)                                                  \
-    do {                                                                  \
-        if (cond) {                                                       \
-            n_pass++;                                                     \
-        } else {                                                          \
-            n_fail++;                                                     \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                   \
-            printf(__VA_ARGS__);                                          \
-            printf("\n");                                                 \
-        }                                                                 \
+#define CHECK(cond, ...)                                                                  \
+    do {                                                                                  \
+        if (cond) {                                                                       \
+            n_pass++;                                                                     \
+        } else {                                                                          \
+            n_fail++;                                                                     \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__), printf(__VA_ARGS__), printf("\n"); \
+        }                                                                                 \
     } while (0)
 
 /* ---- tiny LCG (Numerical Recipes constants) ---- */
@@ -73,23 +72,13 @@ static int64_t numel_dims(int rank, const int32_t *d) {
 }
 
 static ep_tensor mk(float *data, uint8_t dtype, int rank, const int32_t *dims) {
-    ep_tensor t;
-    memset(&t, 0, sizeof t);
-    t.data = data;
-    t.rank = (uint8_t)rank;
-    t.dtype = dtype;
+    ep_tensor t = {.data = data, .rank = (uint8_t)rank, .dtype = dtype};
     for (int i = 0; i < rank; i++) t.dims[i] = dims[i];
     t.nbytes = (uint64_t)numel_dims(rank, dims) * 4u;
     return t;
 }
-static ep_tensor t4(float *d, int a, int b, int c, int e) {
-    const int32_t dims[4] = {a, b, c, e};
-    return mk(d, EP_DTYPE_F32, 4, dims);
-}
-static ep_tensor t2(float *d, int a, int b) {
-    const int32_t dims[2] = {a, b};
-    return mk(d, EP_DTYPE_F32, 2, dims);
-}
+static ep_tensor t4(float *d, int a, int b, int c, int e) { return mk(d, EP_DTYPE_F32, 4, (int32_t[4]){a, b, c, e}); }
+static ep_tensor t2(float *d, int a, int b) { return mk(d, EP_DTYPE_F32, 2, (int32_t[2]){a, b}); }
 static ep_tensor t1(float *d, int a) { return mk(d, EP_DTYPE_F32, 1, &a); }
 
 static void fill_rand(float *p, int64_t n) {
@@ -98,20 +87,19 @@ static void fill_rand(float *p, int64_t n) {
 
 static ep_op mkop(uint16_t opcode, const void *params, ep_tensor *const *in, int n_in,
                   ep_tensor *const *out, int n_out) {
-    ep_op op;
-    memset(&op, 0, sizeof op);
-    op.params = params;
-    op.in = in;
-    op.out = out;
-    op.n_in = (uint16_t)n_in;
-    op.n_out = (uint16_t)n_out;
-    op.opcode = opcode;
+    ep_op op = {.params = params, .in = in, .out = out, .n_in = (uint16_t)n_in, .n_out = (uint16_t)n_out,
+                .opcode = opcode};
     return op;
 }
 
 /* Runs shape fn + kernel on op (whose out[0] has the expected dims and data == buf_y+GUARD),
- * compares with buf_e. */
-static void run_and_compare(const char *what, const ep_op *op, ep_shape_fn shape, ep_kernel_fn kern) {
+ * compares with buf_e. The case is named by a printf format. */
+static void run_and_compare(const ep_op *op, ep_shape_fn shape, ep_kernel_fn kern, const char *fmt, ...) {
+    char what[96];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
     ep_shape s;
     uint64_t scratch = 99;
     memset(&s, 0xA5, sizeof s);
@@ -187,22 +175,17 @@ static void test_conv2d_known(void) {
     ep_op op = mkop(EP_OP_CONV2D, &p, in, 3, out, 1);
     const float want[4] = {13, 17, 25, 29};
     memcpy(buf_e, want, sizeof want);
-    run_and_compare("conv2d known", &op, ep_shape_conv2d, ep_ref_conv2d_f32);
+    run_and_compare(&op, ep_shape_conv2d, ep_ref_conv2d_f32, "conv2d known");
 }
 
 static void test_conv2d_random(int iters) {
     for (int it = 0; it < iters; it++) {
-        ep_conv2d_params p;
-        memset(&p, 0, sizeof p);
+        ep_conv2d_params p = {0};
         const int kind = it % 4; /* 0 plain, 1 grouped, 2 depthwise, 3 depthwise multiplier 2 */
         const int G = kind == 0 ? 1 : rint_in(2, 4);
         const int CG = kind >= 2 ? 1 : rint_in(1, 3), MG = kind == 2 ? 1 : (kind == 3 ? 2 : rint_in(1, 3));
         const int N = rint_in(1, 2), C = G * CG, M = G * MG, H = rint_in(1, 9), W = rint_in(1, 9);
-        for (int i = 0; i < 2; i++) {
-            p.kernel[i] = rint_in(1, 3);
-            p.stride[i] = rint_in(1, 3);
-            p.dilation[i] = rint_in(1, 2);
-        }
+        for (int i = 0; i < 2; i++) p.kernel[i] = rint_in(1, 3), p.stride[i] = rint_in(1, 3), p.dilation[i] = rint_in(1, 2);
         for (int i = 0; i < 4; i++) p.pads[i] = rint_in(0, 2);
         p.groups = G;
         p.act = pick_act(&p.act_alpha, &p.act_beta);
@@ -220,9 +203,7 @@ static void test_conv2d_random(int iters) {
         ep_tensor *in[4] = {&x, &w, has_b ? &b : NULL, &r}, *out[1] = {&y};
         ep_op op = mkop(EP_OP_CONV2D, &p, in, has_r ? 4 : 3, out, 1);
         naive_conv2d(&p, N, C, H, W, M, oh, ow, has_b, has_r);
-        char what[64];
-        snprintf(what, sizeof what, "conv2d random %d", it);
-        run_and_compare(what, &op, ep_shape_conv2d, ep_ref_conv2d_f32);
+        run_and_compare(&op, ep_shape_conv2d, ep_ref_conv2d_f32, "conv2d random %d", it);
     }
 }
 
@@ -256,21 +237,17 @@ static void naive_convt(const ep_conv_transpose2d_params *p, int N, int C, int H
 
 static void test_convt_random(int iters) {
     for (int it = 0; it < iters; it++) {
-        ep_conv_transpose2d_params p;
-        memset(&p, 0, sizeof p);
+        ep_conv_transpose2d_params p = {0};
         const int G = it % 3 == 0 ? 1 : rint_in(2, 3), CG = rint_in(1, 3), MG = rint_in(1, 3);
         const int N = rint_in(1, 2), C = G * CG, M = G * MG, H = rint_in(1, 6), W = rint_in(1, 6);
-        int oh = 0, ow = 0;
         for (int i = 0; i < 2; i++) {
-            p.kernel[i] = rint_in(1, 3);
-            p.stride[i] = rint_in(1, 3);
-            p.dilation[i] = rint_in(1, 2);
+            p.kernel[i] = rint_in(1, 3), p.stride[i] = rint_in(1, 3), p.dilation[i] = rint_in(1, 2);
             const int lim = p.stride[i] > p.dilation[i] ? p.stride[i] : p.dilation[i];
             p.output_padding[i] = rint_in(0, lim - 1);
         }
         for (int i = 0; i < 4; i++) p.pads[i] = rint_in(0, 2);
-        oh = (H - 1) * p.stride[0] - p.pads[0] - p.pads[2] + (p.kernel[0] - 1) * p.dilation[0] + 1 + p.output_padding[0];
-        ow = (W - 1) * p.stride[1] - p.pads[1] - p.pads[3] + (p.kernel[1] - 1) * p.dilation[1] + 1 + p.output_padding[1];
+        const int oh = (H - 1) * p.stride[0] - p.pads[0] - p.pads[2] + (p.kernel[0] - 1) * p.dilation[0] + 1 + p.output_padding[0];
+        const int ow = (W - 1) * p.stride[1] - p.pads[1] - p.pads[3] + (p.kernel[1] - 1) * p.dilation[1] + 1 + p.output_padding[1];
         if (oh < 0 || ow < 0) { it--; continue; }
         p.groups = G;
         p.act = pick_act(&p.act_alpha, &p.act_beta);
@@ -283,17 +260,14 @@ static void test_convt_random(int iters) {
         ep_tensor *in[3] = {&x, &w, &b}, *out[1] = {&y};
         ep_op op = mkop(EP_OP_CONV_TRANSPOSE2D, &p, in, has_b ? 3 : 2, out, 1);
         naive_convt(&p, N, C, H, W, M, oh, ow, has_b);
-        char what[64];
-        snprintf(what, sizeof what, "conv_transpose2d random %d", it);
-        run_and_compare(what, &op, ep_shape_conv_transpose2d, ep_ref_conv_transpose2d_f32);
+        run_and_compare(&op, ep_shape_conv_transpose2d, ep_ref_conv_transpose2d_f32, "conv_transpose2d random %d", it);
     }
 }
 
 /* ================= GEMM / MATMUL ================= */
 static void test_gemm_random(int iters) {
     for (int it = 0; it < iters; it++) {
-        ep_gemm_params p;
-        memset(&p, 0, sizeof p);
+        ep_gemm_params p = {0};
         p.act = pick_act(&p.act_alpha, &p.act_beta);
         const int M = rint_in(0, 9), K = rint_in(0, 12), N = rint_in(0, 9);
         const int ckind = rint_in(0, 3); /* 0 none, 1 [N], 2 [1,N], 3 [M,N] */
@@ -315,9 +289,7 @@ static void test_gemm_random(int iters) {
                 if (has_r) v += buf_r[i * N + j];
                 buf_e[i * N + j] = ep_act_f32(p.act, v, p.act_alpha, p.act_beta);
             }
-        char what[64];
-        snprintf(what, sizeof what, "gemm random %d (%dx%dx%d c%d)", it, M, K, N, ckind);
-        run_and_compare(what, &op, ep_shape_gemm, ep_ref_gemm_f32);
+        run_and_compare(&op, ep_shape_gemm, ep_ref_gemm_f32, "gemm random %d (%dx%dx%d c%d)", it, M, K, N, ckind);
     }
 }
 
@@ -359,9 +331,7 @@ static void test_matmul_random(int iters) {
                 acc += (double)buf_x[(oa * M + i) * K + k] * buf_w[(ob * K + k) * N + j];
             buf_e[o] = (float)acc;
         }
-        char what[64];
-        snprintf(what, sizeof what, "matmul random %d (ranks %d,%d)", it, ra, rb);
-        run_and_compare(what, &op, ep_shape_matmul, ep_ref_matmul_f32);
+        run_and_compare(&op, ep_shape_matmul, ep_ref_matmul_f32, "matmul random %d (ranks %d,%d)", it, ra, rb);
     }
 }
 
@@ -413,9 +383,7 @@ static void test_pool_known(void) {
         ep_tensor *in[1] = {&x}, *out[1] = {&y};
         ep_op op = mkop(EP_OP_AVGPOOL, &p, in, 1, out, 1);
         memcpy(buf_e, cases[c].want, sizeof cases[c].want);
-        char what[64];
-        snprintf(what, sizeof what, "avgpool ort case %d", c);
-        run_and_compare(what, &op, ep_shape_avgpool, ep_ref_avgpool_f32);
+        run_and_compare(&op, ep_shape_avgpool, ep_ref_avgpool_f32, "avgpool ort case %d", c);
     }
     /* maxpool 1..4, k 2 s 2 pad_end 1 ceil: onnxruntime gives 2 outputs (not ONNX's 3) */
     ep_pool_params p = {{1, 2}, {1, 2}, {1, 1}, {0, 0, 0, 1}, 0, 1};
@@ -423,24 +391,19 @@ static void test_pool_known(void) {
     ep_tensor x = t4(buf_x, 1, 1, 1, 4), y = t4(buf_y + GUARD, 1, 1, 1, 2);
     ep_tensor *in[1] = {&x}, *out[1] = {&y};
     ep_op op = mkop(EP_OP_MAXPOOL, &p, in, 1, out, 1);
-    buf_e[0] = 2;
-    buf_e[1] = 4;
-    run_and_compare("maxpool ceil known", &op, ep_shape_maxpool, ep_ref_maxpool_f32);
+    buf_e[0] = 2, buf_e[1] = 4;
+    run_and_compare(&op, ep_shape_maxpool, ep_ref_maxpool_f32, "maxpool ceil known");
 }
 
 static void test_pool_random(int iters) {
     for (int it = 0; it < iters; it++) {
-        ep_pool_params p;
-        memset(&p, 0, sizeof p);
+        ep_pool_params p = {0};
         const int is_max = it & 1, planes_n = rint_in(1, 2), planes_c = rint_in(1, 3);
         const int H = rint_in(1, 9), W = rint_in(1, 9);
-        for (int i = 0; i < 2; i++) {
-            p.kernel[i] = rint_in(1, 4);
-            p.stride[i] = rint_in(1, 3);
-            p.dilation[i] = rint_in(1, 2);
+        for (int i = 0; i < 2; i++) { /* pads up to the window extent: some windows see no input */
+            p.kernel[i] = rint_in(1, 4), p.stride[i] = rint_in(1, 3), p.dilation[i] = rint_in(1, 2);
             const int ext = (p.kernel[i] - 1) * p.dilation[i] + 1;
-            p.pads[i] = rint_in(0, ext - 1);
-            p.pads[i + 2] = rint_in(0, ext - 1);
+            p.pads[i] = rint_in(0, ext - (rnd() % 4 != 0)), p.pads[i + 2] = rint_in(0, ext - (rnd() % 4 != 0));
         }
         p.count_include_pad = rnd() & 1;
         p.ceil_mode = rnd() & 1;
@@ -452,10 +415,8 @@ static void test_pool_random(int iters) {
         ep_tensor *in[1] = {&x}, *out[1] = {&y};
         ep_op op = mkop(is_max ? EP_OP_MAXPOOL : EP_OP_AVGPOOL, &p, in, 1, out, 1);
         naive_pool(&p, is_max, planes_n * planes_c, H, W, OH, OW);
-        char what[64];
-        snprintf(what, sizeof what, "%s random %d", is_max ? "maxpool" : "avgpool", it);
-        if (is_max) run_and_compare(what, &op, ep_shape_maxpool, ep_ref_maxpool_f32);
-        else run_and_compare(what, &op, ep_shape_avgpool, ep_ref_avgpool_f32);
+        run_and_compare(&op, is_max ? ep_shape_maxpool : ep_shape_avgpool, is_max ? ep_ref_maxpool_f32 : ep_ref_avgpool_f32,
+                        "%s random %d", is_max ? "maxpool" : "avgpool", it);
     }
 }
 
@@ -479,9 +440,7 @@ static void test_global_avgpool_random(int iters) {
         }
         ep_tensor *in[1] = {&x}, *out[1] = {&y};
         ep_op op = mkop(EP_OP_GLOBAL_AVGPOOL, &p, in, 1, out, 1);
-        char what[64];
-        snprintf(what, sizeof what, "global_avgpool random %d", it);
-        run_and_compare(what, &op, ep_shape_global_avgpool, ep_ref_global_avgpool_f32);
+        run_and_compare(&op, ep_shape_global_avgpool, ep_ref_global_avgpool_f32, "global_avgpool random %d", it);
     }
 }
 
@@ -501,6 +460,8 @@ typedef struct fixture {
     any_params p;
     int n_in, n_out;
     ep_shape s[2];
+    int want_rank;          /* > 0: the shape an accepted case must produce */
+    int32_t want[EP_MAX_RANK];
 } fixture;
 
 static void fx_init(fixture *f, int n_in) {
@@ -519,12 +480,12 @@ static int fx_run(fixture *f, uint16_t opcode, ep_shape_fn fn) {
     uint64_t scratch = 0;
     return fn(&op, f->s, &scratch);
 }
-static int shape_is(const ep_shape *s, int rank, int a, int b, int c, int d) {
-    const int32_t v[4] = {a, b, c, d};
-    if (s->rank != rank || s->dtype != EP_DTYPE_F32) return 0;
-    for (int i = 0; i < rank && i < 4; i++)
-        if (s->dims[i] != v[i]) return 0;
-    return 1;
+/* records the shape an accepted case must produce; returns EP_OK */
+static int expect(fixture *f, int rank, int a, int b, int c, int d) {
+    const int32_t v[5] = {a, b, c, d, 1};
+    f->want_rank = rank;
+    for (int i = 0; i < rank; i++) f->want[i] = v[i < 4 ? i : 4];
+    return EP_OK;
 }
 
 #define OK EP_OK
@@ -544,46 +505,30 @@ static int conv_case(fixture *f, int k) {
     const ep_conv2d_params base = {{3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 2, EP_ACT_RELU, 0, 0};
     *p = base;
     switch (k) {
-    case 0: return OK;
-    case 1: f->n_in = 1; return E_OP;
-    case 2: f->n_in = 5; return E_OP;
-    case 3: f->n_out = 0; return E_OP;
-    case 4: f->n_out = 2; return E_OP;
-    case 5: f->in[0] = NULL; return E_OP;
-    case 6: f->in[1] = NULL; return E_OP;
-    case 7: f->in[2] = NULL; return OK;
-    case 8: f->n_in = 2; return OK;
-    case 9: x->dtype = EP_DTYPE_I8; return E_TEN;
-    case 10: w->dtype = EP_DTYPE_F16; return E_TEN;
-    case 11: b->dtype = EP_DTYPE_I32; return E_TEN;
-    case 12: r->dtype = EP_DTYPE_U8; return E_TEN;
-    case 13: x->rank = 3; return E_SHP;
-    case 14: w->rank = 5; w->dims[4] = 1; return E_SHP;
-    case 15: b->rank = 2; b->dims[1] = 1; return E_SHP;
-    case 16: w->dims[1] = 3; return E_SHP;
+    case 0: return expect(f, 4, 1, 6, 5, 5);
+    case 1: f->n_in = 1; return E_OP; case 2: f->n_in = 5; return E_OP;
+    case 3: f->n_out = 0; return E_OP; case 4: f->n_out = 2; return E_OP;
+    case 5: f->in[0] = NULL; return E_OP; case 6: f->in[1] = NULL; return E_OP;
+    case 7: f->in[2] = NULL; return OK; case 8: f->n_in = 2; return OK;
+    case 9: x->dtype = EP_DTYPE_I8; return E_TEN; case 10: w->dtype = EP_DTYPE_F16; return E_TEN;
+    case 11: b->dtype = EP_DTYPE_I32; return E_TEN; case 12: r->dtype = EP_DTYPE_U8; return E_TEN;
+    case 13: x->rank = 3; return E_SHP; case 14: w->rank = 5; w->dims[4] = 1; return E_SHP;
+    case 15: b->rank = 2; b->dims[1] = 1; return E_SHP; case 16: w->dims[1] = 3; return E_SHP;
     case 17: w->dims[0] = 5; b->dims[0] = 5; r->dims[1] = 5; return E_SHP;
-    case 18: x->dims[1] = 5; return E_SHP;
-    case 19: p->groups = 3; return E_SHP;
-    case 20: p->groups = 0; return E_PAR;
-    case 21: p->groups = -2; return E_PAR;
-    case 22: p->kernel[0] = 0; return E_PAR;
-    case 23: p->kernel[1] = -1; return E_PAR;
-    case 24: p->kernel[1] = 2; return E_SHP;
-    case 25: p->stride[0] = 0; return E_PAR;
-    case 26: p->stride[1] = BIG; return E_PAR;
-    case 27: p->dilation[0] = 0; return E_PAR;
-    case 28: p->dilation[1] = -3; return E_PAR;
-    case 29: p->pads[2] = -1; return E_PAR;
-    case 30: p->pads[3] = BIG; return E_PAR;
-    case 31: p->act = -1; return E_PAR;
-    case 32: p->act = EP_ACT_COUNT; return E_PAR;
-    case 33: b->dims[0] = 5; return E_SHP;
-    case 34: r->dims[3] = 4; return E_SHP;
-    case 35: r->rank = 3; return E_SHP;
-    case 36: set_dims(x, 4, 1, 4, 2, 2); set_dims(r, 4, 1, 6, 0, 0); memset(p->pads, 0, sizeof p->pads); return OK;
+    case 18: x->dims[1] = 5; return E_SHP; case 19: p->groups = 3; return E_SHP;
+    case 20: p->groups = 0; return E_PAR; case 21: p->groups = -2; return E_PAR;
+    case 22: p->kernel[0] = 0; return E_PAR; case 23: p->kernel[1] = -1; return E_PAR;
+    case 24: p->kernel[1] = 2; return E_SHP; case 25: p->stride[0] = 0; return E_PAR;
+    case 26: p->stride[1] = BIG; return E_PAR; case 27: p->dilation[0] = 0; return E_PAR;
+    case 28: p->dilation[1] = -3; return E_PAR; case 29: p->pads[2] = -1; return E_PAR;
+    case 30: p->pads[3] = BIG; return E_PAR; case 31: p->act = -1; return E_PAR;
+    case 32: p->act = EP_ACT_COUNT; return E_PAR; case 33: b->dims[0] = 5; return E_SHP;
+    case 34: r->dims[3] = 4; return E_SHP; case 35: r->rank = 3; return E_SHP;
+    case 36: set_dims(x, 4, 1, 4, 2, 2); set_dims(r, 4, 1, 6, 0, 0); memset(p->pads, 0, sizeof p->pads);
+        return expect(f, 4, 1, 6, 0, 0);
     case 37: set_dims(x, 4, 1, 4, 2, 2); memset(p->pads, 0, sizeof p->pads); p->dilation[0] = 3; return E_SHP;
     case 38: set_dims(x, 4, 0, 4, BIG, BIG); f->n_in = 3; for (int i = 0; i < 4; i++) p->pads[i] = 1 << 20; return E_SHP;
-    case 39: set_dims(x, 4, 0, 4, BIG - 10, 5); f->n_in = 3; return OK;
+    case 39: set_dims(x, 4, 0, 4, BIG - 10, 5); f->n_in = 3; return expect(f, 4, 0, 6, BIG - 10, 5);
     case 40: p->groups = 4; return E_SHP;
     case 41: p->stride[0] = p->stride[1] = 1 << 20; set_dims(r, 4, 1, 6, 1, 1); return OK;
     case 42: p->stride[0] = (1 << 20) + 1; return E_PAR;
@@ -600,22 +545,15 @@ static int convt_case(fixture *f, int k) {
     const ep_conv_transpose2d_params base = {{3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 2, EP_ACT_NONE, 0, 0};
     *p = base;
     switch (k) {
-    case 0: return OK;
-    case 1: f->n_in = 4; return E_OP;
-    case 2: f->n_in = 1; return E_OP;
-    case 3: f->in[1] = NULL; return E_OP;
-    case 4: f->in[2] = NULL; return OK;
-    case 5: w->dtype = EP_DTYPE_I8; return E_TEN;
-    case 6: x->rank = 5; return E_SHP;
-    case 7: w->dims[0] = 3; return E_SHP;
-    case 8: p->groups = 3; return E_SHP;
-    case 9: p->groups = 0; return E_PAR;
-    case 10: p->output_padding[0] = 2; return E_PAR;
+    case 0: return expect(f, 4, 1, 6, 6, 6);
+    case 1: f->n_in = 4; return E_OP; case 2: f->n_in = 1; return E_OP;
+    case 3: f->in[1] = NULL; return E_OP; case 4: f->in[2] = NULL; return OK;
+    case 5: w->dtype = EP_DTYPE_I8; return E_TEN; case 6: x->rank = 5; return E_SHP;
+    case 7: w->dims[0] = 3; return E_SHP; case 8: p->groups = 3; return E_SHP;
+    case 9: p->groups = 0; return E_PAR; case 10: p->output_padding[0] = 2; return E_PAR;
     case 11: p->output_padding[1] = -1; return E_PAR;
-    case 12: p->dilation[0] = 3; p->output_padding[0] = 2; return OK;
-    case 13: b->dims[0] = 3; return E_SHP;
-    case 14: p->kernel[0] = 2; return E_SHP;
-    case 15: p->stride[1] = 0; return E_PAR;
+    case 12: p->dilation[0] = 3; p->output_padding[0] = 2; return OK; case 13: b->dims[0] = 3; return E_SHP;
+    case 14: p->kernel[0] = 2; return E_SHP; case 15: p->stride[1] = 0; return E_PAR;
     case 16: p->act = 99; return E_PAR;
     case 17: set_dims(x, 4, 1, 0, 3, 3); set_dims(w, 4, 0, 1 << 30, 3, 3); p->groups = 4; f->n_in = 2; return E_SHP;
     case 18: set_dims(x, 4, 0, 4, BIG, 3); return E_SHP;
@@ -633,25 +571,16 @@ static int gemm_case(fixture *f, int k) {
     set_dims(a, 2, 3, 4, 0, 0); set_dims(b, 2, 4, 5, 0, 0); set_dims(c, 1, 5, 0, 0, 0); set_dims(r, 2, 3, 5, 0, 0);
     p->act = EP_ACT_CLIP;
     switch (k) {
-    case 0: return OK;
-    case 1: f->n_in = 1; return E_OP;
-    case 2: f->n_in = 5; return E_OP;
-    case 3: f->in[0] = NULL; return E_OP;
-    case 4: a->dtype = EP_DTYPE_I8; return E_TEN;
-    case 5: c->dtype = EP_DTYPE_F16; return E_TEN;
-    case 6: a->rank = 3; a->dims[2] = 1; return E_SHP;
-    case 7: b->dims[0] = 3; return E_SHP;
-    case 8: c->dims[0] = 6; return E_SHP;
-    case 9: set_dims(c, 2, 1, 5, 0, 0); return OK;
-    case 10: set_dims(c, 2, 3, 5, 0, 0); return OK;
-    case 11: set_dims(c, 2, 2, 5, 0, 0); return E_SHP;
-    case 12: set_dims(c, 3, 1, 3, 5, 0); return E_SHP;
-    case 13: r->dims[1] = 4; return E_SHP;
-    case 14: p->reserved = 1; return E_PAR;
-    case 15: p->act = EP_ACT_COUNT; return E_PAR;
-    case 16: f->n_out = 2; return E_OP;
-    case 17: c->rank = 0; return E_SHP;
-    case 18: f->in[2] = NULL; return OK;
+    case 0: return expect(f, 2, 3, 5, 0, 0);
+    case 1: f->n_in = 1; return E_OP; case 2: f->n_in = 5; return E_OP;
+    case 3: f->in[0] = NULL; return E_OP; case 4: a->dtype = EP_DTYPE_I8; return E_TEN;
+    case 5: c->dtype = EP_DTYPE_F16; return E_TEN; case 6: a->rank = 3; a->dims[2] = 1; return E_SHP;
+    case 7: b->dims[0] = 3; return E_SHP; case 8: c->dims[0] = 6; return E_SHP;
+    case 9: set_dims(c, 2, 1, 5, 0, 0); return OK; case 10: set_dims(c, 2, 3, 5, 0, 0); return OK;
+    case 11: set_dims(c, 2, 2, 5, 0, 0); return E_SHP; case 12: set_dims(c, 3, 1, 3, 5, 0); return E_SHP;
+    case 13: r->dims[1] = 4; return E_SHP; case 14: p->reserved = 1; return E_PAR;
+    case 15: p->act = EP_ACT_COUNT; return E_PAR; case 16: f->n_out = 2; return E_OP;
+    case 17: c->rank = 0; return E_SHP; case 18: f->in[2] = NULL; return OK;
     case 19: b->dtype = EP_DTYPE_I32; return E_TEN;
     default: return END;
     }
@@ -664,19 +593,16 @@ static int matmul_case(fixture *f, int k) {
     fx_init(f, 2);
     set_dims(a, 3, 2, 3, 4, 0); set_dims(b, 2, 4, 5, 0, 0);
     switch (k) {
-    case 0: return OK;
-    case 1: f->n_in = 3; return E_OP;
-    case 2: f->n_in = 1; return E_OP;
-    case 3: f->in[1] = NULL; return E_OP;
-    case 4: set_dims(a, 1, 4, 0, 0, 0); return E_SHP;
-    case 5: b->dims[0] = 3; return E_SHP;
-    case 6: set_dims(b, 3, 3, 4, 5, 0); return E_SHP;
-    case 7: p->reserved = 7; return E_PAR;
-    case 8: p->reserved2 = -1; return E_PAR;
+    case 0: return expect(f, 3, 2, 3, 5, 0);
+    case 1: f->n_in = 3; return E_OP; case 2: f->n_in = 1; return E_OP;
+    case 3: f->in[1] = NULL; return E_OP; case 4: set_dims(a, 1, 4, 0, 0, 0); return E_SHP;
+    case 5: b->dims[0] = 3; return E_SHP; case 6: set_dims(b, 3, 3, 4, 5, 0); return E_SHP;
+    case 7: p->reserved = 7; return E_PAR; case 8: p->reserved2 = -1; return E_PAR;
     case 9: b->dtype = EP_DTYPE_I32; return E_TEN;
-    case 10: set_dims(a, 4, 2, 1, 3, 4); set_dims(b, 3, 5, 4, 6, 0); return OK;
-    case 11: set_dims(a, 3, 1, 3, 4, 0); set_dims(b, 3, 0, 4, 2, 0); return OK;
+    case 10: set_dims(a, 4, 2, 1, 3, 4); set_dims(b, 3, 5, 4, 6, 0); return expect(f, 4, 2, 5, 3, 6);
+    case 11: set_dims(a, 3, 1, 3, 4, 0); set_dims(b, 3, 0, 4, 2, 0); return expect(f, 3, 0, 3, 2, 0);
     case 12: f->n_out = 0; return E_OP;
+    case 13: set_dims(a, 2, 3, 4, 0, 0); set_dims(b, 4, 2, 2, 4, 5); return expect(f, 4, 2, 2, 3, 5);
     default: return END;
     }
 }
@@ -690,25 +616,17 @@ static int pool_case(fixture *f, int k) {
     const ep_pool_params base = {{3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 0, 0};
     *p = base;
     switch (k) {
-    case 0: return OK;
-    case 1: f->n_in = 2; return E_OP;
-    case 2: f->n_out = 2; return E_OP;
-    case 3: f->out[0] = NULL; return E_OP;
-    case 4: f->in[0] = NULL; return E_OP;
-    case 5: x->dtype = EP_DTYPE_I8; return E_TEN;
-    case 6: y->dtype = EP_DTYPE_I8; return E_TEN;
-    case 7: x->rank = 3; return E_SHP;
-    case 8: y->rank = 3; return E_SHP;
+    case 0: return expect(f, 4, 1, 2, 3, 3);
+    case 1: f->n_in = 2; return E_OP; case 2: f->n_out = 2; return E_OP;
+    case 3: f->out[0] = NULL; return E_OP; case 4: f->in[0] = NULL; return E_OP;
+    case 5: x->dtype = EP_DTYPE_I8; return E_TEN; case 6: y->dtype = EP_DTYPE_I8; return E_TEN;
+    case 7: x->rank = 3; return E_SHP; case 8: y->rank = 3; return E_SHP;
     case 9: y->dims[2] = 4; return E_SHP;
-    case 10: p->ceil_mode = 1; set_dims(y, 4, 1, 2, 4, 4); return OK;
-    case 11: p->ceil_mode = 1; return E_SHP;
-    case 12: y->dims[1] = 3; return E_SHP;
-    case 13: p->kernel[1] = 0; return E_PAR;
-    case 14: p->stride[0] = -1; return E_PAR;
-    case 15: p->dilation[1] = 0; return E_PAR;
-    case 16: p->pads[1] = -1; return E_PAR;
-    case 17: p->pads[3] = (1 << 20) + 1; return E_PAR;
-    case 18: p->count_include_pad = 2; return E_PAR;
+    case 10: p->ceil_mode = 1; set_dims(y, 4, 1, 2, 4, 4); return expect(f, 4, 1, 2, 4, 4);
+    case 11: p->ceil_mode = 1; return E_SHP; case 12: y->dims[1] = 3; return E_SHP;
+    case 13: p->kernel[1] = 0; return E_PAR; case 14: p->stride[0] = -1; return E_PAR;
+    case 15: p->dilation[1] = 0; return E_PAR; case 16: p->pads[1] = -1; return E_PAR;
+    case 17: p->pads[3] = (1 << 20) + 1; return E_PAR; case 18: p->count_include_pad = 2; return E_PAR;
     case 19: p->ceil_mode = -1; return E_PAR;
     case 20: case 21: {
         const ep_pool_params q = {{1, 2}, {1, 2}, {1, 1}, {0, 0, 0, 1}, 0, 1};
@@ -725,8 +643,7 @@ static int pool_case(fixture *f, int k) {
         return E_SHP;
     }
     case 23: p->dilation[0] = p->dilation[1] = 4; set_dims(y, 4, 1, 2, 0, 0); return OK;
-    case 24: p->kernel[0] = 1 << 21; return E_PAR;
-    case 25: x->dims[0] = 2; return E_SHP;
+    case 24: p->kernel[0] = 1 << 21; return E_PAR; case 25: x->dims[0] = 2; return E_SHP;
     default: return END;
     }
 }
@@ -737,13 +654,11 @@ static int gpool_case(fixture *f, int k) {
     fx_init(f, 1);
     set_dims(x, 4, 2, 3, 4, 5);
     switch (k) {
-    case 0: return OK;
-    case 1: x->rank = 2; return E_SHP;
-    case 2: x->dtype = EP_DTYPE_I8; return E_TEN;
-    case 3: f->p.gp.reserved = 1; return E_PAR;
-    case 4: f->n_in = 2; return E_OP;
+    case 0: return expect(f, 4, 2, 3, 1, 1);
+    case 1: x->rank = 2; return E_SHP; case 2: x->dtype = EP_DTYPE_I8; return E_TEN;
+    case 3: f->p.gp.reserved = 1; return E_PAR; case 4: f->n_in = 2; return E_OP;
     case 5: f->in[0] = NULL; return E_OP;
-    case 6: x->rank = 5; x->dims[4] = 2; return OK;
+    case 6: x->rank = 5; x->dims[4] = 2; return expect(f, 5, 2, 3, 1, 1);
     case 7: f->n_out = 2; return E_OP;
     default: return END;
     }
@@ -757,37 +672,21 @@ static void run_cases(const char *name, uint16_t opcode, ep_shape_fn fn, case_fn
         if (want == END) break;
         const int got = fx_run(&f, opcode, fn);
         CHECK(got == want, "%s case %d: got %d want %d", name, k, got, want);
+        if (got != EP_OK || want != EP_OK || !f.want_rank) continue;
+        int same = f.s[0].rank == f.want_rank && f.s[0].dtype == EP_DTYPE_F32;
+        for (int i = 0; i < f.want_rank && same; i++) same = f.s[0].dims[i] == f.want[i];
+        CHECK(same, "%s case %d: wrong output shape", name, k);
     }
 }
 
 static void test_reject(void) {
-    fixture f;
     run_cases("conv2d", EP_OP_CONV2D, ep_shape_conv2d, conv_case);
-    conv_case(&f, 0);
-    CHECK(fx_run(&f, EP_OP_CONV2D, ep_shape_conv2d) == OK && shape_is(&f.s[0], 4, 1, 6, 5, 5), "conv2d shape");
-    conv_case(&f, 39);
-    CHECK(fx_run(&f, EP_OP_CONV2D, ep_shape_conv2d) == OK && shape_is(&f.s[0], 4, 0, 6, BIG - 10, 5), "conv2d big");
     run_cases("conv_transpose2d", EP_OP_CONV_TRANSPOSE2D, ep_shape_conv_transpose2d, convt_case);
-    convt_case(&f, 0);
-    CHECK(fx_run(&f, EP_OP_CONV_TRANSPOSE2D, ep_shape_conv_transpose2d) == OK && shape_is(&f.s[0], 4, 1, 6, 6, 6),
-          "conv_transpose2d shape");
     run_cases("gemm", EP_OP_GEMM, ep_shape_gemm, gemm_case);
-    gemm_case(&f, 0);
-    CHECK(fx_run(&f, EP_OP_GEMM, ep_shape_gemm) == OK && shape_is(&f.s[0], 2, 3, 5, 0, 0), "gemm shape");
     run_cases("matmul", EP_OP_MATMUL, ep_shape_matmul, matmul_case);
-    matmul_case(&f, 10);
-    CHECK(fx_run(&f, EP_OP_MATMUL, ep_shape_matmul) == OK && shape_is(&f.s[0], 4, 2, 5, 3, 6), "matmul bcast");
-    matmul_case(&f, 11);
-    CHECK(fx_run(&f, EP_OP_MATMUL, ep_shape_matmul) == OK && shape_is(&f.s[0], 3, 0, 3, 2, 0), "matmul empty");
     run_cases("maxpool", EP_OP_MAXPOOL, ep_shape_maxpool, pool_case);
     run_cases("avgpool", EP_OP_AVGPOOL, ep_shape_avgpool, pool_case);
-    pool_case(&f, 10);
-    CHECK(fx_run(&f, EP_OP_AVGPOOL, ep_shape_avgpool) == OK && shape_is(&f.s[0], 4, 1, 2, 4, 4), "pool shape");
     run_cases("global_avgpool", EP_OP_GLOBAL_AVGPOOL, ep_shape_global_avgpool, gpool_case);
-    gpool_case(&f, 6);
-    CHECK(fx_run(&f, EP_OP_GLOBAL_AVGPOOL, ep_shape_global_avgpool) == OK && shape_is(&f.s[0], 5, 2, 3, 1, 1) &&
-              f.s[0].dims[4] == 1,
-          "global_avgpool rank 5");
 }
 
 /* ================= fuzz: random plans never crash; accepted ones run ================= */
@@ -802,15 +701,14 @@ static int32_t fuzz_int(void) {
 }
 
 static void fuzz_tensor(ep_tensor *t, float *buf, int64_t cap, int want_rank) {
-    int32_t d[8];
+    int32_t d[8] = {0};
     const int rank = rnd() % 5 ? want_rank : (int)(rnd() % 9);
     for (int i = 0; i < rank; i++) {
         const uint32_t c = rnd() % 16;
         d[i] = c == 0 ? INT32_MAX : c == 1 ? (int32_t)(rnd() % (1u << 24)) : (int32_t)(rnd() % 6);
     }
     /* the executor guarantees numel * 4 <= capacity: zero an extent when too big */
-    int64_t n = 1;
-    for (int i = 0; i < rank && n; i++) n = d[i] == 0 ? 0 : (n > cap / d[i] ? cap + 1 : n * d[i]);
+    int64_t n = numel_dims(rank, d);
     if (n > cap) d[rnd() % rank] = 0, n = 0;
     *t = mk(buf + cap - n, rnd() % 8 ? EP_DTYPE_F32 : (uint8_t)(rnd() % 12), rank, d);
 }
@@ -844,18 +742,16 @@ static void test_fuzz(int iters) {
             p->count_include_pad = rnd() & 1;
         }
         fuzz_tensor(&f.t[4], buf_y, CAP + 2 * GUARD, 4);
-        if ((o == 4 || o == 5) && f.t[0].rank == 4 && rnd() % 4) {
+        if ((o == 4 || o == 5) && f.t[0].rank == 4 && rnd() % 4) { /* mostly the right output extent */
             const ep_pool_params *p = &f.p.pool;
-            int64_t e[4] = {f.t[0].dims[0], f.t[0].dims[1], 0, 0};
-            for (int i = 0; i < 2 && p->ceil_mode >= 0 && p->ceil_mode <= 1; i++)
-                e[2 + i] = pool_out(f.t[0].dims[2 + i], p->kernel[i], p->stride[i], p->dilation[i], p->pads[i],
-                                    p->pads[i + 2], p->ceil_mode);
-            int64_t n = 1;
-            for (int i = 0; i < 4 && n; i++) n = e[i] < 0 || e[i] > CAP ? -1 : n * e[i];
-            if (n >= 0 && n <= CAP) {
-                const int32_t d[4] = {(int32_t)e[0], (int32_t)e[1], (int32_t)e[2], (int32_t)e[3]};
-                f.t[4] = mk(buf_y + CAP + 2 * GUARD - n, EP_DTYPE_F32, 4, d);
+            int32_t d[4] = {f.t[0].dims[0], f.t[0].dims[1], 0, 0};
+            for (int i = 0; i < 2; i++) {
+                const int64_t e = pool_out(f.t[0].dims[2 + i], p->kernel[i], p->stride[i], p->dilation[i],
+                                           p->pads[i], p->pads[i + 2], p->ceil_mode == 1);
+                d[2 + i] = e < 0 || e > CAP ? 0 : (int32_t)e;
             }
+            const int64_t n = numel_dims(4, d);
+            if (n <= CAP) f.t[4] = mk(buf_y + CAP + 2 * GUARD - n, EP_DTYPE_F32, 4, d);
         }
         if (rnd() % 8 == 0) f.n_in = (int)(rnd() % 5);
         if (rnd() % 16 == 0) f.n_out = (int)(rnd() % 3);
@@ -869,13 +765,9 @@ static void test_fuzz(int iters) {
         }
         accepted++;
         int sane = f.s[0].rank <= EP_MAX_RANK && f.s[0].dtype == EP_DTYPE_F32 && scratch == 0;
-        int64_t n = 1;
-        for (int i = 0; i < f.s[0].rank; i++) {
-            sane &= f.s[0].dims[i] >= 0;
-            n = f.s[0].dims[i] == 0 ? 0 : (n > CAP / f.s[0].dims[i] ? CAP + 1 : n * f.s[0].dims[i]);
-            if (n == 0) break;
-        }
+        for (int i = 0; i < f.s[0].rank && i < EP_MAX_RANK; i++) sane &= f.s[0].dims[i] >= 0;
         CHECK(sane, "fuzz %d: accepted shape not sane", it);
+        const int64_t n = sane ? numel_dims(f.s[0].rank, f.s[0].dims) : 0;
         if (!sane || n > CAP) continue;
         /* the executor would now bind an output of exactly this shape: run the kernel */
         f.t[4] = mk(buf_y + CAP + 2 * GUARD - n, EP_DTYPE_F32, f.s[0].rank, f.s[0].dims);

@@ -68,7 +68,7 @@ class Model:
         return None if v is None else v.const
 
     def set_const(self, name: str, data) -> None:
-        arr = np.ascontiguousarray(np.asarray(data))
+        arr = np.asarray(data, order="C")
         v = self.value(name)
         v.const, v.dtype, v.shape = arr, arr.dtype, tuple(int(d) for d in arr.shape)
 
@@ -155,13 +155,20 @@ class Model:
         return stuck
 
     def remove_dead(self) -> None:
+        prods = self.producers()
         live = set(self.outputs)
-        keep = []
-        for n in reversed(self.nodes):
-            if any(o in live for o in n.outputs if o):
-                keep.append(n)
-                live.update(i for i in n.inputs if i)
-        self.nodes = keep[::-1]
+        stack = list(live)
+        keep = set()
+        while stack:
+            n = prods.get(stack.pop())
+            if n is None or id(n) in keep:
+                continue
+            keep.add(id(n))
+            for i in n.inputs:
+                if i and i not in live:
+                    live.add(i)
+                    stack.append(i)
+        self.nodes = [n for n in self.nodes if id(n) in keep]
         used = live | set(self.inputs)
         for name in [k for k, v in self.values.items() if k not in used]:
             del self.values[name]

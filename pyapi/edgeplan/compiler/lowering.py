@@ -50,11 +50,11 @@ class Lowerer:
     def new(self, base, shape, dtype, data=None, view_of=None) -> graph.Tensor:
         shape = tuple(int(d) for d in shape)
         if data is not None:
-            data = np.ascontiguousarray(data, dtype=dtype).reshape(shape)
+            data = np.asarray(data, dtype=dtype, order="C").reshape(shape)
         return self._add(graph.Tensor(self.unique(base), np.dtype(dtype), shape, data=data, view_of=view_of))
 
     def const(self, base, data) -> graph.Tensor:
-        data = np.ascontiguousarray(data)
+        data = np.asarray(data, order="C")
         return self.new(base, data.shape, data.dtype, data=data)
 
     def tensor(self, name: str) -> graph.Tensor:
@@ -166,7 +166,7 @@ class Lowerer:
     def finish_outputs(self, out_names) -> list:
         """Every graph output gets its own buffer: a copy op where it is (a view of) an input or a constant,
         or shares storage with an earlier output."""
-        outs = [self.tensors[o] for o in out_names]
+        outs = [self.tensor(o) for o in out_names]
         claimed = set()
         result = [None] * len(outs)
         # real (non-view) tensors claim their storage first, views later

@@ -111,11 +111,11 @@ def _fmt_shape(dims) -> tuple:
     return "(" + ", ".join(str(d) for d in dims) + ("," if len(dims) == 1 else "") + ")"
 
 
-def pin_inputs(model, shapes) -> None:
+def pin_inputs(model, shapes, inits=()) -> None:
     """Write the pinned input dims into model (in place); raise CompileError listing every symbolic
-    dim left unpinned and every contradicting or unknown pin."""
+    dim left unpinned and every contradicting or unknown pin. `inits` names constants listed as inputs."""
     g = model.graph
-    inits = {t.name for t in g.initializer} | {t.values.name for t in g.sparse_initializer}
+    inits = set(inits) | {t.name for t in g.initializer} | {t.values.name for t in g.sparse_initializer}
     real = [vi for vi in g.input if vi.name not in inits]
     names = [vi.name for vi in real]
     shapes = dict(shapes or {})
@@ -188,17 +188,49 @@ def import_model(model, shapes=None) -> ir.Model:
         what = "imports no default-domain (ai.onnx) opset" if opset == 0 else f"uses default-domain opset {opset}"
         raise CompileError([ir_problem(f"the model {what}; edgeplan supports opsets {MIN_OPSET}-{MAX_OPSET} "
                                        f"(convert it with onnx.version_converter.convert_version)")])
-    m = onnx.ModelProto()
-    m.CopyFrom(model)
-    if len(m.functions):
+    if len(model.functions):
         try:
             from onnx import inliner
-            m = inliner.inline_local_functions(m)
-        except Exception:
+            model = inliner.inline_local_functions(model)
+        except Exception:  # noqa: BLE001
             pass
-    pin_inputs(m, shapes)
-    m = infer_shapes(m)
-    return to_ir(m, opset)
+    skel, big = skeleton(model)
+    pin_inputs(skel, shapes, big)
+    skel = infer_shapes(skel)
+    return to_ir(model, skel, opset)
+
+
+SKELETON_MAX_ELEMS = 4096
+
+
+def skeleton(model):
+    """A copy of model without the data of its large initializers (they become typed graph inputs),
+    for shape inference; returns (skeleton, names of those initializers)."""
+    import onnx
+    from onnx import helper
+    g = model.graph
+    sk = onnx.ModelProto()
+    sk.ir_version = model.ir_version
+    sk.opset_import.extend(model.opset_import)
+    sg = sk.graph
+    sg.name = g.name
+    sg.node.extend(g.node)
+    sg.output.extend(g.output)
+    sg.value_info.extend(g.value_info)
+    sg.sparse_initializer.extend(g.sparse_initializer)
+    big = []
+    for t in g.initializer:
+        n = 1
+        for d in t.dims:
+            n *= d
+        if n <= SKELETON_MAX_ELEMS and t.data_location != onnx.TensorProto.EXTERNAL:
+            sg.initializer.append(t)
+        else:
+            big.append(t.name)
+            sg.input.append(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
+    names = set(big)
+    sg.input.extend(vi for vi in g.input if vi.name not in names)
+    return sk, big
 
 
 def ir_problem(msg):
@@ -206,13 +238,14 @@ def ir_problem(msg):
     return Problem(None, None, msg)
 
 
-def to_ir(model, opset: int) -> ir.Model:
-    g = model.graph
+def to_ir(model, skel, opset: int) -> ir.Model:
+    """IR from model's constants and skel's (pinned, inferred) graph."""
     out = ir.Model(opset)
-    for t in g.initializer:
+    for t in model.graph.initializer:
         out.set_const(t.name, tensor_to_array(t))
-    for sp in g.sparse_initializer:
+    for sp in model.graph.sparse_initializer:
         out.set_const(sp.values.name, sparse_to_array(sp))
+    g = skel.graph
     for vi in list(g.input) + list(g.value_info) + list(g.output):
         if out.const(vi.name) is not None:
             continue

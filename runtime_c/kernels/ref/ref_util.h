@@ -6,15 +6,8 @@
 #include <stdint.h>
 #include "ep_kernel.h"
 
-/* Floor and ceiling of a / b for b > 0 and any sign of a. */
-static inline int64_t rl_floordiv(int64_t a, int64_t b) {
-    int64_t q = a / b;
-    return (a % b != 0 && a < 0) ? q - 1 : q;
-}
-static inline int64_t rl_ceildiv(int64_t a, int64_t b) {
-    int64_t q = a / b;
-    return (a % b != 0 && a > 0) ? q + 1 : q;
-}
+/* Ceiling of a / b for a >= 0, b > 0. */
+static inline int64_t rl_ceildiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* The indices i in [0, count) for which start + i * step lies in [0, size), as the
  * half-open range [*lo, *hi) (empty when *lo == *hi). step >= 1, size >= 0. */

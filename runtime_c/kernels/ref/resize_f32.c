@@ -1,9 +1,9 @@
 /* RESIZE f32: ONNX Resize (opset 11-19) for nearest, linear (n-linear) and cubic,
  * following onnx.reference.ops.op_resize numerically:
  *  - per axis, an output coordinate y maps to x_ori (double) by the coordinate mode;
- *  - x_int = floor(x_ori); ratio = x_ori - x_int, or 1 when x_ori is an integer (the
- *    reference then prefers the left neighbours), taps start at x_int - 1 (x_int - 2
- *    for cubic) when x_ori is an integer, else at x_int (x_int - 1 for cubic);
+ *  - ratio = x_ori - floor(x_ori), or 1 when x_ori is an integer (the reference then
+ *    prefers the left neighbours): taps start at x_ori - 1 (x_ori - 2 for cubic) when
+ *    x_ori is an integer, else at floor(x_ori) (floor - 1 for cubic);
  *  - nearest weights are 0/1 by nearest_mode, linear (1 - ratio, ratio), cubic Keys(A);
  *  - exclude_outside zeroes the taps outside the input and renormalises; then every
  *    tap index is clamped into [0, in) (the reference pads by edge);
@@ -69,10 +69,12 @@ static void rs_compute_taps(const ep_resize_params *p, const rs_axis *a, int64_t
     const double xf = floor(x);
     const int is_int = x == xf;
     const double r = is_int ? 1.0 : x - xf;
-    const int64_t xi = (int64_t)xf;
     double c[4];
-    int n = 2;
-    int64_t start = is_int ? xi - 1 : xi;
+    const int n = p->mode == EP_RESIZE_CUBIC ? 4 : 2;
+    /* the reference finds the window in edge-padded coordinates x + n/2; rounding there can
+     * make the sum an integer when x is not, and it then starts the window one tap left */
+    const double xp = x + (double)(n / 2), pf = floor(xp);
+    const int64_t start = (int64_t)pf - n / 2 + (xp == pf ? 0 : 1) - n / 2;
     if (p->mode == EP_RESIZE_NEAREST) {
         int right;
         if (is_int) right = 1;
@@ -86,8 +88,6 @@ static void rs_compute_taps(const ep_resize_params *p, const rs_axis *a, int64_t
         c[0] = 1.0 - r;
         c[1] = r;
     } else {
-        n = 4;
-        start = is_int ? xi - 2 : xi - 1;
         rs_cubic(r, (double)p->cubic_coeff_a, c);
     }
     if (p->exclude_outside) {

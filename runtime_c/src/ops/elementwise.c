@@ -49,12 +49,15 @@ int ep_shape_binary(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     if (a->dtype != EP_DTYPE_F32 || b->dtype != EP_DTYPE_F32) return EP_ERR_PLAN_TENSOR;
     const int r = a->rank > b->rank ? a->rank : b->rank;
     ep_shape s = {{0}, (uint8_t)r, EP_DTYPE_F32};
+    int64_t n = 1;
     for (int i = 0; i < r; i++) {
         const int ia = i - (r - a->rank), ib = i - (r - b->rank);
         const int32_t da = ia >= 0 ? a->dims[ia] : 1;
         const int32_t db = ib >= 0 ? b->dims[ib] : 1;
         if (da != db && da != 1 && db != 1) return EP_ERR_PLAN_SHAPE;
         s.dims[i] = da == 1 ? db : da;
+        if (s.dims[i] > 0 && n > (INT64_C(1) << 56) / s.dims[i]) return EP_ERR_PLAN_SHAPE; /* [N,1]x[1,M] */
+        n *= s.dims[i];
     }
     out[0] = s;
     *scratch = 0;

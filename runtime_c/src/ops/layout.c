@@ -31,10 +31,14 @@ static int chk_single(const ep_op *op) {
     return rc;
 }
 
-/* Fills s from dims; fails when an extent does not fit in int32. */
+/* Fills s from dims; fails when an extent does not fit in int32 or the element count
+ * leaves the range chk_tensor allows. */
 static int set_shape(ep_shape *s, int rank, const int64_t *dims, uint8_t dtype) {
+    int64_t n = 1;
     for (int i = 0; i < EP_MAX_RANK; i++) {
         if (i < rank && (dims[i] < 0 || dims[i] > INT32_MAX)) return EP_ERR_PLAN_SHAPE;
+        if (i < rank && dims[i] > 0 && n > (INT64_C(1) << 56) / dims[i]) return EP_ERR_PLAN_SHAPE;
+        if (i < rank) n *= dims[i];
         s->dims[i] = i < rank ? (int32_t)dims[i] : 0;
     }
     s->rank = (uint8_t)rank;
@@ -170,12 +174,6 @@ int ep_shape_gather(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     for (int i = 0; i < p->axis; i++) dims[d++] = x->dims[i];
     for (int i = 0; i < ind->rank; i++) dims[d++] = ind->dims[i];
     for (int i = p->axis + 1; i < x->rank; i++) dims[d++] = x->dims[i];
-    /* Y's element count must stay in the range chk_tensor guarantees for inputs */
-    int64_t n = 1;
-    for (int i = 0; i < r; i++) {
-        if (dims[i] > 0 && n > (INT64_C(1) << 56) / dims[i]) return EP_ERR_PLAN_SHAPE;
-        n *= dims[i];
-    }
     *scratch = 0;
     return set_shape(&out[0], r, dims, x->dtype);
 }
