@@ -117,8 +117,9 @@ static int check_tensor(const ep_plan_view *v, uint32_t i, ep_err *e) {
     for (int d = 0; d < t->rank; d++) {
         if (t->dims[d] < 0) return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: negative dim", i);
         if (t->dim_sym[d]) return ep_fail(e, EP_ERR_PLAN_UNSUPPORTED, "tensor %u: symbolic dims not in plan 1.0", i);
-        n *= (uint64_t)t->dims[d];
-        if (n > ((uint64_t)1 << 40)) return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: too many elements", i);
+        uint64_t dim = (uint64_t)t->dims[d];
+        if (dim && n > ((uint64_t)1 << 40) / dim) return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: too many elements", i);
+        n *= dim;
     }
     if (t->nbytes != n * esz) return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: nbytes does not match shape", i);
     if (t->offset % esz) return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: misaligned offset", i);

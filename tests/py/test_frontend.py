@@ -783,3 +783,13 @@ def test_graph_input_as_output_gets_a_copy():
     g = lower(m)
     assert kinds(g) == ["unary", "copy"]
     assert g.outputs[1].name == "x" and g.outputs[1] is not g.inputs[0] and g.ops[1].inputs[0] is g.inputs[0]
+
+
+def test_zero_pad_folds_into_conv():
+    m = make_model([helper.make_node("Pad", ["x", "p"], ["xp"], name="pad"),
+                    helper.make_node("Conv", ["xp", "w"], ["y"], name="conv", pads=[0, 1, 0, 1])],
+                   [("x", F, (1, 3, 6, 6))], [("y", F, None)],
+                   [("p", np.array([0, 0, 1, 2, 0, 0, 2, 0], np.int64)), ("w", _w(4, 3, 3, 3))])
+    g = check(m)
+    assert kinds(g) == ["conv2d"] and g.ops[0].params["pads"] == [1, 3, 2, 1]
+    assert g.fused == ["Pad 'pad' + Conv 'conv'"]

@@ -268,7 +268,36 @@ class _Fuser:
         e.outputs = [last.outputs[0]]
         self.dead.update(dead)
 
+    def pad_into_conv(self, n):
+        """Pad(constant 0, spatial dims only) whose only consumer is Conv n -> the conv's pads."""
+        m = self.m
+        p = self._prods.get(n.inputs[0])
+        if (p is None or p.op_type != "Pad" or p.domain != "" or self.sole_user(p.outputs[0]) is not n
+                or n.attrs.get("auto_pad", "NOTSET") != "NOTSET" or p.attrs.get("mode", "constant") != "constant"
+                or p.input(3)):
+            return
+        pads = m.const(p.input(1))
+        val = m.const(p.input(2)) if p.input(2) else np.zeros(1, np.float32)
+        xs = m.static_shape(p.inputs[0])
+        if pads is None or val is None or xs is None or len(xs) not in (3, 4) or (val.size and float(val.reshape(-1)[0]) != 0.0):
+            return
+        r = len(xs)
+        pads = [int(v) for v in pads.reshape(-1)]
+        if len(pads) != 2 * r or any(v < 0 for v in pads) or any(pads[i] or pads[r + i] for i in (0, 1)):
+            return
+        nsp = r - 2
+        cp = [int(v) for v in n.attrs.get("pads", [0] * (2 * nsp))]
+        n.attrs["pads"] = [cp[i] + pads[2 + i] for i in range(nsp)] + [cp[nsp + i] + pads[r + 2 + i] for i in range(nsp)]
+        n.inputs[0] = p.inputs[0]
+        self.cons.setdefault(p.inputs[0], []).append(n)
+        self.dead.add(p)
+        self.notes.append(f"Pad '{p.name}' + Conv '{n.name}'")
+
     def run(self):
+        self._prods = {o: p for p in self.m.nodes for o in p.outputs}
+        for n in list(self.m.nodes):
+            if n.domain == "" and n.op_type == "Conv" and n not in self.dead:
+                self.pad_into_conv(n)
         for n in list(self.m.nodes):
             if n.domain == "" and n.op_type == "Erf" and n not in self.dead:
                 self._prods = {o: p for p in self.m.nodes if p not in self.dead for o in p.outputs}
