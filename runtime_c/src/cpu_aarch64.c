@@ -5,6 +5,9 @@
 #ifndef HWCAP_ASIMD
 #define HWCAP_ASIMD (1 << 1)
 #endif
+#ifndef HWCAP_CRC32
+#define HWCAP_CRC32 (1 << 7)
+#endif
 #ifndef HWCAP_ASIMDHP
 #define HWCAP_ASIMDHP (1 << 10)
 #endif
@@ -20,6 +23,7 @@ uint64_t ep_cpu_features(void) {
     uint64_t f = 0;
     if (hw & HWCAP_ASIMD) f |= EP_CPU_NEON;
     if (hw & HWCAP_ASIMDDP) f |= EP_CPU_DOTPROD;
+    if (hw & HWCAP_CRC32) f |= EP_CPU_CRC32;
     if (hw & HWCAP_ASIMDHP) f |= EP_CPU_FP16;
     if (hw2 & HWCAP2_I8MM) f |= EP_CPU_I8MM;
     return f;

@@ -6,11 +6,12 @@ uint64_t ep_cpu_features(void) {
     unsigned a, b, c, d;
     uint64_t f = 0;
     if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
+    if ((c >> 20) & 1) f |= EP_CPU_CRC32;   /* SSE4.2 */
     int fma = (c >> 12) & 1, osxsave = (c >> 27) & 1, avx = (c >> 28) & 1;
-    if (!(osxsave && avx)) return 0;
+    if (!(osxsave && avx)) return f;
     unsigned lo, hi;
     __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-    if ((lo & 6) != 6) return 0;   /* OS does not save YMM state */
+    if ((lo & 6) != 6) return f;   /* OS does not save YMM state */
     if (fma) f |= EP_CPU_FMA;
     if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && ((b >> 5) & 1)) f |= EP_CPU_AVX2;
     return f;

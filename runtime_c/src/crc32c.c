@@ -1,4 +1,5 @@
-/* CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), byte-wise with a const table. */
+/* CRC-32C (Castagnoli, reflected polynomial 0x82F63B78): byte-wise with a const table, or the CPU's
+ * CRC instructions where it has them (crc32c_<isa>.c). */
 #include "internal.h"
 
 static const uint32_t crc_table[256] = {
@@ -47,9 +48,14 @@ static const uint32_t crc_table[256] = {
     0xbe2da0a5u, 0x4c4623a6u, 0x5f16d052u, 0xad7d5351u,
 };
 
-uint32_t ep_crc32c_update(uint32_t crc, const void *data, size_t len) {
+uint32_t ep_crc32c_sw(uint32_t crc, const void *data, size_t len) {
     const uint8_t *p = (const uint8_t *)data;
     crc = ~crc;
     while (len--) crc = crc_table[(crc ^ *p++) & 0xffu] ^ (crc >> 8);
     return ~crc;
+}
+
+uint32_t ep_crc32c_update(uint32_t crc, const void *data, size_t len) {
+    if (ep_cpu_features() & EP_CPU_CRC32) return ep_crc32c_hw(crc, data, len);
+    return ep_crc32c_sw(crc, data, len);
 }

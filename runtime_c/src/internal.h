@@ -46,6 +46,9 @@ int ep_fail(ep_err *e, int status, const char *fmt, ...)
     ;
 
 uint32_t ep_crc32c_update(uint32_t crc, const void *data, size_t len);
+uint32_t ep_crc32c_sw(uint32_t crc, const void *data, size_t len);
+/* With the CPU's CRC instructions; only called when ep_cpu_features() has EP_CPU_CRC32. */
+uint32_t ep_crc32c_hw(uint32_t crc, const void *data, size_t len);
 /* CRC of a plan: the whole file with the header's crc32c field read as zero. */
 uint32_t ep_plan_crc(const uint8_t *base, uint64_t size);
 

@@ -43,7 +43,7 @@ int ep_plan_validate(const void *plan, size_t plan_len) {
 int ep_plan_query(const void *plan, size_t plan_len, ep_plan_info *info) {
     ep_plan_view v;
     if (!info) return EP_ERR_INVALID_ARG;
-    int rc = ep_plan_parse(&v, plan, plan_len, 1, NULL);
+    int rc = ep_plan_parse(&v, plan, plan_len, 0, NULL);   /* structure only: open checks the CRC */
     if (rc) return rc;
     memset(info, 0, sizeof(*info));
     info->version_major = v.hdr->version_major;

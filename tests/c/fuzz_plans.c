@@ -215,8 +215,8 @@ int main(int argc, char **argv) {
         free(buf);
         if ((uintptr_t)plan % 8) { free(plan); continue; }
         ep_plan_info info;
-        int rc = ep_plan_query(plan, n, &info);
-        if (rc == EP_OK && ep_plan_validate(plan, n) != EP_OK) { fprintf(stderr, "query/validate disagree\n"); return 1; }
+        int rc = ep_plan_validate(plan, n);
+        if (rc == EP_OK && ep_plan_query(plan, n, &info) != EP_OK) { fprintf(stderr, "validate/query disagree\n"); return 1; }
         if (rc) { rejected_query++; free(plan); continue; }
         if (info.arena_bytes > ARENA_CAP) { too_big++; free(plan); continue; }
         void *arena = aligned_alloc(64, (size_t)(info.arena_bytes + 63) / 64 * 64 + 64);
@@ -245,7 +245,7 @@ int main(int argc, char **argv) {
         free(arena);
         free(plan);
     }
-    printf("%ld mutated plans: %ld rejected by query, %ld rejected at open, %ld opened and ran (%ld run errors), "
+    printf("%ld mutated plans: %ld rejected by validate, %ld rejected at open, %ld opened and ran (%ld run errors), "
            "%ld skipped (arena > %u MiB), 0 crashes\n",
            count, rejected_query, rejected_open, ran, run_errors, too_big, ARENA_CAP >> 20);
     return 0;

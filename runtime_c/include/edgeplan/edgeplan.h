@@ -99,7 +99,9 @@ typedef struct ep_io_desc {
 EP_API const char *ep_version(void);
 EP_API const char *ep_status_str(int status);
 
+/* Checks the CRC, the container and every record (op shapes are checked at open). */
 EP_API int ep_plan_validate(const void *plan, size_t plan_len);
+/* Reads what opening needs; checks the structure but not the CRC (cheap; open checks it). */
 EP_API int ep_plan_query(const void *plan, size_t plan_len, ep_plan_info *info);
 
 EP_API int ep_session_open(ep_session **out, const void *plan, size_t plan_len,

@@ -78,6 +78,7 @@ typedef struct ep_section {
 #define EP_CPU_I8MM 8
 #define EP_CPU_AVX2 16
 #define EP_CPU_FMA 32
+#define EP_CPU_CRC32 64      /* CRC-32C instructions (x86 SSE4.2, ARMv8 CRC) */
 
 #define EP_STORAGE_ARENA 0    /* offset into the planned arena region */
 #define EP_STORAGE_CONST 1    /* offset into the CONST section, used in place */
@@ -338,6 +339,28 @@ typedef struct ep_reduce_params {
  * Uses ep_axis_params. */
 
 /* COPY: Y = X (same dtype and element count). Uses ep_axis_params (ignored). */
+
+/* ---- kernel variants (ep_op_rec.variant), per opcode; variant 0 is always the plain layout ----
+ * Every variant has a portable reference kernel, so a plan using one needs no CPU feature;
+ * ISA kernels (x86 AVX2+FMA, NEON) override the table entry at open. Layouts below are what the
+ * compiler pre-packs (pyapi/edgeplan/compiler/passes/select.py) and what the shape functions check. */
+#define EP_PACK_MR 6          /* rows of a packed-weight panel (micro-kernel tile: MR x NR) */
+#define EP_PACK_NR 16         /* columns of a packed strip: 2 AVX2 ymm = 4 NEON q registers */
+/* CONV2D variant 1, groups 1: W is [ceil(M/MR), C*KH*KW, MR] (M from the output; panel p row i is
+ * output channel p*MR+i, zero past M; K index (c*KH + kh)*KW + kw). Scratch: im2col strips
+ * [s][K][NR], s >= 1 (the kernel packs as many NR-pixel strips per pass as the scratch holds). */
+#define EP_CONV2D_VARIANT_PACKED 1
+/* CONV2D variant 2, depthwise (groups == C == M): W as variant 0. Scratch: one zero-padded input
+ * plane split into stride phases, Hp*SW*PW floats, Hp = (OH-1)*SH + (KH-1)*DH + 1,
+ * PW = ceil(OW/16)*16 + ((KW-1)*DW)/SW. */
+#define EP_CONV2D_VARIANT_DEPTHWISE 2
+/* CONV2D variant 3, Winograd F(4x4, 3x3), 3x3 stride 1 dilation 1 groups 1: W is the transformed
+ * filter G g G^T as [36][ceil(M/MR)][C][MR]. Scratch: T tiles of 4x4 outputs per pass, T a multiple
+ * of NR, 36*(C + ceil(M/MR)*MR)*T floats. */
+#define EP_CONV2D_VARIANT_WINOGRAD 3
+/* GEMM variant 1: B is [ceil(N/NR), K, NR] (N from the output; strip j column i is column
+ * j*NR+i of B, zero past N). No scratch. */
+#define EP_GEMM_VARIANT_PACKED 1
 /* EP_CDEF_END */
 
 #endif
