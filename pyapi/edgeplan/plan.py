@@ -3,6 +3,7 @@ The reader parses records through the same cffi declarations the writer uses."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,8 +34,13 @@ class Plan:
         r = self.report
         lines = [f"ops: {r['n_ops']} ({', '.join(f'{k} {v}' for k, v in sorted(r['op_counts'].items()))})"]
         if r.get("fused"):
-            lines.append(f"fused: {len(r['fused'])}")
-            lines += [f"  {f}" for f in r["fused"]]
+            # "Conv 'layer1.0.conv1' + BatchNormalization + Relu" -> pattern counts (names via inspect)
+            pats: dict = {}
+            for f in r["fused"]:
+                pat = re.sub(r" '[^']*'", "", f)
+                pats[pat] = pats.get(pat, 0) + 1
+            lines.append(f"fused: {len(r['fused'])} (" + "; ".join(f"{p} x{n}" for p, n in
+                                                          sorted(pats.items(), key=lambda kv: -kv[1])) + ")")
         lines.append(f"weights: {r['const_bytes']:,} bytes")
         lb = r["lower_bound"]
         ratio = r["planned_bytes"] / lb if lb else 1.0
@@ -130,6 +136,9 @@ def inspect_text(data: bytes) -> str:
     for i, x in enumerate(t):
         out.append(f"  %{i:<4} {x['storage']:<5} {x['offset']:>10} +{x['nbytes']:<10} {x['dtype']:<8} "
                    f"{x['shape']} {x['name']}")
+    if p["meta"].get("fused"):
+        out.append("fused:")
+        out += [f"  {f}" for f in p["meta"]["fused"]]
     out.append("arena map (offset, bytes, live ops):")
     for b in p["meta"].get("arena_map", []):
         out.append(f"  {b[0]:>10} {b[1]:>10}  ops {b[2]}..{b[3]}  {b[4]}")
