@@ -19,7 +19,7 @@
 
 typedef struct rs_axis {
     double scale;     /* output / input */
-    double ow;        /* output width as a real number (scale * in) */
+    double ow;        /* output extent (length_resized of the spec) */
     int64_t in, out;
     int identity;
 } rs_axis;
@@ -122,7 +122,7 @@ static void rs_axis_init(const ep_resize_params *p, int d, int64_t in, int64_t o
         a->ow = (double)out;
     } else {
         a->scale = (double)s;
-        a->ow = (double)s * (double)in;
+        a->ow = (double)out;   /* the spec's length_resized is the output extent (as onnxruntime) */
     }
 }
 
