@@ -5,19 +5,18 @@ graph.Graph that lives only here (run_graph)."""
 from __future__ import annotations
 
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-onnx = pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+from conftest import zoo
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "pyapi"))
-sys.path.insert(0, str(ROOT))
 
 from edgeplan._cdef import K  # noqa: E402
 from edgeplan.compiler import graph  # noqa: E402
@@ -361,7 +360,7 @@ def one_node(op, in_shapes, out_n=1, inits=(), opset=17, extra_inputs=(), **attr
 @pytest.mark.parametrize("name,kw", [("tiny", {}), ("resnet50", {"size": 32}), ("mobilenetv2", {"size": 32}),
                                      ("yolo", {"size": 64})])
 def test_reference_models_match_onnxruntime(name, kw):
-    models = pytest.importorskip("models")
+    models = zoo()
     g = check(models.build(name, **kw), rtol=1e-3, atol=1e-3)
     assert "conv2d" in kinds(g)
     assert not any(op.kind == "unary" and op.params["kind"] == K.EP_ACT_RELU for op in g.ops), "Relu not fused"
@@ -464,8 +463,6 @@ def _cases():
 
 
 CASES = {name: (model, kw) for name, model, kw in _cases()}
-RUNTIME_XFAIL = {"Resize linear align_corners":
-                 "ref resize kernel divides by scale*in - 1 for align_corners; ONNX/ORT use the output length - 1"}
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -475,25 +472,14 @@ def test_op_matches_onnxruntime(name):
 
 
 def _runtime():
-    import os
-    lib = ROOT / "build" / "runtime_c" / "libedgeplan.so"
-    if "EDGEPLAN_LIB" not in os.environ and lib.is_file():
-        os.environ["EDGEPLAN_LIB"] = str(lib)
-    try:
-        import edgeplan
-        from edgeplan.runtime import load_library
-        load_library()
-        return edgeplan
-    except Exception as e:  # noqa: BLE001
-        pytest.skip(f"edgeplan runtime not available: {e}")
+    import edgeplan
+    return edgeplan
 
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_op_runs_on_runtime(name):
     """End to end: edgeplan.compile + Session against onnxruntime."""
     edgeplan = _runtime()
-    if name in RUNTIME_XFAIL:
-        pytest.xfail(RUNTIME_XFAIL[name])
     model, kw = CASES[name]
     feeds = kw.get("feeds") or _random_feeds(model)
     want = _ort_run(model, feeds)
@@ -507,7 +493,7 @@ def test_op_runs_on_runtime(name):
                                      ("yolo", {"size": 64})])
 def test_reference_models_run_on_runtime(name, kw):
     edgeplan = _runtime()
-    models = pytest.importorskip("models")
+    models = zoo()
     model = models.build(name, **kw)
     feeds = _random_feeds(model)
     want = _ort_run(model, feeds)
@@ -793,3 +779,24 @@ def test_zero_pad_folds_into_conv():
     g = check(m)
     assert kinds(g) == ["conv2d"] and g.ops[0].params["pads"] == [1, 3, 2, 1]
     assert g.fused == ["Pad 'pad' + Conv 'conv'"]
+
+
+def test_resize_sizes_from_shape_chain_opset11(tmp_path):
+    """The opset-11 PyTorch upsample export: sizes = Concat(Shape(x)[:2], const) fold; model read from a path."""
+    I64 = np.int64
+    nodes = [helper.make_node("Relu", ["x"], ["a"]),
+             helper.make_node("Shape", ["a"], ["s"]),
+             helper.make_node("Slice", ["s", "st", "en"], ["nc"]),
+             helper.make_node("Concat", ["nc", "hw"], ["sz"], axis=0),
+             helper.make_node("Resize", ["a", "roi", "sc", "sz"], ["y"], name="up", mode="nearest",
+                              coordinate_transformation_mode="asymmetric", nearest_mode="floor")]
+    m = make_model(nodes, [("x", F, ("N", 2, 4, 5))], [("y", F, None)],
+                   [("st", np.array([0], I64)), ("en", np.array([2], I64)), ("hw", np.array([8, 10], I64)),
+                    ("roi", np.zeros(0, np.float32)), ("sc", np.zeros(0, np.float32))], opset=11)
+    path = tmp_path / "up.onnx"
+    onnx.save(m, str(path))
+    g = lower(str(path), shapes={"x": (1, 2, 4, 5)})
+    assert kinds(g) == ["unary", "resize"] and g.outputs[0].shape == (1, 2, 8, 10)
+    assert g.ops[1].params["scales"][:4] == [1.0, 1.0, 2.0, 2.0]
+    feeds = {"x": _w(1, 2, 4, 5)}
+    np.testing.assert_allclose(run_graph(g, feeds)[0], _ort_run(m, feeds)[0], rtol=1e-5, atol=1e-6)

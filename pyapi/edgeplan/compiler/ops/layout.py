@@ -99,7 +99,6 @@ def slice_dims(shape, starts, ends, axes, steps):
 def lower_slice(ctx, n):
     X = ctx.input(n, 0)
     _rank_ok(X)
-    r = len(X.shape)
     starts = [int(v) for v in ctx.const_input(n, 1, "starts").reshape(-1)]
     ends = [int(v) for v in ctx.const_input(n, 2, "ends").reshape(-1)]
     axes = ([int(v) for v in ctx.const_input(n, 3, "axes").reshape(-1)] if n.input(3) else list(range(len(starts))))
@@ -112,7 +111,6 @@ def lower_slice(ctx, n):
         return
     y = ctx.output(n, 0, ext, X.dtype)
     ctx.emit("slice", [X], [y], {"starts": pad8(st, 0), "steps": pad8(sp, 1)})
-    del r
 
 
 def lower_transpose(ctx, n):

@@ -139,7 +139,6 @@ class _Fuser:
                 break
             has_act = "ep_act" in n.attrs
             has_res = len(n.inputs) > 3 and bool(n.inputs[3])
-            has_bias = bool(n.input(2))
             us = self.users(y)
             if len(us) == 2 and not has_act and self.try_silu(n, us):
                 parts.append("Sigmoid + Mul (SiLU)")
@@ -315,7 +314,7 @@ class _Fuser:
 
 
 # -------------------------------------------------------------------- linear canonicalisation
-def _gemm_node(m, n, out):
+def _gemm_node(m, n):
     """Rewrite Gemm/MatMul n as EpGemm when B is a constant 2-D f32; returns the nodes replacing n."""
     B = m.const(n.inputs[1])
     if B is None or B.ndim != 2 or B.dtype != np.float32 or m.const(n.inputs[0]) is not None:
@@ -382,7 +381,7 @@ def canonical_linear(m: ir.Model) -> None:
     out = []
     for n in m.nodes:
         if n.domain == "" and n.op_type in ("Gemm", "MatMul") and len(n.inputs) >= 2:
-            out.extend(_gemm_node(m, n, out))
+            out.extend(_gemm_node(m, n))
         else:
             out.append(n)
     m.nodes = out
