@@ -19,7 +19,7 @@
 
 typedef struct rs_axis {
     double scale;     /* output / input */
-    double ow;        /* output extent (length_resized of the spec) */
+    double ow;        /* length_resized of the spec: output extent, or scale * in when scales were given */
     int64_t in, out;
     int identity;
 } rs_axis;
@@ -122,7 +122,9 @@ static void rs_axis_init(const ep_resize_params *p, int d, int64_t in, int64_t o
         a->ow = (double)out;
     } else {
         a->scale = (double)s;
-        a->ow = (double)out;   /* the spec's length_resized is the output extent (as onnxruntime) */
+        /* scales given: length_resized is scale * in, as the ONNX reference and node tests define it
+         * (onnxruntime uses the integer output extent; they differ when scale * in is fractional) */
+        a->ow = (double)s * (double)in;
     }
 }
 

@@ -97,10 +97,15 @@ def lower_conv_transpose(ctx, n):
         out_shape = [i * s for i, s in zip(in_sp, strides)]
     if out_shape is not None:
         begin, end = [], []
-        for i, s, ke, op, o in zip(in_sp, strides, k_eff, opad, out_shape):
+        for ax, (i, s, ke, op, o) in enumerate(zip(in_sp, strides, k_eff, opad, out_shape)):
             total = s * (i - 1) + op + ke - o
             if total < 0:
-                raise NodeError(f"output_shape {out_shape} needs negative padding")
+                # an output larger than the full transposed conv: the extra cells at the end only get
+                # the bias, exactly what output_padding does (as the ONNX reference and onnxruntime)
+                if op - total >= max(s, dil[ax]):
+                    raise NodeError(f"output_shape {out_shape} is larger than output_padding can reach")
+                opad[ax] = op - total
+                total = 0
             if auto == "SAME_UPPER":
                 begin.append(total // 2)
                 end.append(total - total // 2)

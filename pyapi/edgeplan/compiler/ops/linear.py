@@ -54,10 +54,11 @@ def matmul(ctx, A, B, out_name, bind=None):
         raise NodeError(f"MatMul batch dims of {A.shape} and {B.shape} do not broadcast") from None
     full = tuple(batch) + (a.shape[-2], b.shape[-1])
     final = list(full)
-    if len(B.shape) == 1:
-        final.pop(-1)
+    # numpy drops the prepended/appended 1 of a 1-D operand: A's row dim, B's column dim
     if len(A.shape) == 1:
-        final.pop(-2)
+        del final[-2]
+    if len(B.shape) == 1:
+        del final[-1]
     final = tuple(final)
     if final != full:
         y = ctx.tmp(out_name + "/mm", full)
