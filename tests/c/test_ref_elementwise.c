@@ -127,6 +127,7 @@ static void test_act(void) {
         {EP_ACT_GELU, 1, 0, 0, 0.841344746f}, {EP_ACT_GELU, -1, 0, 0, -0.158655254f}, {EP_ACT_EXP, 1, 0, 0, 2.718281828f},
         {EP_ACT_LOG, 2.718281828f, 0, 0, 1}, {EP_ACT_NEG, 2, 0, 0, -2}, {EP_ACT_ABS, -2, 0, 0, 2},
         {EP_ACT_RECIPROCAL, 4, 0, 0, 0.25f}, {EP_ACT_ELU, -1, 1, 0, -0.632120559f}, {EP_ACT_ELU, 3, 1, 0, 3},
+        {EP_ACT_GELU_TANH, 1, 0, 0, 0.841191991f}, {EP_ACT_GELU_TANH, -1, 0, 0, -0.158808009f},
         {99, 1.25f, 0, 0, 1.25f},
     };
     for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++) {

@@ -74,7 +74,8 @@ def _out_of_scope(case, claimed) -> str:
     inits = {i.name for i in case.model.graph.initializer}
     if ops & {"Cast", "CastLike"} and any(i.name not in inits for i in case.model.graph.input):
         return "Cast of run-time data (edgeplan folds Cast when static; 1.0 plans compute in float32)"
-    for io in list(case.model.graph.input) + list(case.model.graph.output):
+    static = {n.input[p] for n in nodes for p in STATIC_INPUTS.get(n.op_type, ()) if p < len(n.input)}
+    for io in [i for i in case.model.graph.input if i.name not in static] + list(case.model.graph.output):
         tt = io.type.tensor_type
         if not io.type.HasField("tensor_type"):
             return "non-tensor input/output"

@@ -48,9 +48,9 @@ def activation(m, n):
         return K.EP_ACT_HARD_SIGMOID, float(n.attrs.get("alpha", 0.2)), float(n.attrs.get("beta", 0.5))
     if t == "Gelu":
         approx = n.attrs.get("approximate", "none")
-        if approx != "none":
-            raise ActError(f"approximate='{approx}' is unsupported (only 'none')")
-        return K.EP_ACT_GELU, 0.0, 0.0
+        if approx not in ("none", "tanh"):
+            raise ActError(f"approximate='{approx}' is unsupported (only 'none' and 'tanh')")
+        return (K.EP_ACT_GELU_TANH if approx == "tanh" else K.EP_ACT_GELU), 0.0, 0.0
     if t == "Clip":
         lo = _scalar(m, n.input(1), "min") if n.input(1) else float(n.attrs.get("min", -FLT_BIG))
         hi = _scalar(m, n.input(2), "max") if n.input(2) else float(n.attrs.get("max", FLT_BIG))

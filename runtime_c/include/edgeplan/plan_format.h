@@ -168,7 +168,8 @@ typedef struct ep_io_rec {
 #define EP_ACT_ABS 15
 #define EP_ACT_RECIPROCAL 16
 #define EP_ACT_ELU 17         /* x < 0 ? alpha (exp(x) - 1) : x */
-#define EP_ACT_COUNT 18
+#define EP_ACT_GELU_TANH 18   /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+#define EP_ACT_COUNT 19
 
 #define EP_BIN_ADD 0
 #define EP_BIN_SUB 1

@@ -30,6 +30,7 @@ float ep_act_f32(int kind, float x, float alpha, float beta) {
     case EP_ACT_ABS: return fabsf(x);
     case EP_ACT_RECIPROCAL: return 1.0f / x;
     case EP_ACT_ELU: return x < 0.0f ? alpha * expm1f(x) : x;
+    case EP_ACT_GELU_TANH: return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
     default: return x;
     }
 }
