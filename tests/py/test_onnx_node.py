@@ -42,7 +42,8 @@ EXCLUDED_PREFIXES = {
     "test_batchnorm_example_training_mode": "training-mode BatchNormalization (edgeplan runs inference)",
     "test_batchnorm_epsilon_training_mode": "training-mode BatchNormalization (edgeplan runs inference)",
     "test_expand_dim": "Expand of run-time data is not supported yet (only no-op Expand)",
-    "test_upsample_nearest": "opset 9 (edgeplan reads opsets 11-28)",
+    "test_dropout_default_mask": "Dropout's mask output (edgeplan runs inference)",
+    "test_training_dropout": "training-mode Dropout (edgeplan runs inference)",
 }
 
 FLOATS = {np.dtype(np.float32)}
@@ -52,6 +53,7 @@ def _claimed() -> set:
     from edgeplan.compiler.ops import HANDLERS
     from edgeplan.compiler.passes import fold
     ops = {op for dom, op in HANDLERS if dom in ("", "ai.onnx")}
+    ops.discard("Upsample")   # lowered for old exports, but deprecated since opset 10: no node case runs
     ops |= set(getattr(fold, "FOLDED_OPS", ()))
     return ops
 

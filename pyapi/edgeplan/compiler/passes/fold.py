@@ -13,6 +13,10 @@ NEVER_FOLD = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUnifor
               "Bernoulli", "If", "Loop", "Scan", "SequenceConstruct", "SequenceEmpty"}
 MAX_ROUNDS = 8
 
+# ops the compiler supports only by evaluating them at compile time (static shapes, constant inputs);
+# Dropout (inference) is removed by cleanup. The ONNX node tests claim these too.
+FOLDED_OPS = ("Shape", "Size", "ConstantOfShape", "Range", "Dropout")
+
 
 def _axes(node, arrays, key="axes"):
     if len(arrays) > 1 and arrays[1] is not None:
