@@ -1,34 +1,15 @@
 /* Shape functions: UNARY, BINARY (numpy broadcasting), COPY.
  * Params and shapes are untrusted plan bytes: every field is checked here so the
  * kernels can trust them. */
-#include "ep_ops.h"
+#include "shape_check.h"
 
 /* EP_OK when t is present and well formed: rank <= 8, dims >= 0, known dtype,
  * and an element count that cannot overflow int64 byte arithmetic. */
-static int chk_tensor(const ep_tensor *t) {
-    if (!t) return EP_ERR_PLAN_OP;
-    if (t->rank > EP_MAX_RANK) return EP_ERR_PLAN_SHAPE;
-    if (ep_dtype_size(t->dtype) == 0) return EP_ERR_PLAN_TENSOR;
-    int64_t n = 1;
-    for (int i = 0; i < t->rank; i++) {
-        if (t->dims[i] < 0) return EP_ERR_PLAN_SHAPE;
-        if (t->dims[i] > 0 && n > (INT64_C(1) << 56) / t->dims[i]) return EP_ERR_PLAN_SHAPE;
-        n *= t->dims[i];
-    }
-    return EP_OK;
-}
-
-static int chk_arity(const ep_op *op, int min_in, int max_in, int min_out, int max_out) {
-    if (op->n_in < min_in || op->n_in > max_in || op->n_out < min_out || op->n_out > max_out)
-        return EP_ERR_PLAN_OP;
-    return EP_OK;
-}
-
 static int act_ok(int32_t act) { return act >= EP_ACT_NONE && act < EP_ACT_COUNT; }
 
 int ep_shape_unary(const ep_op *op, ep_shape *out, uint64_t *scratch) {
-    int rc = chk_arity(op, 1, 1, 1, 1);
-    if (rc == EP_OK) rc = chk_tensor(op->in[0]);
+    int rc = ep_chk_arity(op, 1, 1, 1, 1);
+    if (rc == EP_OK) rc = ep_chk_tensor(op->in[0]);
     if (rc != EP_OK) return rc;
     const ep_unary_params *p = (const ep_unary_params *)op->params;
     if (!p || p->kind == EP_ACT_NONE || !act_ok(p->kind)) return EP_ERR_PLAN_PARAMS;
@@ -39,9 +20,9 @@ int ep_shape_unary(const ep_op *op, ep_shape *out, uint64_t *scratch) {
 }
 
 int ep_shape_binary(const ep_op *op, ep_shape *out, uint64_t *scratch) {
-    int rc = chk_arity(op, 2, 2, 1, 1);
-    if (rc == EP_OK) rc = chk_tensor(op->in[0]);
-    if (rc == EP_OK) rc = chk_tensor(op->in[1]);
+    int rc = ep_chk_arity(op, 2, 2, 1, 1);
+    if (rc == EP_OK) rc = ep_chk_tensor(op->in[0]);
+    if (rc == EP_OK) rc = ep_chk_tensor(op->in[1]);
     if (rc != EP_OK) return rc;
     const ep_binary_params *p = (const ep_binary_params *)op->params;
     if (!p || p->kind < 0 || p->kind >= EP_BIN_COUNT || !act_ok(p->act)) return EP_ERR_PLAN_PARAMS;
@@ -65,9 +46,9 @@ int ep_shape_binary(const ep_op *op, ep_shape *out, uint64_t *scratch) {
 }
 
 int ep_shape_copy(const ep_op *op, ep_shape *out, uint64_t *scratch) {
-    int rc = chk_arity(op, 1, 1, 1, 1);
-    if (rc == EP_OK) rc = chk_tensor(op->in[0]);
-    if (rc == EP_OK) rc = chk_tensor(op->out[0]);
+    int rc = ep_chk_arity(op, 1, 1, 1, 1);
+    if (rc == EP_OK) rc = ep_chk_tensor(op->in[0]);
+    if (rc == EP_OK) rc = ep_chk_tensor(op->out[0]);
     if (rc != EP_OK) return rc;
     const ep_tensor *x = op->in[0], *y = op->out[0];
     if (y->dtype != x->dtype) return EP_ERR_PLAN_TENSOR;

@@ -2,31 +2,12 @@
  * Params and shapes are untrusted plan bytes: every field is checked here so the
  * kernels can trust them. For SPLIT and SLICE the output extents come from the
  * declared output tensors; they are checked so no kernel can read out of bounds. */
-#include "ep_ops.h"
-
-static int chk_tensor(const ep_tensor *t) {
-    if (!t) return EP_ERR_PLAN_OP;
-    if (t->rank > EP_MAX_RANK) return EP_ERR_PLAN_SHAPE;
-    if (ep_dtype_size(t->dtype) == 0) return EP_ERR_PLAN_TENSOR;
-    int64_t n = 1;
-    for (int i = 0; i < t->rank; i++) {
-        if (t->dims[i] < 0) return EP_ERR_PLAN_SHAPE;
-        if (t->dims[i] > 0 && n > (INT64_C(1) << 56) / t->dims[i]) return EP_ERR_PLAN_SHAPE;
-        n *= t->dims[i];
-    }
-    return EP_OK;
-}
-
-static int chk_arity(const ep_op *op, int min_in, int max_in, int min_out, int max_out) {
-    if (op->n_in < min_in || op->n_in > max_in || op->n_out < min_out || op->n_out > max_out)
-        return EP_ERR_PLAN_OP;
-    return EP_OK;
-}
+#include "shape_check.h"
 
 /* A single-input op: arity, the input and the params pointer. */
 static int chk_single(const ep_op *op) {
-    int rc = chk_arity(op, 1, 1, 1, 1);
-    if (rc == EP_OK) rc = chk_tensor(op->in[0]);
+    int rc = ep_chk_arity(op, 1, 1, 1, 1);
+    if (rc == EP_OK) rc = ep_chk_tensor(op->in[0]);
     if (rc == EP_OK && !op->params) rc = EP_ERR_PLAN_PARAMS;
     return rc;
 }
@@ -47,12 +28,12 @@ static int set_shape(ep_shape *s, int rank, const int64_t *dims, uint8_t dtype) 
 }
 
 int ep_shape_concat(const ep_op *op, ep_shape *out, uint64_t *scratch) {
-    int rc = chk_arity(op, 1, 0xFFFF, 1, 1);
+    int rc = ep_chk_arity(op, 1, 0xFFFF, 1, 1);
     if (rc != EP_OK) return rc;
     const ep_axis_params *p = (const ep_axis_params *)op->params;
     if (!p) return EP_ERR_PLAN_PARAMS;
     for (int k = 0; k < op->n_in; k++)
-        if ((rc = chk_tensor(op->in[k])) != EP_OK) return rc;
+        if ((rc = ep_chk_tensor(op->in[k])) != EP_OK) return rc;
     const ep_tensor *x0 = op->in[0];
     if (p->axis < 0 || p->axis >= x0->rank) return EP_ERR_PLAN_PARAMS;
     int64_t dims[EP_MAX_RANK];
@@ -71,8 +52,8 @@ int ep_shape_concat(const ep_op *op, ep_shape *out, uint64_t *scratch) {
 }
 
 int ep_shape_split(const ep_op *op, ep_shape *out, uint64_t *scratch) {
-    int rc = chk_arity(op, 1, 1, 1, 0xFFFF);
-    if (rc == EP_OK) rc = chk_tensor(op->in[0]);
+    int rc = ep_chk_arity(op, 1, 1, 1, 0xFFFF);
+    if (rc == EP_OK) rc = ep_chk_tensor(op->in[0]);
     if (rc != EP_OK) return rc;
     const ep_axis_params *p = (const ep_axis_params *)op->params;
     const ep_tensor *x = op->in[0];
@@ -80,7 +61,7 @@ int ep_shape_split(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     int64_t total = 0;
     for (int k = 0; k < op->n_out; k++) {
         const ep_tensor *y = op->out[k];
-        if ((rc = chk_tensor(y)) != EP_OK) return rc;
+        if ((rc = ep_chk_tensor(y)) != EP_OK) return rc;
         if (y->rank != x->rank) return EP_ERR_PLAN_SHAPE;
         for (int i = 0; i < x->rank; i++)
             if (i != p->axis && y->dims[i] != x->dims[i]) return EP_ERR_PLAN_SHAPE;
@@ -95,7 +76,7 @@ int ep_shape_split(const ep_op *op, ep_shape *out, uint64_t *scratch) {
 
 int ep_shape_slice(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     int rc = chk_single(op);
-    if (rc == EP_OK) rc = chk_tensor(op->out[0]);
+    if (rc == EP_OK) rc = ep_chk_tensor(op->out[0]);
     if (rc != EP_OK) return rc;
     const ep_slice_params *p = (const ep_slice_params *)op->params;
     const ep_tensor *x = op->in[0], *y = op->out[0];
@@ -159,9 +140,9 @@ int ep_shape_pad(const ep_op *op, ep_shape *out, uint64_t *scratch) {
 }
 
 int ep_shape_gather(const ep_op *op, ep_shape *out, uint64_t *scratch) {
-    int rc = chk_arity(op, 2, 2, 1, 1);
-    if (rc == EP_OK) rc = chk_tensor(op->in[0]);
-    if (rc == EP_OK) rc = chk_tensor(op->in[1]);
+    int rc = ep_chk_arity(op, 2, 2, 1, 1);
+    if (rc == EP_OK) rc = ep_chk_tensor(op->in[0]);
+    if (rc == EP_OK) rc = ep_chk_tensor(op->in[1]);
     if (rc != EP_OK) return rc;
     const ep_axis_params *p = (const ep_axis_params *)op->params;
     const ep_tensor *x = op->in[0], *ind = op->in[1];

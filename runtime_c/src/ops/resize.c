@@ -1,25 +1,12 @@
 /* Shape function: RESIZE (nearest, linear, cubic; f32). Output extents come from the
  * declared output tensor; scales and enum fields are untrusted and checked here. */
 #include <math.h>
-#include "ep_ops.h"
-
-static int chk_tensor(const ep_tensor *t) {
-    if (!t) return EP_ERR_PLAN_OP;
-    if (t->rank > EP_MAX_RANK) return EP_ERR_PLAN_SHAPE;
-    if (ep_dtype_size(t->dtype) == 0) return EP_ERR_PLAN_TENSOR;
-    int64_t n = 1;
-    for (int i = 0; i < t->rank; i++) {
-        if (t->dims[i] < 0) return EP_ERR_PLAN_SHAPE;
-        if (t->dims[i] > 0 && n > (INT64_C(1) << 56) / t->dims[i]) return EP_ERR_PLAN_SHAPE;
-        n *= t->dims[i];
-    }
-    return EP_OK;
-}
+#include "shape_check.h"
 
 int ep_shape_resize(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     if (op->n_in != 1 || op->n_out != 1) return EP_ERR_PLAN_OP;
-    int rc = chk_tensor(op->in[0]);
-    if (rc == EP_OK) rc = chk_tensor(op->out[0]);
+    int rc = ep_chk_tensor(op->in[0]);
+    if (rc == EP_OK) rc = ep_chk_tensor(op->out[0]);
     if (rc != EP_OK) return rc;
     const ep_resize_params *p = (const ep_resize_params *)op->params;
     const ep_tensor *x = op->in[0], *y = op->out[0];

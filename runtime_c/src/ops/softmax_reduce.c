@@ -1,22 +1,9 @@
 /* Shape functions: SOFTMAX / LOGSOFTMAX and REDUCE (f32). */
-#include "ep_ops.h"
-
-static int chk_tensor(const ep_tensor *t) {
-    if (!t) return EP_ERR_PLAN_OP;
-    if (t->rank > EP_MAX_RANK) return EP_ERR_PLAN_SHAPE;
-    if (ep_dtype_size(t->dtype) == 0) return EP_ERR_PLAN_TENSOR;
-    int64_t n = 1;
-    for (int i = 0; i < t->rank; i++) {
-        if (t->dims[i] < 0) return EP_ERR_PLAN_SHAPE;
-        if (t->dims[i] > 0 && n > (INT64_C(1) << 56) / t->dims[i]) return EP_ERR_PLAN_SHAPE;
-        n *= t->dims[i];
-    }
-    return EP_OK;
-}
+#include "shape_check.h"
 
 static int chk_single_f32(const ep_op *op) {
     if (op->n_in != 1 || op->n_out != 1) return EP_ERR_PLAN_OP;
-    int rc = chk_tensor(op->in[0]);
+    int rc = ep_chk_tensor(op->in[0]);
     if (rc != EP_OK) return rc;
     if (!op->params) return EP_ERR_PLAN_PARAMS;
     return EP_OK;

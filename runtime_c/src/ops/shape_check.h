@@ -1,0 +1,28 @@
+/* Checks shared by the shape functions. Params and shapes are untrusted plan bytes; the executor has
+ * already checked every tensor record and the op's arity, and these re-checks keep each shape function
+ * safe on its own (unit tests and fuzzers call them directly). */
+#ifndef EP_OPS_SHAPE_CHECK_H
+#define EP_OPS_SHAPE_CHECK_H
+#include "ep_ops.h"
+
+/* EP_OK when t is present and well formed: rank <= 8, dims >= 0, known dtype, and an element
+ * count that cannot overflow int64 byte arithmetic. */
+static inline int ep_chk_tensor(const ep_tensor *t) {
+    if (!t) return EP_ERR_PLAN_OP;
+    if (t->rank > EP_MAX_RANK) return EP_ERR_PLAN_SHAPE;
+    if (ep_dtype_size(t->dtype) == 0) return EP_ERR_PLAN_TENSOR;
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++) {
+        if (t->dims[i] < 0) return EP_ERR_PLAN_SHAPE;
+        if (t->dims[i] > 0 && n > (INT64_C(1) << 56) / t->dims[i]) return EP_ERR_PLAN_SHAPE;
+        n *= t->dims[i];
+    }
+    return EP_OK;
+}
+
+static inline int ep_chk_arity(const ep_op *op, int min_in, int max_in, int min_out, int max_out) {
+    if (op->n_in < min_in || op->n_in > max_in || op->n_out < min_out || op->n_out > max_out)
+        return EP_ERR_PLAN_OP;
+    return EP_OK;
+}
+#endif
