@@ -35,11 +35,11 @@ def _summary(name: str, y: np.ndarray) -> str:
     return s
 
 
-def _compile(model, shapes, out=None):
+def _compile(model, shapes, out=None, board=None):
     import edgeplan
     from edgeplan.compiler.errors import CompileError
     try:
-        plan = edgeplan.compile(model, shapes=shapes)
+        plan = edgeplan.compile(model, shapes=shapes, board=board)
     except CompileError as e:
         print(f"edgeplan: cannot compile {model if isinstance(model, str) else 'model'}:\n{e}", file=sys.stderr)
         raise SystemExit(1) from None
@@ -51,9 +51,64 @@ def _compile(model, shapes, out=None):
 def cmd_compile(a) -> int:
     out = a.output or str(Path(a.model).with_suffix(".eplan"))
     t = time.perf_counter()
-    plan = _compile(a.model, _parse_shapes(a.shape), out)
-    print(f"compiled {a.model} -> {out} in {time.perf_counter() - t:.2f} s")
+    board = _board(a.board)
+    plan = _compile(a.model, _parse_shapes(a.shape), None, board=board)
+    if board is not None:   # weights + arena + runtime against the board's RAM (sizebudget, docs/size.md)
+        from edgeplan.boards import ram_check
+        fits, text = ram_check(board, plan)
+        print(text)
+        if not fits:
+            print(f"edgeplan: {a.model} does not fit in {board.name}'s RAM; plan not written", file=sys.stderr)
+            return 1
+    plan.save(out)
+    print(f"compiled {a.model} -> {out}{f' for {a.board}' if a.board else ''} in {time.perf_counter() - t:.2f} s")
     print(plan.summary())
+    if a.ops_out:   # the kernel set, for a selective runtime build: meson -Dselective=FILE
+        from edgeplan.compiler.kernelset import ops_text
+        Path(a.ops_out).write_text(ops_text(plan.report.get("kernels", []), source=out))
+        print(f"kernel set ({len(plan.report.get('kernels', []))} kernels) -> {a.ops_out}")
+    return 0
+
+
+def cmd_size(a) -> int:
+    """edgeplan size: sizebudget's CLI (installed with the package, or the checkout's sizebudget/)."""
+    try:
+        from sizebudget.cli import main as size_main
+    except ImportError:
+        from edgeplan.bundle import source_root
+        sys.path.insert(0, str(source_root()))
+        try:
+            from sizebudget.cli import main as size_main
+        except ImportError:
+            print("edgeplan: sizebudget not found (run from a checkout, or set EDGEPLAN_SRC)", file=sys.stderr)
+            return 2
+    return size_main(a.args, prog="edgeplan size")
+
+
+def _board(name):
+    if not name:
+        return None
+    from edgeplan.boards import load_board
+    try:
+        return load_board(name)
+    except ValueError as e:
+        raise SystemExit(f"edgeplan: {e}") from None
+
+
+def cmd_bundle(a) -> int:
+    from edgeplan.bundle import BuildError, make_bundle
+    from edgeplan.compiler.errors import CompileError
+    board = _board(a.board)
+    t = time.perf_counter()
+    try:
+        out = make_bundle(a.model, board, a.output, shapes=_parse_shapes(a.shape), selective=a.selective)
+    except (BuildError, CompileError) as e:
+        print(f"{e}", file=sys.stderr)
+        return 1
+    print(f"bundle for {board.name} written to {out}/ in {time.perf_counter() - t:.1f} s:")
+    for f in sorted(p for p in Path(out).rglob("*") if p.is_file()):
+        print(f"  {f.relative_to(out)}  ({f.stat().st_size:,} bytes)")
+    print(f"run: see {Path(out) / 'README.md'}")
     return 0
 
 
@@ -164,7 +219,18 @@ def main(argv=None) -> int:
     c.add_argument("model")
     c.add_argument("-o", "--output")
     c.add_argument("--shape", action="append", metavar="NAME=D0,D1,...", help="pin an input's shape")
+    c.add_argument("--board", help="pick kernel variants and weight packing for this board (see boards/)")
+    c.add_argument("--ops-out", metavar="FILE", help="write the plan's kernel set (op dtype variant per line) for "
+                   "a selective runtime build: meson -Dselective=FILE")
     c.set_defaults(fn=cmd_compile)
+    bu = sub.add_parser("bundle", help="compile for a board and write a deploy folder with a static edgeplan-run")
+    bu.add_argument("model")
+    bu.add_argument("--board", required=True, help="board profile name (boards/*.toml)")
+    bu.add_argument("-o", "--output", default="dist")
+    bu.add_argument("--shape", action="append", metavar="NAME=D0,D1,...", help="pin an input's shape")
+    bu.add_argument("--selective", action="store_true",
+                    help="build the runtime with only the kernels this plan uses (smaller; docs/size.md)")
+    bu.set_defaults(fn=cmd_bundle)
     r = sub.add_parser("run", help="run a plan")
     r.add_argument("plan")
     r.add_argument("--input", action="append", metavar="[NAME=]FILE.npy")
@@ -175,11 +241,18 @@ def main(argv=None) -> int:
     i = sub.add_parser("inspect", help="show a plan's header, sections, tensors, ops and arena map")
     i.add_argument("plan")
     i.set_defaults(fn=cmd_inspect)
+    sz = sub.add_parser("size", help="binary-size budgets: build the size probes and check them (sizebudget)",
+                        add_help=False)
+    sz.add_argument("args", nargs=argparse.REMAINDER)
+    sz.set_defaults(fn=cmd_size)
     d = sub.add_parser("demo", help="build a zoo CNN, compile it, run it")
     d.add_argument("--model", default="mobilenetv2")
     d.add_argument("--size", type=int, default=0)
     d.add_argument("--repeat", type=int, default=5)
     d.set_defaults(fn=cmd_demo)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["size"]:          # everything after "size" is sizebudget's own command line
+        return cmd_size(argparse.Namespace(args=argv[1:]))
     a = p.parse_args(argv)
     return a.fn(a)
 

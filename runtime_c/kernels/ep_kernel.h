@@ -49,8 +49,9 @@ typedef int (*ep_kernel_fn)(const ep_op *op);
 
 /* Shape function: validates the op from its inputs' shapes/dtypes and its params
  * (which are untrusted plan bytes), fills out[0..n_out-1] and the scratch bytes
- * the default variant needs. Returns EP_OK or EP_ERR_PLAN_* (never crashes,
- * never reads past n_in/n_out; inputs may be NULL where optional). */
+ * the op's kernel variant (op->variant) needs at least. Returns EP_OK or EP_ERR_PLAN_* (never crashes,
+ * never reads past n_in/n_out; inputs may be NULL where optional). Variants with pre-packed weights
+ * read the declared output (op->out[0]) for the extent the packing pads (M or N). */
 typedef int (*ep_shape_fn)(const ep_op *op, ep_shape *out, uint64_t *scratch_bytes);
 
 /* Upper bound on any op's outputs (max_out in every ep_op_info). */

@@ -44,4 +44,38 @@ int ep_ref_reduce_f32(const ep_op *op);
 int ep_ref_gather_any(const ep_op *op);
 int ep_ref_copy_any(const ep_op *op);
 
+/* Reference kernels of the packed variants (kernels/ref/packed_f32.c). */
+int ep_ref_conv2d_packed_f32(const ep_op *op);
+int ep_ref_conv2d_winograd_f32(const ep_op *op);
+int ep_ref_gemm_packed_f32(const ep_op *op);
+
+/* Sequence / audio ops (src/ops/sequence.c, logic.c, rnn.c; kernels/ref/layernorm_f32.c,
+ * logic_any.c, index_any.c, rnn_f32.c). */
+int ep_shape_layernorm(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_shape_where(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_shape_compare(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_shape_expand(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_shape_cast(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_shape_argmax(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_shape_topk(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_shape_cumsum(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_shape_trilu(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_shape_lstm(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_shape_gru(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_shape_scatternd(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_shape_gathernd(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_ref_layernorm_f32(const ep_op *op);
+int ep_ref_where_any(const ep_op *op);
+int ep_ref_compare_any(const ep_op *op);
+int ep_ref_expand_any(const ep_op *op);
+int ep_ref_cast_any(const ep_op *op);
+int ep_ref_argmax_any(const ep_op *op);
+int ep_ref_topk_any(const ep_op *op);
+int ep_ref_cumsum_any(const ep_op *op);
+int ep_ref_trilu_any(const ep_op *op);
+int ep_ref_lstm_f32(const ep_op *op);
+int ep_ref_gru_f32(const ep_op *op);
+int ep_ref_scatternd_any(const ep_op *op);
+int ep_ref_gathernd_any(const ep_op *op);
+
 #endif

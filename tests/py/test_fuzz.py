@@ -4,6 +4,7 @@ with an error code or open and run; any crash, sanitizer report or hang fails th
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -28,10 +29,14 @@ def harness(root, tmp_path_factory):
     cc = shutil.which("gcc") or shutil.which("cc")
     if cc is None:
         pytest.fail("no C compiler")
-    out = tmp_path_factory.mktemp("fuzz") / "fuzz_plans"
+    d = tmp_path_factory.mktemp("fuzz")
+    out = d / "fuzz_plans"
     rt = root / "runtime_c"
+    # every op and variant (what meson's configure step writes for -Dkernels=all)
+    subprocess.run([sys.executable, str(rt / "gen_config.py"), "--header", str(rt / "include" / "edgeplan" / "plan_format.h"),
+                    "--kernels", "all", "-o", str(d / "ep_config.h")], check=True)
     cmd = [cc, "-std=c11", "-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
-           "-fno-omit-frame-pointer", f"-I{rt / 'include'}", f"-I{rt / 'kernels'}", f"-I{rt / 'src'}",
+           "-fno-omit-frame-pointer", f"-I{d}", f"-I{rt / 'include'}", f"-I{rt / 'kernels'}", f"-I{rt / 'src'}",
            str(root / "tests" / "c" / "fuzz_plans.c"), *map(str, _sources(root)), "-lm", "-o", str(out)]
     subprocess.run(cmd, check=True)
     return out

@@ -36,6 +36,19 @@ OPCODES = {
     "reduce": ("EP_OP_REDUCE", "ep_reduce_params"),
     "gather": ("EP_OP_GATHER", "ep_axis_params"),
     "copy": ("EP_OP_COPY", "ep_axis_params"),
+    "layernorm": ("EP_OP_LAYERNORM", "ep_layernorm_params"),
+    "where": ("EP_OP_WHERE", "ep_where_params"),
+    "compare": ("EP_OP_COMPARE", "ep_compare_params"),
+    "expand": ("EP_OP_EXPAND", "ep_where_params"),
+    "cast": ("EP_OP_CAST", "ep_cast_params"),
+    "argmax": ("EP_OP_ARGMAX", "ep_argmax_params"),
+    "topk": ("EP_OP_TOPK", "ep_topk_params"),
+    "cumsum": ("EP_OP_CUMSUM", "ep_cumsum_params"),
+    "trilu": ("EP_OP_TRILU", "ep_trilu_params"),
+    "lstm": ("EP_OP_LSTM", "ep_rnn_params"),
+    "gru": ("EP_OP_GRU", "ep_rnn_params"),
+    "scatternd": ("EP_OP_SCATTERND", "ep_scatternd_params"),
+    "gathernd": ("EP_OP_GATHERND", "ep_gathernd_params"),
 }
 
 # numpy dtype -> EP_DTYPE_* value (ONNX TensorProto numbering), from the C header

@@ -5,15 +5,20 @@ from collections import Counter
 
 from ..plan import Plan
 from .graph import Graph
+from .kernelset import kernel_set
 from .memplan import plan_memory
+from .passes.select import select_kernels
 from .writer import write_plan
 
 
-def compile_graph(graph: Graph, *, source: str = "", required_features: int = 0) -> Plan:
+def compile_graph(graph: Graph, *, source: str = "", required_features: int = 0, target=None) -> Plan:
+    """target: kernel-selection target (passes/select.py): "host" (default), "x86-64" or "generic"."""
+    select_kernels(graph, target)
     mem = plan_memory(graph)
     arena_map = sorted([b.offset, b.size, b.first, b.last, b.label] for b in mem.buffers)
     meta = {"producer": "edgeplan", "source": source, "fused": list(graph.fused), "arena_map": arena_map,
-            "strategy": mem.strategy, "lower_bound": mem.lower_bound}
+            "strategy": mem.strategy, "lower_bound": mem.lower_bound, "target": graph.meta.get("target", ""),
+            "kernels": kernel_set(graph)}
     data = write_plan(graph, mem, required_features=required_features, meta=meta)
     from ..runtime import plan_info
     info = plan_info(data)
@@ -22,12 +27,12 @@ def compile_graph(graph: Graph, *, source: str = "", required_features: int = 0)
         n_ops=len(graph.ops), op_counts=dict(Counter(op.kind for op in graph.ops)), fused=list(graph.fused),
         const_bytes=const_bytes, planned_bytes=mem.arena_bytes, lower_bound=mem.lower_bound,
         strategy=mem.strategy, strategies=mem.strategies, session_bytes=info["session_bytes"],
-        arena_bytes=info["arena_bytes"], inplace=mem.inplace, plan_bytes=len(data))
+        arena_bytes=info["arena_bytes"], inplace=mem.inplace, plan_bytes=len(data), kernels=meta["kernels"])
     return Plan(data, report)
 
 
-def compile_model(model, shapes: dict | None = None) -> Plan:
+def compile_model(model, shapes: dict | None = None, target=None) -> Plan:
     from .frontend import lower
     graph = lower(model, shapes=shapes)
     source = model if isinstance(model, str) else getattr(getattr(model, "graph", None), "name", "")
-    return compile_graph(graph, source=str(source))
+    return compile_graph(graph, source=str(source), target=target)

@@ -144,7 +144,7 @@ typedef struct ep_io_rec {
 #define EP_OP_REDUCE 17
 #define EP_OP_GATHER 18
 #define EP_OP_COPY 19
-#define EP_OP_COUNT 20
+#define EP_OP_COUNT 33         /* one past the last opcode (speech ops appended at the end) */
 
 #define EP_VARIANT_DEFAULT 0
 #define EP_MAX_VARIANTS 4
@@ -362,6 +362,146 @@ typedef struct ep_reduce_params {
 /* GEMM variant 1: B is [ceil(N/NR), K, NR] (N from the output; strip j column i is column
  * j*NR+i of B, zero past N). No scratch. */
 #define EP_GEMM_VARIANT_PACKED 1
+/* ---- sequence / audio ops (speech, issue 3 part 1): static shapes ---- */
+#define EP_OP_LAYERNORM 20
+#define EP_OP_WHERE 21
+#define EP_OP_COMPARE 22
+#define EP_OP_EXPAND 23
+#define EP_OP_CAST 24
+#define EP_OP_ARGMAX 25
+#define EP_OP_TOPK 26
+#define EP_OP_CUMSUM 27
+#define EP_OP_TRILU 28
+#define EP_OP_LSTM 29
+#define EP_OP_GRU 30
+#define EP_OP_SCATTERND 31
+#define EP_OP_GATHERND 32
+
+/* LAYERNORM: in X f32 [.., rank >= 1], Scale and Bias (optional) f32 with numel = inner =
+ * prod(X.dims[axis:]) (the compiler broadcasts constants to that shape); out Y (X's shape), then
+ * optionally Mean and InvStdDev, shape X.dims[:axis] + 1 per normalised dim (both or just Mean).
+ * Y = (X - mean) / sqrt(var + epsilon) * Scale + Bias over the last rank-axis dims. */
+typedef struct ep_layernorm_params {
+    int32_t axis;           /* 0..rank-1 */
+    float epsilon;          /* >= 0 */
+} ep_layernorm_params;
+
+/* WHERE: in C (BOOL), X, Y (same dtype, any); numpy broadcasting of all three; out Z = C ? X : Y. */
+typedef struct ep_where_params {
+    int32_t reserved;
+    int32_t reserved2;
+} ep_where_params;
+
+/* COMPARE: in A, B (same dtype: F32, I8, U8, I16, I32, I64 or BOOL; BOOL only for AND/OR/XOR);
+ * numpy broadcasting; out BOOL (0/1 bytes). Not(x) is lowered as XOR(x, true). */
+#define EP_CMP_EQUAL 0
+#define EP_CMP_LESS 1
+#define EP_CMP_GREATER 2
+#define EP_CMP_LESS_EQUAL 3
+#define EP_CMP_GREATER_EQUAL 4
+#define EP_CMP_AND 5
+#define EP_CMP_OR 6
+#define EP_CMP_XOR 7
+#define EP_CMP_COUNT 8
+typedef struct ep_compare_params {
+    int32_t kind;           /* EP_CMP_* */
+    int32_t reserved;
+} ep_compare_params;
+
+/* EXPAND: Y = X broadcast (numpy rules, ranks aligned right) to the output tensor's shape; any dtype.
+ * Uses ep_where_params (reserved). */
+
+/* CAST: Y = X converted to dtype `to`; X and Y are F32, I8, U8, I16, I32, I64 or BOOL.
+ * Float -> int truncates toward zero and saturates (NaN -> 0); int -> narrower int wraps (two's
+ * complement, as numpy); anything -> BOOL is x != 0. */
+typedef struct ep_cast_params {
+    int32_t to;             /* EP_DTYPE_* of Y */
+    int32_t reserved;
+} ep_cast_params;
+
+/* ARGMAX: in X (F32, I32 or I64); out I64 with dim `axis` reduced to 1 (keepdims) or dropped.
+ * Ties: the first index, or the last with select_last_index. ArgMin when min == 1. */
+typedef struct ep_argmax_params {
+    int32_t axis;
+    int32_t keepdims;       /* 0 / 1 */
+    int32_t select_last_index; /* 0 / 1 */
+    int32_t min;            /* 0: ArgMax, 1: ArgMin */
+} ep_argmax_params;
+
+/* TOPK: in X (F32, I32 or I64); out Values (X's dtype) and Indices (I64), both X's shape with
+ * dim `axis` = k (0 <= k <= X.dims[axis]). Output is always sorted (largest or smallest
+ * first); equal values keep ascending index order. Scratch: 2 * X.dims[axis] int32 indices. */
+typedef struct ep_topk_params {
+    int32_t axis;
+    int32_t k;
+    int32_t largest;        /* 0 / 1 */
+    int32_t sorted;         /* 0 / 1 (both produce sorted output) */
+} ep_topk_params;
+
+/* CUMSUM: Y = running sum of X along axis (F32, I32 or I64; integers wrap). */
+typedef struct ep_cumsum_params {
+    int32_t axis;
+    int32_t exclusive;      /* 0 / 1 */
+    int32_t reverse;        /* 0 / 1 */
+    int32_t reserved;
+} ep_cumsum_params;
+
+/* TRILU: any dtype, rank >= 2; over the last two dims [M, N] keeps element (i, j) where j - i >= k
+ * (upper) or j - i <= k (lower), zeroes the rest. */
+typedef struct ep_trilu_params {
+    int32_t upper;          /* 0 / 1 */
+    int32_t reserved;
+    int64_t k;
+} ep_trilu_params;
+
+/* LSTM / GRU, f32, default activations (sigmoid gates, tanh cell / hidden), ONNX equations.
+ * D = 2 for bidirectional else 1, H = hidden_size, G = 4 (LSTM, gate order i, o, f, c) or
+ * 3 (GRU, gate order z, r, h).
+ * in:  X        layout 0: [T, B, I]; layout 1: [B, T, I]
+ *      W        [D, G*H, I]  ONNX layout, used as is (row g*H+j is gate g, unit j)
+ *      R        [D, G*H, H]
+ *      B        [D, 2*G*H]   Wb then Rb (required: the compiler writes zeros for an absent bias)
+ *      seq_lens [B] I32 or I64 (optional): runtime values in [0, T], else the run fails with
+ *               EP_ERR_RUN_INDEX. Steps t >= seq_lens[b] write zeros to Y, and Y_h / Y_c hold
+ *               the state after the last valid step (zeros when seq_lens[b] == 0, as onnxruntime).
+ *      initial_h [D, B, H] (layout 0) or [B, D, H] (layout 1), optional (zeros)
+ *      initial_c LSTM only, as initial_h, optional
+ *      P        LSTM only, [D, 3*H] peepholes i, o, f (optional)
+ * out: Y [T, D, B, H] (layout 0) or [B, T, D, H] (layout 1); Y_h, then (LSTM) Y_c, shaped as
+ *      initial_h. All outputs are always written (the compiler gives unused ones a buffer).
+ * Scratch: (2*H + G*H) floats. */
+#define EP_RNN_FORWARD 0
+#define EP_RNN_REVERSE 1
+#define EP_RNN_BIDIRECTIONAL 2
+typedef struct ep_rnn_params {
+    int32_t hidden_size;
+    int32_t direction;      /* EP_RNN_* */
+    int32_t layout;         /* 0 / 1 */
+    int32_t linear_before_reset; /* GRU: 0 / 1; LSTM: 0 */
+    float clip;             /* > 0: gate pre-activations clipped to [-clip, clip]; 0: none */
+    int32_t reserved;
+} ep_rnn_params;
+
+/* SCATTERND: in Data (any dtype; F32/I32/I64 for a reduction), Indices (I32/I64) [..., q] with
+ * q <= rank(Data), Updates = Indices.shape[:-1] + Data.shape[q:]; out Y = Data with the slices
+ * replaced (or combined by the reduction) in index order. Indices out of [-dim, dim) fail the run. */
+#define EP_SCATTER_NONE 0
+#define EP_SCATTER_ADD 1
+#define EP_SCATTER_MUL 2
+#define EP_SCATTER_MAX 3
+#define EP_SCATTER_MIN 4
+typedef struct ep_scatternd_params {
+    int32_t reduction;      /* EP_SCATTER_* */
+    int32_t reserved;
+} ep_scatternd_params;
+
+/* GATHERND: in Data (any dtype), Indices (I32/I64) [..., q]; the first batch_dims dims of both are
+ * equal; out Y = Data.shape[:b] + Indices.shape[b:-1] + Data.shape[b+q:]. Out-of-range indices
+ * fail the run. */
+typedef struct ep_gathernd_params {
+    int32_t batch_dims;
+    int32_t reserved;
+} ep_gathernd_params;
 /* EP_CDEF_END */
 
 #endif

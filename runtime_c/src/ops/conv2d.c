@@ -10,7 +10,9 @@
  * > EP_CONV_LIMIT, pads < 0 or > EP_CONV_LIMIT, groups < 1, act not an EP_ACT_*) ->
  * EP_ERR_PLAN_PARAMS; ranks, extents, groups not dividing C and M, kernel differing from
  * W's extents, or an output extent that is negative or too large -> EP_ERR_PLAN_SHAPE.
- * The reference kernel needs no scratch. */
+ * The reference kernel needs no scratch. Variants (EP_CONV2D_VARIANT_*, plan_format.h): PACKED and
+ * WINOGRAD take pre-packed weights whose exact shape is checked against the declared output (M) and
+ * the params; each variant's minimum scratch is computed here. */
 #include <stdint.h>
 #include "ep_ops.h"
 
@@ -30,6 +32,73 @@ static int64_t conv_floordiv(int64_t a, int64_t b) {
     return (a % b != 0 && a < 0) ? q - 1 : q;
 }
 
+/* ---- kernel variants (plan_format.h, EP_CONV2D_VARIANT_*) ---- */
+
+#define EP_CONV_MAX_SCRATCH ((uint64_t)1 << 46)
+
+static int conv_packed_rank(int variant) { return variant == EP_CONV2D_VARIANT_WINOGRAD ? 4 : 3; }
+
+/* a * b for non-negative operands, or -1 when the product passes EP_CONV_MAX_SCRATCH */
+static int64_t conv_mul(int64_t a, int64_t b) {
+    if (a < 0 || b < 0) return -1;
+    if (a != 0 && b > (int64_t)EP_CONV_MAX_SCRATCH / a) return -1;
+    return a * b;
+}
+
+/* Checks the packed weight tensor of variants PACKED and WINOGRAD against the params and
+ * the declared output (which gives M); groups must be 1. */
+static int conv_packed_weights(const ep_op *op, const ep_conv2d_params *p, int64_t C, int64_t *M) {
+    const ep_tensor *w = op->in[1], *y = op->out ? op->out[0] : NULL;
+    if (!y) return EP_ERR_PLAN_OP;
+    if (y->rank != 4) return EP_ERR_PLAN_SHAPE;
+    if (p->groups != 1) return EP_ERR_PLAN_PARAMS;
+    const int64_t m = y->dims[1];
+    if (m < 1) return EP_ERR_PLAN_SHAPE;
+    const int64_t panels = (m + EP_PACK_MR - 1) / EP_PACK_MR;
+    if (op->variant == EP_CONV2D_VARIANT_PACKED) {
+        const int64_t k = conv_mul(conv_mul(C, p->kernel[0]), p->kernel[1]);
+        if (k < 1 || w->dims[0] != panels || w->dims[1] != k || w->dims[2] != EP_PACK_MR) return EP_ERR_PLAN_SHAPE;
+    } else {
+        if (p->kernel[0] != 3 || p->kernel[1] != 3 || p->stride[0] != 1 || p->stride[1] != 1 ||
+            p->dilation[0] != 1 || p->dilation[1] != 1)
+            return EP_ERR_PLAN_PARAMS;
+        if (C < 1 || w->dims[0] != 36 || w->dims[1] != panels || w->dims[2] != C || w->dims[3] != EP_PACK_MR)
+            return EP_ERR_PLAN_SHAPE;
+    }
+    *M = m;
+    return EP_OK;
+}
+
+/* Scratch bytes the op's variant needs at least (see plan_format.h). */
+static int conv_variant_scratch(const ep_op *op, const ep_conv2d_params *p, const ep_tensor *x, int64_t M,
+                                const int64_t o[2], uint64_t *scratch) {
+    const int64_t C = x->dims[1];
+    const int64_t empty = x->dims[0] == 0 || M == 0 || o[0] == 0 || o[1] == 0;
+    int64_t s = 0;
+    switch (op->variant) {
+    case EP_VARIANT_DEFAULT: return EP_OK;
+    case EP_CONV2D_VARIANT_PACKED:
+        s = conv_mul(conv_mul(conv_mul(C, p->kernel[0]), p->kernel[1]), EP_PACK_NR * 4);
+        break;
+    case EP_CONV2D_VARIANT_DEPTHWISE: {
+        if (p->groups != C || M != C) return EP_ERR_PLAN_PARAMS;
+        if (empty) return EP_OK;
+        const int64_t sh = p->stride[0], sw = p->stride[1];
+        const int64_t hp = (o[0] - 1) * sh + (int64_t)(p->kernel[0] - 1) * p->dilation[0] + 1;
+        const int64_t pw = (o[1] + 15) / 16 * 16 + (int64_t)(p->kernel[1] - 1) * p->dilation[1] / sw;
+        s = conv_mul(conv_mul(conv_mul(hp, sw), pw), 4);
+        break;
+    }
+    case EP_CONV2D_VARIANT_WINOGRAD:
+        s = conv_mul(conv_mul(36 * EP_PACK_NR, C + (M + EP_PACK_MR - 1) / EP_PACK_MR * EP_PACK_MR), 4);
+        break;
+    default: return EP_ERR_PLAN_OP;
+    }
+    if (s < 0) return EP_ERR_PLAN_SHAPE;
+    *scratch = (uint64_t)s;
+    return EP_OK;
+}
+
 int ep_shape_conv2d(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     if (!op || !out || !scratch || !op->params || !op->in) return EP_ERR_PLAN_OP;
     if (op->n_in < 2 || op->n_in > 4 || op->n_out != 1) return EP_ERR_PLAN_OP;
@@ -39,7 +108,8 @@ int ep_shape_conv2d(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     const ep_tensor *r = op->n_in > 3 ? op->in[3] : NULL;
     int rc;
     if ((rc = conv_f32_tensor(x, 4)) != EP_OK) return rc;
-    if ((rc = conv_f32_tensor(w, 4)) != EP_OK) return rc;
+    const int packed = op->variant == EP_CONV2D_VARIANT_PACKED || op->variant == EP_CONV2D_VARIANT_WINOGRAD;
+    if ((rc = conv_f32_tensor(w, packed ? conv_packed_rank(op->variant) : 4)) != EP_OK) return rc;
     if (b && (rc = conv_f32_tensor(b, 1)) != EP_OK) return rc;
     if (r && (rc = conv_f32_tensor(r, 4)) != EP_OK) return rc;
 
@@ -52,9 +122,15 @@ int ep_shape_conv2d(const ep_op *op, ep_shape *out, uint64_t *scratch) {
         if (!conv_in_range(p->pads[i], 0)) return EP_ERR_PLAN_PARAMS;
     if (p->groups < 1 || p->act < 0 || p->act >= EP_ACT_COUNT) return EP_ERR_PLAN_PARAMS;
 
-    const int64_t N = x->dims[0], C = x->dims[1], M = w->dims[0], g = p->groups;
-    if (C % g != 0 || M % g != 0 || w->dims[1] != C / g) return EP_ERR_PLAN_SHAPE;
-    if (w->dims[2] != p->kernel[0] || w->dims[3] != p->kernel[1]) return EP_ERR_PLAN_SHAPE;
+    const int64_t N = x->dims[0], C = x->dims[1], g = p->groups;
+    int64_t M = w->dims[0];
+    if (packed) {
+        /* pre-packed weights: M comes from the declared output, the layout is checked exactly */
+        if ((rc = conv_packed_weights(op, p, C, &M)) != EP_OK) return rc;
+    } else {
+        if (C % g != 0 || M % g != 0 || w->dims[1] != C / g) return EP_ERR_PLAN_SHAPE;
+        if (w->dims[2] != p->kernel[0] || w->dims[3] != p->kernel[1]) return EP_ERR_PLAN_SHAPE;
+    }
     if (b && b->dims[0] != M) return EP_ERR_PLAN_SHAPE;
 
     int64_t o[2];
@@ -75,5 +151,5 @@ int ep_shape_conv2d(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     out[0].rank = 4;
     out[0].dtype = EP_DTYPE_F32;
     *scratch = 0;
-    return EP_OK;
+    return conv_variant_scratch(op, p, x, M, o, scratch);
 }

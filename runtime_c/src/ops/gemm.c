@@ -6,7 +6,8 @@
  * params.reserved must be 0.
  *
  * Error codes: arity/missing input -> PLAN_OP, dtype -> PLAN_TENSOR, act out of range or
- * reserved != 0 -> PLAN_PARAMS, ranks and extents -> PLAN_SHAPE. No scratch. */
+ * reserved != 0 -> PLAN_PARAMS, ranks and extents -> PLAN_SHAPE. No scratch.
+ * Variant EP_GEMM_VARIANT_PACKED: B is [ceil(N/NR), K, NR] (plan_format.h), N from the output. */
 #include <stdint.h>
 #include "ep_ops.h"
 
@@ -26,13 +27,26 @@ int ep_shape_gemm(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     const ep_tensor *r = op->n_in > 3 ? op->in[3] : NULL;
     int rc;
     if ((rc = gemm_f32_tensor(a, 2, 2)) != EP_OK) return rc;
-    if ((rc = gemm_f32_tensor(b, 2, 2)) != EP_OK) return rc;
+    const int packed = op->variant == EP_GEMM_VARIANT_PACKED;
+    if (op->variant != EP_VARIANT_DEFAULT && !packed) return EP_ERR_PLAN_OP;
+    if ((rc = gemm_f32_tensor(b, packed ? 3 : 2, packed ? 3 : 2)) != EP_OK) return rc;
     if (c && (rc = gemm_f32_tensor(c, 1, 2)) != EP_OK) return rc;
     if (r && (rc = gemm_f32_tensor(r, 2, 2)) != EP_OK) return rc;
     if (p->act < 0 || p->act >= EP_ACT_COUNT || p->reserved != 0) return EP_ERR_PLAN_PARAMS;
 
-    const int32_t M = a->dims[0], K = a->dims[1], N = b->dims[1];
-    if (b->dims[0] != K) return EP_ERR_PLAN_SHAPE;
+    const int32_t M = a->dims[0], K = a->dims[1];
+    int32_t N = b->dims[1];
+    if (packed) {
+        /* B pre-packed as [ceil(N/NR), K, NR]: N comes from the declared output */
+        const ep_tensor *y = op->out ? op->out[0] : NULL;
+        if (!y) return EP_ERR_PLAN_OP;
+        if (y->rank != 2 || y->dims[1] < 1) return EP_ERR_PLAN_SHAPE;
+        N = y->dims[1];
+        if (b->dims[0] != (N + EP_PACK_NR - 1) / EP_PACK_NR || b->dims[1] != K || b->dims[2] != EP_PACK_NR)
+            return EP_ERR_PLAN_SHAPE;
+    } else if (b->dims[0] != K) {
+        return EP_ERR_PLAN_SHAPE;
+    }
     if (c) {
         const int ok = c->rank == 1 ? c->dims[0] == N
                                     : (c->dims[0] == 1 || c->dims[0] == M) && c->dims[1] == N;

@@ -2,12 +2,12 @@
 f(ctx: lowering.Lowerer, node: ir.Node) that emits graph.Ops and binds the node's outputs."""
 from __future__ import annotations
 
-from . import conv, elementwise, layout, linear, pool, reduce, resize, views
+from . import audio, conv, einsum, elementwise, layout, linear, pool, reduce, resize, rnn, sequence, views
 
 
 def _handlers() -> dict:
     out = {}
-    for mod in (conv, linear, elementwise, pool, layout, views, resize, reduce):
+    for mod in (conv, linear, elementwise, pool, layout, views, resize, reduce, sequence, rnn, einsum, audio):
         out.update(mod.LOWER)
     return out
 

@@ -1,8 +1,10 @@
-"""Zero-copy views: Reshape, Flatten, Squeeze, Unsqueeze, Identity, same-type Cast, no-op Expand."""
+"""Zero-copy views: Reshape, Flatten, Squeeze, Unsqueeze, Identity, same-type Cast, no-op Expand (other
+Casts and Expands run as cast / expand ops)."""
 from __future__ import annotations
 
 import numpy as np
 
+from ..._cdef import NUMPY_TO_EP
 from ..lowering import NodeError
 from ..onnx_import import np_dtype
 from ._util import norm_axis, prod
@@ -87,13 +89,23 @@ def lower_identity(ctx, n):
     ctx.view_output(n, 0, X, X.shape)
 
 
+# dtypes the runtime cast op converts between (plan_format.h, EP_OP_CAST)
+CAST_DTYPES = {np.dtype(t) for t in (np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_)}
+
+
 def lower_cast(ctx, n):
+    """Same-type Cast is a view; other Casts between CAST_DTYPES run as a cast op. CastLike takes the
+    target dtype from its second input."""
     X = ctx.input(n, 0)
-    to = np_dtype(int(n.attrs.get("to", 0)))
-    if to != X.dtype:
+    to = ctx.input(n, 1).dtype if n.op_type == "CastLike" else np_dtype(int(n.attrs.get("to", 0)))
+    if to == X.dtype:
+        ctx.view_output(n, 0, X, X.shape)
+        return
+    if to not in CAST_DTYPES or X.dtype not in CAST_DTYPES or len(X.shape) > 8:
         raise NodeError(f"Cast from {X.dtype.name} to {to.name if to is not None else '?'} at run time "
-                        "is unsupported")
-    ctx.view_output(n, 0, X, X.shape)
+                        f"is unsupported (supported: {', '.join(sorted(d.name for d in CAST_DTYPES))})")
+    y = ctx.output(n, 0, X.shape, to)
+    ctx.emit("cast", [X], [y], {"to": NUMPY_TO_EP[np.dtype(to)]})
 
 
 def lower_expand(ctx, n):
@@ -103,9 +115,13 @@ def lower_expand(ctx, n):
         out = tuple(np.broadcast_shapes(X.shape, tuple(shp)))
     except ValueError:
         raise NodeError(f"cannot expand {X.shape} to {shp}") from None
-    if prod(out) != prod(X.shape):
-        raise NodeError(f"Expand {X.shape} -> {out} at run time is unsupported (only no-op expands)")
-    ctx.view_output(n, 0, X, out)
+    if prod(out) == prod(X.shape):
+        ctx.view_output(n, 0, X, out)
+        return
+    if len(out) > 8:
+        raise NodeError(f"Expand to rank {len(out)} > 8")
+    y = ctx.output(n, 0, out, X.dtype)
+    ctx.emit("expand", [X], [y], {})
 
 
 LOWER = {
@@ -115,5 +131,6 @@ LOWER = {
     ("", "Unsqueeze"): lower_unsqueeze,
     ("", "Identity"): lower_identity,
     ("", "Cast"): lower_cast,
+    ("", "CastLike"): lower_cast,
     ("", "Expand"): lower_expand,
 }

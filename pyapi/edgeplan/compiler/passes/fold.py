@@ -15,7 +15,7 @@ MAX_ROUNDS = 8
 
 # ops the compiler supports only by evaluating them at compile time (static shapes, constant inputs);
 # Dropout (inference) is removed by cleanup. The ONNX node tests claim these too.
-FOLDED_OPS = ("Shape", "Size", "ConstantOfShape", "Range", "Dropout")
+FOLDED_OPS = ("Shape", "Size", "ConstantOfShape", "Range", "Dropout", "MelWeightMatrix")
 
 
 def _axes(node, arrays, key="axes"):

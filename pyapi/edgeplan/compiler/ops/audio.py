@@ -1,0 +1,77 @@
+"""STFT → gather (frames, constant indices) + gemm with a constant DFT basis (the window folded in
+when it is a constant, else a runtime multiply first). MelWeightMatrix is folded at compile time
+(passes/fold.py, FOLDED_OPS): its inputs are constants in every real front end.
+
+The basis costs frame_length * 2 * bins floats of constants (n_fft 400: 0.6 MiB); a dedicated FFT
+kernel would trade that for code, a later option."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..._cdef import K
+from ..lowering import NodeError
+from .sequence import const_int
+
+
+def dft_basis(N: int, bins: int, complex_in: bool, window) -> np.ndarray:
+    """[N*C, 2*bins]: frame (n, c) row times basis = (re, im) of bin k, window applied."""
+    n = np.arange(N, dtype=np.float64)[:, None]
+    k = np.arange(bins, dtype=np.float64)[None, :]
+    ang = 2.0 * np.pi * ((n * k) % N) / N
+    cos, sin = np.cos(ang), np.sin(ang)
+    w = np.ones(N) if window is None else np.asarray(window, np.float64).reshape(-1)
+    C = 2 if complex_in else 1
+    m = np.zeros((N, C, bins, 2), np.float64)
+    m[:, 0, :, 0] = cos            # re(x) -> re
+    m[:, 0, :, 1] = -sin           # re(x) -> im
+    if complex_in:
+        m[:, 1, :, 0] = sin        # im(x) -> re
+        m[:, 1, :, 1] = cos        # im(x) -> im
+    m *= w[:, None, None, None]
+    return m.reshape(N * C, 2 * bins).astype(np.float32)
+
+
+def lower_stft(ctx, n):
+    S = ctx.input(n, 0)
+    ctx.need_f32(S)
+    if len(S.shape) != 3 or S.shape[2] not in (1, 2):
+        raise NodeError(f"signal must be [batch, length, 1 or 2], got {S.shape}")
+    Bn, L, C = S.shape
+    step = const_int(ctx, n, 1, "frame_step")
+    Wt = ctx.input(n, 2, optional=True)
+    N = const_int(ctx, n, 3, "frame_length", default=-1) if n.input(3) else -1
+    if Wt is not None:
+        ctx.need_f32(Wt)
+        if len(Wt.shape) != 1 or (N >= 0 and Wt.shape[0] != N):
+            raise NodeError(f"window {Wt.shape} does not match frame_length {N}")
+        N = Wt.shape[0]
+    if N < 1:
+        raise NodeError("STFT needs frame_length or a window")
+    if step < 1 or N > L:
+        raise NodeError(f"frame_step {step} / frame_length {N} do not fit signal length {L}")
+    onesided = int(n.attrs.get("onesided", 1))
+    if onesided and C == 2:
+        raise NodeError("onesided STFT of a complex signal is undefined")
+    bins = N // 2 + 1 if onesided else N
+    F = (L - N) // step + 1
+    name = n.outputs[0]
+    idx = ctx.const(name + "/frame_idx", (np.arange(F)[:, None] * step + np.arange(N)[None, :]).astype(np.int64))
+    frames = ctx.tmp(name + "/frames", (Bn, F, N, C))
+    ctx.emit("gather", [S, idx], [frames], {"axis": 1})
+    window = None
+    if Wt is not None and Wt.data is not None:
+        window = Wt.data
+    elif Wt is not None:
+        wv = ctx.view(Wt, (N, 1))
+        fw = ctx.tmp(name + "/windowed", (Bn, F, N, C))
+        ctx.emit("binary", [frames, wv], [fw], {"kind": K.EP_BIN_MUL, "act": K.EP_ACT_NONE,
+                                                "act_alpha": 0.0, "act_beta": 0.0}, inplace=0)
+        frames = fw
+    basis = ctx.const(name + "/dft", dft_basis(N, bins, C == 2, window))
+    a2 = ctx.view(frames, (Bn * F, N * C))
+    y2 = ctx.tmp(name + "/2d", (Bn * F, 2 * bins))
+    ctx.emit("gemm", [a2, basis, None], [y2], {"act": K.EP_ACT_NONE, "act_alpha": 0.0, "act_beta": 0.0})
+    ctx.view_output(n, 0, y2, (Bn, F, bins, 2))
+
+
+LOWER = {("", "STFT"): lower_stft}

@@ -1,0 +1,176 @@
+/* NEON UNARY and BINARY f32 (variant 0).
+ *
+ * BINARY uses the reference's loop nest (broadcast strides, collapsed dims, odometer over the outer
+ * dims) so same-shape, scalar and per-channel operands all end in one inner row whose strides are
+ * 1 or 0; the row and its fused activation run 4 lanes at a time. Every lane computes exactly the
+ * reference's expression (add/sub/mul/div are IEEE in both; MAX/MIN/PRELU use the same comparisons),
+ * so results equal the reference; POW and strided rows use the reference's scalar code.
+ * Y may alias A or B exactly (each vector is stored after it is read). */
+#include <arm_neon.h>
+#include <math.h>
+#include "ep_ops.h"
+#include "ref/ref_util_elem.h"
+#include "neon.h"
+#include "neon_act.h"
+
+int ep_neon_unary_f32(const ep_op *op) {
+    const ep_unary_params *p = (const ep_unary_params *)op->params;
+    const float *x = (const float *)op->in[0]->data;
+    float *y = (float *)op->out[0]->data;
+    const int64_t n = ep_numel(op->in[0]);
+    if (n == 0) return EP_OK;
+    if (!neon_act_vector(p->kind)) return ep_ref_unary_f32(op);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        float32x4x4_t v = vld1q_f32_x4(x + i);
+        v.val[0] = neon_act4(p->kind, p->alpha, p->beta, v.val[0]);
+        v.val[1] = neon_act4(p->kind, p->alpha, p->beta, v.val[1]);
+        v.val[2] = neon_act4(p->kind, p->alpha, p->beta, v.val[2]);
+        v.val[3] = neon_act4(p->kind, p->alpha, p->beta, v.val[3]);
+        vst1q_f32_x4(y + i, v);
+    }
+    for (; i + 4 <= n; i += 4) vst1q_f32(y + i, neon_act4(p->kind, p->alpha, p->beta, vld1q_f32(x + i)));
+    for (; i < n; i++) y[i] = ep_act_f32(p->kind, x[i], p->alpha, p->beta);
+    return EP_OK;
+}
+
+static inline float bin_op(int kind, float a, float b) {
+    switch (kind) {
+    case EP_BIN_ADD: return a + b;
+    case EP_BIN_SUB: return a - b;
+    case EP_BIN_MUL: return a * b;
+    case EP_BIN_DIV: return a / b;
+    case EP_BIN_POW: return powf(a, b);
+    case EP_BIN_PRELU: return a < 0.0f ? b * a : a;
+    case EP_BIN_MAX: return (a > b || a != a) ? a : b;
+    case EP_BIN_MIN: return (a < b || a != a) ? a : b;
+    default: return a;
+    }
+}
+
+NEON_INLINE float32x4_t bin_op4(int kind, float32x4_t a, float32x4_t b) {
+    switch (kind) {
+    case EP_BIN_ADD: return vaddq_f32(a, b);
+    case EP_BIN_SUB: return vsubq_f32(a, b);
+    case EP_BIN_MUL: return vmulq_f32(a, b);
+    case EP_BIN_DIV: return vdivq_f32(a, b);
+    case EP_BIN_PRELU: return vbslq_f32(vcltq_f32(a, vdupq_n_f32(0.0f)), vmulq_f32(b, a), a);
+    case EP_BIN_MAX: {   /* (a > b || a != a) ? a : b */
+        const uint32x4_t m = vorrq_u32(vcgtq_f32(a, b), vmvnq_u32(vceqq_f32(a, a)));
+        return vbslq_f32(m, a, b);
+    }
+    case EP_BIN_MIN: {
+        const uint32x4_t m = vorrq_u32(vcltq_f32(a, b), vmvnq_u32(vceqq_f32(a, a)));
+        return vbslq_f32(m, a, b);
+    }
+    default: return a;
+    }
+}
+
+/* The fused activation over a finished row (still in L1): one out-of-line pass, so the seven row
+ * functions below do not each carry every activation. */
+static __attribute__((noinline)) void act_row(int act, float *y, int64_t n, float al, float be) {
+    neon_act_apply(act, y, n, al, be);
+}
+
+/* One row: y[i] = a[i*sa] op b[i*sb], sa and sb in {0, 1} (the caller checks), then act. K is a
+ * compile-time constant in each instantiation, so bin_op4 folds to one instruction or three. */
+#define BIN_ROW(K)                                                                            \
+    static void bin_row_##K(float *y, const float *a, int64_t sa, const float *b, int64_t sb, int64_t n, \
+                            int act, float al, float be) {                                    \
+        const float32x4_t a0 = vdupq_n_f32(a[0]), b0 = vdupq_n_f32(b[0]);                     \
+        int64_t i = 0;                                                                        \
+        for (; i + 8 <= n; i += 8) {                                                          \
+            const float32x4_t x0 = bin_op4(K, sa ? vld1q_f32(a + i) : a0, sb ? vld1q_f32(b + i) : b0);       \
+            const float32x4_t x1 = bin_op4(K, sa ? vld1q_f32(a + i + 4) : a0, sb ? vld1q_f32(b + i + 4) : b0); \
+            vst1q_f32(y + i, x0);                                                             \
+            vst1q_f32(y + i + 4, x1);                                                         \
+        }                                                                                     \
+        for (; i + 4 <= n; i += 4)                                                            \
+            vst1q_f32(y + i, bin_op4(K, sa ? vld1q_f32(a + i) : a0, sb ? vld1q_f32(b + i) : b0));     \
+        for (; i < n; i++) y[i] = bin_op(K, a[i * sa], b[i * sb]);                            \
+        if (act != EP_ACT_NONE) act_row(act, y, n, al, be);                                   \
+    }
+BIN_ROW(EP_BIN_ADD)
+BIN_ROW(EP_BIN_SUB)
+BIN_ROW(EP_BIN_MUL)
+BIN_ROW(EP_BIN_DIV)
+BIN_ROW(EP_BIN_PRELU)
+BIN_ROW(EP_BIN_MAX)
+BIN_ROW(EP_BIN_MIN)
+
+typedef void (*bin_row_fn)(float *, const float *, int64_t, const float *, int64_t, int64_t, int, float, float);
+
+static void bin_row_scalar(int kind, float *y, const float *a, int64_t sa, const float *b, int64_t sb, int64_t n,
+                           int act, float al, float be) {
+    for (int64_t i = 0; i < n; i++) y[i] = bin_op(kind, a[i * sa], b[i * sb]);
+    ep_act_apply_f32(act, y, n, al, be);
+}
+
+static void bcast_strides(const ep_tensor *t, int r, int64_t *st) {
+    int64_t s = 1;
+    for (int i = r - 1; i >= 0; i--) {
+        const int ti = i - (r - t->rank);
+        st[i] = (ti < 0 || t->dims[ti] == 1) ? 0 : s;
+        if (ti >= 0) s *= t->dims[ti];
+    }
+}
+
+int ep_neon_binary_f32(const ep_op *op) {
+    const ep_binary_params *p = (const ep_binary_params *)op->params;
+    const ep_tensor *ta = op->in[0], *tb = op->in[1], *ty = op->out[0];
+    const int r = ty->rank;
+    int64_t n[EP_MAX_RANK];
+    int64_t st[3][EP_MAX_RANK];
+    int64_t s = 1;
+    for (int i = r - 1; i >= 0; i--) {
+        n[i] = ty->dims[i];
+        st[0][i] = s;
+        s *= n[i];
+    }
+    bcast_strides(ta, r, st[1]);
+    bcast_strides(tb, r, st[2]);
+    const int cr = ru_collapse(r, n, 3, st);
+    const float *a = (const float *)ta->data;
+    const float *b = (const float *)tb->data;
+    float *y = (float *)ty->data;
+    if (cr == 0) {
+        y[0] = ep_act_f32(p->act, bin_op(p->kind, a[0], b[0]), p->act_alpha, p->act_beta);
+        return EP_OK;
+    }
+    if (n[0] == 0) return EP_OK;
+    const int last = cr - 1;
+    const int64_t len = n[last], sa = st[1][last], sb = st[2][last];
+    bin_row_fn fn = NULL;
+    if (sa <= 1 && sb <= 1) {
+        switch (p->kind) {
+        case EP_BIN_ADD: fn = bin_row_EP_BIN_ADD; break;
+        case EP_BIN_SUB: fn = bin_row_EP_BIN_SUB; break;
+        case EP_BIN_MUL: fn = bin_row_EP_BIN_MUL; break;
+        case EP_BIN_DIV: fn = bin_row_EP_BIN_DIV; break;
+        case EP_BIN_PRELU: fn = bin_row_EP_BIN_PRELU; break;
+        case EP_BIN_MAX: fn = bin_row_EP_BIN_MAX; break;
+        case EP_BIN_MIN: fn = bin_row_EP_BIN_MIN; break;
+        default: break;
+        }
+    }
+    int64_t idx[EP_MAX_RANK] = {0};
+    int64_t oa = 0, ob = 0;
+    for (;;) {
+        if (fn)
+            fn(y, a + oa, sa, b + ob, sb, len, p->act, p->act_alpha, p->act_beta);
+        else
+            bin_row_scalar(p->kind, y, a + oa, sa, b + ob, sb, len, p->act, p->act_alpha, p->act_beta);
+        y += len;
+        int i = last - 1;
+        for (; i >= 0; i--) {
+            oa += st[1][i];
+            ob += st[2][i];
+            if (++idx[i] < n[i]) break;
+            oa -= st[1][i] * n[i];
+            ob -= st[2][i] * n[i];
+            idx[i] = 0;
+        }
+        if (i < 0) return EP_OK;
+    }
+}

@@ -1,0 +1,55 @@
+/* Vector activations for the NEON kernels' epilogues (include only from aarch64 files).
+ * neon_act4 returns 0 for the kinds without a vector form; the caller then applies ep_act_apply_f32
+ * after storing (the reference's own scalar code, so those kinds match ref exactly).
+ * The vector forms compute exactly what the reference computes (same operations, no reciprocal
+ * estimates), so only the accumulation before them can differ from ref. NaN propagates (FMAX/FMIN
+ * return NaN when either input is NaN, as the reference's comparisons do); RELU may return +0 where
+ * the reference returns -0. */
+#ifndef EP_NEON_ACT_H
+#define EP_NEON_ACT_H
+#include <arm_neon.h>
+#include "ep_kernel.h"
+
+#define NEON_INLINE static inline __attribute__((always_inline))
+
+NEON_INLINE int neon_act_vector(int act) {
+    switch (act) {
+    case EP_ACT_NONE: case EP_ACT_RELU: case EP_ACT_CLIP: case EP_ACT_LEAKY_RELU:
+    case EP_ACT_HARD_SIGMOID: case EP_ACT_HARD_SWISH: case EP_ACT_NEG: case EP_ACT_ABS:
+        return 1;
+    default: return 0;
+    }
+}
+
+NEON_INLINE float32x4_t neon_act4(int act, float alpha, float beta, float32x4_t v) {
+    const float32x4_t z = vdupq_n_f32(0.0f);
+    switch (act) {
+    case EP_ACT_RELU: return vmaxq_f32(v, z);
+    case EP_ACT_CLIP: return vminq_f32(vmaxq_f32(v, vdupq_n_f32(alpha)), vdupq_n_f32(beta));
+    case EP_ACT_LEAKY_RELU: return vbslq_f32(vcltq_f32(v, z), vmulq_n_f32(v, alpha), v);
+    case EP_ACT_HARD_SIGMOID: {
+        const float32x4_t t = vaddq_f32(vmulq_n_f32(v, alpha), vdupq_n_f32(beta));
+        return vminq_f32(vmaxq_f32(t, z), vdupq_n_f32(1.0f));
+    }
+    case EP_ACT_HARD_SWISH: {
+        const float32x4_t t = vaddq_f32(vdivq_f32(v, vdupq_n_f32(6.0f)), vdupq_n_f32(0.5f));
+        return vmulq_f32(v, vminq_f32(vmaxq_f32(t, z), vdupq_n_f32(1.0f)));
+    }
+    case EP_ACT_NEG: return vnegq_f32(v);
+    case EP_ACT_ABS: return vabsq_f32(v);
+    default: return v;
+    }
+}
+
+/* In place over n contiguous floats: vector kinds here, the rest through the reference. */
+NEON_INLINE void neon_act_apply(int act, float *x, int64_t n, float alpha, float beta) {
+    if (act == EP_ACT_NONE) return;
+    if (!neon_act_vector(act)) {
+        ep_act_apply_f32(act, x, n, alpha, beta);
+        return;
+    }
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1q_f32(x + i, neon_act4(act, alpha, beta, vld1q_f32(x + i)));
+    for (; i < n; i++) x[i] = ep_act_f32(act, x[i], alpha, beta);
+}
+#endif

@@ -1,0 +1,32 @@
+/* Shared by the packed-GEMM drivers of every ISA (kernels/pack_tmpl.h) and their micro-kernels.
+ *
+ * The micro-kernel computes one MR x NR tile of C = A B over a k-block:
+ *   A: MR rows read as a[i*a_sm + k*a_sk] (packed weight panels: a_sm 1, a_sk MR; plain row-major
+ *      activations: a_sm lda, a_sk 1), broadcast one element at a time;
+ *   B: a packed strip [k][NR] (NR = 16 floats = 2 AVX2 ymm = 4 NEON q registers), zero padded;
+ *   C: NR contiguous floats per row, row stride ldc.
+ * On the last k-block the fused epilogue runs on the tile in registers:
+ *   C = act(acc + bias_row[i] + bias_col[i*bias_col_ld + j] + res[i*res_ld + j]).
+ * Same blocking on every ISA: MR 6 x NR 16 (12 ymm / 24 q accumulators), KC 256, MC 96. */
+#ifndef EP_PACK_COMMON_H
+#define EP_PACK_COMMON_H
+
+#include <stdint.h>
+#include "ep_kernel.h"
+
+#define PK_MR EP_PACK_MR
+#define PK_NR EP_PACK_NR
+#define PK_KC 256
+#define PK_MC 96
+
+typedef struct pk_epi {
+    const float *bias_row;  /* one value per tile row, or NULL */
+    const float *bias_col;  /* one value per tile column, or NULL */
+    int64_t bias_col_ld;    /* row stride of bias_col (0: shared by all rows) */
+    const float *res;       /* residual, same tile layout as C, or NULL */
+    int64_t res_ld;
+    int act;
+    float alpha, beta;
+} pk_epi;
+
+#endif

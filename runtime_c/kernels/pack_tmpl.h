@@ -1,0 +1,185 @@
+/* Packed-GEMM drivers (blocking, im2col strip packing, tails), compiled once per ISA.
+ *
+ * The including file defines, before including this one:
+ *   PK_FN(name)   the exported kernel name, e.g. ep_x86_##name
+ *   pk_tile(...)  the MR x NR micro-kernel (see pack_common.h):
+ *     static void pk_tile(int mr, int64_t kc, const float *a, int64_t a_sm, int64_t a_sk,
+ *                         const float *b, float *c, int64_t ldc, int load_c, const pk_epi *e);
+ *     mr in 1..MR rows; all NR columns; load_c: accumulate onto C; e: NULL or the epilogue.
+ * It then gets PK_FN(conv2d_packed_f32) (CONV2D variant PACKED) and PK_FN(gemm_packed_f32)
+ * (GEMM variant PACKED). Loop nest (Goto/BLIS): k-blocks of KC, row blocks of MC, NR-column strips
+ * (a KC x NR strip stays in L1 while the MC x KC weight block streams from L2), MR-row panels.
+ * kernels/winograd_tmpl.h (included after this file) adds PK_FN(conv2d_winograd_f32) on the same GEMM. */
+#include <string.h>
+#include "ep_ops.h"
+#include "pack_common.h"
+
+static inline int64_t pk_min(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* A tile narrower than NR: run the full-width micro-kernel on a local copy. */
+static void pk_tile_partial(int mr, int nr, int64_t kc, const float *a, int64_t a_sm, int64_t a_sk,
+                            const float *b, float *c, int64_t ldc, int load_c, const pk_epi *e) {
+    float tc[PK_MR * PK_NR], tr[PK_MR * PK_NR], tb[PK_MR * PK_NR];
+    memset(tc, 0, sizeof(tc));
+    if (load_c)
+        for (int i = 0; i < mr; i++) memcpy(tc + i * PK_NR, c + i * ldc, (size_t)nr * 4);
+    pk_epi te;
+    if (e) {
+        te = *e;
+        if (e->res) {
+            memset(tr, 0, sizeof(tr));
+            for (int i = 0; i < mr; i++) memcpy(tr + i * PK_NR, e->res + i * e->res_ld, (size_t)nr * 4);
+            te.res = tr;
+            te.res_ld = PK_NR;
+        }
+        if (e->bias_col) {
+            memset(tb, 0, sizeof(tb));
+            for (int i = 0; i < mr; i++) memcpy(tb + i * PK_NR, e->bias_col + i * e->bias_col_ld, (size_t)nr * 4);
+            te.bias_col = tb;
+            te.bias_col_ld = PK_NR;
+        }
+    }
+    pk_tile(mr, kc, a, a_sm, a_sk, b, tc, PK_NR, load_c, e ? &te : NULL);
+    for (int i = 0; i < mr; i++) memcpy(c + i * ldc, tc + i * PK_NR, (size_t)nr * 4);
+}
+
+/* C[M,N] (row stride ldc) = epilogue(A[M,K] B[K,N]); A row m, column k at a + m*a_rm + k*a_sk
+ * (rows of one MR panel a_sm apart); B as strips [ceil(N/NR)][K][NR]. e holds the epilogue's
+ * pointers for element (0,0), or is NULL (plain C = A B). */
+static void pk_gemm_run(int64_t M, int64_t N, int64_t K, const float *a, int64_t a_rm, int64_t a_sm, int64_t a_sk,
+                        const float *b, float *c, int64_t ldc, const pk_epi *e) {
+    for (int64_t k0 = 0; k0 < K; k0 += PK_KC) {
+        const int64_t kc = pk_min(PK_KC, K - k0);
+        const int load_c = k0 > 0, last = k0 + kc == K;
+        for (int64_t m0 = 0; m0 < M; m0 += PK_MC) {
+            const int64_t m1 = pk_min(M, m0 + PK_MC);
+            for (int64_t n0 = 0; n0 < N; n0 += PK_NR) {
+                const int nr = (int)pk_min(PK_NR, N - n0);
+                const float *bs = b + (n0 / PK_NR) * K * PK_NR + k0 * PK_NR;
+                for (int64_t m = m0; m < m1; m += PK_MR) {
+                    const int mr = (int)pk_min(PK_MR, m1 - m);
+                    const float *as = a + m * a_rm + k0 * a_sk;
+                    float *ct = c + m * ldc + n0;
+                    pk_epi te, *tp = NULL;
+                    if (last && e) {
+                        te = *e;
+                        if (te.bias_row) te.bias_row += m;
+                        if (te.bias_col) te.bias_col += m * te.bias_col_ld + n0;
+                        if (te.res) te.res += m * te.res_ld + n0;
+                        tp = &te;
+                    }
+                    if (nr == PK_NR)
+                        pk_tile(mr, kc, as, a_sm, a_sk, bs, ct, ldc, load_c, tp);
+                    else
+                        pk_tile_partial(mr, nr, kc, as, a_sm, a_sk, bs, ct, ldc, load_c, tp);
+                }
+            }
+        }
+    }
+}
+
+/* im2col of ns strips of NR output pixels starting at pixel p0 (of P = OH*OW) of one image x[C,H,W]
+ * into dst [ns][K][NR], K = C*KH*KW in (c, kh, kw) order; pixels past P and taps in the padding are 0. */
+static void pk_pack_strips(float *dst, const float *x, int64_t ns, int64_t p0, int64_t P, int64_t C, int64_t H,
+                           int64_t W, int64_t OW, const ep_conv2d_params *p) {
+    const int64_t KH = p->kernel[0], KW = p->kernel[1], K = C * KH * KW, HW = H * W;
+    const int64_t sh = p->stride[0], sw = p->stride[1], dh = p->dilation[0], dw = p->dilation[1];
+    const int64_t pt = p->pads[0], pl = p->pads[1];
+    const int direct = KH == 1 && KW == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0 && P == HW;   /* pixel q is x[c, q] */
+    for (int64_t s = 0; s < ns; s++) {
+        float *d = dst + s * K * PK_NR;
+        const int64_t q0 = p0 + s * PK_NR, cnt = pk_min(PK_NR, P - q0);
+        if (direct) {
+            for (int64_t c = 0; c < C; c++) {
+                memcpy(d + c * PK_NR, x + c * HW + q0, (size_t)cnt * 4);
+                for (int64_t j = cnt; j < PK_NR; j++) d[c * PK_NR + j] = 0.0f;
+            }
+            continue;
+        }
+        int64_t ih0[PK_NR], iw0[PK_NR], off[PK_NR];
+        int ok[PK_NR];
+        for (int64_t j = 0; j < cnt; j++) {
+            const int64_t q = q0 + j, oh = q / OW, ow = q % OW;
+            ih0[j] = oh * sh - pt;
+            iw0[j] = ow * sw - pl;
+        }
+        for (int64_t kh = 0; kh < KH; kh++)
+            for (int64_t kw = 0; kw < KW; kw++) {
+                int contiguous = cnt == PK_NR;
+                for (int64_t j = 0; j < PK_NR; j++) {
+                    const int64_t ih = j < cnt ? ih0[j] + kh * dh : -1, iw = j < cnt ? iw0[j] + kw * dw : -1;
+                    ok[j] = ih >= 0 && ih < H && iw >= 0 && iw < W;
+                    off[j] = ok[j] ? ih * W + iw : 0;
+                    contiguous &= ok[j] && off[j] == off[0] + j;
+                }
+                float *dk = d + (kh * KW + kw) * PK_NR;
+                const int64_t kstep = KH * KW * PK_NR;
+                if (contiguous) {
+                    for (int64_t c = 0; c < C; c++) memcpy(dk + c * kstep, x + c * HW + off[0], PK_NR * 4);
+                } else {
+                    for (int64_t c = 0; c < C; c++) {
+                        const float *xc = x + c * HW;
+                        float *dc = dk + c * kstep;
+                        for (int64_t j = 0; j < PK_NR; j++) dc[j] = ok[j] ? xc[off[j]] : 0.0f;
+                    }
+                }
+            }
+    }
+}
+
+int PK_FN(conv2d_packed_f32)(const ep_op *op) {
+    const ep_conv2d_params *p = (const ep_conv2d_params *)op->params;
+    const ep_tensor *xt = op->in[0], *wt = op->in[1];
+    const ep_tensor *bt = op->n_in > 2 ? op->in[2] : NULL;
+    const ep_tensor *rt = op->n_in > 3 ? op->in[3] : NULL;
+    const ep_tensor *yt = op->out[0];
+    const int64_t N = xt->dims[0], C = xt->dims[1], H = xt->dims[2], W = xt->dims[3];
+    const int64_t M = yt->dims[1], OH = yt->dims[2], OW = yt->dims[3], P = OH * OW;
+    const int64_t K = wt->dims[1];
+    if (N == 0 || P == 0) return EP_OK;
+    const int64_t strips = (P + PK_NR - 1) / PK_NR;
+    const int64_t per_pass = pk_min(strips, (int64_t)(op->scratch_size / ((uint64_t)K * PK_NR * 4)));
+    float *buf = (float *)op->scratch;
+    pk_epi e = {bt ? (const float *)bt->data : NULL, NULL, 0, NULL, P, p->act, p->act_alpha, p->act_beta};
+    for (int64_t n = 0; n < N; n++) {
+        const float *x = (const float *)xt->data + n * C * H * W;
+        float *y = (float *)yt->data + n * M * P;
+        for (int64_t s0 = 0; s0 < strips; s0 += per_pass) {
+            const int64_t ns = pk_min(per_pass, strips - s0), p0 = s0 * PK_NR;
+            pk_pack_strips(buf, x, ns, p0, P, C, H, W, OW, p);
+            e.res = rt ? (const float *)rt->data + n * M * P + p0 : NULL;
+            pk_gemm_run(M, pk_min(ns * PK_NR, P - p0), K, (const float *)wt->data, K, 1, PK_MR, buf, y + p0, P, &e);
+        }
+    }
+    return EP_OK;
+}
+
+int PK_FN(gemm_packed_f32)(const ep_op *op) {
+    const ep_gemm_params *p = (const ep_gemm_params *)op->params;
+    const ep_tensor *at = op->in[0], *bt = op->in[1];
+    const ep_tensor *ct = op->n_in > 2 ? op->in[2] : NULL;
+    const ep_tensor *rt = op->n_in > 3 ? op->in[3] : NULL;
+    const ep_tensor *yt = op->out[0];
+    const int64_t M = at->dims[0], K = at->dims[1], N = yt->dims[1];
+    if (M == 0) return EP_OK;
+    float *y = (float *)yt->data;
+    if (K == 0) {   /* empty sum: the epilogue alone, through a zero strip-free path */
+        for (int64_t i = 0; i < M * N; i++) y[i] = 0.0f;
+    }
+    pk_epi e = {NULL, ct ? (const float *)ct->data : NULL,
+                (ct && ct->rank == 2 && ct->dims[0] == M && M != 1) ? N : 0,
+                rt ? (const float *)rt->data : NULL, N, p->act, p->act_alpha, p->act_beta};
+    if (K == 0) {
+        for (int64_t i = 0; i < M; i++) {
+            float *yr = y + i * N;
+            if (e.bias_col)
+                for (int64_t j = 0; j < N; j++) yr[j] += e.bias_col[i * e.bias_col_ld + j];
+            if (e.res)
+                for (int64_t j = 0; j < N; j++) yr[j] += e.res[i * N + j];
+            if (p->act != EP_ACT_NONE) ep_act_apply_f32(p->act, yr, N, p->act_alpha, p->act_beta);
+        }
+        return EP_OK;
+    }
+    pk_gemm_run(M, N, K, (const float *)at->data, K, K, 1, (const float *)bt->data, y, N, &e);
+    return EP_OK;
+}

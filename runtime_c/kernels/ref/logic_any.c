@@ -1,0 +1,128 @@
+/* WHERE, COMPARE, EXPAND and CAST reference kernels (broadcasting through ref_bcast.h). */
+#include <string.h>
+#include "ep_ops.h"
+#include "ref_bcast.h"
+
+int ep_ref_where_any(const ep_op *op) {
+    const ep_tensor *y = op->out[0];
+    const ep_tensor *src[3] = {op->in[0], op->in[1], op->in[2]};
+    const size_t es = ep_dtype_size(y->dtype);
+    const int64_t n = rb_count(y);
+    const uint8_t *c = (const uint8_t *)src[0]->data;
+    const char *a = (const char *)src[1]->data, *b = (const char *)src[2]->data;
+    char *d = (char *)y->data;
+    rb_iter it;
+    rb_begin(&it, y, 3, src);
+    for (int64_t i = 0; i < n; i++) {
+        const char *s = c[it.off[0]] ? a + it.off[1] * (int64_t)es : b + it.off[2] * (int64_t)es;
+        memcpy(d + i * (int64_t)es, s, es);
+        rb_next(&it);
+    }
+    return EP_OK;
+}
+
+static inline uint8_t cmp_i(int kind, int64_t a, int64_t b) {
+    switch (kind) {
+    case EP_CMP_EQUAL: return a == b;
+    case EP_CMP_LESS: return a < b;
+    case EP_CMP_GREATER: return a > b;
+    case EP_CMP_LESS_EQUAL: return a <= b;
+    case EP_CMP_GREATER_EQUAL: return a >= b;
+    case EP_CMP_AND: return (a != 0) & (b != 0);
+    case EP_CMP_OR: return (a != 0) | (b != 0);
+    case EP_CMP_XOR: return (a != 0) ^ (b != 0);
+    default: return 0;
+    }
+}
+
+static inline uint8_t cmp_f(int kind, float a, float b) {
+    switch (kind) {
+    case EP_CMP_EQUAL: return a == b;
+    case EP_CMP_LESS: return a < b;
+    case EP_CMP_GREATER: return a > b;
+    case EP_CMP_LESS_EQUAL: return a <= b;
+    case EP_CMP_GREATER_EQUAL: return a >= b;
+    default: return 0;
+    }
+}
+
+int ep_ref_compare_any(const ep_op *op) {
+    const ep_compare_params *p = (const ep_compare_params *)op->params;
+    const ep_tensor *y = op->out[0];
+    const ep_tensor *src[2] = {op->in[0], op->in[1]};
+    const uint8_t dt = src[0]->dtype;
+    const int64_t n = rb_count(y);
+    uint8_t *d = (uint8_t *)y->data;
+    rb_iter it;
+    rb_begin(&it, y, 2, src);
+    if (dt == EP_DTYPE_F32) {
+        const float *a = (const float *)src[0]->data, *b = (const float *)src[1]->data;
+        for (int64_t i = 0; i < n; i++) {
+            d[i] = cmp_f(p->kind, a[it.off[0]], b[it.off[1]]);
+            rb_next(&it);
+        }
+        return EP_OK;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        d[i] = cmp_i(p->kind, rb_load_i(src[0]->data, dt, it.off[0]), rb_load_i(src[1]->data, dt, it.off[1]));
+        rb_next(&it);
+    }
+    return EP_OK;
+}
+
+int ep_ref_expand_any(const ep_op *op) {
+    const ep_tensor *y = op->out[0];
+    const ep_tensor *src[1] = {op->in[0]};
+    const size_t es = ep_dtype_size(y->dtype);
+    const int64_t n = rb_count(y);
+    const char *a = (const char *)src[0]->data;
+    char *d = (char *)y->data;
+    rb_iter it;
+    rb_begin(&it, y, 1, src);
+    for (int64_t i = 0; i < n; i++) {
+        memcpy(d + i * (int64_t)es, a + it.off[0] * (int64_t)es, es);
+        rb_next(&it);
+    }
+    return EP_OK;
+}
+
+/* Float to an integer of [lo, hi]: truncation toward zero, saturating, NaN -> 0 (no UB). */
+static inline int64_t f2i(double v, double lo, double hi) {
+    if (v != v) return 0;
+    if (v <= lo) return (int64_t)lo;
+    if (v >= hi) return (int64_t)hi;
+    return (int64_t)v;
+}
+static inline int64_t f2i64(double v) {
+    if (v != v) return 0;
+    if (v >= 9223372036854775808.0) return INT64_MAX;
+    if (v <= -9223372036854775808.0) return INT64_MIN;
+    return (int64_t)v;
+}
+
+int ep_ref_cast_any(const ep_op *op) {
+    const ep_tensor *x = op->in[0], *y = op->out[0];
+    const int64_t n = rb_count(y);
+    const uint8_t sd = x->dtype, dd = y->dtype;
+    if (sd == dd || (sd == EP_DTYPE_U8 && dd == EP_DTYPE_I8) || (sd == EP_DTYPE_I8 && dd == EP_DTYPE_U8)) {
+        if (n) memcpy(y->data, x->data, (size_t)n * ep_dtype_size(dd)); /* same bits (wrap) */
+        return EP_OK;
+    }
+    const int from_f = sd == EP_DTYPE_F32;
+    const float *xf = (const float *)x->data;
+    for (int64_t i = 0; i < n; i++) {
+        const double v = from_f ? (double)xf[i] : 0.0;
+        const int64_t iv = from_f ? 0 : rb_load_i(x->data, sd, i);
+        switch (dd) {
+        case EP_DTYPE_F32: ((float *)y->data)[i] = from_f ? (float)v : (float)iv; break;
+        case EP_DTYPE_BOOL: ((uint8_t *)y->data)[i] = from_f ? v != 0.0 : iv != 0; break;
+        case EP_DTYPE_I8: ((int8_t *)y->data)[i] = (int8_t)(from_f ? f2i(v, -128.0, 127.0) : (int8_t)(uint8_t)(uint64_t)iv); break;
+        case EP_DTYPE_U8: ((uint8_t *)y->data)[i] = (uint8_t)(from_f ? f2i(v, 0.0, 255.0) : (uint8_t)(uint64_t)iv); break;
+        case EP_DTYPE_I16: ((int16_t *)y->data)[i] = (int16_t)(from_f ? f2i(v, -32768.0, 32767.0) : (int16_t)(uint16_t)(uint64_t)iv); break;
+        case EP_DTYPE_I32: ((int32_t *)y->data)[i] = (int32_t)(from_f ? f2i(v, -2147483648.0, 2147483647.0) : (int32_t)(uint32_t)(uint64_t)iv); break;
+        case EP_DTYPE_I64: ((int64_t *)y->data)[i] = from_f ? f2i64(v) : iv; break;
+        default: break;
+        }
+    }
+    return EP_OK;
+}

@@ -1,0 +1,128 @@
+/* LSTM and GRU f32 reference kernels (ONNX equations, default activations; layouts and the
+ * sequence_lens semantics in plan_format.h, ep_rnn_params). Each (direction, batch) pair runs
+ * its whole sequence with its state in scratch: h [H], c or r*h [H], gates [G*H]. */
+#include <math.h>
+#include <string.h>
+#include "ep_ops.h"
+
+static inline float sigm(float x) { return 1.0f / (1.0f + expf(-x)); }
+static inline float clipv(float x, float c) { return c > 0.0f ? (x < -c ? -c : (x > c ? c : x)) : x; }
+static inline float dotf(const float *a, const float *b, int64_t n) {
+    double s = 0.0;
+    for (int64_t i = 0; i < n; i++) s += (double)a[i] * b[i];
+    return (float)s;
+}
+
+typedef struct rnn_geo {
+    int64_t T, B, I, H, D;
+    int layout;
+} rnn_geo;
+
+static inline int64_t x_off(const rnn_geo *g, int64_t t, int64_t b) {
+    return (g->layout ? b * g->T + t : t * g->B + b) * g->I;
+}
+static inline int64_t y_off(const rnn_geo *g, int64_t t, int64_t d, int64_t b) {
+    return (g->layout ? (b * g->T + t) * g->D + d : (t * g->D + d) * g->B + b) * g->H;
+}
+static inline int64_t s_off(const rnn_geo *g, int64_t d, int64_t b) {
+    return (g->layout ? b * g->D + d : d * g->B + b) * g->H;
+}
+
+/* Sequence lengths: checked before anything is written. */
+static int seq_len(const ep_tensor *sl, int64_t b, int64_t T, int64_t *len) {
+    if (!sl) {
+        *len = T;
+        return EP_OK;
+    }
+    const int64_t v = sl->dtype == EP_DTYPE_I64 ? ((const int64_t *)sl->data)[b] : ((const int32_t *)sl->data)[b];
+    if (v < 0 || v > T) return EP_ERR_RUN_INDEX;
+    *len = v;
+    return EP_OK;
+}
+
+static int rnn_run(const ep_op *op, int G, int lstm) {
+    const ep_rnn_params *p = (const ep_rnn_params *)op->params;
+    const ep_tensor *x = op->in[0];
+    rnn_geo g;
+    g.layout = p->layout;
+    g.T = x->dims[p->layout ? 1 : 0];
+    g.B = x->dims[p->layout ? 0 : 1];
+    g.I = x->dims[2];
+    g.H = p->hidden_size;
+    g.D = p->direction == EP_RNN_BIDIRECTIONAL ? 2 : 1;
+    const int64_t H = g.H, GH = G * H;
+    const ep_tensor *sl = op->n_in > 4 ? op->in[4] : NULL;
+    const ep_tensor *h0 = op->n_in > 5 ? op->in[5] : NULL;
+    const ep_tensor *c0 = lstm && op->n_in > 6 ? op->in[6] : NULL;
+    const ep_tensor *pp = lstm && op->n_in > 7 ? op->in[7] : NULL;
+    int64_t len;
+    for (int64_t b = 0; b < g.B; b++)
+        if (seq_len(sl, b, g.T, &len) != EP_OK) return EP_ERR_RUN_INDEX;
+    const float *X = (const float *)x->data;
+    float *Y = (float *)op->out[0]->data, *Yh = (float *)op->out[1]->data;
+    float *Yc = lstm ? (float *)op->out[2]->data : NULL;
+    float *h = (float *)op->scratch, *c = h + H, *gt = c + H;
+    for (int64_t d = 0; d < g.D; d++) {
+        const int rev = p->direction == EP_RNN_REVERSE || d == 1;
+        const float *W = (const float *)op->in[1]->data + d * GH * g.I;
+        const float *R = (const float *)op->in[2]->data + d * GH * H;
+        const float *Wb = (const float *)op->in[3]->data + d * 2 * GH, *Rb = Wb + GH;
+        const float *P = pp ? (const float *)pp->data + d * 3 * H : NULL;
+        for (int64_t b = 0; b < g.B; b++) {
+            seq_len(sl, b, g.T, &len);
+            if (h0) memcpy(h, (const float *)h0->data + s_off(&g, d, b), (size_t)H * sizeof(float));
+            else memset(h, 0, (size_t)H * sizeof(float));
+            if (c0) memcpy(c, (const float *)c0->data + s_off(&g, d, b), (size_t)H * sizeof(float));
+            else memset(c, 0, (size_t)H * sizeof(float));
+            for (int64_t s = 0; s < len; s++) {
+                const int64_t t = rev ? len - 1 - s : s;
+                const float *xt = X + x_off(&g, t, b);
+                if (lstm) {
+                    for (int64_t r = 0; r < GH; r++)
+                        gt[r] = dotf(W + r * g.I, xt, g.I) + dotf(R + r * H, h, H) + Wb[r] + Rb[r];
+                    for (int64_t j = 0; j < H; j++) {
+                        const float ip = gt[j] + (P ? P[j] * c[j] : 0.0f);
+                        const float fp = gt[2 * H + j] + (P ? P[2 * H + j] * c[j] : 0.0f);
+                        const float it = sigm(clipv(ip, p->clip)), ft = sigm(clipv(fp, p->clip));
+                        const float ct = tanhf(clipv(gt[3 * H + j], p->clip));
+                        c[j] = ft * c[j] + it * ct;
+                        const float op_ = gt[H + j] + (P ? P[H + j] * c[j] : 0.0f);
+                        h[j] = sigm(clipv(op_, p->clip)) * tanhf(c[j]);
+                    }
+                } else {
+                    float *rh = c; /* GRU has no cell: c holds r * h */
+                    for (int64_t r = 0; r < 2 * H; r++)
+                        gt[r] = sigm(clipv(dotf(W + r * g.I, xt, g.I) + dotf(R + r * H, h, H) + Wb[r] + Rb[r], p->clip));
+                    const float *z = gt, *rg = gt + H;
+                    float *hh = gt + 2 * H;
+                    if (p->linear_before_reset) {
+                        for (int64_t j = 0; j < H; j++)
+                            hh[j] = dotf(W + (2 * H + j) * g.I, xt, g.I) + Wb[2 * H + j] +
+                                    rg[j] * (dotf(R + (2 * H + j) * H, h, H) + Rb[2 * H + j]);
+                    } else {
+                        for (int64_t j = 0; j < H; j++) rh[j] = rg[j] * h[j];
+                        for (int64_t j = 0; j < H; j++)
+                            hh[j] = dotf(W + (2 * H + j) * g.I, xt, g.I) + Wb[2 * H + j] +
+                                    dotf(R + (2 * H + j) * H, rh, H) + Rb[2 * H + j];
+                    }
+                    for (int64_t j = 0; j < H; j++) {
+                        const float ht = tanhf(clipv(hh[j], p->clip));
+                        h[j] = (1.0f - z[j]) * ht + z[j] * h[j];
+                    }
+                }
+                memcpy(Y + y_off(&g, t, d, b), h, (size_t)H * sizeof(float));
+            }
+            for (int64_t t = len; t < g.T; t++) memset(Y + y_off(&g, t, d, b), 0, (size_t)H * sizeof(float));
+            if (len == 0) { /* no valid step: zero final state, as onnxruntime */
+                memset(h, 0, (size_t)H * sizeof(float));
+                memset(c, 0, (size_t)H * sizeof(float));
+            }
+            memcpy(Yh + s_off(&g, d, b), h, (size_t)H * sizeof(float));
+            if (Yc) memcpy(Yc + s_off(&g, d, b), c, (size_t)H * sizeof(float));
+        }
+    }
+    return EP_OK;
+}
+
+int ep_ref_lstm_f32(const ep_op *op) { return rnn_run(op, 4, 1); }
+int ep_ref_gru_f32(const ep_op *op) { return rnn_run(op, 3, 0); }

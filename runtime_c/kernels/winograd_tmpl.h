@@ -1,0 +1,145 @@
+/* Winograd F(4x4, 3x3) convolution (CONV2D variant WINOGRAD: 3x3, stride 1, dilation 1, groups 1),
+ * compiled once per ISA after kernels/pack_tmpl.h (same PK_FN, same micro-kernel).
+ *
+ * Lavin & Gray 2016, points 0, +-1, +-2, inf: per 4x4 output tile, V = B^T d B of the 6x6 input patch d,
+ * then 36 independent GEMMs Mo[xi] = U[xi] V[xi] over the channels (U = G g G^T, transformed and packed
+ * by the compiler as [36][ceil(M/MR)][C][MR]), then Y = A^T Mo A, + bias, + residual, activation.
+ * 36 multiplies per 16 outputs per channel pair instead of 144. Tiles (row-major over the output) are
+ * processed in blocks of T (a multiple of NR) that fit the scratch:
+ *   V  [36][T/NR][C][NR]   transformed input, in the GEMM's strip layout
+ *   Mo [36][Mp][T]         GEMM results (Mp = ceil(M/MR)*MR)
+ * Transforms work on NR tiles at a time along the contiguous tile axis, so they vectorise on every ISA.
+ * Accuracy: the transforms' constants (up to 8) grow rounding error; the end-to-end check is 1e-4. */
+
+/* 1-D input transform B^T d of 6 values (stride s between them), into 6 values (stride o). */
+#define WG_BT(d, s, t, o)                                                                  \
+    do {                                                                                   \
+        const float d0 = (d)[0], d1 = (d)[(s)], d2 = (d)[2 * (s)], d3 = (d)[3 * (s)];      \
+        const float d4 = (d)[4 * (s)], d5 = (d)[5 * (s)];                                  \
+        (t)[0] = 4.0f * d0 - 5.0f * d2 + d4;                                               \
+        (t)[(o)] = -4.0f * (d1 + d2) + d3 + d4;                                            \
+        (t)[2 * (o)] = 4.0f * (d1 - d2) - d3 + d4;                                         \
+        (t)[3 * (o)] = 2.0f * (d3 - d1) - d2 + d4;                                         \
+        (t)[4 * (o)] = 2.0f * (d1 - d3) - d2 + d4;                                         \
+        (t)[5 * (o)] = 4.0f * d1 - 5.0f * d3 + d5;                                         \
+    } while (0)
+
+/* 1-D output transform A^T m of 6 values (stride s), into 4 values (stride o). */
+#define WG_AT(m, s, t, o)                                                                  \
+    do {                                                                                   \
+        const float m0 = (m)[0], m1 = (m)[(s)], m2 = (m)[2 * (s)], m3 = (m)[3 * (s)];      \
+        const float m4 = (m)[4 * (s)], m5 = (m)[5 * (s)];                                  \
+        const float a = m1 + m2, b = m1 - m2, c = m3 + m4, d = m3 - m4;                    \
+        (t)[0] = m0 + a + c;                                                               \
+        (t)[(o)] = b + 2.0f * d;                                                           \
+        (t)[2 * (o)] = a + 4.0f * c;                                                       \
+        (t)[3 * (o)] = b + 8.0f * d + m5;                                                  \
+    } while (0)
+
+/* V for tiles t0 .. t0+nt-1 (nt <= NR) of channel plane x into dst[xi * vstride + j]. */
+static void wg_input_strip(float *dst, int64_t vstride, const float *x, int64_t H, int64_t W, int64_t TW, int64_t t0,
+                           int nt, int64_t pt, int64_t pl) {
+    float d[36][PK_NR], r[36][PK_NR];
+    for (int j = 0; j < PK_NR; j++) {
+        if (j >= nt) {
+            for (int e = 0; e < 36; e++) d[e][j] = 0.0f;
+            continue;
+        }
+        const int64_t t = t0 + j, ih0 = (t / TW) * 4 - pt, iw0 = (t % TW) * 4 - pl;
+        if (ih0 >= 0 && ih0 + 6 <= H && iw0 >= 0 && iw0 + 6 <= W) {
+            for (int u = 0; u < 6; u++)
+                for (int v = 0; v < 6; v++) d[u * 6 + v][j] = x[(ih0 + u) * W + iw0 + v];
+        } else {
+            for (int u = 0; u < 6; u++)
+                for (int v = 0; v < 6; v++) {
+                    const int64_t ih = ih0 + u, iw = iw0 + v;
+                    d[u * 6 + v][j] = ih >= 0 && ih < H && iw >= 0 && iw < W ? x[ih * W + iw] : 0.0f;
+                }
+        }
+    }
+    /* rows: r = d B (each row of the patch), then columns: V = B^T r; both along the tile axis j */
+    for (int u = 0; u < 6; u++)
+        for (int j = 0; j < PK_NR; j++) {
+            float tmp[6];
+            WG_BT(&d[u * 6][j], PK_NR, tmp, 1);
+            for (int v = 0; v < 6; v++) r[u * 6 + v][j] = tmp[v];
+        }
+    for (int v = 0; v < 6; v++)
+        for (int j = 0; j < PK_NR; j++) {
+            float tmp[6];
+            WG_BT(&r[v][j], 6 * PK_NR, tmp, 1);
+            for (int u = 0; u < 6; u++) dst[(u * 6 + v) * vstride + j] = tmp[u];
+        }
+}
+
+/* Y tiles t0 .. t0+nt-1 of output channel m from mo[xi * mstride + j], with the epilogue. */
+static void wg_output_strip(float *y, const float *res, const float *mo, int64_t mstride, int64_t OH, int64_t OW,
+                            int64_t TW, int64_t t0, int nt, float bias, const ep_conv2d_params *p) {
+    float s[24][PK_NR], o[16][PK_NR];
+    for (int u = 0; u < 6; u++)         /* columns: s = A^T m (6x6 -> 4x6) */
+        for (int j = 0; j < PK_NR; j++) {
+            float tmp[4];
+            WG_AT(mo + u * mstride + j, 6 * mstride, tmp, 1);
+            for (int a = 0; a < 4; a++) s[a * 6 + u][j] = tmp[a];
+        }
+    for (int a = 0; a < 4; a++)         /* rows: o = s A (4x6 -> 4x4) */
+        for (int j = 0; j < PK_NR; j++) {
+            float tmp[4];
+            WG_AT(&s[a * 6][j], PK_NR, tmp, 1);
+            for (int b = 0; b < 4; b++) o[a * 4 + b][j] = tmp[b];
+        }
+    for (int j = 0; j < nt; j++) {
+        const int64_t t = t0 + j, oh0 = (t / TW) * 4, ow0 = (t % TW) * 4;
+        const int64_t nh = pk_min(4, OH - oh0), nw = pk_min(4, OW - ow0);
+        for (int64_t a = 0; a < nh; a++) {
+            float *yr = y + (oh0 + a) * OW + ow0;
+            const float *rr = res ? res + (oh0 + a) * OW + ow0 : NULL;
+            for (int64_t b = 0; b < nw; b++) {
+                float v = o[a * 4 + b][j] + bias;
+                if (rr) v += rr[b];
+                yr[b] = v;
+            }
+            if (p->act != EP_ACT_NONE) ep_act_apply_f32(p->act, yr, nw, p->act_alpha, p->act_beta);
+        }
+    }
+}
+
+int PK_FN(conv2d_winograd_f32)(const ep_op *op) {
+    const ep_conv2d_params *p = (const ep_conv2d_params *)op->params;
+    const ep_tensor *xt = op->in[0], *ut = op->in[1];
+    const ep_tensor *bt = op->n_in > 2 ? op->in[2] : NULL;
+    const ep_tensor *rt = op->n_in > 3 ? op->in[3] : NULL;
+    const ep_tensor *yt = op->out[0];
+    const int64_t N = xt->dims[0], C = xt->dims[1], H = xt->dims[2], W = xt->dims[3];
+    const int64_t M = yt->dims[1], OH = yt->dims[2], OW = yt->dims[3];
+    const int64_t panels = ut->dims[1], Mp = panels * PK_MR;
+    if (N == 0 || OH == 0 || OW == 0) return EP_OK;
+    const int64_t TW = (OW + 3) / 4, T = (OH + 3) / 4 * TW;
+    const int64_t per_tile = 36 * (C + Mp) * 4;
+    const int64_t Tb = pk_min((int64_t)(op->scratch_size / (uint64_t)per_tile) / PK_NR, (T + PK_NR - 1) / PK_NR) * PK_NR;
+    float *V = (float *)op->scratch, *Mo = V + 36 * C * Tb;
+    const float *U = (const float *)ut->data, *bias = bt ? (const float *)bt->data : NULL;
+    for (int64_t n = 0; n < N; n++) {
+        const float *x = (const float *)xt->data + n * C * H * W;
+        float *y = (float *)yt->data + n * M * OH * OW;
+        const float *res = rt ? (const float *)rt->data + n * M * OH * OW : NULL;
+        for (int64_t t0 = 0; t0 < T; t0 += Tb) {
+            const int64_t nb = pk_min(Tb, T - t0), ns = (nb + PK_NR - 1) / PK_NR;
+            for (int64_t s = 0; s < ns; s++) {
+                const int nt = (int)pk_min(PK_NR, nb - s * PK_NR);
+                for (int64_t c = 0; c < C; c++)
+                    wg_input_strip(V + (s * C + c) * PK_NR, ns * C * PK_NR, x + c * H * W, H, W, TW,
+                                   t0 + s * PK_NR, nt, p->pads[0], p->pads[1]);
+            }
+            for (int xi = 0; xi < 36; xi++)
+                pk_gemm_run(M, nb, C, U + xi * panels * C * PK_MR, C, 1, PK_MR, V + xi * ns * C * PK_NR,
+                            Mo + xi * Mp * Tb, Tb, NULL);
+            for (int64_t m = 0; m < M; m++)
+                for (int64_t s = 0; s < ns; s++)
+                    wg_output_strip(y + m * OH * OW, res ? res + m * OH * OW : NULL, Mo + m * Tb + s * PK_NR, Mp * Tb,
+                                    OH, OW, TW, t0 + s * PK_NR, (int)pk_min(PK_NR, nb - s * PK_NR),
+                                    bias ? bias[m] : 0.0f, p);
+        }
+    }
+    return EP_OK;
+}

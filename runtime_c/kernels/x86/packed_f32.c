@@ -1,0 +1,83 @@
+/* AVX2+FMA kernels of CONV2D variant PACKED and GEMM variant PACKED: the shared drivers of
+ * kernels/pack_tmpl.h over a 6 x 16 register-blocked micro-kernel (12 ymm accumulators, 2 ymm of B,
+ * 1 broadcast of A; NEON: 24 q accumulators, 4 q of B, A by lane). Built with -mavx2 -mfma. */
+#include <immintrin.h>
+#include "pack_common.h"
+#include "x86_act.h"
+
+#define PK_INLINE static inline __attribute__((always_inline))
+
+PK_INLINE void pk_tile_n(const int mr, int64_t kc, const float *a, const int64_t a_sm, const int64_t a_sk,
+                         const float *b, float *c, int64_t ldc, int load_c, const pk_epi *e) {
+    __m256 c0[PK_MR], c1[PK_MR];
+#pragma GCC unroll 6
+    for (int i = 0; i < mr; i++) {
+        c0[i] = load_c ? _mm256_loadu_ps(c + i * ldc) : _mm256_setzero_ps();
+        c1[i] = load_c ? _mm256_loadu_ps(c + i * ldc + 8) : _mm256_setzero_ps();
+    }
+    for (int64_t k = 0; k < kc; k++) {
+        const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+#pragma GCC unroll 6
+        for (int i = 0; i < mr; i++) {
+            const __m256 av = _mm256_broadcast_ss(a + i * a_sm);
+            c0[i] = _mm256_fmadd_ps(av, b0, c0[i]);
+            c1[i] = _mm256_fmadd_ps(av, b1, c1[i]);
+        }
+        a += a_sk;
+        b += PK_NR;
+    }
+    /* spill the tile once so the epilogue's loop may index rows at run time (keeps c0/c1 in registers) */
+    float t[PK_MR * PK_NR];
+#pragma GCC unroll 6
+    for (int i = 0; i < mr; i++) {
+        _mm256_storeu_ps(t + i * PK_NR, c0[i]);
+        _mm256_storeu_ps(t + i * PK_NR + 8, c1[i]);
+    }
+    for (int i = 0; i < mr; i++) {
+        float *ci = c + i * ldc;
+        __m256 v0 = _mm256_loadu_ps(t + i * PK_NR), v1 = _mm256_loadu_ps(t + i * PK_NR + 8);
+        if (e) {
+            if (e->bias_row) {
+                const __m256 bv = _mm256_broadcast_ss(e->bias_row + i);
+                v0 = _mm256_add_ps(v0, bv);
+                v1 = _mm256_add_ps(v1, bv);
+            }
+            if (e->bias_col) {
+                const float *bc = e->bias_col + i * e->bias_col_ld;
+                v0 = _mm256_add_ps(v0, _mm256_loadu_ps(bc));
+                v1 = _mm256_add_ps(v1, _mm256_loadu_ps(bc + 8));
+            }
+            if (e->res) {
+                const float *r = e->res + i * e->res_ld;
+                v0 = _mm256_add_ps(v0, _mm256_loadu_ps(r));
+                v1 = _mm256_add_ps(v1, _mm256_loadu_ps(r + 8));
+            }
+            v0 = x86_act8(e->act, e->alpha, e->beta, v0);
+            v1 = x86_act8(e->act, e->alpha, e->beta, v1);
+        }
+        _mm256_storeu_ps(ci, v0);
+        _mm256_storeu_ps(ci + 8, v1);
+        if (e && !x86_act_vec(e->act)) ep_act_apply_f32(e->act, ci, PK_NR, e->alpha, e->beta);
+    }
+}
+
+/* One instantiation per row count and A access (packed panel or plain rows). */
+#define PK_CASES(SM, SK)                                                          \
+    switch (mr) {                                                                 \
+    case 1: pk_tile_n(1, kc, a, SM, SK, b, c, ldc, load_c, e); return;           \
+    case 2: pk_tile_n(2, kc, a, SM, SK, b, c, ldc, load_c, e); return;           \
+    case 3: pk_tile_n(3, kc, a, SM, SK, b, c, ldc, load_c, e); return;           \
+    case 4: pk_tile_n(4, kc, a, SM, SK, b, c, ldc, load_c, e); return;           \
+    case 5: pk_tile_n(5, kc, a, SM, SK, b, c, ldc, load_c, e); return;           \
+    default: pk_tile_n(PK_MR, kc, a, SM, SK, b, c, ldc, load_c, e); return;      \
+    }
+
+static void pk_tile(int mr, int64_t kc, const float *a, int64_t a_sm, int64_t a_sk, const float *b, float *c,
+                    int64_t ldc, int load_c, const pk_epi *e) {
+    if (a_sm == 1 && a_sk == PK_MR) PK_CASES(1, PK_MR)
+    PK_CASES(a_sm, a_sk)
+}
+
+#define PK_FN(name) ep_x86_##name
+#include "pack_tmpl.h"
+#include "winograd_tmpl.h"

@@ -1,0 +1,21 @@
+/* x86-64 overrides of the kernel table (dav1d style: ref first, then ISA entries). Compiled for
+ * baseline x86-64: it only stores pointers, never runs AVX2 code. */
+#include "x86.h"
+#include "ep_config.h"   /* EP_HAVE_*: the ops/variants this build has (-Dkernels) */
+
+void ep_kernels_init_x86(ep_kernel_table *t, uint64_t cpu_features) {
+    const uint64_t need = EP_CPU_AVX2 | EP_CPU_FMA;
+    if ((cpu_features & need) != need) return;
+#if EP_HAVE_CONV2D_PACKED
+    t->fn[EP_OP_CONV2D][EP_CONV2D_VARIANT_PACKED] = ep_x86_conv2d_packed_f32;
+#endif
+#if EP_HAVE_CONV2D_DEPTHWISE
+    t->fn[EP_OP_CONV2D][EP_CONV2D_VARIANT_DEPTHWISE] = ep_x86_conv2d_dw_f32;
+#endif
+#if EP_HAVE_CONV2D_WINOGRAD
+    t->fn[EP_OP_CONV2D][EP_CONV2D_VARIANT_WINOGRAD] = ep_x86_conv2d_winograd_f32;
+#endif
+#if EP_HAVE_GEMM_PACKED
+    t->fn[EP_OP_GEMM][EP_GEMM_VARIANT_PACKED] = ep_x86_gemm_packed_f32;
+#endif
+}

@@ -1,0 +1,165 @@
+"""Size probes: the runtime (libedgeplan.so) built for a board with -Os, no debug info, NDEBUG and
+--gc-sections, in three configurations:
+
+    core         -Dkernels=none: plan loader, session, executor, status, crc, cpu; no op at all
+    mobilenetv2  -Dselective=<ops file>: the kernels `edgeplan compile --board B --ops-out` lists for
+                 the zoo MobileNetV2 (fp32)
+    all          -Dkernels=all: every op, every variant, every ISA kernel of the board's arch
+
+One meson build folder per board is reconfigured for each configuration (only the tables and the
+opcode table recompile). Each result is copied to <root>/<board>/<config>/libedgeplan.so, with a
+stripped copy beside it, and measured with elfsize against the build's object files."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .elfsize import Report, measure
+
+CONFIGS = ("core", "mobilenetv2", "all")
+CI_BOARDS = ("generic-aarch64", "x86-64")
+
+
+class ProbeError(RuntimeError):
+    pass
+
+
+def _edgeplan():
+    """edgeplan's boards/bundle modules: the installed package, else the checkout's pyapi/."""
+    try:
+        import edgeplan.boards  # noqa: F401
+    except ImportError:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pyapi"))
+    import edgeplan.boards  # noqa: F811
+    import edgeplan.bundle
+    return edgeplan.boards, edgeplan.bundle
+
+
+def source_root() -> Path:
+    here = Path(__file__).resolve().parents[1]
+    if (here / "runtime_c" / "meson.build").is_file():
+        return here
+    return _edgeplan()[1].source_root()
+
+
+def _cross_value(cross_file: Path, key: str) -> str:
+    section = ""
+    for line in cross_file.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line.startswith("["):
+            section = line
+            continue
+        k, sep, v = line.partition("=")
+        if sep and section == "[binaries]" and k.strip() == key:
+            v = v.strip()
+            return v.strip("'\"") if not v.startswith("[") else v.strip("[]").split(",")[0].strip().strip("'\"")
+    return ""
+
+
+def toolchain_error(board) -> str:
+    """'' when meson, ninja and the board's C compiler are installed, else what is missing and how to get it."""
+    missing = [t for t in ("meson", "ninja") if shutil.which(t) is None]
+    if board.cross_file is not None:
+        cc = _cross_value(board.cross_file, "c")
+        if not cc or shutil.which(cc) is None:
+            missing.append(cc or f"the C compiler of {board.cross_file}")
+    elif shutil.which(os.environ.get("CC", "cc")) is None:
+        missing.append("cc")
+    if not missing:
+        return ""
+    return (f"cannot build size probes for board {board.name!r}: missing {', '.join(missing)}. "
+            "On Debian/Ubuntu: apt-get install -y gcc-aarch64-linux-gnu libc6-dev-arm64-cross "
+            "gcc-arm-linux-gnueabihf libc6-dev-armhf-cross (.ci/run does this); pip install meson ninja")
+
+
+def model_ops_file(model: str, board, out: Path) -> Path:
+    """Compiles the zoo model for the board and writes its kernel set (edgeplan compile --ops-out)."""
+    import edgeplan
+    from edgeplan.compiler.kernelset import ops_text
+    try:
+        from edgeplan import models
+    except ImportError:
+        sys.path.insert(0, str(source_root()))
+        import models  # the checkout's models/
+    plan = edgeplan.compile(models.build(model), board=board)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    text = ops_text(plan.report["kernels"], source=f"zoo {model} for {board.name}")
+    if not out.is_file() or out.read_text() != text:
+        out.write_text(text)
+    return out
+
+
+def _run(cmd, log: Path) -> None:
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    with open(log, "a") as f:
+        f.write(f"$ {' '.join(map(str, cmd))}\n{r.stdout}{r.stderr}\n")
+    if r.returncode:
+        raise ProbeError(f"{' '.join(map(str, cmd))} failed ({r.returncode}):\n{(r.stdout + r.stderr)[-3000:]}")
+
+
+def setup_args(board, kernels="all", selective="") -> list:
+    """The meson options of a probe build (docs/size.md quotes them)."""
+    args = ["--buildtype=minsize", "-Ddebug=false", "-Db_ndebug=true", "-Dpython=false", "-Dtests=false",
+            "-Dstatic_run=false", f"-Dkernels={kernels}", f"-Dselective={selective}"]
+    if board.cross_file is not None:
+        args += ["--cross-file", str(board.cross_file)]
+    return args
+
+
+def build_probe(board, config: str, root: Path, *, log=None) -> Report:
+    """Builds one probe configuration for the board under root and measures it."""
+    boards_mod, _ = _edgeplan()
+    if isinstance(board, str):
+        board = boards_mod.load_board(board)
+    err = toolchain_error(board)
+    if err:
+        raise ProbeError(err)
+    root = Path(root).resolve()
+    bdir = root / board.name / "build"
+    log = Path(log or root / board.name / "build.log")
+    log.parent.mkdir(parents=True, exist_ok=True)
+    kernels, selective = "all", ""
+    if config == "core":
+        kernels = "none"
+    elif config == "all":
+        kernels = "all"
+    else:                              # a zoo model: its kernel set
+        selective = str(model_ops_file(config, board, root / board.name / f"{config}.ops"))
+    opts = setup_args(board, kernels, selective)
+    if not (bdir / "build.ninja").is_file():
+        _run(["meson", "setup", str(bdir), str(source_root())] + opts, log)
+    else:
+        _run(["meson", "configure", str(bdir)] + [o for o in opts if o.startswith("-D")], log)
+    _run(["ninja", "-C", str(bdir), "runtime_c/libedgeplan.so"], log)
+    out = root / board.name / config
+    out.mkdir(parents=True, exist_ok=True)
+    lib = out / "libedgeplan.so"
+    shutil.copy2(bdir / "runtime_c" / "libedgeplan.so", lib)
+    stripped = out / "libedgeplan.stripped.so"
+    strip = _cross_value(board.cross_file, "strip") if board.cross_file is not None else "strip"
+    stripped_bytes = 0
+    if strip and shutil.which(strip):
+        subprocess.run([strip, "--strip-all", "-o", str(stripped), str(lib)], check=True)
+        stripped_bytes = stripped.stat().st_size
+    rdir = bdir / "runtime_c"
+    objects = [rdir / "libedgeplan.so.p"] + sorted(rdir.glob("libedgeplan_*.a.p"))   # + ISA libs linked whole
+    rep = measure(lib, objects)
+    rep.stripped_bytes = stripped_bytes
+    rep.path = str(lib)
+    return rep
+
+
+def run_probes(boards, configs, root: Path, progress=None) -> dict:
+    """{(board, config): Report} for every board x config."""
+    out = {}
+    for b in boards:
+        for c in configs:
+            t = time.perf_counter()
+            out[(b if isinstance(b, str) else b.name, c)] = build_probe(b, c, root)
+            if progress:
+                progress(f"built {b if isinstance(b, str) else b.name}/{c} in {time.perf_counter() - t:.1f} s")
+    return out

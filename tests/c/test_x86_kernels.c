@@ -1,0 +1,385 @@
+/* Kernel check (dav1d checkasm style) of the packed / depthwise / Winograd variants and their x86 AVX2+FMA kernels.
+ *
+ * For seeded random shapes (odd sizes, tails of every blocking: MR 6, NR 16, KC 256, 8-wide vectors),
+ * every variant kernel runs on inputs packed here the way the compiler packs them (select.py), with guard
+ * cells around the output and the scratch; its result must match
+ *   (a) the variant-0 reference kernel on the plain layout, and
+ *   (b) the reference kernel of the same variant (the portable fallback),
+ * within 1e-5 max|expected| + 2e-7 K + 1e-6 (K products of magnitude <= 1 per output; the variants sum
+ * them in another order and with FMA).
+ * The variant's shape function gives the minimum scratch; the kernels run with exactly that much and
+ * with a larger one. Shape functions must also reject packed weights of a wrong shape.
+ * Winograd F(4x4,3x3) is checked with a 10x looser tolerance (its transforms amplify rounding).
+ * The x86 kernels run only when the CPU has AVX2 and FMA (the reference variants always run). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ep_ops.h"
+#include "x86/x86.h"
+
+static int n_pass, n_fail;
+#define CHECK(cond, ...)                                                                  \
+    do {                                                                                  \
+        if (cond) {                                                                       \
+            n_pass++;                                                                     \
+        } else {                                                                          \
+            n_fail++;                                                                     \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__), printf(__VA_ARGS__), printf("\n"); \
+        }                                                                                 \
+    } while (0)
+
+static uint32_t rng_state = 0x9E3779B9u;
+static uint32_t rnd(void) {
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 17;
+    rng_state ^= rng_state << 5;
+    return rng_state;
+}
+static int rint_in(int lo, int hi) { return lo + (int)(rnd() % (uint32_t)(hi - lo + 1)); }
+static float rfloat(void) { return (float)(rnd() >> 8) / (float)(1u << 24) * 2.0f - 1.0f; }
+
+#define GUARD 64
+#define SENTINEL -7777.25f
+#define SCRATCH_SENTINEL 0xA5
+
+/* a float buffer of n elements with GUARD sentinel cells on each side */
+typedef struct gbuf {
+    float *base;
+    float *p;
+    int64_t n;
+} gbuf;
+static gbuf galloc(int64_t n) {
+    gbuf g = {malloc(sizeof(float) * (size_t)(n + 2 * GUARD)), NULL, n};
+    for (int64_t i = 0; i < n + 2 * GUARD; i++) g.base[i] = SENTINEL;
+    g.p = g.base + GUARD;
+    return g;
+}
+static int guards_ok(const gbuf *g) {
+    for (int64_t i = 0; i < GUARD; i++)
+        if (g->base[i] != SENTINEL || g->p[g->n + i] != SENTINEL) return 0;
+    return 1;
+}
+
+static ep_tensor mk(void *data, int rank, const int32_t *dims) {
+    ep_tensor t;
+    memset(&t, 0, sizeof(t));
+    t.data = data;
+    t.rank = (uint8_t)rank;
+    t.dtype = EP_DTYPE_F32;
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) t.dims[i] = dims[i], n *= dims[i];
+    t.nbytes = (uint64_t)n * 4;
+    return t;
+}
+
+static double max_abs(const float *x, int64_t n) {
+    double m = 0;
+    for (int64_t i = 0; i < n; i++) m = fmax(m, fabs(x[i]));
+    return m;
+}
+static double tol_scale = 1.0;   /* Winograd: transforms with constants up to 8 grow rounding error */
+static int close_enough(const float *got, const float *want, int64_t n, int64_t k, double *worst) {
+    const double tol = tol_scale * (1e-5 * max_abs(want, n) + 2e-7 * (double)k + 1e-6);   /* k products of |.| <= 1 each */
+    *worst = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const double d = fabs((double)got[i] - (double)want[i]);
+        if (!(d <= tol)) {   /* NaN fails too */
+            *worst = d;
+            return 0;
+        }
+        *worst = fmax(*worst, d);
+    }
+    return 1;
+}
+
+static int random_act(float *alpha, float *beta) {
+    static const int acts[] = {EP_ACT_NONE, EP_ACT_RELU, EP_ACT_CLIP, EP_ACT_LEAKY_RELU, EP_ACT_SIGMOID,
+                               EP_ACT_HARD_SWISH};
+    const int a = acts[rnd() % 6];
+    *alpha = a == EP_ACT_CLIP ? -0.5f : 0.1f;
+    *beta = a == EP_ACT_CLIP ? 0.75f : 0.0f;
+    return a;
+}
+
+/* Runs one variant kernel with scratch (min or bigger), checks guards of output and scratch. */
+typedef int (*kfn)(const ep_op *);
+static void run_variant(const char *what, kfn fn, ep_op *op, uint64_t scratch_min, uint64_t extra, const float *want,
+                        int64_t ny, int64_t k) {
+    const uint64_t ss = scratch_min + extra;
+    uint8_t *sbuf = malloc((size_t)ss + 2 * 256 + 64);
+    memset(sbuf, SCRATCH_SENTINEL, (size_t)ss + 2 * 256 + 64);
+    uint8_t *scratch = sbuf + 256;
+    gbuf y = galloc(ny);
+    ep_tensor yt = *op->out[0];
+    yt.data = y.p;
+    ep_tensor *outs[1] = {&yt};
+    ep_op o = *op;
+    o.out = outs;
+    o.scratch = ss ? scratch : NULL;
+    o.scratch_size = ss;
+    int rc = fn(&o);
+    double worst = 0;
+    CHECK(rc == EP_OK, "%s: rc %d", what, rc);
+    CHECK(guards_ok(&y), "%s: output guard cells overwritten", what);
+    int sg = 1;
+    for (int i = 0; i < 256; i++) sg &= sbuf[i] == SCRATCH_SENTINEL && scratch[ss + (uint64_t)i] == SCRATCH_SENTINEL;
+    CHECK(sg, "%s: scratch guard bytes overwritten (scratch %llu)", what, (unsigned long long)ss);
+    CHECK(close_enough(y.p, want, ny, k, &worst), "%s: differs from the reference by %g", what, worst);
+    free(y.base);
+    free(sbuf);
+}
+
+/* ---------------- CONV2D ---------------- */
+
+static void pack_conv(float *dst, const float *w, int M, int K) {   /* [ceil(M/MR)][K][MR] */
+    const int panels = (M + EP_PACK_MR - 1) / EP_PACK_MR;
+    for (int p = 0; p < panels; p++)
+        for (int k = 0; k < K; k++)
+            for (int i = 0; i < EP_PACK_MR; i++) {
+                const int m = p * EP_PACK_MR + i;
+                dst[((int64_t)p * K + k) * EP_PACK_MR + i] = m < M ? w[(int64_t)m * K + k] : 0.0f;
+            }
+}
+
+static void conv_case(int iter, int have_x86, int depthwise) {
+    ep_conv2d_params p;
+    memset(&p, 0, sizeof(p));
+    const int N = rint_in(1, 2), C = depthwise ? rint_in(1, 19) : rint_in(1, iter % 7 == 0 ? 300 : 24);
+    const int M = depthwise ? C : rint_in(1, iter % 5 == 0 ? 40 : 20);
+    p.kernel[0] = rint_in(1, depthwise ? 5 : 4);
+    p.kernel[1] = iter % 3 == 0 ? p.kernel[0] : rint_in(1, 4);
+    p.stride[0] = rint_in(1, 3), p.stride[1] = rint_in(1, 3);
+    p.dilation[0] = rint_in(1, 2), p.dilation[1] = rint_in(1, 2);
+    if (iter % 4 == 0) p.stride[0] = p.stride[1] = p.dilation[0] = p.dilation[1] = 1;
+    for (int i = 0; i < 4; i++) p.pads[i] = iter % 4 == 1 ? 0 : rint_in(0, 2);
+    p.groups = depthwise ? C : 1;
+    p.act = random_act(&p.act_alpha, &p.act_beta);
+    const int H = rint_in(1, 23), W = rint_in(1, iter % 6 == 0 ? 70 : 23);
+    const int KH = p.kernel[0], KW = p.kernel[1];
+    const int OH = (H + p.pads[0] + p.pads[2] - ((KH - 1) * p.dilation[0] + 1)) / p.stride[0] + 1;
+    const int OW = (W + p.pads[1] + p.pads[3] - ((KW - 1) * p.dilation[1] + 1)) / p.stride[1] + 1;
+    if (H + p.pads[0] + p.pads[2] < (KH - 1) * p.dilation[0] + 1 || W + p.pads[1] + p.pads[3] < (KW - 1) * p.dilation[1] + 1)
+        return;   /* no output */
+    const int CG = C / p.groups, K = CG * KH * KW;
+    const int has_b = rnd() & 1, has_r = (rnd() & 3) == 0;
+    const int64_t nx = (int64_t)N * C * H * W, nw = (int64_t)M * K, ny = (int64_t)N * M * OH * OW;
+    float *x = malloc(sizeof(float) * (size_t)nx), *w = malloc(sizeof(float) * (size_t)nw);
+    float *b = malloc(sizeof(float) * (size_t)M), *r = malloc(sizeof(float) * (size_t)ny);
+    for (int64_t i = 0; i < nx; i++) x[i] = rfloat();
+    for (int64_t i = 0; i < nw; i++) w[i] = rfloat();
+    for (int i = 0; i < M; i++) b[i] = rfloat();
+    for (int64_t i = 0; i < ny; i++) r[i] = rfloat();
+
+    ep_tensor xt = mk(x, 4, (int32_t[]){N, C, H, W}), wt = mk(w, 4, (int32_t[]){M, CG, KH, KW});
+    ep_tensor bt = mk(b, 1, (int32_t[]){M}), rt = mk(r, 4, (int32_t[]){N, M, OH, OW});
+    ep_tensor yt = mk(NULL, 4, (int32_t[]){N, M, OH, OW});
+    ep_tensor *ins[4] = {&xt, &wt, has_b ? &bt : NULL, has_r ? &rt : NULL};
+    ep_tensor *outs[1] = {&yt};
+    ep_op op = {.params = &p, .in = ins, .out = outs, .n_in = 4, .n_out = 1, .opcode = EP_OP_CONV2D};
+
+    /* expected: variant 0 reference on the plain layout */
+    gbuf want = galloc(ny);
+    yt.data = want.p;
+    ep_shape sh;
+    uint64_t scratch = 0;
+    CHECK(ep_shape_conv2d(&op, &sh, &scratch) == EP_OK, "conv variant 0 shape");
+    CHECK(ep_ref_conv2d_f32(&op) == EP_OK && guards_ok(&want), "conv variant 0 ref");
+
+    char what[200];
+    snprintf(what, sizeof(what), "conv N%d C%d M%d %dx%d k%dx%d s%d,%d d%d,%d p%d,%d,%d,%d g%d act%d b%d r%d",
+             N, C, M, H, W, KH, KW, p.stride[0], p.stride[1], p.dilation[0], p.dilation[1], p.pads[0], p.pads[1],
+             p.pads[2], p.pads[3], p.groups, p.act, has_b, has_r);
+    if (depthwise) {
+        op.variant = EP_CONV2D_VARIANT_DEPTHWISE;
+        CHECK(ep_shape_conv2d(&op, &sh, &scratch) == EP_OK, "%s: dw shape", what);
+        run_variant(what, ep_ref_conv2d_f32, &op, scratch, 0, want.p, ny, K);
+        if (have_x86) {
+            run_variant(what, ep_x86_conv2d_dw_f32, &op, scratch, 0, want.p, ny, K);
+            run_variant(what, ep_x86_conv2d_dw_f32, &op, scratch, 4096, want.p, ny, K);
+        }
+    } else {
+        const int panels = (M + EP_PACK_MR - 1) / EP_PACK_MR;
+        float *wp = malloc(sizeof(float) * (size_t)panels * K * EP_PACK_MR);
+        pack_conv(wp, w, M, K);
+        ep_tensor wpt = mk(wp, 3, (int32_t[]){panels, K, EP_PACK_MR});
+        ins[1] = &wpt;
+        op.variant = EP_CONV2D_VARIANT_PACKED;
+        CHECK(ep_shape_conv2d(&op, &sh, &scratch) == EP_OK, "%s: packed shape", what);
+        CHECK(scratch == (uint64_t)K * EP_PACK_NR * 4, "%s: packed scratch %llu", what, (unsigned long long)scratch);
+        CHECK(sh.dims[1] == M && sh.dims[2] == OH && sh.dims[3] == OW, "%s: packed out shape", what);
+        const uint64_t more = scratch * (uint64_t)rint_in(1, 5);
+        run_variant(what, ep_ref_conv2d_packed_f32, &op, scratch, 0, want.p, ny, K);
+        run_variant(what, ep_ref_conv2d_packed_f32, &op, scratch, more, want.p, ny, K);
+        if (have_x86) {
+            run_variant(what, ep_x86_conv2d_packed_f32, &op, scratch, 0, want.p, ny, K);
+            run_variant(what, ep_x86_conv2d_packed_f32, &op, scratch, more, want.p, ny, K);
+        }
+        /* hostile plans: a packed tensor of the wrong shape is refused */
+        ep_tensor bad = mk(wp, 3, (int32_t[]){panels, K, EP_PACK_MR});
+        ins[1] = &bad;
+        bad.dims[1] = K + 1;
+        CHECK(ep_shape_conv2d(&op, &sh, &scratch) != EP_OK, "%s: K+1 accepted", what);
+        bad.dims[1] = K, bad.dims[0] = panels - 1;
+        CHECK(ep_shape_conv2d(&op, &sh, &scratch) != EP_OK, "%s: fewer panels accepted", what);
+        bad.dims[0] = panels, bad.dims[2] = EP_PACK_MR - 1;
+        CHECK(ep_shape_conv2d(&op, &sh, &scratch) != EP_OK, "%s: MR-1 accepted", what);
+        ins[1] = &wt;   /* the plain layout under the packed variant */
+        CHECK(ep_shape_conv2d(&op, &sh, &scratch) != EP_OK, "%s: plain weights accepted as packed", what);
+        free(wp);
+    }
+    free(want.base);
+    free(x), free(w), free(b), free(r);
+}
+
+/* ---------------- GEMM ---------------- */
+
+static void gemm_case(int iter, int have_x86) {
+    ep_gemm_params p;
+    memset(&p, 0, sizeof(p));
+    p.act = random_act(&p.act_alpha, &p.act_beta);
+    const int M = rint_in(1, iter % 4 == 0 ? 40 : 13), K = rint_in(1, iter % 5 == 0 ? 600 : 40);
+    const int N = rint_in(1, iter % 3 == 0 ? 100 : 40);
+    const int bias_kind = rint_in(0, 3);   /* none, [N], [1,N], [M,N] */
+    const int has_r = (rnd() & 3) == 0;
+    float *a = malloc(sizeof(float) * (size_t)M * K), *b = malloc(sizeof(float) * (size_t)K * N);
+    float *c = malloc(sizeof(float) * (size_t)M * N), *r = malloc(sizeof(float) * (size_t)M * N);
+    for (int64_t i = 0; i < (int64_t)M * K; i++) a[i] = rfloat();
+    for (int64_t i = 0; i < (int64_t)K * N; i++) b[i] = rfloat();
+    for (int64_t i = 0; i < (int64_t)M * N; i++) c[i] = rfloat(), r[i] = rfloat();
+    ep_tensor at = mk(a, 2, (int32_t[]){M, K}), bt = mk(b, 2, (int32_t[]){K, N});
+    ep_tensor ct = bias_kind == 1 ? mk(c, 1, (int32_t[]){N}) : mk(c, 2, (int32_t[]){bias_kind == 2 ? 1 : M, N});
+    ep_tensor rt = mk(r, 2, (int32_t[]){M, N}), yt = mk(NULL, 2, (int32_t[]){M, N});
+    ep_tensor *ins[4] = {&at, &bt, bias_kind ? &ct : NULL, has_r ? &rt : NULL};
+    ep_tensor *outs[1] = {&yt};
+    ep_op op = {.params = &p, .in = ins, .out = outs, .n_in = 4, .n_out = 1, .opcode = EP_OP_GEMM};
+    gbuf want = galloc((int64_t)M * N);
+    yt.data = want.p;
+    ep_shape sh;
+    uint64_t scratch = 0;
+    CHECK(ep_shape_gemm(&op, &sh, &scratch) == EP_OK, "gemm variant 0 shape");
+    CHECK(ep_ref_gemm_f32(&op) == EP_OK && guards_ok(&want), "gemm variant 0 ref");
+
+    const int strips = (N + EP_PACK_NR - 1) / EP_PACK_NR;
+    float *bp = malloc(sizeof(float) * (size_t)strips * K * EP_PACK_NR);
+    for (int s = 0; s < strips; s++)
+        for (int k = 0; k < K; k++)
+            for (int j = 0; j < EP_PACK_NR; j++) {
+                const int n = s * EP_PACK_NR + j;
+                bp[((int64_t)s * K + k) * EP_PACK_NR + j] = n < N ? b[(int64_t)k * N + n] : 0.0f;
+            }
+    ep_tensor bpt = mk(bp, 3, (int32_t[]){strips, K, EP_PACK_NR});
+    ins[1] = &bpt;
+    op.variant = EP_GEMM_VARIANT_PACKED;
+    char what[160];
+    snprintf(what, sizeof(what), "gemm M%d K%d N%d bias%d r%d act%d", M, K, N, bias_kind, has_r, p.act);
+    CHECK(ep_shape_gemm(&op, &sh, &scratch) == EP_OK && scratch == 0, "%s: packed shape", what);
+    run_variant(what, ep_ref_gemm_packed_f32, &op, 0, 0, want.p, (int64_t)M * N, K);
+    if (have_x86) run_variant(what, ep_x86_gemm_packed_f32, &op, 0, 0, want.p, (int64_t)M * N, K);
+    ep_tensor bad = bpt;
+    ins[1] = &bad;
+    bad.dims[0] = strips + 1;
+    CHECK(ep_shape_gemm(&op, &sh, &scratch) != EP_OK, "%s: extra strip accepted", what);
+    bad.dims[0] = strips, bad.dims[1] = K + 1;
+    CHECK(ep_shape_gemm(&op, &sh, &scratch) != EP_OK, "%s: K+1 accepted", what);
+    ins[1] = &bt;
+    CHECK(ep_shape_gemm(&op, &sh, &scratch) != EP_OK, "%s: plain B accepted as packed", what);
+    free(bp);
+    free(want.base);
+    free(a), free(b), free(c), free(r);
+}
+
+/* ---------------- CONV2D Winograd F(4x4, 3x3) ---------------- */
+
+static void pack_winograd(float *dst, const float *w, int M, int C) {   /* [36][ceil(M/MR)][C][MR] */
+    static const double G[6][3] = {{0.25, 0, 0}, {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                   {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
+    const int panels = (M + EP_PACK_MR - 1) / EP_PACK_MR;
+    memset(dst, 0, sizeof(float) * (size_t)36 * panels * C * EP_PACK_MR);
+    for (int m = 0; m < M; m++)
+        for (int c = 0; c < C; c++) {
+            const float *g = w + ((int64_t)m * C + c) * 9;
+            for (int i = 0; i < 6; i++)
+                for (int j = 0; j < 6; j++) {
+                    double u = 0;
+                    for (int k = 0; k < 3; k++)
+                        for (int l = 0; l < 3; l++) u += G[i][k] * g[k * 3 + l] * G[j][l];
+                    dst[(((int64_t)(i * 6 + j) * panels + m / EP_PACK_MR) * C + c) * EP_PACK_MR + m % EP_PACK_MR] = (float)u;
+                }
+        }
+}
+
+static void winograd_case(int iter, int have_x86) {
+    ep_conv2d_params p;
+    memset(&p, 0, sizeof(p));
+    const int N = rint_in(1, 2), C = rint_in(1, iter % 5 == 0 ? 70 : 12), M = rint_in(1, iter % 4 == 0 ? 40 : 14);
+    const int H = rint_in(1, 30), W = rint_in(1, 30);
+    p.kernel[0] = p.kernel[1] = 3;
+    p.stride[0] = p.stride[1] = p.dilation[0] = p.dilation[1] = 1;
+    for (int i = 0; i < 4; i++) p.pads[i] = rint_in(0, 2);
+    p.groups = 1;
+    p.act = random_act(&p.act_alpha, &p.act_beta);
+    const int OH = H + p.pads[0] + p.pads[2] - 2, OW = W + p.pads[1] + p.pads[3] - 2;
+    if (OH < 1 || OW < 1) return;
+    const int has_b = rnd() & 1, has_r = (rnd() & 3) == 0, K = C * 9;
+    const int64_t nx = (int64_t)N * C * H * W, ny = (int64_t)N * M * OH * OW;
+    const int panels = (M + EP_PACK_MR - 1) / EP_PACK_MR;
+    float *x = malloc(sizeof(float) * (size_t)nx), *w = malloc(sizeof(float) * (size_t)M * K);
+    float *b = malloc(sizeof(float) * (size_t)M), *r = malloc(sizeof(float) * (size_t)ny);
+    float *u = malloc(sizeof(float) * (size_t)36 * panels * C * EP_PACK_MR);
+    for (int64_t i = 0; i < nx; i++) x[i] = rfloat();
+    for (int64_t i = 0; i < (int64_t)M * K; i++) w[i] = rfloat();
+    for (int i = 0; i < M; i++) b[i] = rfloat();
+    for (int64_t i = 0; i < ny; i++) r[i] = rfloat();
+    pack_winograd(u, w, M, C);
+    ep_tensor xt = mk(x, 4, (int32_t[]){N, C, H, W}), wt = mk(w, 4, (int32_t[]){M, C, 3, 3});
+    ep_tensor ut = mk(u, 4, (int32_t[]){36, panels, C, EP_PACK_MR});
+    ep_tensor bt = mk(b, 1, (int32_t[]){M}), rt = mk(r, 4, (int32_t[]){N, M, OH, OW});
+    ep_tensor yt = mk(NULL, 4, (int32_t[]){N, M, OH, OW});
+    ep_tensor *ins[4] = {&xt, &wt, has_b ? &bt : NULL, has_r ? &rt : NULL};
+    ep_tensor *outs[1] = {&yt};
+    ep_op op = {.params = &p, .in = ins, .out = outs, .n_in = 4, .n_out = 1, .opcode = EP_OP_CONV2D};
+    gbuf want = galloc(ny);
+    yt.data = want.p;
+    ep_shape sh;
+    uint64_t scratch = 0;
+    CHECK(ep_shape_conv2d(&op, &sh, &scratch) == EP_OK && ep_ref_conv2d_f32(&op) == EP_OK, "wino variant 0");
+    char what[160];
+    snprintf(what, sizeof(what), "winograd N%d C%d M%d %dx%d p%d,%d,%d,%d act%d b%d r%d", N, C, M, H, W, p.pads[0],
+             p.pads[1], p.pads[2], p.pads[3], p.act, has_b, has_r);
+    ins[1] = &ut;
+    op.variant = EP_CONV2D_VARIANT_WINOGRAD;
+    CHECK(ep_shape_conv2d(&op, &sh, &scratch) == EP_OK, "%s: shape", what);
+    CHECK(scratch == (uint64_t)36 * EP_PACK_NR * (C + panels * EP_PACK_MR) * 4, "%s: scratch", what);
+    tol_scale = 10.0;
+    const uint64_t more = scratch * (uint64_t)rint_in(1, 4);
+    run_variant(what, ep_ref_conv2d_winograd_f32, &op, scratch, 0, want.p, ny, K);
+    run_variant(what, ep_ref_conv2d_winograd_f32, &op, scratch, more, want.p, ny, K);
+    if (have_x86) {
+        run_variant(what, ep_x86_conv2d_winograd_f32, &op, scratch, 0, want.p, ny, K);
+        run_variant(what, ep_x86_conv2d_winograd_f32, &op, scratch, more, want.p, ny, K);
+    }
+    tol_scale = 1.0;
+    ut.dims[2] = C + 1;
+    CHECK(ep_shape_conv2d(&op, &sh, &scratch) != EP_OK, "%s: C+1 accepted", what);
+    ut.dims[2] = C;
+    p.stride[0] = 2;
+    CHECK(ep_shape_conv2d(&op, &sh, &scratch) != EP_OK, "%s: stride 2 accepted", what);
+    free(want.base);
+    free(x), free(w), free(b), free(r), free(u);
+}
+
+int main(int argc, char **argv) {
+    const int iters = argc > 1 ? atoi(argv[1]) : 300;
+    const uint64_t need = EP_CPU_AVX2 | EP_CPU_FMA;
+    const int have_x86 = (ep_cpu_features() & need) == need;
+    printf("x86 kernels: %s\n", have_x86 ? "AVX2+FMA present, checked" : "CPU lacks AVX2+FMA, reference variants only");
+    for (int i = 0; i < iters; i++) {
+        conv_case(i, have_x86, 0);
+        conv_case(i, have_x86, 1);
+        gemm_case(i, have_x86);
+        winograd_case(i, have_x86);
+    }
+    printf("%d checks passed, %d failed\n", n_pass, n_fail);
+    return n_fail ? 1 : 0;
+}

@@ -1,0 +1,198 @@
+"""ARM boards under qemu-user: cross builds, the C suites, zoo models end to end, CPU-feature refusal,
+and the deploy bundle. Nothing here is skipped: without the cross toolchain or qemu-user the tests FAIL
+and say what to install (.ci/run installs it).
+
+  aarch64 (boards/cross/aarch64.ini, baseline armv8-a): `meson test` twice, QEMU_CPU=cortex-a72 (no
+      dotprod/fp16: a stray instruction traps, and the feature-masked paths run) and QEMU_CPU=max;
+  armv7 (boards/cross/armv7.ini, Cortex-A7, NEON hard-float): `meson test` once;
+  zoo models compiled on the host for rpi4 and rpi5, run by the aarch64 edgeplan-run under qemu
+      (cortex-a72 / cortex-a76) and by this host; outputs must agree within E2E_RTOL;
+  a plan requiring dotprod is refused on cortex-a72 (EP_ERR_PLAN_FEATURES) and runs on cortex-a76;
+  `edgeplan bundle` for rpi4 with MobileNetV2 runs under qemu and matches the host.
+
+E2E_RTOL = 1e-4 on max|arm - host| / max|host|: both runs are fp32 over the same plan; the NEON and
+AVX2 kernels sum each dot product in different orders and with different FMA placement, so each layer
+differs by a few ulps of its sum of |terms| (the kernel checks bound this per op at 2 (K+4) eps), and
+the relative difference measured over these networks is ~1e-6; 1e-4 leaves headroom for the deeper
+nets without hiding a wrong kernel (a wrong tap or tail gives O(1e-2) or more).
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from conftest import rel_err, zoo  # noqa: E402
+
+E2E_RTOL = 1e-4
+APT = ("apt-get install gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf libc6-dev-arm64-cross "
+       "libc6-dev-armhf-cross qemu-user (.ci/run does this)")
+AARCH64_SYSROOT = "/usr/aarch64-linux-gnu"
+
+
+def _require(*tools):
+    missing = [t for t in ("meson", "ninja") + tools if shutil.which(t) is None]
+    if missing:
+        pytest.fail(f"ARM cross tests need {', '.join(missing)}: {APT}", pytrace=False)
+
+
+def _setup_build(build: Path, cross: str, **opts) -> Path:
+    cmd = ["meson", "setup", str(build), str(ROOT), "--cross-file", str(ROOT / "boards" / "cross" / cross),
+           "-Dpython=false", "--buildtype=release"] + [f"-D{k}={v}" for k, v in opts.items()]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    r = subprocess.run(["ninja", "-C", str(build)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-5000:] + r.stderr[-3000:]
+    return build
+
+
+def _meson_test(build: Path, env_extra: dict, min_ok: int) -> str:
+    env = dict(os.environ, **env_extra)
+    r = subprocess.run(["meson", "test", "-C", str(build), "--print-errorlogs", "--num-processes", "2"],
+                       capture_output=True, text=True, env=env)
+    print(r.stdout[-6000:], r.stderr[-2000:])
+    assert r.returncode == 0, "the C suite failed under qemu (see the log above)"
+    ok = re.search(r"^Ok:\s+(\d+)", r.stdout, re.M)
+    assert ok and int(ok.group(1)) >= min_ok, f"expected >= {min_ok} C tests to pass, got: {r.stdout[-1500:]}"
+    return (build / "meson-logs" / "testlog.txt").read_text()
+
+
+@pytest.fixture(scope="module")
+def aarch64_build(tmp_path_factory):
+    _require("aarch64-linux-gnu-gcc", "qemu-aarch64")
+    return _setup_build(tmp_path_factory.mktemp("xa64") / "build", "aarch64.ini", tests="true")
+
+
+@pytest.mark.parametrize("cpu", ["cortex-a72", "max"])
+def test_aarch64_c_suite(aarch64_build, cpu):
+    log = _meson_test(aarch64_build, {"QEMU_CPU": cpu}, min_ok=3)
+    # the NEON kernel checks ran, on the CPU asked for (the test checks the features match QEMU_CPU)
+    assert "test_neon_kernels" in log and f"QEMU_CPU={cpu}" in log
+    assert re.search(r"test_neon_kernels: \d+ cases, \d+ skipped .*, 0 failures", log)
+
+
+def test_armv7_c_suite(tmp_path_factory):
+    _require("arm-linux-gnueabihf-gcc", "qemu-arm")
+    build = _setup_build(tmp_path_factory.mktemp("xa32") / "build", "armv7.ini", tests="true")
+    _meson_test(build, {}, min_ok=2)
+
+
+# ---- zoo models end to end: host compile, aarch64 edgeplan-run under qemu vs this host ----
+
+E2E = {  # model -> build kwargs (small inputs: emulated fp32 is ~30x slower)
+    "tiny": {},
+    "mobilenetv2": {"size": 64},
+    "resnet50": {"size": 32},
+    "yolo": {"size": 64},
+}
+QEMU_CPU = {"rpi4": "cortex-a72", "rpi5": "cortex-a76"}
+
+
+def _host_run(plan_path: Path, x: np.ndarray) -> dict:
+    import edgeplan
+    s = edgeplan.Session(str(plan_path))
+    return s.run({s.inputs[0].name: x})
+
+
+def _arm_run(runner: Path, plan: Path, x: np.ndarray, outs: list, cpu: str, tmp: Path, sysroot=True):
+    xin = tmp / "x.npy"
+    np.save(xin, x)
+    cmd = ["qemu-aarch64", "-cpu", cpu] + (["-L", AARCH64_SYSROOT] if sysroot else []) + [str(runner), str(plan),
+                                                                                        "--input", str(xin)]
+    for i, name in enumerate(outs):
+        cmd += ["--output", f"{name}={tmp / f'y{i}.npy'}"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stdout}\n{r.stderr}"
+    return {name: np.load(tmp / f"y{i}.npy") for i, name in enumerate(outs)}, r.stdout
+
+
+@pytest.mark.parametrize("board", ["rpi4", "rpi5"])
+@pytest.mark.parametrize("name", list(E2E))
+def test_zoo_on_aarch64(aarch64_build, tmp_path, name, board):
+    import edgeplan
+    model = zoo().build(name, **E2E[name])
+    plan = edgeplan.compile(model, board=board)
+    plan_path = tmp_path / f"{name}.eplan"
+    plan.save(str(plan_path))
+    x = np.random.default_rng(0).standard_normal(
+        [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]).astype(np.float32)
+    host = _host_run(plan_path, x)
+    arm, log = _arm_run(aarch64_build / "runtime_c" / "edgeplan-run", plan_path, x, list(host), QEMU_CPU[board],
+                        tmp_path)
+    for k in host:
+        assert arm[k].shape == host[k].shape and arm[k].dtype == host[k].dtype
+        err = rel_err(arm[k], host[k])
+        print(f"{name} on {board}: output {k} rel err {err:.2e}")
+        assert err <= E2E_RTOL, f"{name} {k}: aarch64 vs host rel err {err:.3g} > {E2E_RTOL}"
+
+
+# ---- a plan the CPU cannot run is refused with a clear error ----
+
+def _with_required_features(data: bytes, features: int) -> bytes:
+    from edgeplan.runtime import load_library
+    from edgeplan._cdef import ffi
+    b = bytearray(data)
+    off = ffi.offsetof("ep_plan_header", "required_features")
+    b[off:off + 8] = features.to_bytes(8, "little")
+    b[12:16] = b"\0\0\0\0"
+    crc = load_library().ep_crc32c(ffi.from_buffer(bytes(b)), len(b))
+    b[12:16] = int(crc).to_bytes(4, "little")
+    return bytes(b)
+
+
+def test_plan_requiring_dotprod_refused_on_a72(aarch64_build, tmp_path):
+    import edgeplan
+    from edgeplan._cdef import K
+    plan = edgeplan.compile(zoo().build("tiny"), board="rpi5")
+    p = tmp_path / "dotprod.eplan"
+    p.write_bytes(_with_required_features(plan.to_bytes(), K.EP_CPU_DOTPROD))
+    runner = str(aarch64_build / "runtime_c" / "edgeplan-run")
+    r = subprocess.run(["qemu-aarch64", "-cpu", "cortex-a72", "-L", AARCH64_SYSROOT, runner, str(p)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0
+    msg = r.stdout + r.stderr
+    assert "needs CPU features 0x2" in msg, msg   # EP_ERR_PLAN_FEATURES' reason, naming the missing bits
+    r = subprocess.run(["qemu-aarch64", "-cpu", "cortex-a76", "-L", AARCH64_SYSROOT, runner, str(p)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+# ---- the deploy bundle ----
+
+def test_bundle_rpi4_mobilenetv2(tmp_path):
+    _require("aarch64-linux-gnu-gcc", "qemu-aarch64")
+    import onnx
+    from edgeplan.cli import main
+    model = zoo().build("mobilenetv2", size=64)
+    onnx_path = tmp_path / "mobilenetv2.onnx"
+    onnx.save(model, onnx_path)
+    dist = tmp_path / "dist"
+    assert main(["bundle", str(onnx_path), "--board", "rpi4", "-o", str(dist)]) == 0
+    for f in ("edgeplan-run", "mobilenetv2.eplan", "README.md", "lib/libedgeplan.so",
+              "include/edgeplan/edgeplan.h", "include/edgeplan/plan_format.h", "board.toml"):
+        assert (dist / f).is_file(), f
+    assert "./edgeplan-run mobilenetv2.eplan" in (dist / "README.md").read_text()
+    # statically linked (no PT_INTERP, no DT_NEEDED) for aarch64: runs under qemu without the sysroot
+    from elftools.elf.elffile import ELFFile
+    with open(dist / "edgeplan-run", "rb") as f:
+        elf = ELFFile(f)
+        assert elf["e_machine"] == "EM_AARCH64"
+        assert not any(seg["p_type"] == "PT_INTERP" for seg in elf.iter_segments())
+        dyn = elf.get_section_by_name(".dynamic")
+        assert dyn is None or not any(t.entry.d_tag == "DT_NEEDED" for t in dyn.iter_tags())
+    x = np.random.default_rng(1).standard_normal((1, 3, 64, 64)).astype(np.float32)
+    host = _host_run(dist / "mobilenetv2.eplan", x)
+    arm, _ = _arm_run(dist / "edgeplan-run", dist / "mobilenetv2.eplan", x, list(host), "cortex-a72", tmp_path,
+                      sysroot=False)
+    for k in host:
+        err = rel_err(arm[k], host[k])
+        print(f"bundle mobilenetv2 rpi4: {k} rel err {err:.2e}")
+        assert err <= E2E_RTOL
