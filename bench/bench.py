@@ -25,8 +25,19 @@ ROOT = Path(__file__).resolve().parents[1]
 CHILD = r"""
 import json, resource, sys, time
 import numpy as np
+
+def peak_rss_mib():
+    # VmHWM is this process's own peak (ru_maxrss carries the parent's peak across fork+exec on Linux)
+    try:
+        for line in open("/proc/self/status"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
 engine, model_path, runs, warmup, threads = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+rss0 = peak_rss_mib()
 t = time.perf_counter()
 if engine == "edgeplan":
     import edgeplan
@@ -54,8 +65,7 @@ for _ in range(runs):
     times.append((time.perf_counter() - t) * 1e3)
 times.sort()
 print(json.dumps({"load_ms": load_ms, "median_ms": times[len(times) // 2], "min_ms": times[0],
-                  "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                  "base_rss_mib": rss0 / 1024}))
+                  "peak_rss_mib": peak_rss_mib(), "base_rss_mib": rss0}))
 """
 
 

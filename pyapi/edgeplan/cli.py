@@ -24,6 +24,14 @@ def _parse_shapes(items) -> dict:
 
 
 def _peak_rss_kib() -> int:
+    # VmHWM is this process's own peak; ru_maxrss also carries a parent's peak across exec on Linux
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 

@@ -32,6 +32,23 @@ static double now_ms(void) {
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* Peak resident set of this process in KiB: VmHWM where /proc exists (ru_maxrss also carries the
+ * parent's peak across exec on Linux), else ru_maxrss. */
+static long peak_rss_kib(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = -1;
+    while (f && fgets(line, sizeof(line), f))
+        if (strncmp(line, "VmHWM:", 6) == 0) kib = strtol(line + 6, NULL, 10);
+    if (f) fclose(f);
+    if (kib < 0) {
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        kib = ru.ru_maxrss;
+    }
+    return kib;
+}
+
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -174,12 +191,10 @@ int main(int argc, char **argv) {
             fprintf(stderr, "edgeplan-run: cannot write %s\n", out_paths[i]); return 1;
         }
     }
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
     printf("latency: median %.3f ms, min %.3f ms over %d run%s\n", times[repeat / 2], times[0], repeat, repeat > 1 ? "s" : "");
     printf("open: %.3f ms; arena: %llu bytes (tensors %llu, session %llu); weights: %llu bytes in place; peak RSS: %ld KiB\n",
            t_open, (unsigned long long)info.arena_bytes, (unsigned long long)info.planned_bytes,
-           (unsigned long long)info.session_bytes, (unsigned long long)info.const_bytes, ru.ru_maxrss);
+           (unsigned long long)info.session_bytes, (unsigned long long)info.const_bytes, peak_rss_kib());
     ep_session_close(s);
     free(times);
     free(arena);
