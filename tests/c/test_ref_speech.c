@@ -549,6 +549,9 @@ static void test_fuzz(int iters) {
             pin[i] = i < n_in && (i < f->min_in || rnd() % 3) ? &ins[i] : NULL;
         }
         if ((f->opcode == EP_OP_LSTM || f->opcode == EP_OP_GRU) && rnd() % 2) {
+            params[1] = rint_in(0, 2);
+            params[2] = rint_in(0, 1);
+            params[3] = f->opcode == EP_OP_GRU ? rint_in(0, 1) : 0;
             const int G = f->opcode == EP_OP_LSTM ? 4 : 3, H = params[0] = rint_in(1, 3), D = params[1] == 2 ? 2 : 1;
             const int T = rint_in(0, 3), B = rint_in(0, 3), I = rint_in(0, 3);
             ins[0] = mk(NULL, EP_DTYPE_F32, 3, params[2] == 1 ? D(B, T, I) : D(T, B, I));
@@ -565,7 +568,7 @@ static void test_fuzz(int iters) {
             if (ins[1].rank == 0) ins[1].rank = 1;
             ins[1].dims[ins[1].rank - 1] = rint_in(1, 2);
         }
-        if (rnd() % 2) { /* structured: related shapes and plausible dtypes and params */
+        if (f->opcode != EP_OP_LSTM && f->opcode != EP_OP_GRU && rnd() % 2) { /* structured: related shapes, plausible dtypes and params */
             const uint8_t arith[3] = {EP_DTYPE_F32, EP_DTYPE_I32, EP_DTYPE_I64};
             ep_tensor *x = &ins[0];
             if (x->rank == 0 && rnd() % 4) x->rank = 1;

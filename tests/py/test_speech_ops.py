@@ -418,3 +418,71 @@ def test_log_mel_front_end():
                           [numpy_helper.from_array(v, k) for k, v in inits.items()])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
     check(m, {"s": sig}, tol=1e-4)
+
+
+def test_nonzero_is_rejected_with_the_reason():
+    x = np.array([1, 0, 2], np.float32)
+    with pytest.raises(CompileError, match="NonZero.*depends on the data"):
+        edgeplan.compile(build("NonZero", {"x": x}, {}, ["x"]))
+
+
+# ---------------------------------------------------------------- plan mutation with the speech ops
+def speech_plan_model():
+    """One graph using every new opcode, for the plan-mutation fuzz (tests/c/fuzz_plans.c)."""
+    rng = np.random.default_rng(21)
+    T = onnx.TensorProto
+    inits = {"W": f32(rng, 1, 24, 4), "R": f32(rng, 1, 24, 6), "B": f32(rng, 1, 48),
+             "gW": f32(rng, 2, 9, 4), "gR": f32(rng, 2, 9, 3), "s": f32(rng, 4), "k": np.array([2], np.int64),
+             "ax": np.array(2, np.int64), "zero": np.array(0, np.int64), "neg": np.array([-1e9], np.float32),
+             "shape": np.array([3, 2, 5], np.int64), "gi": np.array([[1], [0]], np.int64)}
+    # kernels that read runtime indices (which the fuzz harness fills with random bytes) run last
+    nodes = [
+        helper.make_node("LayerNormalization", ["x", "s"], ["ln"]),
+        helper.make_node("ArgMax", ["ln"], ["am"], axis=-1),
+        helper.make_node("TopK", ["ln", "k"], ["tv", "ti"]),
+        helper.make_node("CumSum", ["ln", "ax"], ["cs"]),
+        helper.make_node("Trilu", ["cs"], ["tr"]),
+        helper.make_node("Equal", ["mask", "zero"], ["m"]),
+        helper.make_node("Cast", ["mask"], ["mf"], to=T.FLOAT),
+        helper.make_node("Where", ["m", "neg", "mf"], ["w"]),
+        helper.make_node("Expand", ["w", "shape"], ["ex"]),
+        helper.make_node("GatherND", ["w", "gi"], ["gn"]),
+        helper.make_node("ScatterND", ["w", "si", "su"], ["sc"], reduction="add"),
+        helper.make_node("LSTM", ["x", "W", "R", "B", "sl"], ["y", "yh"], hidden_size=6),
+        helper.make_node("GRU", ["x", "gW", "gR", "", "sl"], ["gy", "gyh"], hidden_size=3, direction="bidirectional",
+                         linear_before_reset=1),
+    ]
+    ins = [helper.make_tensor_value_info("x", T.FLOAT, [5, 2, 4]), helper.make_tensor_value_info("sl", T.INT32, [2]),
+           helper.make_tensor_value_info("mask", T.INT64, [2, 5]), helper.make_tensor_value_info("si", T.INT64, [3, 1]),
+           helper.make_tensor_value_info("su", T.FLOAT, [3, 5])]
+    outs = [helper.make_tensor_value_info(o, 0, None) for o in
+            ("y", "yh", "gy", "gyh", "am", "tv", "ti", "tr", "ex", "sc", "gn")]
+    g = helper.make_graph(nodes, "speech_ops", ins, outs, [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+    return onnx.shape_inference.infer_shapes(m)
+
+
+def test_speech_plan_matches_onnxruntime():
+    rng = np.random.default_rng(22)
+    feeds = {"x": f32(rng, 5, 2, 4), "sl": np.array([5, 3], np.int32), "mask": rng.integers(0, 2, (2, 5)),
+             "si": np.array([[1], [0], [1]], np.int64), "su": f32(rng, 3, 5)}
+    check(speech_plan_model(), feeds)
+
+
+def test_mutated_speech_plans_never_crash(harness, tmp_path):
+    import re as _re
+    import subprocess
+    p = tmp_path / "speech.eplan"
+    edgeplan.compile(speech_plan_model()).save(p)
+    r = subprocess.run([str(harness), "0", "0", str(p)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and ": ok" in r.stdout, r.stderr[-3000:]
+    r = subprocess.run([str(harness), "4000", "20261130", str(p)], capture_output=True, text=True, timeout=1200,
+                       env={"ASAN_OPTIONS": "detect_leaks=1:abort_on_error=1", "UBSAN_OPTIONS": "print_stacktrace=1"})
+    print(r.stdout, r.stderr[-3000:])
+    assert r.returncode == 0, r.stderr[-3000:]
+    m = _re.search(r"(\d+) mutated plans: (\d+) rejected by validate, (\d+) rejected at open, (\d+) opened and ran",
+                   r.stdout)
+    assert m and int(m.group(3)) > 100 and int(m.group(4)) > 20, r.stdout
+
+
+from test_fuzz import harness  # noqa: E402,F401 — the ASan/UBSan build of tests/c/fuzz_plans.c

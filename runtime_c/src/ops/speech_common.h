@@ -2,28 +2,13 @@
  * Params and shapes are untrusted plan bytes: every field is checked before use. */
 #ifndef EP_OPS_SPEECH_COMMON_H
 #define EP_OPS_SPEECH_COMMON_H
-#include "ep_ops.h"
+#include "shape_check.h"
 
-/* EP_OK when t is present and well formed: rank <= 8, dims >= 0, known dtype, and an element
- * count that cannot overflow int64 byte arithmetic. */
-static inline int sp_chk_tensor(const ep_tensor *t) {
-    if (!t) return EP_ERR_PLAN_OP;
-    if (t->rank > EP_MAX_RANK) return EP_ERR_PLAN_SHAPE;
-    if (ep_dtype_size(t->dtype) == 0) return EP_ERR_PLAN_TENSOR;
-    int64_t n = 1;
-    for (int i = 0; i < t->rank; i++) {
-        if (t->dims[i] < 0) return EP_ERR_PLAN_SHAPE;
-        if (t->dims[i] > 0 && n > (INT64_C(1) << 56) / t->dims[i]) return EP_ERR_PLAN_SHAPE;
-        n *= t->dims[i];
-    }
-    return EP_OK;
-}
-
+/* ep_chk_arity, and the params these ops all read must be present. */
 static inline int sp_chk_arity(const ep_op *op, int min_in, int max_in, int min_out, int max_out) {
-    if (op->n_in < min_in || op->n_in > max_in || op->n_out < min_out || op->n_out > max_out)
-        return EP_ERR_PLAN_OP;
-    if (!op->params) return EP_ERR_PLAN_PARAMS;
-    return EP_OK;
+    int rc = ep_chk_arity(op, min_in, max_in, min_out, max_out);
+    if (rc == EP_OK && !op->params) rc = EP_ERR_PLAN_PARAMS;
+    return rc;
 }
 
 /* Checks inputs [0, n_req) present and every present input and every output well formed. */
@@ -34,15 +19,15 @@ static inline int sp_chk_io(const ep_op *op, int n_req) {
             if (k < n_req) return EP_ERR_PLAN_OP;
             continue;
         }
-        if ((rc = sp_chk_tensor(op->in[k])) != EP_OK) return rc;
+        if ((rc = ep_chk_tensor(op->in[k])) != EP_OK) return rc;
     }
     for (int k = 0; k < op->n_out; k++)
-        if ((rc = sp_chk_tensor(op->out[k])) != EP_OK) return rc;
+        if ((rc = ep_chk_tensor(op->out[k])) != EP_OK) return rc;
     return EP_OK;
 }
 
 /* Fills s from dims; fails when an extent does not fit in int32 or the element count leaves
- * the range sp_chk_tensor allows. */
+ * the range ep_chk_tensor allows. */
 static inline int sp_set_shape(ep_shape *s, int rank, const int64_t *dims, uint8_t dtype) {
     int64_t n = 1;
     if (rank < 0 || rank > EP_MAX_RANK) return EP_ERR_PLAN_SHAPE;

@@ -13,3 +13,9 @@ def _handlers() -> dict:
 
 
 HANDLERS = _handlers()
+
+# ops known and deliberately unsupported yet: the reason is added to the "unsupported" error
+UNSUPPORTED = {
+    ("", "NonZero"): "its output length depends on the data; it needs the bounded data-dependent shapes of "
+                     "issue 3 part 2 (TODO: output [rank, n] with n bounded by numel)",
+}
