@@ -47,6 +47,31 @@ def load_library():
     return _lib
 
 
+_types = None
+
+
+def _t():
+    """C types taken from the functions' signatures: building them from strings would run cffi's C
+    parser (several ms per new string) on the first Session of every process."""
+    global _types
+    if _types is None:
+        lib = load_library()
+        opn = ffi.typeof(lib.ep_session_open).args
+        _types = {"session_pp": opn[0], "options_p": opn[5],
+                  "info_p": ffi.typeof(lib.ep_plan_query).args[2],
+                  "desc_p": ffi.typeof(lib.ep_session_input_desc).args[2]}
+    return _types
+
+
+def _errbuf():
+    buf = bytearray(256)
+    return buf, ffi.from_buffer(buf)
+
+
+def _errtext(buf: bytearray) -> str:
+    return bytes(buf).split(b"\0", 1)[0].decode(errors="replace")
+
+
 def status_str(status: int) -> str:
     return ffi.string(load_library().ep_status_str(status)).decode()
 
@@ -78,7 +103,7 @@ def plan_info(plan_bytes) -> dict:
     lib = load_library()
     buf, off = _aligned_empty(len(plan_bytes), 8)
     buf[off:off + len(plan_bytes)] = np.frombuffer(plan_bytes, dtype=np.uint8)
-    info = ffi.new("ep_plan_info *")
+    info = ffi.new(_t()["info_p"])
     _check(lib.ep_plan_query(ffi.from_buffer(buf[off:]), len(plan_bytes), info), "plan")
     return {k: getattr(info, k) for k in dir(info)}
 
@@ -105,21 +130,22 @@ class Session:
             self._plan_buf = raw[off:off + len(data)]
         plan_ptr = ffi.from_buffer(self._plan_buf)
         plan_len = len(self._plan_buf)
-        info = ffi.new("ep_plan_info *")
-        err = ffi.new("char[256]")
-        opts = ffi.new("ep_options *")
-        opts.struct_size = ffi.sizeof("ep_options")
+        t = _t()
+        info = ffi.new(t["info_p"])
+        err_buf, err = _errbuf()
+        opts = ffi.new(t["options_p"])
+        opts.struct_size = ffi.sizeof(opts[0])
         opts.flags = 0 if check_crc else K.EP_OPT_SKIP_CRC
         opts.cpu_features_mask = cpu_features_mask
         opts.error_buf = err
-        opts.error_buf_len = 256
+        opts.error_buf_len = len(err_buf)
         opts.n_threads = threads
-        sp = ffi.new("ep_session **")
+        sp = ffi.new(t["session_pp"])
         rc = lib.ep_plan_query(plan_ptr, plan_len, info)
         if rc != K.EP_OK:
             # open checks the plan before it looks at the arena, so it states the reason
             lib.ep_session_open(sp, plan_ptr, plan_len, ffi.NULL, 0, opts)
-            _check(rc, "cannot read plan", ffi.string(err).decode(errors="replace"))
+            _check(rc, "cannot read plan", _errtext(err_buf))
         self.arena_bytes = int(info.arena_bytes)
         self.planned_bytes = int(info.planned_bytes)
         self.const_bytes = int(info.const_bytes)
@@ -127,7 +153,7 @@ class Session:
         self._arena_raw = raw
         arena_ptr = ffi.from_buffer(raw) + off
         rc = lib.ep_session_open(sp, plan_ptr, plan_len, arena_ptr, self.arena_bytes, opts)
-        _check(rc, "cannot open plan", ffi.string(err).decode(errors="replace"))
+        _check(rc, "cannot open plan", _errtext(err_buf))
         self._s = sp[0]
         self._plan_ptr = plan_ptr
         self.inputs = [self._desc(i, False) for i in range(lib.ep_session_num_inputs(self._s))]
@@ -135,7 +161,7 @@ class Session:
         self._in_index = {t.name: i for i, t in enumerate(self.inputs)}
 
     def _desc(self, i: int, output: bool) -> TensorInfo:
-        d = ffi.new("ep_io_desc *")
+        d = ffi.new(_t()["desc_p"])
         fn = self._lib.ep_session_output_desc if output else self._lib.ep_session_input_desc
         _check(fn(self._s, i, d), "describe")
         return TensorInfo(ffi.string(d.name).decode(), EP_TO_NUMPY[d.dtype], tuple(d.dims[0:d.rank]), int(d.nbytes))
@@ -167,7 +193,8 @@ class Session:
         for name, value in feeds.items():
             self.set_input(name, value)
         rc = self._lib.ep_run(self._s)
-        _check(rc, "run failed", ffi.string(self._lib.ep_session_last_error(self._s)).decode(errors="replace"))
+        if rc != K.EP_OK:
+            _check(rc, "run failed", ffi.string(self._lib.ep_session_last_error(self._s)).decode(errors="replace"))
         outs = {}
         for i, t in enumerate(self.outputs):
             v = self._view(i, True)
