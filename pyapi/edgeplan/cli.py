@@ -51,6 +51,14 @@ def _compile(model, shapes, out=None, board=None):
     except CompileError as e:
         print(f"edgeplan: cannot compile {model if isinstance(model, str) else 'model'}:\n{e}", file=sys.stderr)
         raise SystemExit(1) from None
+    except OSError as e:
+        print(f"edgeplan: {e}", file=sys.stderr)
+        raise SystemExit(1) from None
+    except Exception as e:  # noqa: BLE001 - e.g. protobuf's DecodeError for a file that is not ONNX
+        if type(e).__name__ != "DecodeError":
+            raise
+        print(f"edgeplan: {model} is not an ONNX model ({e})", file=sys.stderr)
+        raise SystemExit(1) from None
     if out:
         plan.save(out)
     return plan
@@ -163,7 +171,11 @@ def cmd_run(a) -> int:
                 print("edgeplan: the plan has several inputs; use --input NAME=FILE.npy", file=sys.stderr)
                 return 2
             name, path = sess.inputs[0].name, item
-        feeds[name] = np.load(path)
+        try:
+            feeds[name] = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            print(f"edgeplan: cannot read {path} as a .npy array: {e}", file=sys.stderr)
+            return 1
     missing = [t.name for t in sess.inputs if t.name not in feeds]
     if missing:
         print(f"edgeplan: no value for input(s) {', '.join(missing)}: give --input NAME=FILE.npy or --random",
@@ -184,9 +196,13 @@ def cmd_run(a) -> int:
 
 def cmd_inspect(a) -> int:
     from edgeplan.plan import inspect_text
-    from edgeplan.runtime import EdgeplanError, load_library
+    from edgeplan.runtime import load_library
     from edgeplan._cdef import ffi
-    data = Path(a.plan).read_bytes()
+    try:
+        data = Path(a.plan).read_bytes()
+    except OSError as e:
+        print(f"edgeplan: {e}", file=sys.stderr)
+        return 1
     buf = np.frombuffer(data, dtype=np.uint8).copy()
     rc = load_library().ep_plan_validate(ffi.from_buffer(buf), len(data))
     if rc:
@@ -194,7 +210,6 @@ def cmd_inspect(a) -> int:
         print(f"edgeplan: {a.plan}: invalid plan: {status_str(rc)} ({rc})", file=sys.stderr)
         return 1
     print(inspect_text(data))
-    _ = EdgeplanError
     return 0
 
 

@@ -91,3 +91,14 @@ def test_symbolic_dims_must_be_pinned(tmp_path):
     assert "arena" in out
     sess = edgeplan.Session(tmp_path / "dyn.eplan")
     assert sess.inputs[0].shape == (2, 3, 32, 32) and sess.outputs[0].shape == (2, 10)
+
+
+def test_cli_answers_bad_files_without_a_traceback(tiny, tmp_path):
+    ep = _bin("edgeplan")
+    (tmp_path / "junk.onnx").write_bytes(b"not a model")
+    edgeplan.compile(str(tiny / "tiny.onnx")).save(tmp_path / "t.eplan")
+    for args in (["compile", str(tmp_path / "missing.onnx")], ["compile", str(tmp_path / "junk.onnx")],
+                 ["inspect", str(tmp_path / "missing.eplan")], ["run", str(tmp_path / "missing.eplan")],
+                 ["run", str(tmp_path / "t.eplan"), "--input", f"x={tmp_path / 'junk.onnx'}"]):
+        r = run(ep, *args, ok=False)
+        assert r.returncode != 0 and "Traceback" not in r.stderr and r.stderr.startswith("edgeplan: "), (args, r.stderr)
