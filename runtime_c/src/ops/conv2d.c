@@ -7,25 +7,14 @@
  *
  * Error codes: arity or a missing required input -> EP_ERR_PLAN_OP; a dtype other than
  * f32 -> EP_ERR_PLAN_TENSOR; a parameter out of range (kernel, stride, dilation < 1 or
- * > EP_CONV_LIMIT, pads < 0 or > EP_CONV_LIMIT, groups < 1, act not an EP_ACT_*) ->
+ * > EP_PARAM_LIMIT, pads < 0 or > EP_PARAM_LIMIT, groups < 1, act not an EP_ACT_*) ->
  * EP_ERR_PLAN_PARAMS; ranks, extents, groups not dividing C and M, kernel differing from
  * W's extents, or an output extent that is negative or too large -> EP_ERR_PLAN_SHAPE.
  * The reference kernel needs no scratch. Variants (EP_CONV2D_VARIANT_*, plan_format.h): PACKED and
  * WINOGRAD take pre-packed weights whose exact shape is checked against the declared output (M) and
  * the params; each variant's minimum scratch is computed here. */
 #include <stdint.h>
-#include "ep_ops.h"
-
-#define EP_CONV_LIMIT (1 << 20)
-
-static int conv_f32_tensor(const ep_tensor *t, int rank) {
-    if (!t) return EP_ERR_PLAN_OP;
-    if (t->dtype != EP_DTYPE_F32) return EP_ERR_PLAN_TENSOR;
-    if (t->rank != rank) return EP_ERR_PLAN_SHAPE;
-    return EP_OK;
-}
-
-static int conv_in_range(int32_t v, int32_t lo) { return v >= lo && v <= EP_CONV_LIMIT; }
+#include "shape_check.h"
 
 static int64_t conv_floordiv(int64_t a, int64_t b) {
     int64_t q = a / b;
@@ -107,19 +96,20 @@ int ep_shape_conv2d(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     const ep_tensor *b = op->n_in > 2 ? op->in[2] : NULL;
     const ep_tensor *r = op->n_in > 3 ? op->in[3] : NULL;
     int rc;
-    if ((rc = conv_f32_tensor(x, 4)) != EP_OK) return rc;
+    if ((rc = ep_chk_f32(x, 4, 4)) != EP_OK) return rc;
     const int packed = op->variant == EP_CONV2D_VARIANT_PACKED || op->variant == EP_CONV2D_VARIANT_WINOGRAD;
-    if ((rc = conv_f32_tensor(w, packed ? conv_packed_rank(op->variant) : 4)) != EP_OK) return rc;
-    if (b && (rc = conv_f32_tensor(b, 1)) != EP_OK) return rc;
-    if (r && (rc = conv_f32_tensor(r, 4)) != EP_OK) return rc;
+    const int w_rank = packed ? conv_packed_rank(op->variant) : 4;
+    if ((rc = ep_chk_f32(w, w_rank, w_rank)) != EP_OK) return rc;
+    if (b && (rc = ep_chk_f32(b, 1, 1)) != EP_OK) return rc;
+    if (r && (rc = ep_chk_f32(r, 4, 4)) != EP_OK) return rc;
 
     for (int i = 0; i < 2; i++) {
-        if (!conv_in_range(p->kernel[i], 1) || !conv_in_range(p->stride[i], 1) ||
-            !conv_in_range(p->dilation[i], 1))
+        if (!ep_param_in_range(p->kernel[i], 1) || !ep_param_in_range(p->stride[i], 1) ||
+            !ep_param_in_range(p->dilation[i], 1))
             return EP_ERR_PLAN_PARAMS;
     }
     for (int i = 0; i < 4; i++)
-        if (!conv_in_range(p->pads[i], 0)) return EP_ERR_PLAN_PARAMS;
+        if (!ep_param_in_range(p->pads[i], 0)) return EP_ERR_PLAN_PARAMS;
     if (p->groups < 1 || p->act < 0 || p->act >= EP_ACT_COUNT) return EP_ERR_PLAN_PARAMS;
 
     const int64_t N = x->dims[0], C = x->dims[1], g = p->groups;

@@ -9,18 +9,7 @@
  * parameter ranges -> PLAN_PARAMS, extents and consistency -> PLAN_SHAPE.
  * The reference kernel needs no scratch. */
 #include <stdint.h>
-#include "ep_ops.h"
-
-#define EP_CONVT_LIMIT (1 << 20)
-
-static int convt_f32_tensor(const ep_tensor *t, int rank) {
-    if (!t) return EP_ERR_PLAN_OP;
-    if (t->dtype != EP_DTYPE_F32) return EP_ERR_PLAN_TENSOR;
-    if (t->rank != rank) return EP_ERR_PLAN_SHAPE;
-    return EP_OK;
-}
-
-static int convt_in_range(int32_t v, int32_t lo) { return v >= lo && v <= EP_CONVT_LIMIT; }
+#include "shape_check.h"
 
 int ep_shape_conv_transpose2d(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     if (!op || !out || !scratch || !op->params || !op->in) return EP_ERR_PLAN_OP;
@@ -29,19 +18,19 @@ int ep_shape_conv_transpose2d(const ep_op *op, ep_shape *out, uint64_t *scratch)
     const ep_tensor *x = op->in[0], *w = op->in[1];
     const ep_tensor *b = op->n_in > 2 ? op->in[2] : NULL;
     int rc;
-    if ((rc = convt_f32_tensor(x, 4)) != EP_OK) return rc;
-    if ((rc = convt_f32_tensor(w, 4)) != EP_OK) return rc;
-    if (b && (rc = convt_f32_tensor(b, 1)) != EP_OK) return rc;
+    if ((rc = ep_chk_f32(x, 4, 4)) != EP_OK) return rc;
+    if ((rc = ep_chk_f32(w, 4, 4)) != EP_OK) return rc;
+    if (b && (rc = ep_chk_f32(b, 1, 1)) != EP_OK) return rc;
 
     for (int i = 0; i < 2; i++) {
-        if (!convt_in_range(p->kernel[i], 1) || !convt_in_range(p->stride[i], 1) ||
-            !convt_in_range(p->dilation[i], 1))
+        if (!ep_param_in_range(p->kernel[i], 1) || !ep_param_in_range(p->stride[i], 1) ||
+            !ep_param_in_range(p->dilation[i], 1))
             return EP_ERR_PLAN_PARAMS;
         const int32_t lim = p->stride[i] > p->dilation[i] ? p->stride[i] : p->dilation[i];
         if (p->output_padding[i] < 0 || p->output_padding[i] >= lim) return EP_ERR_PLAN_PARAMS;
     }
     for (int i = 0; i < 4; i++)
-        if (!convt_in_range(p->pads[i], 0)) return EP_ERR_PLAN_PARAMS;
+        if (!ep_param_in_range(p->pads[i], 0)) return EP_ERR_PLAN_PARAMS;
     if (p->groups < 1 || p->act < 0 || p->act >= EP_ACT_COUNT) return EP_ERR_PLAN_PARAMS;
 
     const int64_t N = x->dims[0], C = x->dims[1], g = p->groups;

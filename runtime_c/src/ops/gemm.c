@@ -9,14 +9,7 @@
  * reserved != 0 -> PLAN_PARAMS, ranks and extents -> PLAN_SHAPE. No scratch.
  * Variant EP_GEMM_VARIANT_PACKED: B is [ceil(N/NR), K, NR] (plan_format.h), N from the output. */
 #include <stdint.h>
-#include "ep_ops.h"
-
-static int gemm_f32_tensor(const ep_tensor *t, int rank_lo, int rank_hi) {
-    if (!t) return EP_ERR_PLAN_OP;
-    if (t->dtype != EP_DTYPE_F32) return EP_ERR_PLAN_TENSOR;
-    if (t->rank < rank_lo || t->rank > rank_hi) return EP_ERR_PLAN_SHAPE;
-    return EP_OK;
-}
+#include "shape_check.h"
 
 int ep_shape_gemm(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     if (!op || !out || !scratch || !op->params || !op->in) return EP_ERR_PLAN_OP;
@@ -26,12 +19,12 @@ int ep_shape_gemm(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     const ep_tensor *c = op->n_in > 2 ? op->in[2] : NULL;
     const ep_tensor *r = op->n_in > 3 ? op->in[3] : NULL;
     int rc;
-    if ((rc = gemm_f32_tensor(a, 2, 2)) != EP_OK) return rc;
+    if ((rc = ep_chk_f32(a, 2, 2)) != EP_OK) return rc;
     const int packed = op->variant == EP_GEMM_VARIANT_PACKED;
     if (op->variant != EP_VARIANT_DEFAULT && !packed) return EP_ERR_PLAN_OP;
-    if ((rc = gemm_f32_tensor(b, packed ? 3 : 2, packed ? 3 : 2)) != EP_OK) return rc;
-    if (c && (rc = gemm_f32_tensor(c, 1, 2)) != EP_OK) return rc;
-    if (r && (rc = gemm_f32_tensor(r, 2, 2)) != EP_OK) return rc;
+    if ((rc = ep_chk_f32(b, packed ? 3 : 2, packed ? 3 : 2)) != EP_OK) return rc;
+    if (c && (rc = ep_chk_f32(c, 1, 2)) != EP_OK) return rc;
+    if (r && (rc = ep_chk_f32(r, 2, 2)) != EP_OK) return rc;
     if (p->act < 0 || p->act >= EP_ACT_COUNT || p->reserved != 0) return EP_ERR_PLAN_PARAMS;
 
     const int32_t M = a->dims[0], K = a->dims[1];

@@ -9,7 +9,7 @@
  *                at or past H + pad_b (inside the end padding) -- onnxruntime's and
  *                PyTorch's rule; ONNX shape inference omits that correction.
  * OH must be >= 0 (0 gives an empty output). Parameter ranges: kernel, stride, dilation in
- * [1, EP_POOL_LIMIT], pads in [0, EP_POOL_LIMIT], count_include_pad and ceil_mode 0 or 1.
+ * [1, EP_PARAM_LIMIT], pads in [0, EP_PARAM_LIMIT], count_include_pad and ceil_mode 0 or 1.
  *
  * GLOBAL_AVGPOOL: X of rank >= 3, f32; Y has X's rank with dims [N, C, 1, ...]. Both
  * reserved params must be 0.
@@ -17,18 +17,7 @@
  * Error codes: arity/missing tensor -> PLAN_OP, dtype -> PLAN_TENSOR, parameter ranges ->
  * PLAN_PARAMS, ranks and extents -> PLAN_SHAPE. No scratch. */
 #include <stdint.h>
-#include "ep_ops.h"
-
-#define EP_POOL_LIMIT (1 << 20)
-
-static int pool_f32_tensor(const ep_tensor *t, int rank_lo, int rank_hi) {
-    if (!t) return EP_ERR_PLAN_OP;
-    if (t->dtype != EP_DTYPE_F32) return EP_ERR_PLAN_TENSOR;
-    if (t->rank < rank_lo || t->rank > rank_hi) return EP_ERR_PLAN_SHAPE;
-    return EP_OK;
-}
-
-static int pool_in_range(int32_t v, int32_t lo) { return v >= lo && v <= EP_POOL_LIMIT; }
+#include "shape_check.h"
 
 static int64_t pool_floordiv(int64_t a, int64_t b) {
     int64_t q = a / b;
@@ -51,16 +40,16 @@ static int pool_shape(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     const ep_pool_params *p = (const ep_pool_params *)op->params;
     const ep_tensor *x = op->in[0], *y = op->out[0];
     int rc;
-    if ((rc = pool_f32_tensor(x, 4, 4)) != EP_OK) return rc;
-    if ((rc = pool_f32_tensor(y, 4, 4)) != EP_OK) return rc;
+    if ((rc = ep_chk_f32(x, 4, 4)) != EP_OK) return rc;
+    if ((rc = ep_chk_f32(y, 4, 4)) != EP_OK) return rc;
 
     for (int i = 0; i < 2; i++) {
-        if (!pool_in_range(p->kernel[i], 1) || !pool_in_range(p->stride[i], 1) ||
-            !pool_in_range(p->dilation[i], 1))
+        if (!ep_param_in_range(p->kernel[i], 1) || !ep_param_in_range(p->stride[i], 1) ||
+            !ep_param_in_range(p->dilation[i], 1))
             return EP_ERR_PLAN_PARAMS;
     }
     for (int i = 0; i < 4; i++)
-        if (!pool_in_range(p->pads[i], 0)) return EP_ERR_PLAN_PARAMS;
+        if (!ep_param_in_range(p->pads[i], 0)) return EP_ERR_PLAN_PARAMS;
     if ((p->count_include_pad != 0 && p->count_include_pad != 1) ||
         (p->ceil_mode != 0 && p->ceil_mode != 1))
         return EP_ERR_PLAN_PARAMS;
@@ -91,7 +80,7 @@ int ep_shape_global_avgpool(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     const ep_global_pool_params *p = (const ep_global_pool_params *)op->params;
     const ep_tensor *x = op->in[0];
     int rc;
-    if ((rc = pool_f32_tensor(x, 3, EP_MAX_RANK)) != EP_OK) return rc;
+    if ((rc = ep_chk_f32(x, 3, EP_MAX_RANK)) != EP_OK) return rc;
     if (p->reserved != 0 || p->reserved2 != 0) return EP_ERR_PLAN_PARAMS;
 
     ep_shape_from_tensor(&out[0], x);

@@ -25,4 +25,16 @@ static inline int ep_chk_arity(const ep_op *op, int min_in, int max_in, int min_
         return EP_ERR_PLAN_OP;
     return EP_OK;
 }
+/* Present, f32, rank in [rank_lo, rank_hi]. */
+static inline int ep_chk_f32(const ep_tensor *t, int rank_lo, int rank_hi) {
+    if (!t) return EP_ERR_PLAN_OP;
+    if (t->dtype != EP_DTYPE_F32) return EP_ERR_PLAN_TENSOR;
+    if (t->rank < rank_lo || t->rank > rank_hi) return EP_ERR_PLAN_SHAPE;
+    return EP_OK;
+}
+
+/* Upper bound on window parameters (kernel, stride, dilation, pads): keeps every product of them
+ * with a tensor extent far inside int64. */
+#define EP_PARAM_LIMIT (1 << 20)
+static inline int ep_param_in_range(int32_t v, int32_t lo) { return v >= lo && v <= EP_PARAM_LIMIT; }
 #endif
