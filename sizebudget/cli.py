@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -64,12 +65,16 @@ def _boards(names):
 
 
 def cmd_check(a) -> int:
-    from .probes import CONFIGS, ProbeError, build_probe
+    from .probes import CONFIGS, ProbeError, build_probe, source_root
     budgets = load_toml(Path(a.budgets)) if a.budgets else {}
     baseline = load_baseline(Path(a.baseline)) if a.baseline else {}
     threshold = parse_threshold(a.threshold)
     configs = a.config or list(CONFIGS)
-    root = Path(a.build_root or os.environ.get("SIZEBUDGET_BUILD") or Path(tempfile.gettempdir()) / "edgeplan-size")
+    # the default build folder is per source tree: a folder configured for another checkout would
+    # otherwise be rebuilt from that checkout and measure the wrong code
+    tree = hashlib.sha1(str(source_root().resolve()).encode()).hexdigest()[:10]
+    root = Path(a.build_root or os.environ.get("SIZEBUDGET_BUILD")
+                or Path(tempfile.gettempdir()) / f"edgeplan-size-{tree}")
     reports, findings = {}, []
     try:
         boards = _boards(a.board)
@@ -149,7 +154,7 @@ def add_check_args(c) -> None:
     c.add_argument("--baseline", default=str(BASELINE), help="baseline file ('' for no ratchet)")
     c.add_argument("--threshold", default="64,1%", help="allowed growth over the baseline: bytes and/or percent")
     c.add_argument("--update-baseline", action="store_true", help="rewrite the baseline with these measurements")
-    c.add_argument("--build-root", help="where the probe builds go (default $SIZEBUDGET_BUILD or /tmp/edgeplan-size)")
+    c.add_argument("--build-root", help="where the probe builds go (default $SIZEBUDGET_BUILD or /tmp/edgeplan-size-<tree hash>)")
     c.add_argument("--json", action="store_true")
     c.set_defaults(fn=cmd_check)
 

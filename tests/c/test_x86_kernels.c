@@ -1,4 +1,5 @@
-/* Kernel check (dav1d checkasm style) of the packed / depthwise / Winograd variants and their x86 AVX2+FMA kernels.
+/* Kernel check (dav1d checkasm style) of the packed / depthwise / Winograd variants and their x86 AVX2+FMA kernels,
+ * and of the AVX2 UNARY / BINARY kernels (see the section below for their tolerance).
  *
  * For seeded random shapes (odd sizes, tails of every blocking: MR 6, NR 16, KC 256, 8-wide vectors),
  * every variant kernel runs on inputs packed here the way the compiler packs them (select.py), with guard
@@ -95,8 +96,8 @@ static int close_enough(const float *got, const float *want, int64_t n, int64_t 
 
 static int random_act(float *alpha, float *beta) {
     static const int acts[] = {EP_ACT_NONE, EP_ACT_RELU, EP_ACT_CLIP, EP_ACT_LEAKY_RELU, EP_ACT_SIGMOID,
-                               EP_ACT_HARD_SWISH};
-    const int a = acts[rnd() % 6];
+                               EP_ACT_HARD_SWISH, EP_ACT_SILU, EP_ACT_TANH};
+    const int a = acts[rnd() % (sizeof(acts) / sizeof(acts[0]))];
     *alpha = a == EP_ACT_CLIP ? -0.5f : 0.1f;
     *beta = a == EP_ACT_CLIP ? 0.75f : 0.0f;
     return a;
@@ -369,6 +370,161 @@ static void winograd_case(int iter, int have_x86) {
     free(x), free(w), free(b), free(r), free(u);
 }
 
+/* ---------------- UNARY / BINARY (elementwise_f32.c) ----------------
+ * Checked against ep_ref_unary_f32 / ep_ref_binary_f32 on the same inputs: bit for bit (NaN matches
+ * any NaN) except SIGMOID, SILU and TANH, whose vector exp is a polynomial rather than libm's expf /
+ * tanhf: |got - want| <= 2e-6 |want| + 1e-37. 2e-6 is ~17 ulp at the worst scale: the polynomial
+ * exp is within ~2 ulp, the reference's expf within 1 ulp, and the shared 1 + e, division and
+ * multiply add at most 1.5 ulp each side; the 1e-37 floor covers results that are subnormal (or
+ * zero in one and subnormal in the other) near expf's overflow. Inputs include NaN, +-inf, +-0,
+ * and values beyond +-88 (exp overflow / underflow). Every case runs out of place with guard cells
+ * and in place (Y aliasing X, or A / B for binary). */
+
+static int is_transcendental(int act) { return act == EP_ACT_SIGMOID || act == EP_ACT_SILU || act == EP_ACT_TANH; }
+
+static int same_f32(float g, float w, int loose) {
+    if (g != g || w != w) return g != g && w != w;
+    if (loose && g == w) return 1;   /* infinities */
+    if (loose) return fabs((double)g - (double)w) <= 2e-6 * fabs((double)w) + 1e-37;
+    return memcmp(&g, &w, 4) == 0;   /* signed zeros too */
+}
+static int64_t first_diff(const float *g, const float *w, int64_t n, int loose) {
+    for (int64_t i = 0; i < n; i++)
+        if (!same_f32(g[i], w[i], loose)) return i;
+    return -1;
+}
+
+static float elem_value(int wide) {
+    const uint32_t r = rnd() % 64;
+    switch (r) {
+    case 0: return NAN;
+    case 1: return INFINITY;
+    case 2: return -INFINITY;
+    case 3: return 0.0f;
+    case 4: return -0.0f;
+    case 5: return (rnd() & 1 ? 1.0f : -1.0f) * (86.0f + 4.0f * (float)(rnd() % 1000) / 1000.0f);
+    default: return wide ? rfloat() * 30.0f : rfloat() * 3.0f;
+    }
+}
+
+static void unary_case(int iter, int have_x86) {
+    ep_unary_params p;
+    memset(&p, 0, sizeof(p));
+    p.kind = 1 + iter % (EP_ACT_COUNT - 1);
+    p.alpha = p.kind == EP_ACT_CLIP ? -0.5f : p.kind == EP_ACT_HARD_SIGMOID ? 0.2f : 0.1f;
+    p.beta = p.kind == EP_ACT_CLIP ? 0.75f : p.kind == EP_ACT_HARD_SIGMOID ? 0.5f : 0.0f;
+    const int64_t n = iter % 9 == 0 ? rint_in(0, 9) : rint_in(1, iter % 4 == 0 ? 3000 : 100);
+    float *x = malloc(sizeof(float) * (size_t)(n + 1));
+    const int wide = rnd() & 1;
+    for (int64_t i = 0; i < n; i++) x[i] = elem_value(wide);
+    const int32_t dims[2] = {1, (int32_t)n};
+    ep_tensor xt = mk(x, 2, dims), yt = mk(NULL, 2, dims);
+    ep_tensor *ins[1] = {&xt}, *outs[1] = {&yt};
+    ep_op op = {.params = &p, .in = ins, .out = outs, .n_in = 1, .n_out = 1, .opcode = EP_OP_UNARY};
+    gbuf want = galloc(n);
+    yt.data = want.p;
+    CHECK(ep_ref_unary_f32(&op) == EP_OK && guards_ok(&want), "unary ref");
+    if (have_x86) {
+        const int loose = is_transcendental(p.kind);
+        gbuf got = galloc(n);
+        yt.data = got.p;
+        CHECK(ep_x86_unary_f32(&op) == EP_OK, "unary kind %d n %lld: rc", p.kind, (long long)n);
+        CHECK(guards_ok(&got), "unary kind %d n %lld: guard cells overwritten", p.kind, (long long)n);
+        int64_t d = first_diff(got.p, want.p, n, loose);
+        CHECK(d < 0, "unary kind %d n %lld: [%lld] x %g got %.9g want %.9g", p.kind, (long long)n, (long long)d,
+              d < 0 ? 0.0 : x[d], d < 0 ? 0.0 : got.p[d], d < 0 ? 0.0 : want.p[d]);
+        /* in place: Y aliases X exactly */
+        for (int64_t i = 0; i < n; i++) got.p[i] = x[i];
+        xt.data = got.p, yt.data = got.p;
+        CHECK(ep_x86_unary_f32(&op) == EP_OK && guards_ok(&got), "unary in place kind %d", p.kind);
+        d = first_diff(got.p, want.p, n, loose);
+        CHECK(d < 0, "unary in place kind %d n %lld: [%lld] differs", p.kind, (long long)n, (long long)d);
+        free(got.base);
+    }
+    free(want.base);
+    free(x);
+}
+
+static void binary_case(int iter, int have_x86) {
+    ep_binary_params p;
+    memset(&p, 0, sizeof(p));
+    p.kind = (int)(rnd() % EP_BIN_COUNT);
+    static const int acts[] = {EP_ACT_NONE, EP_ACT_NONE, EP_ACT_RELU, EP_ACT_CLIP, EP_ACT_LEAKY_RELU, EP_ACT_SIGMOID,
+                               EP_ACT_SILU, EP_ACT_HARD_SWISH, EP_ACT_HARD_SIGMOID, EP_ACT_TANH, EP_ACT_ABS, EP_ACT_ELU};
+    p.act = acts[rnd() % (sizeof(acts) / sizeof(acts[0]))];
+    p.act_alpha = p.act == EP_ACT_CLIP ? -0.5f : 0.2f;
+    p.act_beta = p.act == EP_ACT_CLIP ? 0.75f : 0.5f;
+    /* output shape, then A and B each: same shape, scalar, per-channel [C,1,1], last dim [W], a random
+     * mix of broadcast dims, or a lower rank suffix */
+    const int r = rint_in(1, 4);
+    int32_t yd[4], ad[4], bd[4];
+    for (int i = 0; i < r; i++) yd[i] = rint_in(1, iter % 3 == 0 ? 40 : 9);
+    int ar = r, br = r;
+    int32_t *sd[2] = {ad, bd};
+    int *sr[2] = {&ar, &br};
+    int form_a = iter % 4 == 0 ? (int)(rnd() % 5) : 0;   /* A is usually full (in-place case) */
+    if (form_a == 3) form_a = 0;                              /* one operand keeps Y's rank */
+    const int form_b = (int)(rnd() % 5);
+    for (int t = 0; t < 2; t++) {
+        const int form = t ? form_b : form_a;
+        for (int i = 0; i < r; i++) sd[t][i] = yd[i];
+        switch (form) {
+        case 1: for (int i = 0; i < r; i++) sd[t][i] = 1; break;
+        case 2: for (int i = 0; i < r; i++) if (i != (r > 1 ? r - 3 < 0 ? 0 : r - 3 : 0)) sd[t][i] = 1; break;
+        case 3: *sr[t] = 1, sd[t][0] = yd[r - 1]; break;
+        case 4: for (int i = 0; i < r; i++) if (rnd() & 1) sd[t][i] = 1; break;
+        default: break;
+        }
+    }
+    for (int i = 0; i < r; i++) {   /* Y is the broadcast of A and B: widen Y's dims no operand covers */
+        const int ia = i - (r - ar), ib = i - (r - br);
+        const int32_t da = ia >= 0 ? ad[ia] : 1, db = ib >= 0 ? bd[ib] : 1;
+        yd[i] = da > db ? da : db;
+    }
+    int64_t ny = 1, na = 1, nb = 1;
+    for (int i = 0; i < r; i++) ny *= yd[i];
+    for (int i = 0; i < ar; i++) na *= ad[i];
+    for (int i = 0; i < br; i++) nb *= bd[i];
+    float *a = malloc(sizeof(float) * (size_t)na), *b = malloc(sizeof(float) * (size_t)nb);
+    for (int64_t i = 0; i < na; i++) a[i] = elem_value(0);
+    for (int64_t i = 0; i < nb; i++) b[i] = elem_value(0);
+    ep_tensor at = mk(a, ar, ad), bt = mk(b, br, bd), yt = mk(NULL, r, yd);
+    ep_tensor *ins[2] = {&at, &bt}, *outs[1] = {&yt};
+    ep_op op = {.params = &p, .in = ins, .out = outs, .n_in = 2, .n_out = 1, .opcode = EP_OP_BINARY};
+    ep_shape sh;
+    uint64_t scratch = 0;
+    CHECK(ep_shape_binary(&op, &sh, &scratch) == EP_OK && sh.rank == r, "binary shape");
+    gbuf want = galloc(ny);
+    yt.data = want.p;
+    CHECK(ep_ref_binary_f32(&op) == EP_OK && guards_ok(&want), "binary ref");
+    char what[200];
+    snprintf(what, sizeof(what), "binary kind %d act %d y[%d,%d,%d,%d] a%lld(r%d) b%lld(r%d)", p.kind, p.act, yd[0],
+             r > 1 ? yd[1] : 0, r > 2 ? yd[2] : 0, r > 3 ? yd[3] : 0, (long long)na, ar, (long long)nb, br);
+    if (have_x86) {
+        const int loose = is_transcendental(p.act);
+        gbuf got = galloc(ny);
+        yt.data = got.p;
+        CHECK(ep_x86_binary_f32(&op) == EP_OK && guards_ok(&got), "%s: rc / guard cells", what);
+        int64_t d = first_diff(got.p, want.p, ny, loose);
+        CHECK(d < 0, "%s: [%lld] got %.9g want %.9g", what, (long long)d, d < 0 ? 0.0 : got.p[d],
+              d < 0 ? 0.0 : want.p[d]);
+        /* in place: Y aliases A (or B) when it has Y's shape */
+        for (int t = 0; t < 2; t++) {
+            if ((t ? nb : na) != ny || (t ? br : ar) != r) continue;
+            for (int64_t i = 0; i < ny; i++) got.p[i] = t ? b[i] : a[i];
+            (t ? &bt : &at)->data = got.p;
+            yt.data = got.p;
+            CHECK(ep_x86_binary_f32(&op) == EP_OK && guards_ok(&got), "%s: in place rc / guards", what);
+            d = first_diff(got.p, want.p, ny, loose);
+            CHECK(d < 0, "%s: in place (Y = %s) [%lld] differs", what, t ? "B" : "A", (long long)d);
+            at.data = a, bt.data = b;
+        }
+        free(got.base);
+    }
+    free(want.base);
+    free(a), free(b);
+}
+
 int main(int argc, char **argv) {
     const int iters = argc > 1 ? atoi(argv[1]) : 300;
     const uint64_t need = EP_CPU_AVX2 | EP_CPU_FMA;
@@ -379,6 +535,8 @@ int main(int argc, char **argv) {
         conv_case(i, have_x86, 1);
         gemm_case(i, have_x86);
         winograd_case(i, have_x86);
+        unary_case(i, have_x86);
+        binary_case(i, have_x86);
     }
     printf("%d checks passed, %d failed\n", n_pass, n_fail);
     return n_fail ? 1 : 0;

@@ -4,14 +4,91 @@
 #include <immintrin.h>
 #include "ep_kernel.h"
 
+/* Lane mask with the first n (0..8) lanes set. */
+static inline __m256i x86_mask8(int n) {
+    static const int32_t m[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+    return _mm256_loadu_si256((const __m256i *)(const void *)(m + 8 - n));
+}
+/* ---- Full vector activations for the element-wise kernels (elementwise_f32.c) ----
+ * x86_actx_vector(act) is 1 for the kinds x86_actx8 computes in vector form. RELU, CLIP,
+ * LEAKY_RELU, HARD_SIGMOID, HARD_SWISH, NEG and ABS use the reference's exact operations (IEEE
+ * add/mul/div, the same comparisons, no FMA contraction: the file is C11 so -ffp-contract=off), so
+ * they equal ep_act_f32 bit for bit, NaN and signed zeros included. SIGMOID, SILU and TANH use
+ * x86_exp8 below instead of libm's expf/tanhf: relative error <= 2e-6 against the reference (with an
+ * absolute floor of 1e-37 for results that underflow to subnormals). */
+static inline int x86_actx_vector(int act) {
+    switch (act) {
+    case EP_ACT_NONE: case EP_ACT_RELU: case EP_ACT_CLIP: case EP_ACT_LEAKY_RELU:
+    case EP_ACT_HARD_SIGMOID: case EP_ACT_HARD_SWISH: case EP_ACT_NEG: case EP_ACT_ABS:
+    case EP_ACT_SIGMOID: case EP_ACT_SILU: case EP_ACT_TANH:
+        return 1;
+    default: return 0;
+    }
+}
+
+/* exp(x), 8 lanes: n = round(x log2 e), r = x - n ln2 (ln2 split hi/lo, FMA), |r| <= ln2/2, then the
+ * Cephes expf polynomial (degree 7 in total, ~1 ulp on the reduced range) and a 2^n scale applied as
+ * 2^(n-1) * 2 so n = 128 (x up to 88.72) still yields a finite result. x is clamped to [-86, 88.75] (so n-1 stays a normal exponent);
+ * above 88.7228 (where expf overflows) the result is +inf; below -86 it is exp(-86) ~ 4.4e-38 rather
+ * than the subnormal/zero expf returns (the callers add 1 to it, or are covered by the absolute
+ * floor). NaN propagates (the clamps return their second operand when it is NaN). */
+static inline __attribute__((always_inline)) __m256 x86_exp8(__m256 x) {
+    const __m256 hi = _mm256_set1_ps(88.75f), lo = _mm256_set1_ps(-86.0f);
+    const __m256 over = _mm256_cmp_ps(x, _mm256_set1_ps(88.72283935546875f), _CMP_GT_OQ);
+    x = _mm256_min_ps(hi, _mm256_max_ps(lo, x));
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 p = _mm256_set1_ps(1.9875691500E-4f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507E-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073E-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894E-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459E-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201E-1f));
+    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r);
+    p = _mm256_add_ps(p, _mm256_set1_ps(1.0f));
+    const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(126)), 23);
+    p = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+    p = _mm256_add_ps(p, p);
+    return _mm256_blendv_ps(p, _mm256_set1_ps(__builtin_inff()), over);
+}
+
+/* 1 / (1 + exp(-x)), the reference's expression with x86_exp8 (true division, no rcp estimate). */
+static inline __attribute__((always_inline)) __m256 x86_sigmoid8(__m256 x) {
+    const __m256 one = _mm256_set1_ps(1.0f);
+    return _mm256_div_ps(one, _mm256_add_ps(one, x86_exp8(_mm256_sub_ps(_mm256_setzero_ps(), x))));
+}
+
+/* tanh: |x| < 0.625: x + x z P(z), z = x^2 (Cephes tanhf, no cancellation near 0); otherwise
+ * 1 - 2 / (exp(2|x|) + 1) (inf -> 1), with the sign of x put back. */
+static inline __attribute__((always_inline)) __m256 x86_tanh8(__m256 x) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    const __m256 ax = _mm256_andnot_ps(sign, x);
+    const __m256 z = _mm256_mul_ps(x, x);
+    __m256 p = _mm256_set1_ps(-5.70498872745E-3f);
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(2.06390887954E-2f));
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(-5.37397155531E-2f));
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(1.33314422036E-1f));
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(-3.33332819422E-1f));
+    const __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(p, z), x, x);
+    const __m256 one = _mm256_set1_ps(1.0f);
+    const __m256 big = _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f),
+                                                        _mm256_add_ps(x86_exp8(_mm256_add_ps(ax, ax)), one)));
+    const __m256 bigs = _mm256_or_ps(big, _mm256_and_ps(sign, x));
+    return _mm256_blendv_ps(bigs, small, _mm256_cmp_ps(ax, _mm256_set1_ps(0.625f), _CMP_LT_OQ));
+}
+
 /* 1 when x86_act8 has a vector form of the activation; the others are applied by the caller with
  * ep_act_apply_f32 after storing. */
 static inline int x86_act_vec(int act) {
-    return act == EP_ACT_NONE || act == EP_ACT_RELU || act == EP_ACT_CLIP || act == EP_ACT_LEAKY_RELU;
+    return act == EP_ACT_NONE || act == EP_ACT_RELU || act == EP_ACT_CLIP || act == EP_ACT_LEAKY_RELU ||
+           act == EP_ACT_SIGMOID || act == EP_ACT_SILU || act == EP_ACT_TANH;
 }
 
-/* act(v) for the kinds of x86_act_vec (v unchanged for the others). NaN propagates as in the
- * reference: max/min return their second operand when either is NaN. */
+/* act(v) for the kinds of x86_act_vec (v unchanged for the others), used by the conv/GEMM epilogues.
+ * NaN propagates as in the reference: max/min return their second operand when either is NaN.
+ * SIGMOID/SILU/TANH use x86_exp8 (relative error <= 2e-6 against the reference's libm). */
 static inline __attribute__((always_inline)) __m256 x86_act8(int act, float alpha, float beta, __m256 v) {
     switch (act) {
     case EP_ACT_RELU: return _mm256_max_ps(_mm256_setzero_ps(), v);
@@ -19,13 +96,34 @@ static inline __attribute__((always_inline)) __m256 x86_act8(int act, float alph
     case EP_ACT_LEAKY_RELU:
         return _mm256_blendv_ps(v, _mm256_mul_ps(_mm256_set1_ps(alpha), v),
                                 _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ));
+    case EP_ACT_SIGMOID: return x86_sigmoid8(v);
+    case EP_ACT_SILU: return _mm256_mul_ps(v, x86_sigmoid8(v));
+    case EP_ACT_TANH: return x86_tanh8(v);
     default: return v;
     }
 }
 
-/* Lane mask with the first n (0..8) lanes set. */
-static inline __m256i x86_mask8(int n) {
-    static const int32_t m[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
-    return _mm256_loadu_si256((const __m256i *)(const void *)(m + 8 - n));
+static inline __attribute__((always_inline)) __m256 x86_actx8(int act, float alpha, float beta, __m256 v) {
+    const __m256 z = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
+    switch (act) {
+    case EP_ACT_RELU: /* v < 0 ? 0 : v */
+        return _mm256_andnot_ps(_mm256_cmp_ps(v, z, _CMP_LT_OQ), v);
+    case EP_ACT_CLIP: case EP_ACT_LEAKY_RELU: return x86_act8(act, alpha, beta, v);
+    case EP_ACT_HARD_SIGMOID: {   /* clip(alpha * v + beta, 0, 1): mul then add, as the reference */
+        const __m256 t = _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(alpha), v), _mm256_set1_ps(beta));
+        return _mm256_min_ps(one, _mm256_max_ps(z, t));
+    }
+    case EP_ACT_HARD_SWISH: {
+        const __m256 t = _mm256_add_ps(_mm256_div_ps(v, _mm256_set1_ps(6.0f)), _mm256_set1_ps(0.5f));
+        return _mm256_mul_ps(v, _mm256_min_ps(one, _mm256_max_ps(z, t)));
+    }
+    case EP_ACT_NEG: return _mm256_xor_ps(v, _mm256_set1_ps(-0.0f));
+    case EP_ACT_ABS: return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v);
+    case EP_ACT_SIGMOID: return x86_sigmoid8(v);
+    case EP_ACT_SILU: return _mm256_mul_ps(v, x86_sigmoid8(v));
+    case EP_ACT_TANH: return x86_tanh8(v);
+    default: return v;
+    }
 }
+
 #endif

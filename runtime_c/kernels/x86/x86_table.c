@@ -6,6 +6,12 @@
 void ep_kernels_init_x86(ep_kernel_table *t, uint64_t cpu_features) {
     const uint64_t need = EP_CPU_AVX2 | EP_CPU_FMA;
     if ((cpu_features & need) != need) return;
+#if EP_HAVE_UNARY_DEFAULT
+    t->fn[EP_OP_UNARY][0] = ep_x86_unary_f32;
+#endif
+#if EP_HAVE_BINARY_DEFAULT
+    t->fn[EP_OP_BINARY][0] = ep_x86_binary_f32;
+#endif
 #if EP_HAVE_CONV2D_PACKED
     t->fn[EP_OP_CONV2D][EP_CONV2D_VARIANT_PACKED] = ep_x86_conv2d_packed_f32;
 #endif
