@@ -14,7 +14,7 @@
 #include <immintrin.h>
 #include <math.h>
 #include "ep_ops.h"
-#include "ref/ref_util_elem.h"
+#include "binary_rows.h"
 #include "x86.h"
 #include "x86_act.h"
 
@@ -107,66 +107,17 @@ BIN_ROW(EP_BIN_MAX)
 BIN_ROW(EP_BIN_MIN)
 #undef LD
 
-typedef void (*bin_row_fn)(float *, const float *, int64_t, const float *, int64_t, int64_t, int, float, float);
-
-static void bcast_strides(const ep_tensor *t, int r, int64_t *st) {
-    int64_t s = 1;
-    for (int i = r - 1; i >= 0; i--) {
-        const int ti = i - (r - t->rank);
-        st[i] = (ti < 0 || t->dims[ti] == 1) ? 0 : s;
-        if (ti >= 0) s *= t->dims[ti];
+static ep_bin_row_fn x86_bin_row(int kind) {
+    switch (kind) {
+    case EP_BIN_ADD: return bin_row_EP_BIN_ADD;
+    case EP_BIN_SUB: return bin_row_EP_BIN_SUB;
+    case EP_BIN_MUL: return bin_row_EP_BIN_MUL;
+    case EP_BIN_DIV: return bin_row_EP_BIN_DIV;
+    case EP_BIN_PRELU: return bin_row_EP_BIN_PRELU;
+    case EP_BIN_MAX: return bin_row_EP_BIN_MAX;
+    case EP_BIN_MIN: return bin_row_EP_BIN_MIN;
+    default: return NULL;   /* POW: the reference kernel */
     }
 }
 
-int ep_x86_binary_f32(const ep_op *op) {
-    const ep_binary_params *p = (const ep_binary_params *)op->params;
-    const ep_tensor *ta = op->in[0], *tb = op->in[1], *ty = op->out[0];
-    const int r = ty->rank;
-    int64_t n[EP_MAX_RANK];
-    int64_t st[3][EP_MAX_RANK];
-    int64_t s = 1;
-    for (int i = r - 1; i >= 0; i--) {
-        n[i] = ty->dims[i];
-        st[0][i] = s;
-        s *= n[i];
-    }
-    bcast_strides(ta, r, st[1]);
-    bcast_strides(tb, r, st[2]);
-    const int cr = ru_collapse(r, n, 3, st);
-    if (cr == 0 || n[0] == 0) return ep_ref_binary_f32(op);   /* one element, or none */
-    const int last = cr - 1;
-    const int64_t len = n[last], sa = st[1][last], sb = st[2][last];
-    bin_row_fn fn = NULL;
-    if (sa <= 1 && sb <= 1) {
-        switch (p->kind) {
-        case EP_BIN_ADD: fn = bin_row_EP_BIN_ADD; break;
-        case EP_BIN_SUB: fn = bin_row_EP_BIN_SUB; break;
-        case EP_BIN_MUL: fn = bin_row_EP_BIN_MUL; break;
-        case EP_BIN_DIV: fn = bin_row_EP_BIN_DIV; break;
-        case EP_BIN_PRELU: fn = bin_row_EP_BIN_PRELU; break;
-        case EP_BIN_MAX: fn = bin_row_EP_BIN_MAX; break;
-        case EP_BIN_MIN: fn = bin_row_EP_BIN_MIN; break;
-        default: break;
-        }
-    }
-    if (!fn) return ep_ref_binary_f32(op);   /* POW, or general broadcasting */
-    const float *a = (const float *)ta->data;
-    const float *b = (const float *)tb->data;
-    float *y = (float *)ty->data;
-    int64_t idx[EP_MAX_RANK] = {0};
-    int64_t oa = 0, ob = 0;
-    for (;;) {
-        fn(y, a + oa, sa, b + ob, sb, len, p->act, p->act_alpha, p->act_beta);
-        y += len;
-        int i = last - 1;
-        for (; i >= 0; i--) {
-            oa += st[1][i];
-            ob += st[2][i];
-            if (++idx[i] < n[i]) break;
-            oa -= st[1][i] * n[i];
-            ob -= st[2][i] * n[i];
-            idx[i] = 0;
-        }
-        if (i < 0) return EP_OK;
-    }
-}
+int ep_x86_binary_f32(const ep_op *op) { return ep_binary_rows(op, x86_bin_row); }
