@@ -10,15 +10,21 @@ __version__ = "0.1.0"
 __all__ = ["compile", "Plan", "Session", "EdgeplanError", "TensorInfo", "__version__"]
 
 
-def compile(model, shapes: dict | None = None, *, board=None) -> Plan:  # noqa: A001 - the natural name
+def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None = None,  # noqa: A001
+            state: dict | None = None) -> Plan:
     """Compiles an ONNX model (path, bytes or ModelProto) into a Plan.
 
-    ``shapes`` pins input dims, e.g. ``{"x": (1, 3, 640, 640)}``. ``board`` (a name from
-    ``edgeplan.boards.list_boards()`` or a Board) picks kernel variants and weight packing for that
-    board instead of this host."""
+    ``shapes`` pins input dims, e.g. ``{"x": (1, 3, 640, 640)}``. ``dims`` bounds variable dims by the
+    model's dim names, e.g. ``{"T": (1, 3000)}``: one plan serves every length in range, its arena planned
+    for the maximum; a data-dependent length (Range, NonZero) is bounded the same way under its name.
+    ``state`` maps a graph input to the graph output fed back into it after every run
+    (``{"h_in": "h_out"}``): the plan keeps it in the arena and ``Session.reset()`` zeroes it.
+    ``board`` (a name from ``edgeplan.boards.list_boards()`` or a Board) picks kernel variants and
+    weight packing for that board instead of this host."""
     from .compiler.pipeline import compile_model
-    if board is None:
-        return compile_model(model, shapes=shapes)
-    from .boards import Board, load_board
-    b = board if isinstance(board, Board) else load_board(board)
-    return compile_model(model, shapes=shapes, target=b.target())
+    target = None
+    if board is not None:
+        from .boards import Board, load_board
+        b = board if isinstance(board, Board) else load_board(board)
+        target = b.target()
+    return compile_model(model, shapes=shapes, target=target, dims=dims, state=state)

@@ -78,7 +78,8 @@ class Board:
         if self.arch == "x86_64":
             return TARGETS["x86-64"]
         if self.arch == "aarch64":
-            return Target(self.name, packed=True, winograd=False, pack_bytes=int(self.l2_kib) * 1024 // 2)
+            return Target(self.name, packed=True, winograd=False, pack_bytes=int(self.l2_kib) * 1024 // 2,
+                          threads=max(1, min(int(self.cores), 8)))
         return Target(self.name)
 
     @property

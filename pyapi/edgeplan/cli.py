@@ -1,4 +1,4 @@
-"""The edgeplan command line: compile, run, inspect, demo."""
+"""The edgeplan command line: compile, run, profile, inspect, demo."""
 from __future__ import annotations
 
 import argparse
@@ -139,7 +139,8 @@ def _run_and_report(sess, feeds: dict, repeat: int, outputs=None) -> dict:
     for name, y in outs.items():
         print(_summary(name, y))
     times.sort()
-    print(f"latency: median {times[len(times) // 2]:.3f} ms, min {times[0]:.3f} ms over {len(times)} run(s)")
+    print(f"latency: median {times[len(times) // 2]:.3f} ms, min {times[0]:.3f} ms over {len(times)} run(s), "
+          f"{getattr(sess, 'threads', 1)} thread(s)")
     print(f"arena: {sess.arena_bytes:,} bytes (tensors {sess.planned_bytes:,}); weights {sess.const_bytes:,} bytes "
           f"in place; peak RSS {_peak_rss_kib() / 1024:.1f} MiB")
     return outs
@@ -159,8 +160,8 @@ def _random_feeds(sess, seed=0) -> dict:
 def cmd_run(a) -> int:
     from edgeplan import EdgeplanError, Session
     try:
-        sess = Session(a.plan)
-    except (EdgeplanError, OSError) as e:
+        sess = Session(a.plan, threads=a.threads)
+    except (EdgeplanError, OSError, ValueError) as e:
         print(f"edgeplan: {e}", file=sys.stderr)
         return 1
     feeds = _random_feeds(sess) if a.random else {}
@@ -191,6 +192,37 @@ def cmd_run(a) -> int:
         if not sep:
             name, path = next(iter(outs)), item
         np.save(path, outs[name])
+    return 0
+
+
+def cmd_profile(a) -> int:
+    from edgeplan import EdgeplanError, Session
+    from edgeplan.profile import profile_session, random_feeds, report_text, write_trace
+    try:
+        sess = Session(a.plan, threads=a.threads, profile=True)
+    except (EdgeplanError, OSError, ValueError) as e:
+        print(f"edgeplan: {e}", file=sys.stderr)
+        return 1
+    feeds = random_feeds(sess)
+    for item in a.input or []:
+        name, sep, path = item.partition("=")
+        if not sep:
+            name, path = sess.inputs[0].name, item
+        try:
+            feeds[name] = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            print(f"edgeplan: cannot read {path} as a .npy array: {e}", file=sys.stderr)
+            return 1
+    try:
+        result = profile_session(sess, feeds, runs=a.runs, warmup=a.warmup, trace=bool(a.trace))
+    except (EdgeplanError, KeyError, TypeError, ValueError) as e:
+        print(f"edgeplan: {e}", file=sys.stderr)
+        return 1
+    print(f"{a.plan}: {sess.n_ops} ops")
+    print(report_text(result, top=a.top))
+    if a.trace:
+        write_trace(result, a.trace, title=Path(a.plan).name)
+        print(f"trace ({len(result['events'])} events) -> {a.trace} (chrome://tracing or ui.perfetto.dev)")
     return 0
 
 
@@ -260,7 +292,17 @@ def main(argv=None) -> int:
     r.add_argument("--output", action="append", metavar="[NAME=]FILE.npy")
     r.add_argument("--random", action="store_true", help="feed seeded random inputs")
     r.add_argument("--repeat", type=int, default=1)
+    r.add_argument("--threads", type=int, default=1, help="threads per run, this one included (default 1)")
     r.set_defaults(fn=cmd_run)
+    pr = sub.add_parser("profile", help="per-op time, share, GFLOP/s and bytes of a plan; Chrome trace")
+    pr.add_argument("plan")
+    pr.add_argument("--runs", type=int, default=10, help="timed runs (default 10)")
+    pr.add_argument("--warmup", type=int, default=2, help="untimed runs first (default 2)")
+    pr.add_argument("--threads", type=int, default=1, help="threads per run, this one included (default 1)")
+    pr.add_argument("--input", action="append", metavar="[NAME=]FILE.npy", help="inputs (default: seeded random)")
+    pr.add_argument("--trace", metavar="OUT.json", help="write a Chrome trace-event file of every timed run")
+    pr.add_argument("--top", type=int, default=0, help="print only the N slowest ops")
+    pr.set_defaults(fn=cmd_profile)
     i = sub.add_parser("inspect", help="show a plan's header, sections, tensors, ops and arena map")
     i.add_argument("plan")
     i.set_defaults(fn=cmd_inspect)

@@ -49,8 +49,17 @@ class Plan:
                      f"total arena {r['arena_bytes']:,} bytes")
         if r.get("inplace"):
             lines.append(f"in place: {len(r['inplace'])} ops reuse an input buffer")
+        if r.get("symbols"):
+            lines.append("variable dims: " + ", ".join(f"{n}={lo}..{hi}" for n, lo, hi in r["symbols"])
+                         + " (one plan serves every length; the arena is planned for the maximum)")
+        if r.get("state"):
+            lines.append(f"streaming state: {', '.join(r['state'])} (kept across runs; reset() zeroes it)")
         lines.append(f"plan: {len(self.data):,} bytes")
         return "\n".join(lines)
+
+    def inspect(self) -> str:
+        """The plan as `edgeplan inspect` prints it."""
+        return inspect_text(self.data)
 
 
 def _struct(ctype: str, buf: bytes, off: int):
@@ -78,13 +87,22 @@ def read_plan(data: bytes) -> dict:
             return ""
         return names[off:names.index(b"\0", off)].decode("utf-8", "replace")
 
+    kinds = {K.EP_SYM_INPUT: "input", K.EP_SYM_DERIVED: "derived", K.EP_SYM_DATA: "data"}
+    syms = []
+    if K.EP_SECTION_SYMS in by_kind:
+        s = by_kind[K.EP_SECTION_SYMS]
+        for i in range(s.count):
+            y = _struct("ep_sym_rec", data, s.offset + i * s.record_size)
+            syms.append(dict(name=name(y.name), kind=kinds.get(y.kind, str(y.kind)), min=y.min, max=y.max,
+                             rule=(y.src - 1, y.mul, y.add, y.div) if y.src else None))
     tensors = []
     s = by_kind[K.EP_SECTION_TENSORS]
     for i in range(s.count):
         t = _struct("ep_tensor_rec", data, s.offset + i * s.record_size)
         tensors.append(dict(name=name(t.name), dtype=str(EP_TO_NUMPY.get(t.dtype, t.dtype)),
                             storage="const" if t.storage == K.EP_STORAGE_CONST else "arena",
-                            shape=list(t.dims[0:t.rank]), offset=t.offset, nbytes=t.nbytes, flags=t.flags))
+                            shape=list(t.dims[0:t.rank]), offset=t.offset, nbytes=t.nbytes, flags=t.flags,
+                            dim_sym=list(t.dim_sym[0:t.rank])))
     opio = []
     if K.EP_SECTION_OPIO in by_kind:
         s = by_kind[K.EP_SECTION_OPIO]
@@ -111,7 +129,13 @@ def read_plan(data: bytes) -> dict:
     header = dict(version=f"{h.version_major}.{h.version_minor}", header_size=h.header_size,
                   file_size=h.file_size, crc32c=f"0x{h.crc32c:08x}", arena_size=h.arena_size,
                   required_features=h.required_features, sections=h.section_count)
-    return dict(header=header, sections=sections, tensors=tensors, ops=ops, io=io, meta=meta)
+    return dict(header=header, sections=sections, tensors=tensors, ops=ops, io=io, meta=meta, syms=syms)
+
+
+def _shape_str(t: dict, syms: list) -> str:
+    """[1, 80, T<=3000]: variable dims by their symbol's name and bound."""
+    dims = [str(d) if not k else f"{syms[k - 1]['name']}<={d}" for d, k in zip(t["shape"], t["dim_sym"])]
+    return "[" + ", ".join(dims) + "]"
 
 
 def inspect_text(data: bytes) -> str:
@@ -124,8 +148,22 @@ def inspect_text(data: bytes) -> str:
         out.append(f"  {s['kind']:<9} offset {s['offset']:>10}  size {s['size']:>11,}  count {s['count']:>6}"
                    f"{'' if s['critical'] else '  (ancillary)'}")
     t = p["tensors"]
-    out.append("inputs:  " + ", ".join(f"{t[i]['name']} {t[i]['dtype']}{t[i]['shape']}" for i in p["io"]["inputs"]))
-    out.append("outputs: " + ", ".join(f"{t[i]['name']} {t[i]['dtype']}{t[i]['shape']}" for i in p["io"]["outputs"]))
+    y = p["syms"]
+    out.append("inputs:  " + ", ".join(f"{t[i]['name']} {t[i]['dtype']}{_shape_str(t[i], y)}" for i in p["io"]["inputs"]))
+    out.append("outputs: " + ", ".join(f"{t[i]['name']} {t[i]['dtype']}{_shape_str(t[i], y)}" for i in p["io"]["outputs"]))
+    if y:
+        out.append("variable dims (one plan serves every value in range; arena, scratch and weights are planned "
+                   "for the maximum):")
+        for k, sym in enumerate(y):
+            how = {"input": "set by the input shapes", "data": "set by a data-dependent op at run time",
+                   "derived": "computed by the ops' shape functions"}.get(sym["kind"], sym["kind"])
+            if sym["rule"]:
+                src, mul, add, div = sym["rule"]
+                how = f"floor(({mul}*{y[src]['name']} + {add}) / {div})"
+            out.append(f"  {sym['name']}={sym['min']}..{sym['max']}  ({sym['kind']}: {how})")
+    state = [x["name"] for x in t if x["flags"] & K.EP_TENSOR_FLAG_STATE]
+    if state:
+        out.append("streaming state (kept in the arena across runs, zeroed by reset): " + ", ".join(state))
     out.append(f"ops ({len(p['ops'])}):")
     for i, o in enumerate(p["ops"]):
         ins = ", ".join("-" if x == K.EP_NO_TENSOR else f"%{x}" for x in o["inputs"])
@@ -135,7 +173,7 @@ def inspect_text(data: bytes) -> str:
     out.append("tensors:")
     for i, x in enumerate(t):
         out.append(f"  %{i:<4} {x['storage']:<5} {x['offset']:>10} +{x['nbytes']:<10} {x['dtype']:<8} "
-                   f"{x['shape']} {x['name']}")
+                   f"{_shape_str(x, y)} {x['name']}")
     if p["meta"].get("fused"):
         out.append("fused:")
         out += [f"  {f}" for f in p["meta"]["fused"]]

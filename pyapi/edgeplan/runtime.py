@@ -59,7 +59,8 @@ def _t():
         opn = ffi.typeof(lib.ep_session_open).args
         _types = {"session_pp": opn[0], "options_p": opn[5],
                   "info_p": ffi.typeof(lib.ep_plan_query).args[2],
-                  "desc_p": ffi.typeof(lib.ep_session_input_desc).args[2]}
+                  "desc_p": ffi.typeof(lib.ep_session_input_desc).args[2],
+                  "profile_p": ffi.typeof(lib.ep_session_profile).args[2]}
     return _types
 
 
@@ -88,8 +89,21 @@ def _check(rc: int, what: str, detail: str = "") -> None:
 class TensorInfo:
     name: str
     dtype: np.dtype
-    shape: tuple
+    shape: tuple                # current shape (inputs: as last set; outputs: as the last run made them)
     nbytes: int
+    min_shape: tuple = ()       # per dim, the smallest value (== max_shape for static dims)
+    max_shape: tuple = ()       # per dim, the bound the arena is planned for
+    dim_names: tuple = ()       # per dim, the symbol name of a variable dim ("T"), else None
+
+    @property
+    def is_variable(self) -> bool:
+        return any(n is not None for n in self.dim_names)
+
+    def shape_str(self) -> str:
+        """The shape with variable dims as NAME=MIN..MAX: "[1, 80, T=1..3000]"."""
+        dims = [f"{n}={lo}..{hi}" if n is not None else str(d)
+                for d, n, lo, hi in zip(self.shape, self.dim_names, self.min_shape, self.max_shape)]
+        return "[" + ", ".join(dims) + "]"
 
 
 def _aligned_empty(nbytes: int, align: int = 64) -> tuple[np.ndarray, int]:
@@ -111,9 +125,15 @@ def plan_info(plan_bytes) -> dict:
 class Session:
     """An open plan with its arena.
 
-    ``plan`` is a path (memory-mapped, weights used in place), bytes, or an ``edgeplan.Plan``."""
+    ``plan`` is a path (memory-mapped, weights used in place), bytes, or an ``edgeplan.Plan``.
+    ``threads``: threads ``run`` uses, this one included (workers start at open, stop at ``close``;
+    outputs are bit-identical for any count; ``self.threads`` is what the runtime runs).
+    ``profile``: time every op (``profile()``); without it the run loop is untouched."""
 
-    def __init__(self, plan, *, threads: int = 1, cpu_features_mask: int = 0, check_crc: bool = True):
+    def __init__(self, plan, *, threads: int = 1, cpu_features_mask: int = 0, check_crc: bool = True,
+                 profile: bool = False):
+        if not isinstance(threads, int) or threads < 0:
+            raise ValueError(f"threads must be an int >= 0, got {threads!r}")
         lib = self._lib = load_library()
         self._mmap = None
         if isinstance(plan, (str, os.PathLike)):
@@ -135,7 +155,7 @@ class Session:
         err_buf, err = _errbuf()
         opts = ffi.new(t["options_p"])
         opts.struct_size = ffi.sizeof(opts[0])
-        opts.flags = 0 if check_crc else K.EP_OPT_SKIP_CRC
+        opts.flags = (0 if check_crc else K.EP_OPT_SKIP_CRC) | (K.EP_OPT_PROFILE if profile else 0)
         opts.cpu_features_mask = cpu_features_mask
         opts.error_buf = err
         opts.error_buf_len = len(err_buf)
@@ -156,15 +176,21 @@ class Session:
         _check(rc, "cannot open plan", _errtext(err_buf))
         self._s = sp[0]
         self._plan_ptr = plan_ptr
+        self.threads = int(lib.ep_session_num_threads(self._s))
+        self.n_ops = int(lib.ep_session_num_ops(self._s))
         self.inputs = [self._desc(i, False) for i in range(lib.ep_session_num_inputs(self._s))]
         self.outputs = [self._desc(i, True) for i in range(lib.ep_session_num_outputs(self._s))]
         self._in_index = {t.name: i for i, t in enumerate(self.inputs)}
+        self._variable_outputs = any(t.is_variable for t in self.outputs)
 
     def _desc(self, i: int, output: bool) -> TensorInfo:
         d = ffi.new(_t()["desc_p"])
         fn = self._lib.ep_session_output_desc if output else self._lib.ep_session_input_desc
         _check(fn(self._s, i, d), "describe")
-        return TensorInfo(ffi.string(d.name).decode(), EP_TO_NUMPY[d.dtype], tuple(d.dims[0:d.rank]), int(d.nbytes))
+        r = d.rank
+        names = tuple(ffi.string(d.dim_names[k]).decode() if d.dim_names[k] != ffi.NULL else None for k in range(r))
+        return TensorInfo(ffi.string(d.name).decode(), EP_TO_NUMPY[d.dtype], tuple(d.dims[0:r]), int(d.nbytes),
+                          tuple(d.min_dims[0:r]), tuple(d.max_dims[0:r]), names)
 
     def _view(self, i: int, output: bool) -> np.ndarray:
         t = self.outputs[i] if output else self.inputs[i]
@@ -183,8 +209,21 @@ class Session:
         if x.dtype != t.dtype:
             raise TypeError(f"input {name!r} expects {t.dtype}, got {x.dtype} (convert with .astype(np.{t.dtype}))")
         if x.shape != t.shape:
-            raise ValueError(f"input {name!r} expects shape {list(t.shape)}, got {list(x.shape)}")
+            self._set_shape(i, x.shape)
+            t = self.inputs[i]
         self._view(i, False)[...] = x
+
+    def _set_shape(self, i: int, shape) -> None:
+        t = self.inputs[i]
+        bad = len(shape) != len(t.shape) or any(
+            (n is None and d != hi) or not lo <= d <= hi
+            for d, n, lo, hi in zip(shape, t.dim_names, t.min_shape, t.max_shape))
+        if bad:
+            raise ValueError(f"input {t.name!r} expects shape {t.shape_str()}, got {list(shape)}"
+                             + ("" if t.is_variable else " (this plan has no variable dims: compile it with dims=)"))
+        dims = ffi.new("int32_t[]", [int(d) for d in shape] or [0])
+        _check(self._lib.ep_session_set_input_shape(self._s, i, dims, len(shape)), f"input {t.name!r} shape")
+        self.inputs[i] = self._desc(i, False)
 
     def run(self, feeds: dict | None = None, *, copy: bool = True, **kw) -> dict:
         """Runs the plan. ``feeds`` maps input names to arrays (also as keywords). Inputs not given keep
@@ -195,6 +234,8 @@ class Session:
         rc = self._lib.ep_run(self._s)
         if rc != K.EP_OK:
             _check(rc, "run failed", ffi.string(self._lib.ep_session_last_error(self._s)).decode(errors="replace"))
+        if self._variable_outputs:
+            self.outputs = [self._desc(i, True) for i in range(len(self.outputs))]
         outs = {}
         for i, t in enumerate(self.outputs):
             v = self._view(i, True)
@@ -203,6 +244,37 @@ class Session:
 
     def reset(self) -> None:
         _check(self._lib.ep_reset(self._s), "reset")
+
+    def profile(self) -> list:
+        """Per-op counters since open or ``profile_reset()`` (zero unless opened with ``profile=True``):
+        dicts of index, name, kind, calls, total_ns, last_start_ns, last_ns (CLOCK_MONOTONIC, comparable
+        with ``time.monotonic_ns()`` on Linux), and flops and bytes from the compiler's cost model
+        (plan META ``op_cost``; without it flops is 0 and bytes the runtime's operand bytes)."""
+        lib = self._lib
+        p = ffi.new(_t()["profile_p"])
+        cost = self._op_cost()
+        out = []
+        for i in range(self.n_ops):
+            _check(lib.ep_session_profile(self._s, i, p), "profile")
+            flops, nbytes = cost[i] if cost and i < len(cost) else (int(p.flops), int(p.bytes))
+            out.append(dict(index=i, name=ffi.string(p.name).decode(errors="replace"),
+                            kind=ffi.string(p.kind).decode(), calls=int(p.calls), total_ns=int(p.total_ns),
+                            last_start_ns=int(p.last_start_ns), last_ns=int(p.last_ns), flops=int(flops),
+                            bytes=int(nbytes)))
+        return out
+
+    def profile_reset(self) -> None:
+        _check(self._lib.ep_session_profile_reset(self._s), "profile reset")
+
+    def _op_cost(self):
+        if not hasattr(self, "_cost"):
+            from .plan import read_plan
+            try:
+                cost = read_plan(bytes(self._plan_buf)).get("meta", {}).get("op_cost")
+            except Exception:  # noqa: BLE001 - META is ancillary: a stripped or odd one means no cost
+                cost = None
+            self._cost = cost if isinstance(cost, list) and len(cost) == self.n_ops else None
+        return self._cost
 
     def close(self) -> None:
         if getattr(self, "_s", None) is not None:

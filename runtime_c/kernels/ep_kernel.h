@@ -23,6 +23,8 @@ typedef struct ep_tensor {
     uint64_t nbytes;         /* capacity in bytes (upper-bound shape) */
 } ep_tensor;
 
+struct ep_pool;   /* src/pool.h: the session's worker threads */
+
 /* One bound op. in[i] is NULL for an absent optional input. */
 typedef struct ep_op {
     const void *params;
@@ -35,6 +37,7 @@ typedef struct ep_op {
     uint16_t opcode;
     uint8_t variant;
     uint8_t reserved;
+    struct ep_pool *pool;    /* the session's threads for ep_parallel_for, or NULL: one thread */
 } ep_op;
 
 /* Result of a shape function for one output. */
@@ -65,6 +68,8 @@ typedef struct ep_op_info {
     uint16_t min_out, max_out;
     ep_shape_fn shape;
     uint8_t inplace;           /* 1: an output may exactly alias an input (elementwise ops) */
+    uint8_t data_dep;          /* 1: the kernel sets its outputs' variable dims (RANGE, NONZERO); the
+                                * shape function returns the capacity (the declared bound) */
 } ep_op_info;
 
 /* Kernel table: one entry per opcode x variant; NULL means unsupported. */
@@ -97,6 +102,23 @@ static inline void ep_shape_from_tensor(ep_shape *s, const ep_tensor *t) {
     for (int i = 0; i < EP_MAX_RANK; i++) s->dims[i] = i < t->rank ? t->dims[i] : 0;
     s->rank = t->rank;
     s->dtype = t->dtype;
+}
+
+/* ---- threads (src/pool.c; docs/performance.md "Threads") ----
+ * A kernel splits its work into tasks that write disjoint outputs (and disjoint slices of its scratch),
+ * partitioned so that every output element is computed by the same code with the same operands
+ * whatever the thread count: results are bit-identical for 1 and N threads. */
+typedef void (*ep_task_fn)(void *ctx, uint32_t task);
+/* Runs fn(ctx, t) for every t in [0, n_tasks), on the pool's threads and the caller, and returns when
+ * all are done. pool NULL (or one thread): inline, in task order. */
+void ep_parallel_for(struct ep_pool *pool, uint32_t n_tasks, ep_task_fn fn, void *ctx);
+/* Threads worth using for `work` units (~multiply-adds): 1 when pool is NULL or the work is small. */
+uint32_t ep_pool_threads_for(const struct ep_pool *pool, uint64_t work);
+/* [*lo, *hi): part i of n items split into `parts` contiguous near-equal ranges. */
+static inline void ep_split_range(int64_t n, int64_t parts, int64_t i, int64_t *lo, int64_t *hi) {
+    const int64_t q = n / parts, r = n % parts;
+    *lo = i * q + (i < r ? i : r);
+    *hi = *lo + q + (i < r);
 }
 
 /* Scalar activation used by fused epilogues and the unary op (ref semantics). */

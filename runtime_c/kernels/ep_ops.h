@@ -78,4 +78,10 @@ int ep_ref_gru_f32(const ep_op *op);
 int ep_ref_scatternd_any(const ep_op *op);
 int ep_ref_gathernd_any(const ep_op *op);
 
+/* Data-dependent sizes (src/ops/dynamic.c, kernels/ref/dynamic_any.c). */
+int ep_shape_range(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_shape_nonzero(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_ref_range_any(const ep_op *op);
+int ep_ref_nonzero_any(const ep_op *op);
+
 #endif

@@ -9,10 +9,21 @@
  * It then gets PK_FN(conv2d_packed_f32) (CONV2D variant PACKED) and PK_FN(gemm_packed_f32)
  * (GEMM variant PACKED). Loop nest (Goto/BLIS): k-blocks of KC, row blocks of MC, NR-column strips
  * (a KC x NR strip stays in L1 while the MC x KC weight block streams from L2), MR-row panels.
- * kernels/winograd_tmpl.h (included after this file) adds PK_FN(conv2d_winograd_f32) on the same GEMM. */
+ * kernels/winograd_tmpl.h (included after this file) adds PK_FN(conv2d_winograd_f32) on the same GEMM.
+ *
+ * Threads (op->pool; PK_POOL(op) is NULL in the reference build, which stays single-threaded): work is
+ * split into whole MR x NR tiles (N at strip boundaries, M at panel boundaries) and every tile runs the
+ * same micro-kernel calls over the same k-blocks as in one pk_gemm_run over all of C, so results are
+ * bit-identical for any thread count. The packed conv splits each im2col pass by strips (a thread packs
+ * the strips it multiplies) or, when a pass has fewer strips than threads, packs first and splits M.
+ * The shared scratch is written in disjoint strip ranges: scratch size does not depend on threads. */
 #include <string.h>
 #include "ep_ops.h"
 #include "pack_common.h"
+
+#ifndef PK_POOL
+#define PK_POOL(op) ((op)->pool)
+#endif
 
 static inline int64_t pk_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -78,6 +89,60 @@ static void pk_gemm_run(int64_t M, int64_t N, int64_t K, const float *a, int64_t
     }
 }
 
+/* An epilogue moved to element (m0, n0) of C (NULL stays NULL). */
+static const pk_epi *pk_epi_at(pk_epi *dst, const pk_epi *e, int64_t m0, int64_t n0) {
+    if (!e) return NULL;
+    *dst = *e;
+    if (dst->bias_row) dst->bias_row += m0;
+    if (dst->bias_col) dst->bias_col += m0 * dst->bias_col_ld + n0;
+    if (dst->res) dst->res += m0 * dst->res_ld + n0;
+    return dst;
+}
+
+/* A pk_gemm_run split across threads: `parts` ranges of NR-strips (along_n) or of MR-panels. */
+typedef struct pk_gemm_job {
+    int64_t M, N, K, a_rm, a_sm, a_sk, ldc, parts;
+    const float *a, *b;
+    float *c;
+    const pk_epi *e;
+    int along_n;
+} pk_gemm_job;
+
+static void pk_gemm_task(void *ctx, uint32_t t) {
+    const pk_gemm_job *j = (const pk_gemm_job *)ctx;
+    int64_t lo, hi;
+    pk_epi te;
+    if (j->along_n) {
+        ep_split_range((j->N + PK_NR - 1) / PK_NR, j->parts, t, &lo, &hi);
+        const int64_t n0 = lo * PK_NR, n1 = pk_min(j->N, hi * PK_NR);
+        if (n0 < n1)
+            pk_gemm_run(j->M, n1 - n0, j->K, j->a, j->a_rm, j->a_sm, j->a_sk, j->b + lo * j->K * PK_NR, j->c + n0,
+                        j->ldc, pk_epi_at(&te, j->e, 0, n0));
+    } else {
+        ep_split_range((j->M + PK_MR - 1) / PK_MR, j->parts, t, &lo, &hi);
+        const int64_t m0 = lo * PK_MR, m1 = pk_min(j->M, hi * PK_MR);
+        if (m0 < m1)
+            pk_gemm_run(m1 - m0, j->N, j->K, j->a + m0 * j->a_rm, j->a_rm, j->a_sm, j->a_sk, j->b, j->c + m0 * j->ldc,
+                        j->ldc, pk_epi_at(&te, j->e, m0, 0));
+    }
+}
+
+/* pk_gemm_run on the pool: split along N (strips) or M (panels), whichever balances better. */
+static void pk_gemm_par(struct ep_pool *pool, int64_t M, int64_t N, int64_t K, const float *a, int64_t a_rm,
+                        int64_t a_sm, int64_t a_sk, const float *b, float *c, int64_t ldc, const pk_epi *e) {
+    const int64_t T = ep_pool_threads_for(pool, (uint64_t)M * (uint64_t)N * (uint64_t)K);
+    const int64_t strips = (N + PK_NR - 1) / PK_NR, panels = (M + PK_MR - 1) / PK_MR;
+    if (T <= 1 || (strips < 2 && panels < 2)) {
+        pk_gemm_run(M, N, K, a, a_rm, a_sm, a_sk, b, c, ldc, e);
+        return;
+    }
+    const int64_t pn = pk_min(T, strips), pm = pk_min(T, panels);
+    /* the largest share of one thread: ceil(units / parts) / units; compare cross-multiplied */
+    const int along_n = (strips + pn - 1) / pn * panels <= (panels + pm - 1) / pm * strips;
+    pk_gemm_job j = {M, N, K, a_rm, a_sm, a_sk, ldc, along_n ? pn : pm, a, b, c, e, along_n};
+    ep_parallel_for(pool, (uint32_t)j.parts, pk_gemm_task, &j);
+}
+
 /* im2col of ns strips of NR output pixels starting at pixel p0 (of P = OH*OW) of one image x[C,H,W]
  * into dst [ns][K][NR], K = C*KH*KW in (c, kh, kw) order; pixels past P and taps in the padding are 0. */
 static void pk_pack_strips(float *dst, const float *x, int64_t ns, int64_t p0, int64_t P, int64_t C, int64_t H,
@@ -127,6 +192,29 @@ static void pk_pack_strips(float *dst, const float *x, int64_t ns, int64_t p0, i
     }
 }
 
+/* One im2col pass of the packed conv: strips [s0, s0 + ns) of image x into buf, times the weights. */
+typedef struct pk_conv_job {
+    const ep_conv2d_params *p;
+    const float *x, *w;
+    float *buf, *y;
+    const pk_epi *e;       /* at pixel p0 of this pass */
+    int64_t M, K, C, H, W, OW, P, ns, p0, parts;
+} pk_conv_job;
+
+/* Task t packs its own range of the pass's strips and multiplies them (no barrier between the two). */
+static void pk_conv_task(void *ctx, uint32_t t) {
+    const pk_conv_job *j = (const pk_conv_job *)ctx;
+    int64_t lo, hi;
+    ep_split_range(j->ns, j->parts, t, &lo, &hi);
+    if (lo >= hi) return;
+    const int64_t q0 = j->p0 + lo * PK_NR;
+    float *b = j->buf + lo * j->K * PK_NR;
+    pk_epi te;
+    pk_pack_strips(b, j->x, hi - lo, q0, j->P, j->C, j->H, j->W, j->OW, j->p);
+    pk_gemm_run(j->M, pk_min((hi - lo) * PK_NR, j->P - q0), j->K, j->w, j->K, 1, PK_MR, b, j->y + q0, j->P,
+                pk_epi_at(&te, j->e, 0, lo * PK_NR));
+}
+
 int PK_FN(conv2d_packed_f32)(const ep_op *op) {
     const ep_conv2d_params *p = (const ep_conv2d_params *)op->params;
     const ep_tensor *xt = op->in[0], *wt = op->in[1];
@@ -140,15 +228,24 @@ int PK_FN(conv2d_packed_f32)(const ep_op *op) {
     const int64_t strips = (P + PK_NR - 1) / PK_NR;
     const int64_t per_pass = pk_min(strips, (int64_t)(op->scratch_size / ((uint64_t)K * PK_NR * 4)));
     float *buf = (float *)op->scratch;
+    struct ep_pool *pool = PK_POOL(op);
     pk_epi e = {bt ? (const float *)bt->data : NULL, NULL, 0, NULL, P, p->act, p->act_alpha, p->act_beta};
     for (int64_t n = 0; n < N; n++) {
         const float *x = (const float *)xt->data + n * C * H * W;
         float *y = (float *)yt->data + n * M * P;
         for (int64_t s0 = 0; s0 < strips; s0 += per_pass) {
             const int64_t ns = pk_min(per_pass, strips - s0), p0 = s0 * PK_NR;
-            pk_pack_strips(buf, x, ns, p0, P, C, H, W, OW, p);
+            const int64_t T = ep_pool_threads_for(pool, (uint64_t)M * (uint64_t)K * (uint64_t)(ns * PK_NR));
             e.res = rt ? (const float *)rt->data + n * M * P + p0 : NULL;
-            pk_gemm_run(M, pk_min(ns * PK_NR, P - p0), K, (const float *)wt->data, K, 1, PK_MR, buf, y + p0, P, &e);
+            pk_conv_job j = {p, x, (const float *)wt->data, buf, y, &e, M, K, C, H, W, OW, P, ns, p0, 1};
+            if (T <= 1 || ns >= T) {   /* by strips: each task packs what it multiplies */
+                j.parts = pk_min(T, ns);
+                ep_parallel_for(pool, (uint32_t)j.parts, pk_conv_task, &j);
+            } else {                   /* fewer strips than threads: pack, then split the GEMM along M */
+                pk_pack_strips(buf, x, ns, p0, P, C, H, W, OW, p);
+                pk_gemm_par(pool, M, pk_min(ns * PK_NR, P - p0), K, (const float *)wt->data, K, 1, PK_MR, buf,
+                            y + p0, P, &e);
+            }
         }
     }
     return EP_OK;
@@ -180,6 +277,6 @@ int PK_FN(gemm_packed_f32)(const ep_op *op) {
         }
         return EP_OK;
     }
-    pk_gemm_run(M, N, K, (const float *)at->data, K, K, 1, (const float *)bt->data, y, N, &e);
+    pk_gemm_par(PK_POOL(op), M, N, K, (const float *)at->data, K, K, 1, (const float *)bt->data, y, N, &e);
     return EP_OK;
 }

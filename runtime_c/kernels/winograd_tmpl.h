@@ -9,7 +9,10 @@
  *   V  [36][T/NR][C][NR]   transformed input, in the GEMM's strip layout
  *   Mo [36][Mp][T]         GEMM results (Mp = ceil(M/MR)*MR)
  * Transforms work on NR tiles at a time along the contiguous tile axis, so they vectorise on every ISA.
- * Accuracy: the transforms' constants (up to 8) grow rounding error; the end-to-end check is 1e-4. */
+ * Accuracy: the transforms' constants (up to 8) grow rounding error; the end-to-end check is 1e-4.
+ * Threads: each block runs as three parallel phases over the shared scratch, each writing disjoint parts
+ * (input transform by (strip, channel), the 36 GEMMs by xi, output transform by output channel), so the
+ * scratch the plan gives is enough for any thread count and every value is computed as with one thread. */
 
 /* 1-D input transform B^T d of 6 values (stride s between them), into 6 values (stride o). */
 #define WG_BT(d, s, t, o)                                                                  \
@@ -104,6 +107,43 @@ static void wg_output_strip(float *y, const float *res, const float *mo, int64_t
     }
 }
 
+/* One block of tiles [t0, t0 + nb): the three phases' shared arguments. */
+typedef struct wg_job {
+    const ep_conv2d_params *p;
+    const float *x, *U, *bias, *res;
+    float *V, *Mo, *y;
+    int64_t C, H, W, M, OH, OW, TW, panels, Mp, Tb, t0, nb, ns, parts;
+} wg_job;
+
+static void wg_input_task(void *ctx, uint32_t t) {   /* V for (strip, channel) pairs */
+    const wg_job *j = (const wg_job *)ctx;
+    int64_t lo, hi;
+    ep_split_range(j->ns * j->C, j->parts, t, &lo, &hi);
+    for (int64_t i = lo; i < hi; i++) {
+        const int64_t s = i / j->C, c = i % j->C;
+        wg_input_strip(j->V + (s * j->C + c) * PK_NR, j->ns * j->C * PK_NR, j->x + c * j->H * j->W, j->H, j->W, j->TW,
+                       j->t0 + s * PK_NR, (int)pk_min(PK_NR, j->nb - s * PK_NR), j->p->pads[0], j->p->pads[1]);
+    }
+}
+
+static void wg_gemm_task(void *ctx, uint32_t xi) {   /* Mo[xi] = U[xi] V[xi] */
+    const wg_job *j = (const wg_job *)ctx;
+    pk_gemm_run(j->M, j->nb, j->C, j->U + xi * j->panels * j->C * PK_MR, j->C, 1, PK_MR, j->V + xi * j->ns * j->C * PK_NR,
+                j->Mo + xi * j->Mp * j->Tb, j->Tb, NULL);
+}
+
+static void wg_output_task(void *ctx, uint32_t t) {  /* Y for a range of output channels */
+    const wg_job *j = (const wg_job *)ctx;
+    int64_t lo, hi;
+    ep_split_range(j->M, j->parts, t, &lo, &hi);
+    const int64_t plane = j->OH * j->OW;
+    for (int64_t m = lo; m < hi; m++)
+        for (int64_t s = 0; s < j->ns; s++)
+            wg_output_strip(j->y + m * plane, j->res ? j->res + m * plane : NULL, j->Mo + m * j->Tb + s * PK_NR,
+                            j->Mp * j->Tb, j->OH, j->OW, j->TW, j->t0 + s * PK_NR, (int)pk_min(PK_NR, j->nb - s * PK_NR),
+                            j->bias ? j->bias[m] : 0.0f, j->p);
+}
+
 int PK_FN(conv2d_winograd_f32)(const ep_op *op) {
     const ep_conv2d_params *p = (const ep_conv2d_params *)op->params;
     const ep_tensor *xt = op->in[0], *ut = op->in[1];
@@ -118,27 +158,23 @@ int PK_FN(conv2d_winograd_f32)(const ep_op *op) {
     const int64_t per_tile = 36 * (C + Mp) * 4;
     const int64_t Tb = pk_min((int64_t)(op->scratch_size / (uint64_t)per_tile) / PK_NR, (T + PK_NR - 1) / PK_NR) * PK_NR;
     float *V = (float *)op->scratch, *Mo = V + 36 * C * Tb;
-    const float *U = (const float *)ut->data, *bias = bt ? (const float *)bt->data : NULL;
+    struct ep_pool *pool = PK_POOL(op);
+    wg_job j = {p, NULL, (const float *)ut->data, bt ? (const float *)bt->data : NULL, NULL, V, Mo, NULL,
+                C, H, W, M, OH, OW, TW, panels, Mp, Tb, 0, 0, 0, 1};
     for (int64_t n = 0; n < N; n++) {
-        const float *x = (const float *)xt->data + n * C * H * W;
-        float *y = (float *)yt->data + n * M * OH * OW;
-        const float *res = rt ? (const float *)rt->data + n * M * OH * OW : NULL;
+        j.x = (const float *)xt->data + n * C * H * W;
+        j.y = (float *)yt->data + n * M * OH * OW;
+        j.res = rt ? (const float *)rt->data + n * M * OH * OW : NULL;
         for (int64_t t0 = 0; t0 < T; t0 += Tb) {
-            const int64_t nb = pk_min(Tb, T - t0), ns = (nb + PK_NR - 1) / PK_NR;
-            for (int64_t s = 0; s < ns; s++) {
-                const int nt = (int)pk_min(PK_NR, nb - s * PK_NR);
-                for (int64_t c = 0; c < C; c++)
-                    wg_input_strip(V + (s * C + c) * PK_NR, ns * C * PK_NR, x + c * H * W, H, W, TW,
-                                   t0 + s * PK_NR, nt, p->pads[0], p->pads[1]);
-            }
-            for (int xi = 0; xi < 36; xi++)
-                pk_gemm_run(M, nb, C, U + xi * panels * C * PK_MR, C, 1, PK_MR, V + xi * ns * C * PK_NR,
-                            Mo + xi * Mp * Tb, Tb, NULL);
-            for (int64_t m = 0; m < M; m++)
-                for (int64_t s = 0; s < ns; s++)
-                    wg_output_strip(y + m * OH * OW, res ? res + m * OH * OW : NULL, Mo + m * Tb + s * PK_NR, Mp * Tb,
-                                    OH, OW, TW, t0 + s * PK_NR, (int)pk_min(PK_NR, nb - s * PK_NR),
-                                    bias ? bias[m] : 0.0f, p);
+            j.t0 = t0;
+            j.nb = pk_min(Tb, T - t0);
+            j.ns = (j.nb + PK_NR - 1) / PK_NR;
+            const int64_t th = ep_pool_threads_for(pool, (uint64_t)36 * (uint64_t)M * (uint64_t)C * (uint64_t)j.nb);
+            j.parts = pk_min(th, j.ns * C);
+            ep_parallel_for(pool, (uint32_t)j.parts, wg_input_task, &j);
+            ep_parallel_for(th > 1 ? pool : NULL, 36, wg_gemm_task, &j);
+            j.parts = pk_min(th, M);
+            ep_parallel_for(pool, (uint32_t)j.parts, wg_output_task, &j);
         }
     }
     return EP_OK;

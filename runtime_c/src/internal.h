@@ -7,6 +7,7 @@
 #include "edgeplan/edgeplan.h"
 #include "edgeplan/plan_format.h"
 #include "ep_kernel.h"
+#include "pool.h"
 
 /* Checked, typed view of a plan's bytes (no copies). Record arrays are read
  * through their stride so that newer minor versions may append fields. */
@@ -21,6 +22,7 @@ typedef struct ep_plan_view {
     const uint8_t *params;  uint64_t params_size;
     const uint8_t *consts;  uint64_t const_size;
     const char *names;      uint64_t names_size;
+    const uint8_t *syms;    uint32_t n_syms;    uint32_t sym_stride;
     uint32_t n_inputs, n_outputs;
 } ep_plan_view;
 
@@ -29,6 +31,9 @@ static inline const ep_tensor_rec *ep_view_tensor(const ep_plan_view *v, uint32_
 }
 static inline const ep_op_rec *ep_view_op(const ep_plan_view *v, uint32_t i) {
     return (const ep_op_rec *)(const void *)(v->ops + (size_t)i * v->op_stride);
+}
+static inline const ep_sym_rec *ep_view_sym(const ep_plan_view *v, uint32_t i) {
+    return (const ep_sym_rec *)(const void *)(v->syms + (size_t)i * v->sym_stride);
 }
 static inline const ep_io_rec *ep_view_io(const ep_plan_view *v, uint32_t i) {
     return (const ep_io_rec *)(const void *)(v->io + (size_t)i * v->io_stride);

@@ -100,6 +100,12 @@ static const ep_op_info OPS[EP_OP_COUNT] = {
 #if EP_HAVE_OP_GATHERND
     [EP_OP_GATHERND] = {"gathernd", sizeof(ep_gathernd_params), 2, 2, 1, 1, ep_shape_gathernd},
 #endif
+#if EP_HAVE_OP_RANGE
+    [EP_OP_RANGE] = {"range", sizeof(ep_where_params), 3, 3, 1, 1, ep_shape_range, 0, 1},
+#endif
+#if EP_HAVE_OP_NONZERO
+    [EP_OP_NONZERO] = {"nonzero", sizeof(ep_where_params), 1, 1, 1, 1, ep_shape_nonzero, 0, 1},
+#endif
 };
 
 const ep_op_info *ep_op_info_get(uint32_t opcode) {

@@ -57,6 +57,7 @@ static const known_section KNOWN[] = {
     {EP_SECTION_IO, sizeof(ep_io_rec), 1},
     {EP_SECTION_NAMES, 0, 0},
     {EP_SECTION_META, 0, 0},
+    {EP_SECTION_SYMS, sizeof(ep_sym_rec), 0},
 };
 #define N_KNOWN (sizeof(KNOWN) / sizeof(KNOWN[0]))
 
@@ -102,7 +103,9 @@ static int parse_sections(ep_plan_view *v, ep_err *e) {
     if (SEC(4)) { v->consts = v->base + SEC(4)->offset; v->const_size = SEC(4)->size; }
     v->io = v->base + SEC(5)->offset; v->n_io = SEC(5)->count; v->io_stride = SEC(5)->record_size;
     if (SEC(6)) { v->names = (const char *)(v->base + SEC(6)->offset); v->names_size = SEC(6)->size; }
+    if (SEC(8)) { v->syms = v->base + SEC(8)->offset; v->n_syms = SEC(8)->count; v->sym_stride = SEC(8)->record_size; }
 #undef SEC
+    if (v->n_syms > EP_MAX_SYMS) return ep_fail(e, EP_ERR_PLAN_SECTION, "%u symbols > %d", v->n_syms, EP_MAX_SYMS);
     return EP_OK;
 }
 
@@ -114,9 +117,18 @@ static int check_tensor(const ep_plan_view *v, uint32_t i, ep_err *e) {
     if (!name_ok(v, t->name)) return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: bad name offset", i);
     if (t->quant != EP_NO_QUANT) return ep_fail(e, EP_ERR_PLAN_UNSUPPORTED, "tensor %u: quantisation not in plan 1.0", i);
     uint64_t n = 1;
+    for (int d = t->rank; d < EP_MAX_RANK; d++)
+        if (t->dim_sym[d]) return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: symbol past its rank", i);
+    if ((t->flags & EP_TENSOR_FLAG_STATE) && t->storage != EP_STORAGE_ARENA)
+        return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: state must live in the arena", i);
     for (int d = 0; d < t->rank; d++) {
         if (t->dims[d] < 0) return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: negative dim", i);
-        if (t->dim_sym[d]) return ep_fail(e, EP_ERR_PLAN_UNSUPPORTED, "tensor %u: symbolic dims not in plan 1.0", i);
+        if (t->dim_sym[d]) {
+            if (t->dim_sym[d] > v->n_syms || t->storage != EP_STORAGE_ARENA)
+                return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: bad symbol on dim %d", i, d);
+            if (t->dims[d] != ep_view_sym(v, t->dim_sym[d] - 1u)->max)
+                return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: dim %d is not its symbol's bound", i, d);
+        }
         uint64_t dim = (uint64_t)t->dims[d];
         if (dim && n > ((uint64_t)1 << 40) / dim) return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: too many elements", i);
         n *= dim;
@@ -131,6 +143,24 @@ static int check_tensor(const ep_plan_view *v, uint32_t i, ep_err *e) {
             return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: outside the constants", i);
     } else {
         return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: unknown storage %u", i, t->storage);
+    }
+    return EP_OK;
+}
+
+#define EP_SYM_COEF_LIMIT (1 << 24)
+static int check_sym(const ep_plan_view *v, uint32_t i, ep_err *e) {
+    const ep_sym_rec *y = ep_view_sym(v, i);
+    if (y->kind < EP_SYM_INPUT || y->kind > EP_SYM_DATA || y->reserved || y->reserved2)
+        return ep_fail(e, EP_ERR_PLAN_SECTION, "symbol %u: unknown kind %u", i, y->kind);
+    if (!name_ok(v, y->name)) return ep_fail(e, EP_ERR_PLAN_SECTION, "symbol %u: bad name offset", i);
+    if (y->min < 0 || y->min > y->max) return ep_fail(e, EP_ERR_PLAN_SECTION, "symbol %u: bad bounds", i);
+    if (y->src) {
+        if (y->kind != EP_SYM_DERIVED || y->src > i || y->div < 1 || y->div > EP_SYM_COEF_LIMIT ||
+            y->mul < -EP_SYM_COEF_LIMIT || y->mul > EP_SYM_COEF_LIMIT || y->add < -EP_SYM_COEF_LIMIT ||
+            y->add > EP_SYM_COEF_LIMIT)
+            return ep_fail(e, EP_ERR_PLAN_SECTION, "symbol %u: bad rule", i);
+    } else if (y->mul || y->add || y->div) {
+        return ep_fail(e, EP_ERR_PLAN_SECTION, "symbol %u: rule without a source", i);
     }
     return EP_OK;
 }
@@ -205,6 +235,8 @@ int ep_plan_parse(ep_plan_view *v, const void *plan, size_t plan_len, int check_
     if (h->arena_size > ((uint64_t)1 << 40)) return ep_fail(e, EP_ERR_PLAN_SECTION, "arena size implausible");
     int rc = parse_sections(v, e);
     if (rc) return rc;
+    for (uint32_t i = 0; i < v->n_syms; i++)
+        if ((rc = check_sym(v, i, e))) return rc;
     for (uint32_t i = 0; i < v->n_tensors; i++)
         if ((rc = check_tensor(v, i, e))) return rc;
     for (uint32_t i = 0; i < v->n_ops; i++)

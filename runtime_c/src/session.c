@@ -10,6 +10,11 @@ typedef struct ep_bound_op {
     ep_kernel_fn fn;
     ep_op op;
     uint32_t name;           /* NAMES offset of the source node */
+    uint8_t dyn;             /* an operand has variable dims: shapes are resolved before the kernel */
+    uint8_t data_dep;        /* the kernel sets its outputs' variable dims */
+    /* profiling (EP_OPT_PROFILE): fn is then prof_trampoline, which times prof_fn (the kernel) */
+    ep_kernel_fn prof_fn;
+    uint64_t prof_calls, prof_ns, prof_last_start, prof_last_ns;
 } ep_bound_op;
 
 struct ep_session {
@@ -21,8 +26,15 @@ struct ep_session {
     ep_tensor **io_ptrs;     /* operand pointers of all ops (OPIO order) */
     uint32_t *io_index;      /* n_inputs + n_outputs tensor indices */
     uint8_t *region;         /* the planned tensor region */
+    int64_t *sym_val;        /* n_syms values of the current run; -1: not bound yet */
+    uint32_t n_syms;
+    uint8_t dynamic;         /* symbols or data-dependent ops: ep_run resolves shapes */
     char last_error[160];
+    ep_pool pool;            /* worker threads (ep_options.n_threads; src/pool.h): a fixed size */
 };
+
+/* threads and profiling, set up at the end of ep_session_open (defined at the end of this file) */
+static void session_start_extras(ep_session *s, const ep_options *opt);
 
 static uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
@@ -32,6 +44,7 @@ uint64_t ep_session_table_bytes(const ep_plan_view *v) {
     b += align_up((uint64_t)v->n_ops * sizeof(ep_bound_op), 16);
     b += align_up((uint64_t)v->n_opio * sizeof(ep_tensor *), 16);
     b += align_up((uint64_t)v->n_io * sizeof(uint32_t), 16);
+    b += align_up((uint64_t)v->n_syms * sizeof(int64_t), 16);
     return align_up(b, EP_ARENA_ALIGN);
 }
 
@@ -94,6 +107,26 @@ static int check_shapes(const ep_bound_op *b, const ep_op_info *info, uint32_t i
         return ep_fail(e, EP_ERR_PLAN_OP, "op %u (%s '%s'): needs %llu scratch bytes, plan gives %llu", i,
                        info->name, nm, (unsigned long long)scratch, (unsigned long long)b->op.scratch_size);
     return EP_OK;
+}
+
+static int has_symbols(const ep_tensor *t, const ep_plan_view *v) {
+    const ep_tensor_rec *r = ep_view_tensor(v, t->index);
+    for (int d = 0; d < r->rank; d++)
+        if (r->dim_sym[d]) return 1;
+    return 0;
+}
+
+static int op_has_symbols(const ep_op *op, const ep_plan_view *v) {
+    for (uint16_t k = 0; k < op->n_in; k++)
+        if (op->in[k] && has_symbols(op->in[k], v)) return 1;
+    for (uint16_t k = 0; k < op->n_out; k++)
+        if (has_symbols(op->out[k], v)) return 1;
+    return 0;
+}
+
+static void zero_state(ep_session *s) {
+    for (uint32_t i = 0; i < s->n_tensors; i++)
+        if (s->tensors[i].flags & EP_TENSOR_FLAG_STATE) memset(s->tensors[i].data, 0, s->tensors[i].nbytes);
 }
 
 static int overlap(const ep_tensor *a, const ep_tensor *b) {
@@ -176,6 +209,10 @@ int ep_session_open(ep_session **out, const void *plan, size_t plan_len, void *a
     s->io_ptrs = (ep_tensor **)(void *)p;
     p += align_up((uint64_t)v.n_opio * sizeof(ep_tensor *), 16);
     s->io_index = (uint32_t *)(void *)p;
+    p += align_up((uint64_t)v.n_io * sizeof(uint32_t), 16);
+    s->sym_val = (int64_t *)(void *)p;
+    s->n_syms = v.n_syms;
+    s->dynamic = v.n_syms > 0;
     s->region = (uint8_t *)arena + tables;
     s->view = v;
     s->n_tensors = v.n_tensors;
@@ -210,14 +247,23 @@ int ep_session_open(ep_session **out, const void *plan, size_t plan_len, void *a
         b->op.scratch_size = r->scratch_size;
         if ((rc = check_shapes(b, info, i, &v, &err))) return rc;
         if ((rc = check_aliasing(b, info, i, &v, &err))) return rc;
+        b->data_dep = info->data_dep;
+        b->dyn = info->data_dep || op_has_symbols(&b->op, &v);
+        s->dynamic |= info->data_dep;
     }
+    for (uint32_t i = 0; i < v.n_syms; i++) s->sym_val[i] = -1;
+    zero_state(s);
+    session_start_extras(s, opt);
     s->magic = EP_SESSION_MAGIC;
     *out = s;
     return EP_OK;
 }
 
 void ep_session_close(ep_session *s) {
-    if (s && s->magic == EP_SESSION_MAGIC) s->magic = 0;
+    if (s && s->magic == EP_SESSION_MAGIC) {
+        ep_pool_stop(&s->pool);
+        s->magic = 0;
+    }
 }
 
 static int live(const ep_session *s) { return s && s->magic == EP_SESSION_MAGIC; }
@@ -237,8 +283,18 @@ static int describe(const ep_session *s, const ep_tensor *t, ep_io_desc *d) {
     d->name = ep_view_name(&s->view, ep_view_tensor(&s->view, t->index)->name);
     d->dtype = t->dtype;
     d->rank = t->rank;
-    for (int i = 0; i < t->rank; i++) d->dims[i] = t->dims[i];
+    const ep_tensor_rec *r = ep_view_tensor(&s->view, t->index);
+    for (int i = 0; i < t->rank; i++) {
+        d->dims[i] = t->dims[i];
+        d->max_dims[i] = d->min_dims[i] = r->dims[i];
+        if (r->dim_sym[i]) {
+            const ep_sym_rec *y = ep_view_sym(&s->view, r->dim_sym[i] - 1u);
+            d->min_dims[i] = y->min;
+            d->dim_names[i] = ep_view_name(&s->view, y->name);
+        }
+    }
     d->nbytes = (uint64_t)ep_numel(t) * ep_dtype_size(t->dtype);
+    d->max_nbytes = r->nbytes;
     return EP_OK;
 }
 
@@ -289,11 +345,184 @@ int ep_session_get_output(const ep_session *s, uint32_t i, void *data, size_t nb
     return EP_OK;
 }
 
+/* ---- variable shapes (plan 1.1): symbols are bound per run, shapes resolved op by op ---- */
+
+static const char *sym_name(const ep_session *s, uint32_t k) {
+    return ep_view_name(&s->view, ep_view_sym(&s->view, k)->name);
+}
+
+#define SYM_UNBOUND (-1)
+#define SYM_OUT_OF_BOUNDS (-2)
+/* Value of symbol k in this run: bound, or computed from its rule; SYM_UNBOUND when neither. */
+static int64_t sym_get(ep_session *s, uint32_t k) {
+    if (s->sym_val[k] >= 0) return s->sym_val[k];
+    const ep_sym_rec *y = ep_view_sym(&s->view, k);
+    if (!y->src) return SYM_UNBOUND;
+    const int64_t x = sym_get(s, y->src - 1u);   /* src < k (checked at parse): depth <= 254 */
+    if (x < 0) return x;
+    const int64_t a = (int64_t)y->mul * x + y->add;          /* |.| < 2^56 */
+    const int64_t q = a / y->div - (a % y->div != 0 && a < 0);
+    if (q < 0 || q > y->max) return SYM_OUT_OF_BOUNDS;
+    return s->sym_val[k] = q;
+}
+
+/* Binds symbol k to v (from a shape function or a kernel), or checks v against its value. */
+static int sym_bind(ep_session *s, uint32_t i, uint32_t k, int64_t v) {
+    const ep_sym_rec *y = ep_view_sym(&s->view, k);
+    const int64_t cur = sym_get(s, k);
+    if (cur == SYM_OUT_OF_BOUNDS || v < 0 || v > y->max) {
+        snprintf(s->last_error, sizeof(s->last_error), "op %u: '%s' = %lld exceeds its bound %d", i,
+                 sym_name(s, k), (long long)(cur == SYM_OUT_OF_BOUNDS ? -1 : v), y->max);
+        return EP_ERR_RUN_BOUND;
+    }
+    if (cur >= 0 && cur != v) {
+        snprintf(s->last_error, sizeof(s->last_error), "op %u: '%s' is %lld here but %lld before (plan inconsistent)",
+                 i, sym_name(s, k), (long long)v, (long long)cur);
+        return EP_ERR_PLAN_SHAPE;
+    }
+    s->sym_val[k] = v;
+    return EP_OK;
+}
+
+static int over_capacity(const ep_tensor *t) {
+    return (uint64_t)ep_numel(t) * ep_dtype_size(t->dtype) > t->nbytes;
+}
+
+/* Gives t's variable dims their symbols' values (-1 where a symbol is not bound yet). */
+static int resolve_tensor(ep_session *s, uint32_t i, ep_tensor *t) {
+    const ep_tensor_rec *r = ep_view_tensor(&s->view, t->index);
+    int complete = 1;
+    for (int d = 0; d < r->rank; d++) {
+        if (!r->dim_sym[d]) continue;
+        const int64_t v = sym_get(s, r->dim_sym[d] - 1u);
+        if (v == SYM_OUT_OF_BOUNDS) return sym_bind(s, i, r->dim_sym[d] - 1u, -1);
+        t->dims[d] = (int32_t)v;
+        complete &= v >= 0;
+    }
+    if (complete && over_capacity(t)) {
+        snprintf(s->last_error, sizeof(s->last_error), "op %u: tensor %u exceeds its planned bytes", i, t->index);
+        return EP_ERR_RUN_BOUND;
+    }
+    return EP_OK;
+}
+
+static int resolve_op(ep_session *s, uint32_t i, const ep_bound_op *b) {
+    const ep_op *op = &b->op;
+    const ep_op_info *info = ep_op_info_get(op->opcode);
+    ep_shape out[EP_MAX_OP_OUTPUTS];
+    uint64_t scratch = 0;
+    int rc;
+    for (uint16_t k = 0; k < op->n_in; k++)
+        if (op->in[k] && (rc = resolve_tensor(s, i, op->in[k]))) return rc;
+    for (uint16_t k = 0; k < op->n_out; k++) {
+        ep_tensor *t = op->out[k];
+        if (b->data_dep) {   /* the kernel sees its capacity and writes the actual extent */
+            const ep_tensor_rec *r = ep_view_tensor(&s->view, t->index);
+            for (int d = 0; d < r->rank; d++) t->dims[d] = r->dims[d];
+        } else if ((rc = resolve_tensor(s, i, t))) {
+            return rc;
+        }
+    }
+    memset(out, 0, sizeof(ep_shape) * op->n_out);
+    if ((rc = info->shape(op, out, &scratch))) {
+        snprintf(s->last_error, sizeof(s->last_error), "op %u (%s '%s'): shapes inconsistent at these lengths", i,
+                 info->name, ep_view_name(&s->view, b->name));
+        return EP_ERR_PLAN_SHAPE;
+    }
+    if (scratch > op->scratch_size) {
+        snprintf(s->last_error, sizeof(s->last_error), "op %u (%s): needs %llu scratch bytes, %llu planned", i,
+                 info->name, (unsigned long long)scratch, (unsigned long long)op->scratch_size);
+        return EP_ERR_RUN_BOUND;
+    }
+    if (b->data_dep) return EP_OK;
+    for (uint16_t k = 0; k < op->n_out; k++) {
+        ep_tensor *t = op->out[k];
+        const ep_tensor_rec *r = ep_view_tensor(&s->view, t->index);
+        if (out[k].rank != r->rank || out[k].dtype != r->dtype) return EP_ERR_PLAN_SHAPE;
+        for (int d = 0; d < r->rank; d++) {
+            const int32_t c = out[k].dims[d];
+            if (r->dim_sym[d]) {
+                if ((rc = sym_bind(s, i, r->dim_sym[d] - 1u, c))) return rc;
+            } else if (c != r->dims[d]) {
+                snprintf(s->last_error, sizeof(s->last_error), "op %u (%s): output %u dim %d is %d, the plan fixes %d",
+                         i, info->name, k, d, c, r->dims[d]);
+                return EP_ERR_PLAN_SHAPE;
+            }
+            t->dims[d] = c;
+        }
+        if (over_capacity(t)) return EP_ERR_RUN_BOUND;
+    }
+    return EP_OK;
+}
+
+/* After a data-dependent kernel: bind the symbols of the extents it wrote. */
+static int bind_data(ep_session *s, uint32_t i, const ep_bound_op *b) {
+    for (uint16_t k = 0; k < b->op.n_out; k++) {
+        const ep_tensor *t = b->op.out[k];
+        const ep_tensor_rec *r = ep_view_tensor(&s->view, t->index);
+        for (int d = 0; d < r->rank; d++) {
+            int rc;
+            if (t->dims[d] < 0 || t->dims[d] > r->dims[d]) return EP_ERR_INTERNAL;
+            if (r->dim_sym[d]) {
+                if ((rc = sym_bind(s, i, r->dim_sym[d] - 1u, t->dims[d]))) return rc;
+            } else if (t->dims[d] != r->dims[d]) {
+                snprintf(s->last_error, sizeof(s->last_error), "op %u: a data-dependent extent the plan fixes", i);
+                return EP_ERR_PLAN_SHAPE;
+            }
+        }
+    }
+    return EP_OK;
+}
+
+/* Run start: symbols unbound, then the input symbols from the inputs' shapes. */
+static int bind_inputs(ep_session *s) {
+    for (uint32_t k = 0; k < s->n_syms; k++) s->sym_val[k] = SYM_UNBOUND;
+    for (uint32_t i = 0; i < s->n_inputs; i++) {
+        const ep_tensor *t = &s->tensors[s->io_index[i]];
+        const ep_tensor_rec *r = ep_view_tensor(&s->view, t->index);
+        for (int d = 0; d < r->rank; d++) {
+            if (!r->dim_sym[d]) continue;
+            const uint32_t k = r->dim_sym[d] - 1u;
+            if (s->sym_val[k] >= 0 && s->sym_val[k] != t->dims[d]) {
+                snprintf(s->last_error, sizeof(s->last_error), "inputs disagree on '%s' (%lld vs %d)", sym_name(s, k),
+                         (long long)s->sym_val[k], t->dims[d]);
+                return EP_ERR_INVALID_ARG;
+            }
+            s->sym_val[k] = t->dims[d];
+        }
+    }
+    return EP_OK;
+}
+
+int ep_session_set_input_shape(ep_session *s, uint32_t i, const int32_t *dims, uint32_t rank) {
+    const ep_tensor *c = io_tensor(s, i, 0);
+    if (!c) return live(s) ? EP_ERR_INDEX : EP_ERR_INVALID_ARG;
+    ep_tensor *t = &s->tensors[c->index];
+    const ep_tensor_rec *r = ep_view_tensor(&s->view, t->index);
+    if (!dims && rank) return EP_ERR_INVALID_ARG;
+    if (rank != r->rank) return EP_ERR_SIZE;
+    for (uint32_t d = 0; d < rank; d++) {
+        if (r->dim_sym[d]) {
+            const ep_sym_rec *y = ep_view_sym(&s->view, r->dim_sym[d] - 1u);
+            if (dims[d] < y->min || dims[d] > y->max) return EP_ERR_RUN_BOUND;
+        } else if (dims[d] != r->dims[d]) {
+            return EP_ERR_SIZE;
+        }
+    }
+    for (uint32_t d = 0; d < rank; d++) t->dims[d] = dims[d];
+    return EP_OK;
+}
+
 int ep_run(ep_session *s) {
     if (!live(s)) return EP_ERR_INVALID_ARG;
     s->last_error[0] = '\0';
+    if (s->dynamic && bind_inputs(s)) return EP_ERR_INVALID_ARG;
     for (uint32_t i = 0; i < s->n_ops; i++) {
         const ep_bound_op *b = &s->ops[i];
+        if (b->dyn) {
+            const int src = resolve_op(s, i, b);
+            if (src) return src;
+        }
         int rc = b->fn(&b->op);
         if (rc) {
             const ep_op_info *info = ep_op_info_get(b->op.opcode);
@@ -301,10 +530,81 @@ int ep_run(ep_session *s) {
                      ep_view_name(&s->view, b->name), ep_status_str(rc));
             return rc;
         }
+        if (b->data_dep && (rc = bind_data(s, i, b))) return rc;
     }
     return EP_OK;
 }
 
-int ep_reset(ep_session *s) { return live(s) ? EP_OK : EP_ERR_INVALID_ARG; }
+int ep_reset(ep_session *s) {
+    if (!live(s)) return EP_ERR_INVALID_ARG;
+    zero_state(s);
+    return EP_OK;
+}
 
 const char *ep_session_last_error(const ep_session *s) { return live(s) ? s->last_error : ""; }
+
+/* ---- threads and profiling ---- */
+
+#define EP_BOUND_OF(op) ((ep_bound_op *)(void *)((char *)(uintptr_t)(op) - offsetof(ep_bound_op, op)))
+
+/* The kernel of a profiled session: times the real one (ep_run itself is the same with or without). */
+static int prof_trampoline(const ep_op *op) {
+    ep_bound_op *b = EP_BOUND_OF(op);   /* op is &b->op of a bound op in the session's arena */
+    const uint64_t t0 = ep_now_ns();
+    const int rc = b->prof_fn(op);
+    const uint64_t dt = ep_now_ns() - t0;
+    b->prof_calls++;
+    b->prof_ns += dt;
+    b->prof_last_start = t0;
+    b->prof_last_ns = dt;
+    return rc;
+}
+
+static void session_start_extras(ep_session *s, const ep_options *opt) {
+    uint32_t want = 1;
+    if (opt && opt->struct_size >= offsetof(ep_options, n_threads) + sizeof(uint32_t)) want = opt->n_threads;
+    ep_pool_start(&s->pool, want);
+    for (uint32_t i = 0; i < s->n_ops; i++) {
+        ep_bound_op *b = &s->ops[i];
+        b->op.pool = s->pool.n_threads > 1 ? &s->pool : NULL;
+        b->prof_calls = b->prof_ns = b->prof_last_start = b->prof_last_ns = 0;
+        b->prof_fn = NULL;
+        if (opt && (opt->flags & EP_OPT_PROFILE)) {
+            b->prof_fn = b->fn;
+            b->fn = prof_trampoline;
+        }
+    }
+}
+
+uint32_t ep_session_num_ops(const ep_session *s) { return live(s) ? s->n_ops : 0; }
+uint32_t ep_session_num_threads(const ep_session *s) { return live(s) ? s->pool.n_threads : 0; }
+
+int ep_session_profile(const ep_session *s, uint32_t i, ep_op_profile *out) {
+    if (!live(s) || !out) return EP_ERR_INVALID_ARG;
+    if (i >= s->n_ops) return EP_ERR_INDEX;
+    const ep_bound_op *b = &s->ops[i];
+    const ep_op_info *info = ep_op_info_get(b->op.opcode);
+    memset(out, 0, sizeof(*out));
+    out->name = ep_view_name(&s->view, b->name);
+    out->kind = info ? info->name : "?";
+    out->calls = b->prof_calls;
+    out->total_ns = b->prof_ns;
+    out->last_start_ns = b->prof_last_start;
+    out->last_ns = b->prof_last_ns;
+    out->flops = 0;   /* no cost model on the board: the compiler's figure is in the plan's META (op_cost) */
+    for (uint32_t k = 0; k < (uint32_t)b->op.n_in + b->op.n_out; k++) {
+        const ep_tensor *t = k < b->op.n_in ? b->op.in[k] : b->op.out[k - b->op.n_in];
+        if (t) out->bytes += (uint64_t)ep_numel(t) * ep_dtype_size(t->dtype);
+    }
+    out->profiled = b->fn == prof_trampoline;
+    return EP_OK;
+}
+
+int ep_session_profile_reset(ep_session *s) {
+    if (!live(s)) return EP_ERR_INVALID_ARG;
+    for (uint32_t i = 0; i < s->n_ops; i++) {
+        ep_bound_op *b = &s->ops[i];
+        b->prof_calls = b->prof_ns = b->prof_last_start = b->prof_last_ns = 0;
+    }
+    return EP_OK;
+}

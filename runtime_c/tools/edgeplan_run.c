@@ -1,12 +1,14 @@
 /* edgeplan-run: runs a plan on a board with no Python.
  *
- *   edgeplan-run model.eplan [--input [name=]x.npy]... [--output [name=]y.npy]... [--repeat N] [--quiet]
+ *   edgeplan-run model.eplan [--input [name=]x.npy]... [--output [name=]y.npy]... [--repeat N] [--threads N]
+ *                [--quiet]
  *
  * Inputs not given are zero. Prints each output's shape and summary, latency (median of N runs),
  * arena bytes and peak RSS. The plan is mmapped; weights are used in place. */
 #define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +25,7 @@
 
 static void usage(void) {
     fprintf(stderr,
-            "usage: edgeplan-run PLAN [--input [NAME=]FILE.npy]... [--output [NAME=]FILE.npy]... [--repeat N] [--quiet]\n");
+            "usage: edgeplan-run PLAN [--input [NAME=]FILE.npy]... [--output [NAME=]FILE.npy]... [--repeat N] [--threads N] [--quiet]\n");
 }
 
 static double now_ms(void) {
@@ -91,7 +93,7 @@ static void summarize(const ep_io_desc *d, const void *data) {
 int main(int argc, char **argv) {
     const char *plan_path = NULL;
     char *in_names[MAX_IO], *in_paths[MAX_IO], *out_names[MAX_IO], *out_paths[MAX_IO];
-    int n_in = 0, n_out = 0, repeat = 1, quiet = 0;
+    int n_in = 0, n_out = 0, repeat = 1, quiet = 0, threads = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--input") && i + 1 < argc && n_in < MAX_IO) {
             split_arg(argv[++i], &in_names[n_in], &in_paths[n_in]); n_in++;
@@ -100,6 +102,9 @@ int main(int argc, char **argv) {
         } else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) {
             repeat = atoi(argv[++i]);
             if (repeat < 1 || repeat > 1000000) { fprintf(stderr, "edgeplan-run: --repeat must be 1..1000000\n"); return 2; }
+        } else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
+            threads = atoi(argv[++i]);
+            if (threads < 1 || threads > 64) { fprintf(stderr, "edgeplan-run: --threads must be 1..64\n"); return 2; }
         } else if (!strcmp(argv[i], "--quiet")) {
             quiet = 1;
         } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -135,6 +140,7 @@ int main(int argc, char **argv) {
     opt.struct_size = sizeof(opt);
     opt.error_buf = err;
     opt.error_buf_len = sizeof(err);
+    opt.n_threads = (uint32_t)threads;
     ep_session *s = NULL;
     rc = ep_session_open(&s, plan, plan_len, arena, (size_t)info.arena_bytes, &opt);
     if (rc) { fprintf(stderr, "edgeplan-run: cannot open %s: %s: %s\n", plan_path, ep_status_str(rc), err); return 1; }
@@ -151,9 +157,22 @@ int main(int argc, char **argv) {
         if (npy_read(in_paths[i], &a, err, sizeof(err))) { fprintf(stderr, "edgeplan-run: %s\n", err); return 1; }
         int same = a.dtype == d.dtype && a.rank == d.rank;
         for (int k = 0; same && k < d.rank; k++) same = a.dims[k] == d.dims[k];
+        if (!same && a.dtype == d.dtype && a.rank == d.rank) {   /* a variable-length input: within its bounds? */
+            int32_t dims[8];
+            int fits = 1;
+            for (int k = 0; k < d.rank; k++) {
+                fits &= a.dims[k] >= 0 && a.dims[k] <= INT32_MAX;
+                dims[k] = (int32_t)a.dims[k];
+            }
+            same = fits && ep_session_set_input_shape(s, idx, dims, (uint32_t)d.rank) == EP_OK;
+            if (same) ep_session_input_desc(s, idx, &d);
+        }
         if (!same) {
             fprintf(stderr, "edgeplan-run: input '%s' expects %s [", d.name, dtype_name(d.dtype));
-            for (int k = 0; k < d.rank; k++) fprintf(stderr, k ? ", %d" : "%d", d.dims[k]);
+            for (int k = 0; k < d.rank; k++) {
+                if (d.dim_names[k]) fprintf(stderr, k ? ", %s=%d..%d" : "%s=%d..%d", d.dim_names[k], d.min_dims[k], d.max_dims[k]);
+                else fprintf(stderr, k ? ", %d" : "%d", d.dims[k]);
+            }
             fprintf(stderr, "], %s holds %s [", in_paths[i], dtype_name(a.dtype));
             for (int k = 0; k < a.rank; k++) fprintf(stderr, k ? ", %lld" : "%lld", (long long)a.dims[k]);
             fprintf(stderr, "]\n");
@@ -191,7 +210,8 @@ int main(int argc, char **argv) {
             fprintf(stderr, "edgeplan-run: cannot write %s\n", out_paths[i]); return 1;
         }
     }
-    printf("latency: median %.3f ms, min %.3f ms over %d run%s\n", times[repeat / 2], times[0], repeat, repeat > 1 ? "s" : "");
+    printf("latency: median %.3f ms, min %.3f ms over %d run%s, %u thread%s\n", times[repeat / 2], times[0], repeat,
+           repeat > 1 ? "s" : "", ep_session_num_threads(s), ep_session_num_threads(s) > 1 ? "s" : "");
     printf("open: %.3f ms; arena: %llu bytes (tensors %llu, session %llu); weights: %llu bytes in place; peak RSS: %ld KiB\n",
            t_open, (unsigned long long)info.arena_bytes, (unsigned long long)info.planned_bytes,
            (unsigned long long)info.session_bytes, (unsigned long long)info.const_bytes, peak_rss_kib());

@@ -18,7 +18,9 @@
  * The feature-masked fallbacks: the table built with features 0 (what cpu_features_mask without
  * EP_CPU_NEON gives) must hold exactly the reference kernels, and every case is also run through it.
  * Under qemu, QEMU_CPU tells which CPU the run emulates; the test checks ep_cpu_features() agrees
- * (cortex-a72: no dotprod/fp16; max: both). */
+ * (cortex-a72: no dotprod/fp16; max: both).
+ * Threads: every NEON kernel also runs on a 3-thread pool that splits even the smallest op (src/pool.h,
+ * min_work 0); its output must equal the single-thread NEON output bit for bit. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -32,6 +34,7 @@
 static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
 static int g_fail, g_cases, g_skipped;
 static ep_kernel_table t_ref, t_neon, t_masked;
+static ep_pool g_pool;   /* started in main */
 
 static uint32_t rnd(void) {
     g_rng ^= g_rng << 13;
@@ -94,14 +97,18 @@ typedef struct tcase {
     double k_terms;
 } tcase;
 
-static int run_fn(ep_kernel_fn fn, tcase *c, ep_tensor **ins, const void *params, float *y, void *scratch,
-                  uint64_t scratch_size) {
+static int run_fn_on(ep_kernel_fn fn, tcase *c, ep_tensor **ins, const void *params, float *y, void *scratch,
+                     uint64_t scratch_size, ep_pool *pool) {
     ep_tensor yt = c->out.t;
     yt.data = y;
     ep_tensor *outs[1] = {&yt};
     ep_op op = {params, (ep_tensor *const *)ins, outs, scratch, scratch_size, (uint16_t)c->n_in, 1, c->opcode,
-                c->variant, 0};
+                c->variant, 0, pool};
     return fn(&op);
+}
+static int run_fn(ep_kernel_fn fn, tcase *c, ep_tensor **ins, const void *params, float *y, void *scratch,
+                  uint64_t scratch_size) {
+    return run_fn_on(fn, c, ins, params, y, scratch, scratch_size, NULL);
 }
 
 static void fail(const tcase *c, const char *what, size_t i, float got, float want, double tol) {
@@ -127,7 +134,7 @@ static void check_case(tcase *c) {
     }
     tset(&c->out, shp.rank, shp.dims);
     const size_t n = c->out.bytes / 4;
-    const uint64_t sbytes = scratch + (scratch ? (uint64_t)ri(0, 2) * scratch : 0);   /* extra passes */
+    const uint64_t sbytes = scratch + (scratch ? (uint64_t)ri(0, 2) * scratch : 0);   /* extra passes / slots */
     ep_kernel_fn fr = t_ref.fn[c->opcode][c->variant], fn = t_neon.fn[c->opcode][c->variant];
     ep_kernel_fn fm = t_masked.fn[c->opcode][c->variant];
     if (!fr || !fn || fm != fr) {
@@ -148,8 +155,16 @@ static void check_case(tcase *c) {
     int r1 = run_fn(fr, c, ins, c->params, yr, sc, sbytes);
     int r2 = run_fn(fn, c, ins, c->params, yn, sc, sbytes);
     int r3 = run_fn(fm, c, ins, c->params, ym, sc, sbytes);
+    float *yt = gnew(c->out.bytes);   /* the NEON kernel on threads */
+    for (size_t i = 0; i < n; i++) yt[i] = NAN;
+    int r4 = run_fn_on(fn, c, ins, c->params, yt, sc, sbytes, &g_pool);
     g_cases++;
-    if (r1 || r2 || r3) { fprintf(stderr, "FAIL %s: status %d %d %d\n", c->name, r1, r2, r3); g_fail++; }
+    if (r1 || r2 || r3 || r4) { fprintf(stderr, "FAIL %s: status %d %d %d %d\n", c->name, r1, r2, r3, r4); g_fail++; }
+    if (!gok(yt, c->out.bytes) || memcmp(yt, yn, c->out.bytes)) {
+        fprintf(stderr, "FAIL %s: %u threads differ from one (or overwrote guard bytes)\n", c->name, g_pool.n_threads);
+        g_fail++;
+    }
+    gfree(yt);
     if (!gok(yr, c->out.bytes) || !gok(yn, c->out.bytes) || !gok(ym, c->out.bytes) || !gok(sc, sbytes)) {
         fprintf(stderr, "FAIL %s: guard bytes overwritten\n", c->name);
         g_fail++;
@@ -504,6 +519,8 @@ int main(int argc, char **argv) {
     if (argc > 1) g_rng = strtoull(argv[1], NULL, 0) | 1;
     const int s = argc > 2 ? atoi(argv[2]) : 1;   /* iteration scale */
     check_tables();
+    printf("threads: %u (every NEON kernel is checked again on them)\n", ep_pool_start(&g_pool, 3));
+    g_pool.min_work = 0;
     t_unary(60 * s);
     t_binary(120 * s);
     t_pool(60 * s, EP_OP_MAXPOOL);
@@ -518,6 +535,7 @@ int main(int argc, char **argv) {
     t_conv(40 * s, EP_CONV2D_VARIANT_PACKED, 0);
     t_conv(40 * s, EP_CONV2D_VARIANT_DEPTHWISE, 0);
     t_conv(20 * s, EP_CONV2D_VARIANT_DEPTHWISE, 2);
+    ep_pool_stop(&g_pool);
     printf("test_neon_kernels: %d cases, %d skipped (rejected by a shape function), %d failures\n", g_cases,
            g_skipped, g_fail);
     return g_fail ? 1 : 0;

@@ -11,13 +11,18 @@
  * The variant's shape function gives the minimum scratch; the kernels run with exactly that much and
  * with a larger one. Shape functions must also reject packed weights of a wrong shape.
  * Winograd F(4x4,3x3) is checked with a 10x looser tolerance (its transforms amplify rounding).
- * The x86 kernels run only when the CPU has AVX2 and FMA (the reference variants always run). */
+ * The x86 kernels run only when the CPU has AVX2 and FMA (the reference variants always run).
+ * Threads: every variant run is repeated on a 3-thread pool that splits even the smallest op
+ * (src/pool.h, min_work 0); its output must equal the single-thread output bit for bit. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ep_ops.h"
+#include "pool.h"
 #include "x86/x86.h"
+
+static ep_pool g_pool;   /* started in main */
 
 static int n_pass, n_fail;
 #define CHECK(cond, ...)                                                                  \
@@ -127,6 +132,18 @@ static void run_variant(const char *what, kfn fn, ep_op *op, uint64_t scratch_mi
     for (int i = 0; i < 256; i++) sg &= sbuf[i] == SCRATCH_SENTINEL && scratch[ss + (uint64_t)i] == SCRATCH_SENTINEL;
     CHECK(sg, "%s: scratch guard bytes overwritten (scratch %llu)", what, (unsigned long long)ss);
     CHECK(close_enough(y.p, want, ny, k, &worst), "%s: differs from the reference by %g", what, worst);
+    if (g_pool.n_threads > 1) {   /* the same kernel on threads: the same bits */
+        gbuf y2 = galloc(ny);
+        memset(sbuf, SCRATCH_SENTINEL, (size_t)ss + 2 * 256 + 64);
+        yt.data = y2.p;
+        o.pool = &g_pool;
+        rc = fn(&o);
+        sg = 1;
+        for (int i = 0; i < 256; i++) sg &= sbuf[i] == SCRATCH_SENTINEL && scratch[ss + (uint64_t)i] == SCRATCH_SENTINEL;
+        CHECK(rc == EP_OK && guards_ok(&y2) && sg, "%s: threads: rc %d or guard cells overwritten", what, rc);
+        CHECK(memcmp(y.p, y2.p, (size_t)ny * 4) == 0, "%s: %u threads differ from one", what, g_pool.n_threads);
+        free(y2.base);
+    }
     free(y.base);
     free(sbuf);
 }
@@ -198,6 +215,7 @@ static void conv_case(int iter, int have_x86, int depthwise) {
         if (have_x86) {
             run_variant(what, ep_x86_conv2d_dw_f32, &op, scratch, 0, want.p, ny, K);
             run_variant(what, ep_x86_conv2d_dw_f32, &op, scratch, 4096, want.p, ny, K);
+            run_variant(what, ep_x86_conv2d_dw_f32, &op, scratch, 2 * scratch, want.p, ny, K);   /* 3 slots */
         }
     } else {
         const int panels = (M + EP_PACK_MR - 1) / EP_PACK_MR;
@@ -530,6 +548,8 @@ int main(int argc, char **argv) {
     const uint64_t need = EP_CPU_AVX2 | EP_CPU_FMA;
     const int have_x86 = (ep_cpu_features() & need) == need;
     printf("x86 kernels: %s\n", have_x86 ? "AVX2+FMA present, checked" : "CPU lacks AVX2+FMA, reference variants only");
+    printf("threads: %u (the variants are checked again on them)\n", ep_pool_start(&g_pool, 3));
+    g_pool.min_work = 0;
     for (int i = 0; i < iters; i++) {
         conv_case(i, have_x86, 0);
         conv_case(i, have_x86, 1);
@@ -538,6 +558,7 @@ int main(int argc, char **argv) {
         unary_case(i, have_x86);
         binary_case(i, have_x86);
     }
+    ep_pool_stop(&g_pool);
     printf("%d checks passed, %d failed\n", n_pass, n_fail);
     return n_fail ? 1 : 0;
 }

@@ -5,17 +5,19 @@ from . import graph, onnx_import
 from .errors import Problems
 
 
-def lower(model, shapes=None) -> graph.Graph:
+def lower(model, shapes=None, symbols=None) -> graph.Graph:
     """Compile an ONNX model (ModelProto, serialized bytes or path) into the lowered graph.
 
     shapes: optional {input name: tuple of ints} pinning the inputs' symbolic or unknown dims.
+    symbols: optional {dim name: int}: the value of each named input dim and data-dependent length
+    (compiler/dynamic.py lowers the model once per set of values).
     Raises errors.CompileError listing every problem (unsupported ops, attributes, dtypes, dynamic
     shapes), each with its node name."""
     from .lowering import lower_model
     from .ops import HANDLERS
     from .passes import cleanup, fold, fuse
 
-    m = onnx_import.import_model(model, shapes)
+    m = onnx_import.import_model(model, shapes, symbols)
     problems = Problems()
     notes: list = []
     for n in m.toposort():
@@ -25,4 +27,4 @@ def lower(model, shapes=None) -> graph.Graph:
     cleanup.cleanup(m, problems)
     fuse.fuse(m, notes)
     m.toposort()
-    return lower_model(m, problems, HANDLERS, notes)
+    return lower_model(m, problems, HANDLERS, notes, symbols)

@@ -49,6 +49,8 @@ OPCODES = {
     "gru": ("EP_OP_GRU", "ep_rnn_params"),
     "scatternd": ("EP_OP_SCATTERND", "ep_scatternd_params"),
     "gathernd": ("EP_OP_GATHERND", "ep_gathernd_params"),
+    "range": ("EP_OP_RANGE", "ep_where_params"),
+    "nonzero": ("EP_OP_NONZERO", "ep_where_params"),
 }
 
 # numpy dtype -> EP_DTYPE_* value (ONNX TensorProto numbering), from the C header
@@ -65,6 +67,8 @@ class Tensor:
     view_of: Optional["Tensor"] = None     # shares storage with this tensor (same nbytes)
     is_input: bool = False
     is_output: bool = False
+    is_state: bool = False                 # streaming state: kept across runs (compiler/dynamic.py)
+    dim_sym: tuple = ()                    # per dim: 0 static, k + 1 = symbol k of Graph.syms
 
     @property
     def is_const(self) -> bool:
@@ -102,3 +106,4 @@ class Graph:
     outputs: list                          # graph output Tensors, in model order
     fused: list = field(default_factory=list)   # human-readable notes of what passes did
     meta: dict = field(default_factory=dict)
+    syms: list = field(default_factory=list)    # dynamic.Sym records of variable dims (plan SYMS section)

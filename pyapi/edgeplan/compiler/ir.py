@@ -51,6 +51,7 @@ class Model:
         self.nodes: list = []
         self.inputs: list = []             # runtime graph inputs (value names), model order
         self.outputs: list = []            # graph outputs (value names), model order
+        self.dim_params: dict = {}         # value name -> dim_param name per dim (None: unnamed), from the model
         self._taken: set = set()
 
     # ---- values ----

@@ -25,8 +25,10 @@ def pad8(values, fill):
 
 
 class Lowerer:
-    def __init__(self, m: ir.Model, problems: Problems):
+    def __init__(self, m: ir.Model, problems: Problems, symbols=None):
         self.m = m
+        self.symbols = dict(symbols or {})   # dim name -> value in this lowering (compiler/dynamic.py)
+        self.data_dims: list = []            # (tensor, dim, symbol name, declared) of data-dependent extents
         self.problems = problems
         self.tensors: dict = {}          # IR value name -> graph.Tensor
         self.order: list = []            # every graph.Tensor, creation order
@@ -124,6 +126,21 @@ class Lowerer:
             raise NodeError(f"cannot view {src.shape} as {shape}")
         return self.bind(name, self.new(name, shape, src.dtype, view_of=src))
 
+    def data_dim(self, n: ir.Node, i: int, d: int, default=None) -> tuple:
+        """(extent, symbol name, declared) for dim d of output i of n, whose length depends on the data. The
+        bound comes from dims= under the dim's name in the model (value_info dim_param) or the output's
+        name; without one, `default` (a natural maximum such as NonZero's element count) or an error."""
+        out = n.outputs[i]
+        params = self.m.dim_params.get(out, ())
+        for key in ([params[d]] if d < len(params) and params[d] else []) + [out]:
+            if key in self.symbols:
+                return int(self.symbols[key]), key, True
+        if default is None:
+            hint = params[d] if d < len(params) and params[d] else out
+            raise NodeError(f"the length of output '{out}' depends on the data: declare its maximum with "
+                            f"dims={{'{hint}': (0, MAX)}} / --dim {hint}=0..MAX")
+        return int(self.symbols.get(("default", out), default)), f"{out}:len", False
+
     def tmp(self, base: str, shape, dtype=np.float32) -> graph.Tensor:
         return self.new(base, shape, dtype)
 
@@ -187,8 +204,8 @@ class Lowerer:
         return result
 
 
-def lower_model(m: ir.Model, problems: Problems, handlers: dict, notes: list) -> graph.Graph:
-    low = Lowerer(m, problems)
+def lower_model(m: ir.Model, problems: Problems, handlers: dict, notes: list, symbols=None) -> graph.Graph:
+    low = Lowerer(m, problems, symbols)
     inputs = []
     for name in m.inputs:
         v = m.values[name]
@@ -235,4 +252,4 @@ def lower_model(m: ir.Model, problems: Problems, handlers: dict, notes: list) ->
     rank = {id(t): i for i, t in enumerate(low.order)}
     used.sort(key=lambda t: rank[id(t)])
     return graph.Graph(tensors=used, ops=low.ops, inputs=inputs, outputs=outputs, fused=list(notes),
-                       meta={"opset": m.opset})
+                       meta={"opset": m.opset, "data_dims": low.data_dims, "dim_params": m.dim_params})

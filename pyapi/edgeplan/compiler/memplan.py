@@ -70,7 +70,12 @@ def liveness(graph: Graph) -> tuple[list, list]:
             touch(t, i)
     for t in graph.outputs:
         touch(t, end)
-    pinned = {t.storage() for t in graph.inputs} | {t.storage() for t in graph.outputs}
+    state = [t for t in graph.tensors if t.is_state]   # kept across runs: live from start to end
+    for t in state:
+        touch(t, 0)
+        touch(t, end)
+    pinned = ({t.storage() for t in graph.inputs} | {t.storage() for t in graph.outputs}
+              | {t.storage() for t in state})
 
     buffers: dict = {}
     order = sorted(first, key=lambda s: (first[s], id(s)))

@@ -113,14 +113,34 @@ def _fmt_shape(dims) -> tuple:
     return "(" + ", ".join(str(d) for d in dims) + ("," if len(dims) == 1 else "") + ")"
 
 
-def pin_inputs(model, shapes, inits=()) -> None:
+def input_dim_params(model) -> dict:
+    """{input name: tuple of dim_param names (None for a fixed or unnamed dim)} of the real inputs."""
+    g = model.graph
+    inits = {t.name for t in g.initializer} | {t.values.name for t in g.sparse_initializer}
+    out = {}
+    for vi in g.input:
+        if vi.name in inits or not vi.type.HasField("tensor_type") or not vi.type.tensor_type.HasField("shape"):
+            continue
+        out[vi.name] = tuple(d.dim_param if not d.HasField("dim_value") and d.dim_param else None
+                             for d in vi.type.tensor_type.shape.dim)
+    return out
+
+
+def pin_inputs(model, shapes, inits=(), symbols=None) -> None:
     """Write the pinned input dims into model (in place); raise CompileError listing every symbolic
-    dim left unpinned and every contradicting or unknown pin. `inits` names constants listed as inputs."""
+    dim left unpinned and every contradicting or unknown pin. `inits` names constants listed as inputs.
+    `symbols` ({dim_param: int}) pins every input dim of that name that `shapes` does not pin."""
     g = model.graph
     inits = set(inits) | {t.name for t in g.initializer} | {t.values.name for t in g.sparse_initializer}
     real = [vi for vi in g.input if vi.name not in inits]
     names = [vi.name for vi in real]
     shapes = dict(shapes or {})
+    for vi in real:
+        if symbols and vi.name not in shapes and vi.type.tensor_type.HasField("shape"):
+            dims = vi.type.tensor_type.shape.dim
+            if all(d.HasField("dim_value") or d.dim_param in symbols for d in dims) and \
+                    any(not d.HasField("dim_value") for d in dims):
+                shapes[vi.name] = tuple(d.dim_value if d.HasField("dim_value") else symbols[d.dim_param] for d in dims)
     probs = Problems()
     for name in shapes:
         if name not in names:
@@ -170,7 +190,9 @@ def pin_inputs(model, shapes, inits=()) -> None:
                 sym = d.dim_param or "?"
                 probs.add(None, f"input '{name}' dim {k} ('{sym}') is symbolic: pin it with "
                                 f"shapes={{'{name}': {_fmt_shape(example)}}} / --shape "
-                                f"{name}={','.join(map(str, example))}")
+                                f"{name}={','.join(map(str, example))}"
+                                + (f", or bound it with dims={{'{sym}': (MIN, MAX)}} / --dim {sym}=MIN..MAX"
+                                   if d.dim_param else ""))
     probs.raise_if_any()
 
 
@@ -182,7 +204,7 @@ def infer_shapes(model):
         return model
 
 
-def import_model(model, shapes=None) -> ir.Model:
+def import_model(model, shapes=None, symbols=None) -> ir.Model:
     model = load(model)
     opset = default_opset(model)
     if not MIN_OPSET <= opset <= MAX_OPSET:
@@ -196,7 +218,7 @@ def import_model(model, shapes=None) -> ir.Model:
         except Exception:  # noqa: BLE001
             pass
     skel, big = skeleton(model)
-    pin_inputs(skel, shapes, big)
+    pin_inputs(skel, shapes, big, symbols)
     skel = infer_shapes(skel)
     return to_ir(model, skel, opset)
 
@@ -252,6 +274,10 @@ def to_ir(model, skel, opset: int) -> ir.Model:
             continue
         dt, shp = shape_of(vi.type)
         v = out.value(vi.name)
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape"):
+            params = tuple(d.dim_param or None for d in vi.type.tensor_type.shape.dim)
+            if any(params):
+                out.dim_params.setdefault(vi.name, params)
         if dt is not None:
             v.dtype = dt
         if shp is not None and (v.shape is None or sum(d is None for d in shp) < sum(d is None for d in v.shape)):

@@ -5,6 +5,7 @@ from collections import Counter
 
 from ..plan import Plan
 from .graph import Graph
+from .cost import op_costs
 from .kernelset import kernel_set
 from .memplan import plan_memory
 from .passes.select import select_kernels
@@ -16,9 +17,10 @@ def compile_graph(graph: Graph, *, source: str = "", required_features: int = 0,
     select_kernels(graph, target)
     mem = plan_memory(graph)
     arena_map = sorted([b.offset, b.size, b.first, b.last, b.label] for b in mem.buffers)
-    meta = {"producer": "edgeplan", "source": source, "fused": list(graph.fused), "arena_map": arena_map,
+    meta = {"producer": "edgeplan", "source": source,
+            "symbols": [dict(name=y.name, kind=y.kind, min=y.lo, max=y.hi) for y in graph.syms], "fused": list(graph.fused), "arena_map": arena_map,
             "strategy": mem.strategy, "lower_bound": mem.lower_bound, "target": graph.meta.get("target", ""),
-            "kernels": kernel_set(graph)}
+            "kernels": kernel_set(graph), "op_cost": op_costs(graph)}
     data = write_plan(graph, mem, required_features=required_features, meta=meta)
     from ..runtime import plan_info
     info = plan_info(data)
@@ -27,12 +29,23 @@ def compile_graph(graph: Graph, *, source: str = "", required_features: int = 0,
         n_ops=len(graph.ops), op_counts=dict(Counter(op.kind for op in graph.ops)), fused=list(graph.fused),
         const_bytes=const_bytes, planned_bytes=mem.arena_bytes, lower_bound=mem.lower_bound,
         strategy=mem.strategy, strategies=mem.strategies, session_bytes=info["session_bytes"],
-        arena_bytes=info["arena_bytes"], inplace=mem.inplace, plan_bytes=len(data), kernels=meta["kernels"])
+        arena_bytes=info["arena_bytes"], inplace=mem.inplace, plan_bytes=len(data), kernels=meta["kernels"],
+        symbols=[(y.name, y.lo, y.hi) for y in graph.syms],
+        state=[t.name for t in graph.tensors if t.is_state])
     return Plan(data, report)
 
 
-def compile_model(model, shapes: dict | None = None, target=None) -> Plan:
+def compile_model(model, shapes: dict | None = None, target=None, dims=None, state=None) -> Plan:
+    """dims: {name: (min, max)} bounds of variable dims (model dim names, or data-dependent lengths);
+    state: {input name: output name} pairs kept in the arena across runs (compiler/dynamic.py)."""
+    from . import dynamic
     from .frontend import lower
-    graph = lower(model, shapes=shapes)
+    if dims:
+        graph = dynamic.lower_dynamic(model, shapes, dims)
+    else:
+        graph = lower(model, shapes=shapes)
+        dynamic.tag_data_dims(graph)
+    if state:
+        dynamic.apply_state(graph, dict(state))
     source = model if isinstance(model, str) else getattr(getattr(model, "graph", None), "name", "")
     return compile_graph(graph, source=str(source), target=target)

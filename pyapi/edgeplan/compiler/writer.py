@@ -107,11 +107,14 @@ def write_plan(graph: Graph, mem: MemoryPlan, *, required_features: int = 0, met
         shape = [int(d) for d in t.shape]
         if len(shape) > K.EP_MAX_RANK:
             raise ValueError(f"tensor '{t.name}' has rank {len(shape)} > {K.EP_MAX_RANK}")
-        flags = (K.EP_TENSOR_FLAG_INPUT if t.is_input else 0) | (K.EP_TENSOR_FLAG_OUTPUT if t.is_output else 0)
+        flags = ((K.EP_TENSOR_FLAG_INPUT if t.is_input else 0) | (K.EP_TENSOR_FLAG_OUTPUT if t.is_output else 0)
+                 | (K.EP_TENSOR_FLAG_STATE if t.is_state else 0))
+        sym = [int(k) for k in t.dim_sym] if t.dim_sym else [0] * len(shape)
         tensor_recs += _record("ep_tensor_rec", dict(
             dtype=DTYPES[np.dtype(t.dtype)], storage=storage, rank=len(shape), flags=flags,
             name=names.add(t.name), offset=offset, nbytes=t.nbytes,
-            dims=shape + [0] * (K.EP_MAX_RANK - len(shape)), quant=K.EP_NO_QUANT))
+            dims=shape + [0] * (K.EP_MAX_RANK - len(shape)), dim_sym=sym + [0] * (K.EP_MAX_RANK - len(sym)),
+            quant=K.EP_NO_QUANT))
 
     io = bytearray()
     for t in graph.inputs:
@@ -119,6 +122,10 @@ def write_plan(graph: Graph, mem: MemoryPlan, *, required_features: int = 0, met
     for t in graph.outputs:
         io += _record("ep_io_rec", dict(tensor=index[t], kind=K.EP_IO_OUTPUT))
 
+    sym_recs = bytearray()
+    for y in graph.syms:
+        sym_recs += _record("ep_sym_rec", dict(
+            name=names.add(y.name), kind=y.kind, src=y.src, min=y.lo, max=y.hi, mul=y.mul, add=y.add, div=y.div))
     meta_blob = json.dumps(meta or {}, sort_keys=True).encode()
     sections = [
         (K.EP_SECTION_TENSORS, True, bytes(tensor_recs), len(tensors), ffi.sizeof("ep_tensor_rec")),
@@ -128,6 +135,7 @@ def write_plan(graph: Graph, mem: MemoryPlan, *, required_features: int = 0, met
         (K.EP_SECTION_IO, True, bytes(io), len(graph.inputs) + len(graph.outputs), ffi.sizeof("ep_io_rec")),
         (K.EP_SECTION_NAMES, True, bytes(names.blob), 0, 0),
         (K.EP_SECTION_META, False, meta_blob, 0, 0),
+    ] + ([(K.EP_SECTION_SYMS, True, bytes(sym_recs), len(graph.syms), ffi.sizeof("ep_sym_rec"))] if graph.syms else []) + [
         (K.EP_SECTION_CONST, True, bytes(consts), 0, 0),
     ]
     hdr_size = ffi.sizeof("ep_plan_header")

@@ -83,17 +83,37 @@ typedef struct ep_options {
     uint64_t cpu_features_mask; /* features to pretend the CPU lacks are cleared here; 0 = all */
     char *error_buf;            /* optional: a one-line reason when open fails */
     uint32_t error_buf_len;
-    uint32_t n_threads;         /* reserved, 0 or 1 */
+    uint32_t n_threads;         /* threads for ep_run, the caller included: 0 or 1 one; N > 1 starts N-1
+                                   workers at open (at most 8), joined by ep_session_close; results are
+                                   bit-identical for any N. A build without threads runs one. */
 } ep_options;
 #define EP_OPT_SKIP_CRC 1       /* trust a plan already checked (e.g. in signed flash) */
+#define EP_OPT_PROFILE 2        /* time every op (ep_session_profile); without it ep_run is untouched */
+
+/* One op's profile counters (EP_OPT_PROFILE), over the runs since open or ep_session_profile_reset. */
+typedef struct ep_op_profile {
+    const char *name;           /* the source node's name (may be "") */
+    const char *kind;           /* runtime op: "conv2d", "gemm", ... */
+    uint64_t calls;
+    uint64_t total_ns;          /* wall time of the op's kernel (CLOCK_MONOTONIC), all threads working */
+    uint64_t flops;             /* 0: the runtime has no cost model; the compiler writes one (plan META op_cost) */
+    uint64_t bytes;             /* bytes of the op's operands (inputs, weights, outputs) at their current shapes */
+    uint64_t last_start_ns;     /* CLOCK_MONOTONIC at the start of the last call */
+    uint64_t last_ns;           /* duration of the last call */
+    uint32_t profiled;          /* 1 when the session was opened with EP_OPT_PROFILE */
+} ep_op_profile;
 
 /* A graph input or output. Pointers stay valid while the session is open. */
 typedef struct ep_io_desc {
     const char *name;
     int32_t dtype;              /* EP_DTYPE_* */
     int32_t rank;
-    int32_t dims[8];
-    uint64_t nbytes;
+    int32_t dims[8];            /* current shape: inputs as last set, outputs as the last run made them */
+    uint64_t nbytes;            /* bytes at the current shape */
+    int32_t min_dims[8];        /* per dim: the smallest value it may take (== max for a static dim) */
+    int32_t max_dims[8];        /* per dim: the bound the arena is planned for */
+    const char *dim_names[8];   /* symbol name of a variable dim ("T"), NULL for a static one */
+    uint64_t max_nbytes;        /* bytes at the bound (the buffer's capacity) */
 } ep_io_desc;
 
 EP_API const char *ep_version(void);
@@ -106,6 +126,7 @@ EP_API int ep_plan_query(const void *plan, size_t plan_len, ep_plan_info *info);
 
 EP_API int ep_session_open(ep_session **out, const void *plan, size_t plan_len,
                            void *arena, size_t arena_len, const ep_options *options);
+/* Joins the session's worker threads, if any: with n_threads > 1, close before freeing or reusing the arena. */
 EP_API void ep_session_close(ep_session *s);
 
 EP_API uint32_t ep_session_num_inputs(const ep_session *s);
@@ -118,15 +139,27 @@ EP_API int ep_session_find_output(const ep_session *s, const char *name, uint32_
 /* Zero-copy views into the arena. Inputs keep their contents across runs. */
 EP_API void *ep_session_input_buffer(ep_session *s, uint32_t i);
 EP_API const void *ep_session_output_buffer(const ep_session *s, uint32_t i);
-/* Copying forms: nbytes must equal the tensor's size. */
+/* Variable-length inputs: sets input i's shape for the next runs. Each variable dim must lie in its
+ * [min, max] (EP_ERR_RUN_BOUND otherwise, nothing changed), static dims must match (EP_ERR_SIZE).
+ * Inputs sharing a symbol must agree when ep_run starts. Outputs get their shapes from the run. */
+EP_API int ep_session_set_input_shape(ep_session *s, uint32_t i, const int32_t *dims, uint32_t rank);
+/* Copying forms: nbytes must equal the tensor's size at its current shape. */
 EP_API int ep_session_set_input(ep_session *s, uint32_t i, const void *data, size_t nbytes);
 EP_API int ep_session_get_output(const ep_session *s, uint32_t i, void *data, size_t nbytes);
 
 EP_API int ep_run(ep_session *s);
-/* Clears streaming state (reserved: plans 1.0 keep no state between runs). */
+/* Zeroes the streaming state (tensors the plan marks EP_TENSOR_FLAG_STATE): the next run starts
+ * a new stream. Open starts with zeroed state too. */
 EP_API int ep_reset(ep_session *s);
 /* Detail for the last failed ep_run (names the op), or "". */
 EP_API const char *ep_session_last_error(const ep_session *s);
+
+EP_API uint32_t ep_session_num_ops(const ep_session *s);
+/* Threads ep_run uses, the caller included (1 when n_threads <= 1 or the build has no threads). */
+EP_API uint32_t ep_session_num_threads(const ep_session *s);
+/* Op i's counters (zero unless opened with EP_OPT_PROFILE; names and bytes are always filled). */
+EP_API int ep_session_profile(const ep_session *s, uint32_t op, ep_op_profile *out);
+EP_API int ep_session_profile_reset(ep_session *s);
 
 /* CPU features, as found by the runtime (EP_CPU_* bits). */
 EP_API uint64_t ep_cpu_features(void);

@@ -15,7 +15,7 @@
 /* EP_CDEF_BEGIN */
 #define EP_PLAN_MAGIC 0x4E4C5045
 #define EP_PLAN_VERSION_MAJOR 1
-#define EP_PLAN_VERSION_MINOR 0
+#define EP_PLAN_VERSION_MINOR 1
 #define EP_MAX_RANK 8
 #define EP_SECTION_ALIGN 64
 #define EP_ARENA_ALIGN 64
@@ -50,6 +50,7 @@ typedef struct ep_plan_header {
 #define EP_SECTION_QUANT 8     /* reserved for quantisation parameters */
 #define EP_SECTION_DELEGATE 9  /* reserved for delegate blobs */
 #define EP_SECTION_META 10     /* ancillary: key=value text, strippable */
+#define EP_SECTION_SYMS 11     /* ep_sym_rec[count]: symbolic (variable) dims, 1.1; written critical */
 #define EP_SECTION_FLAG_CRITICAL 1 /* a reader that does not know the kind must reject the plan */
 
 typedef struct ep_section {
@@ -85,6 +86,7 @@ typedef struct ep_section {
 
 #define EP_TENSOR_FLAG_INPUT 1
 #define EP_TENSOR_FLAG_OUTPUT 2
+#define EP_TENSOR_FLAG_STATE 4   /* 1.1: streaming state, kept across runs, zeroed at open and ep_reset */
 
 /* ---- tensor record: 72 bytes ---- */
 typedef struct ep_tensor_rec {
@@ -96,7 +98,7 @@ typedef struct ep_tensor_rec {
     uint64_t offset;        /* arena or CONST offset, element-aligned */
     uint64_t nbytes;        /* bytes at the upper-bound shape */
     int32_t dims[8];        /* upper bound of each dimension (>= 0) */
-    uint8_t dim_sym[8];     /* 0: static; k: bound by symbolic dim k-1 (reserved in 1.0) */
+    uint8_t dim_sym[8];     /* 0: static; k: the dim is symbol k-1 of SYMS (1.1), dims[d] its upper bound */
     uint32_t quant;         /* index into QUANT or EP_NO_QUANT */
     uint32_t reserved;
 } ep_tensor_rec;
@@ -115,6 +117,31 @@ typedef struct ep_op_rec {
     uint64_t scratch_offset;/* into the arena region */
     uint64_t scratch_size;  /* bytes, >= what the kernel variant needs */
 } ep_op_rec;
+
+/* ---- symbolic dim record (SYMS section, 1.1): 32 bytes ----
+ * A variable dim is the value of a symbol. Every tensor dim tagged with symbol k holds that symbol's
+ * value at run time; its record dim is the symbol's max (the bound the arena is planned for).
+ * INPUT symbols take their value from the graph inputs' shapes (ep_session_set_input_shape).
+ * DERIVED symbols are bound by the first op whose shape function computes them, or, when src != 0,
+ * computed as floor((mul * value(src-1) + add) / div) the first time they are needed.
+ * DATA symbols are bound by a data-dependent op's kernel (RANGE, NONZERO).
+ * A value outside [min, max] fails the run with EP_ERR_RUN_BOUND. */
+#define EP_SYM_INPUT 1
+#define EP_SYM_DERIVED 2
+#define EP_SYM_DATA 3
+#define EP_MAX_SYMS 254
+typedef struct ep_sym_rec {
+    uint32_t name;          /* NAMES offset (e.g. "T") or EP_NO_NAME */
+    uint8_t kind;           /* EP_SYM_* */
+    uint8_t src;            /* 0, or 1 + index of an earlier symbol (DERIVED only) */
+    uint16_t reserved;
+    int32_t min;            /* 0 <= min <= max */
+    int32_t max;
+    int32_t mul;            /* |mul|, |add| <= 2^24, 1 <= div <= 2^24 */
+    int32_t add;
+    int32_t div;
+    int32_t reserved2;
+} ep_sym_rec;
 
 /* ---- graph I/O record: 8 bytes ---- */
 #define EP_IO_INPUT 0
@@ -144,7 +171,7 @@ typedef struct ep_io_rec {
 #define EP_OP_REDUCE 17
 #define EP_OP_GATHER 18
 #define EP_OP_COPY 19
-#define EP_OP_COUNT 33         /* one past the last opcode (speech ops appended at the end) */
+#define EP_OP_COUNT 35         /* one past the last opcode (speech ops appended at the end) */
 
 #define EP_VARIANT_DEFAULT 0
 #define EP_MAX_VARIANTS 4
@@ -502,6 +529,17 @@ typedef struct ep_gathernd_params {
     int32_t batch_dims;
     int32_t reserved;
 } ep_gathernd_params;
+
+/* ---- data-dependent sizes (1.1): the kernel sets the output's variable dim, which must be tagged
+ * with a DATA symbol; the record dim is its capacity. More than the capacity fails the run with
+ * EP_ERR_RUN_BOUND. ---- */
+#define EP_OP_RANGE 33
+#define EP_OP_NONZERO 34
+/* RANGE: in Start, Limit, Delta: one element each, same dtype (F32, I32 or I64), runtime values;
+ * out Y[n] of that dtype, Y[i] = start + i * delta, n = max(ceil((limit - start) / delta), 0).
+ * delta == 0 fails the run with EP_ERR_RUN_INDEX. Uses ep_where_params (reserved). */
+/* NONZERO: in X (F32, I8, U8, I16, I32, I64 or BOOL), rank >= 1; out Y I64 [rank, n]: the indices
+ * of X's nonzero elements in row-major order. Uses ep_where_params (reserved). */
 /* EP_CDEF_END */
 
 #endif

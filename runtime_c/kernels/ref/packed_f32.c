@@ -31,5 +31,6 @@ static void pk_tile(int mr, int64_t kc, const float *a, int64_t a_sm, int64_t a_
 }
 
 #define PK_FN(name) ep_ref_##name
+#define PK_POOL(op) ((struct ep_pool *)NULL)   /* the reference kernels are the spec: one thread */
 #include "pack_tmpl.h"
 #include "winograd_tmpl.h"

@@ -99,6 +99,12 @@ void ep_kernels_init_ref(ep_kernel_table *t) {
 #if EP_HAVE_GATHERND_DEFAULT
     t->fn[EP_OP_GATHERND][0] = ep_ref_gathernd_any;
 #endif
+#if EP_HAVE_RANGE_DEFAULT
+    t->fn[EP_OP_RANGE][0] = ep_ref_range_any;
+#endif
+#if EP_HAVE_NONZERO_DEFAULT
+    t->fn[EP_OP_NONZERO][0] = ep_ref_nonzero_any;
+#endif
     /* packed variants (plan_format.h, EP_*_VARIANT_*); depthwise keeps variant 0's weights */
 #if EP_HAVE_CONV2D_PACKED
     t->fn[EP_OP_CONV2D][EP_CONV2D_VARIANT_PACKED] = ep_ref_conv2d_packed_f32;

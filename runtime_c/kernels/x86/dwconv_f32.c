@@ -7,6 +7,7 @@
  * 32 columns (4 independent accumulators), 8-column blocks and a masked tail; taps in (kh, kw)
  * order from 0.0f, then bias, residual and activation (the reference order). */
 #include <string.h>
+#include "dw_common.h"
 #include "x86.h"
 #include "x86_act.h"
 
@@ -98,80 +99,87 @@ static void dw_rows_3x3(const float *pad, const float *wc, __m256 bias, float *y
 #undef DW_TAPS
 }
 
-int ep_x86_conv2d_dw_f32(const ep_op *op) {
+/* Planes (n, c) of part t of the op, each padded in scratch slot t (kernels/dw_common.h). */
+static void dw_task(void *ctx, uint32_t t) {
+    const dw_job *j = (const dw_job *)ctx;
+    const ep_op *op = j->op;
     const ep_conv2d_params *p = (const ep_conv2d_params *)op->params;
     const ep_tensor *xt = op->in[0], *wt = op->in[1];
     const ep_tensor *bt = op->n_in > 2 ? op->in[2] : NULL;
     const ep_tensor *rt = op->n_in > 3 ? op->in[3] : NULL;
     const ep_tensor *yt = op->out[0];
-    const int64_t N = xt->dims[0], C = xt->dims[1], H = xt->dims[2], W = xt->dims[3];
+    const int64_t C = xt->dims[1], H = xt->dims[2], W = xt->dims[3];
     const int64_t OH = yt->dims[2], OW = yt->dims[3];
     const int64_t KH = p->kernel[0], KW = p->kernel[1], sh = p->stride[0], sw = p->stride[1];
     const int64_t dh = p->dilation[0], dw = p->dilation[1];
-    if (N == 0 || C == 0 || OH == 0 || OW == 0) return EP_OK;
-    const int64_t Hp = (OH - 1) * sh + (KH - 1) * dh + 1;
-    const int64_t PW = (OW + 15) / 16 * 16 + (KW - 1) * dw / sw;
+    const int64_t Hp = j->Hp, PW = j->PW;
     const int vec_act = x86_act_vec(p->act);
-    float *pad = (float *)op->scratch;
+    float *pad = (float *)op->scratch + (int64_t)t * j->slot;
+    int64_t lo, hi;
+    ep_split_range(j->planes, j->parts, t, &lo, &hi);
     const int rem = (int)(OW % 8);
     const __m256i tail_mask = x86_mask8(rem);
     /* offset of tap column kw in a phase-split row (no division in the loops below) */
     int64_t kwo_small[32];
     const int small = KW <= 32;
     for (int64_t kw = 0; small && kw < KW; kw++) kwo_small[kw] = (kw * dw % sw) * PW + kw * dw / sw;
-    for (int64_t n = 0; n < N; n++)
-        for (int64_t c = 0; c < C; c++) {
-            const int64_t plane = n * C + c;
-            dw_fill(pad, (const float *)xt->data + plane * H * W, H, W, Hp, sw, PW, p->pads[0], p->pads[1]);
-            const float *wc = (const float *)wt->data + c * KH * KW;
-            const __m256 bias = _mm256_set1_ps(bt ? ((const float *)bt->data)[c] : 0.0f);
-            float *y = (float *)yt->data + plane * OH * OW;
-            const float *res = rt ? (const float *)rt->data + plane * OH * OW : NULL;
-            if (KH == 3 && KW == 3 && small) {
-                dw_rows_3x3(pad, wc, bias, y, res, OH, OW, sh * sw * PW, dh * sw * PW, kwo_small, tail_mask, p);
-                if (!vec_act) ep_act_apply_f32(p->act, y, OH * OW, p->act_alpha, p->act_beta);
-                continue;
-            }
-            for (int64_t oh = 0; oh < OH; oh++) {
-                float *yr = y + oh * OW;
-                const float *rr = res ? res + oh * OW : NULL;
-                int64_t ow = 0;
-                for (; ow + 32 <= OW; ow += 32) {
-                    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-                    for (int64_t kh = 0; kh < KH; kh++) {
-                        const float *prow = pad + (oh * sh + kh * dh) * sw * PW + ow;
-                        for (int64_t kw = 0; kw < KW; kw++) {
-                            const float *s = prow + (small ? kwo_small[kw] : (kw * dw % sw) * PW + kw * dw / sw);
-                            const __m256 wv = _mm256_broadcast_ss(wc + kh * KW + kw);
-                            a0 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s), a0);
-                            a1 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s + 8), a1);
-                            a2 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s + 16), a2);
-                            a3 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s + 24), a3);
-                        }
-                    }
-                    _mm256_storeu_ps(yr + ow, dw_epi(a0, bias, rr ? rr + ow : NULL, tail_mask, 0, p));
-                    _mm256_storeu_ps(yr + ow + 8, dw_epi(a1, bias, rr ? rr + ow + 8 : NULL, tail_mask, 0, p));
-                    _mm256_storeu_ps(yr + ow + 16, dw_epi(a2, bias, rr ? rr + ow + 16 : NULL, tail_mask, 0, p));
-                    _mm256_storeu_ps(yr + ow + 24, dw_epi(a3, bias, rr ? rr + ow + 24 : NULL, tail_mask, 0, p));
-                }
-                for (; ow < OW; ow += 8) {
-                    const int tail = OW - ow < 8;
-                    __m256 a0 = _mm256_setzero_ps();
-                    for (int64_t kh = 0; kh < KH; kh++) {
-                        const float *prow = pad + (oh * sh + kh * dh) * sw * PW + ow;
-                        for (int64_t kw = 0; kw < KW; kw++) {
-                            const float *s = prow + (small ? kwo_small[kw] : (kw * dw % sw) * PW + kw * dw / sw);
-                            a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(wc + kh * KW + kw), _mm256_loadu_ps(s), a0);
-                        }
-                    }
-                    a0 = dw_epi(a0, bias, rr ? rr + ow : NULL, tail_mask, tail, p);
-                    if (tail)
-                        _mm256_maskstore_ps(yr + ow, tail_mask, a0);
-                    else
-                        _mm256_storeu_ps(yr + ow, a0);
-                }
-                if (!vec_act) ep_act_apply_f32(p->act, yr, OW, p->act_alpha, p->act_beta);
-            }
+    for (int64_t plane = lo; plane < hi; plane++) {
+        const int64_t c = plane % C;
+        dw_fill(pad, (const float *)xt->data + plane * H * W, H, W, Hp, sw, PW, p->pads[0], p->pads[1]);
+        const float *wc = (const float *)wt->data + c * KH * KW;
+        const __m256 bias = _mm256_set1_ps(bt ? ((const float *)bt->data)[c] : 0.0f);
+        float *y = (float *)yt->data + plane * OH * OW;
+        const float *res = rt ? (const float *)rt->data + plane * OH * OW : NULL;
+        if (KH == 3 && KW == 3 && small) {
+            dw_rows_3x3(pad, wc, bias, y, res, OH, OW, sh * sw * PW, dh * sw * PW, kwo_small, tail_mask, p);
+            if (!vec_act) ep_act_apply_f32(p->act, y, OH * OW, p->act_alpha, p->act_beta);
+            continue;
         }
+        for (int64_t oh = 0; oh < OH; oh++) {
+            float *yr = y + oh * OW;
+            const float *rr = res ? res + oh * OW : NULL;
+            int64_t ow = 0;
+            for (; ow + 32 <= OW; ow += 32) {
+                __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+                for (int64_t kh = 0; kh < KH; kh++) {
+                    const float *prow = pad + (oh * sh + kh * dh) * sw * PW + ow;
+                    for (int64_t kw = 0; kw < KW; kw++) {
+                        const float *s = prow + (small ? kwo_small[kw] : (kw * dw % sw) * PW + kw * dw / sw);
+                        const __m256 wv = _mm256_broadcast_ss(wc + kh * KW + kw);
+                        a0 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s), a0);
+                        a1 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s + 8), a1);
+                        a2 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s + 16), a2);
+                        a3 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s + 24), a3);
+                    }
+                }
+                _mm256_storeu_ps(yr + ow, dw_epi(a0, bias, rr ? rr + ow : NULL, tail_mask, 0, p));
+                _mm256_storeu_ps(yr + ow + 8, dw_epi(a1, bias, rr ? rr + ow + 8 : NULL, tail_mask, 0, p));
+                _mm256_storeu_ps(yr + ow + 16, dw_epi(a2, bias, rr ? rr + ow + 16 : NULL, tail_mask, 0, p));
+                _mm256_storeu_ps(yr + ow + 24, dw_epi(a3, bias, rr ? rr + ow + 24 : NULL, tail_mask, 0, p));
+            }
+            for (; ow < OW; ow += 8) {
+                const int tail = OW - ow < 8;
+                __m256 a0 = _mm256_setzero_ps();
+                for (int64_t kh = 0; kh < KH; kh++) {
+                    const float *prow = pad + (oh * sh + kh * dh) * sw * PW + ow;
+                    for (int64_t kw = 0; kw < KW; kw++) {
+                        const float *s = prow + (small ? kwo_small[kw] : (kw * dw % sw) * PW + kw * dw / sw);
+                        a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(wc + kh * KW + kw), _mm256_loadu_ps(s), a0);
+                    }
+                }
+                a0 = dw_epi(a0, bias, rr ? rr + ow : NULL, tail_mask, tail, p);
+                if (tail)
+                    _mm256_maskstore_ps(yr + ow, tail_mask, a0);
+                else
+                    _mm256_storeu_ps(yr + ow, a0);
+            }
+            if (!vec_act) ep_act_apply_f32(p->act, yr, OW, p->act_alpha, p->act_beta);
+        }
+    }
+}
+
+int ep_x86_conv2d_dw_f32(const ep_op *op) {
+    dw_job j;
+    if (dw_plan(op, &j)) ep_parallel_for(op->pool, (uint32_t)j.parts, dw_task, &j);
     return EP_OK;
 }

@@ -2,8 +2,8 @@
  * (ep_global_pool_params); see plan_format.h.
  *
  * MAXPOOL / AVGPOOL: one input X[N,C,H,W] f32, one output (MaxPool's Indices output is
- * not supported). The output extents are read from the declared output tensor, which
- * must be [N,C,OH,OW] f32 with, per spatial dim (ext = (k-1)*d + 1, L = H + pad_b + pad_e):
+ * not supported). The output is [N,C,OH,OW] f32 (the executor compares it with the plan), with,
+ * per spatial dim (ext = (k-1)*d + 1, L = H + pad_b + pad_e):
  *   ceil_mode 0: OH = floor((L - ext) / s) + 1
  *   ceil_mode 1: OH = ceil((L - ext) / s) + 1, minus 1 when the last window would start
  *                at or past H + pad_b (inside the end padding) -- onnxruntime's and
@@ -54,14 +54,15 @@ static int pool_shape(const ep_op *op, ep_shape *out, uint64_t *scratch) {
         (p->ceil_mode != 0 && p->ceil_mode != 1))
         return EP_ERR_PLAN_PARAMS;
 
-    if (y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1]) return EP_ERR_PLAN_SHAPE;
+    (void)y;
+    ep_shape_from_tensor(&out[0], x);   /* N, C; the spatial extents follow from the params */
     for (int i = 0; i < 2; i++) {
         const int64_t o = pool_extent(x->dims[2 + i], p->kernel[i], p->stride[i], p->dilation[i],
                                       p->pads[i], p->pads[i + 2], p->ceil_mode);
-        if (o < 0 || o != y->dims[2 + i]) return EP_ERR_PLAN_SHAPE;
+        if (o < 0 || o > INT32_MAX) return EP_ERR_PLAN_SHAPE;
+        out[0].dims[2 + i] = (int32_t)o;
     }
 
-    ep_shape_from_tensor(&out[0], y);
     *scratch = 0;
     return EP_OK;
 }

@@ -40,6 +40,7 @@ class Target:
     pack_bytes: int = 0           # scratch budget of one im2col pass (about half the L2)
     winograd_min_channels: int = 16
     winograd_budget: float = 0.0  # extra constant bytes Winograd may add, as a fraction of the model's
+    threads: int = 4              # depthwise scratch holds this many padded planes: one per thread
 
 
 TARGETS = {
@@ -111,13 +112,15 @@ def conv_packed_scratch(k: int, pixels: int, pack_bytes: int) -> int:
     return strip * max(1, min(strips, pack_bytes // strip))
 
 
-def conv_dw_scratch(p: dict, oh: int, ow: int) -> int:
+def conv_dw_scratch(p: dict, oh: int, ow: int, slots: int = 1) -> int:
+    """One padded input plane per slot: the depthwise kernels run min(threads, slots) threads
+    (runtime_c/kernels/dw_common.h); the C shape function demands one."""
     sh, sw = p["stride"]
     dh, dw = p["dilation"]
     kh, kw = p["kernel"]
     hp = (oh - 1) * sh + (kh - 1) * dh + 1
     pw = -(-ow // 16) * 16 + (kw - 1) * dw // sw
-    return hp * sw * pw * 4
+    return hp * sw * pw * 4 * max(1, slots)
 
 
 def winograd_scratch(c: int, m: int, tiles: int, pack_bytes: int) -> int:
@@ -180,7 +183,7 @@ def _select_conv(graph: Graph, op: Op, tg: Target, wino: list | None = None) -> 
         op.scratch = conv_packed_scratch(k, oh * ow, tg.pack_bytes)
     elif g == c == m and c > 1:
         op.variant = K.EP_CONV2D_VARIANT_DEPTHWISE
-        op.scratch = conv_dw_scratch(p, oh, ow)
+        op.scratch = conv_dw_scratch(p, oh, ow, min(c * n, tg.threads))
 
 
 def _select_gemm(graph: Graph, op: Op, tg: Target) -> None:

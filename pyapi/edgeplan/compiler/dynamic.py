@@ -1,0 +1,351 @@
+"""Variable-length dims and streaming state (plan 1.1, docs/plan-format.md "Symbols").
+
+One plan serves every length up to a declared bound. The compiler lowers the model several times, once
+with every symbol at its maximum (that graph becomes the plan: shapes, arena, scratch and weight packing
+are all planned for the bound) and a few times at other values. The lowerings must agree on everything
+but tensor extents: same ops, same parameters, same constants. An extent that changes between them is a
+variable dim. Extents that change identically are one symbol; the symbol of an input dim is the model's
+dim name ("T"); others are derived.
+
+At run time the runtime gives every variable dim its symbol's value: input symbols come from the input
+shapes, derived ones from the shape function of the first op that computes them, data-dependent ones
+(Range, NonZero) from the kernel. A derived symbol needed before any op computes it (a view, or an op
+that takes its output extent from the plan such as Slice) gets a rule floor((mul * src + add) / div)
+fitted here on the traced values.
+
+Streaming state: `state={"h_in": "h_out"}` turns graph input h_in into a state tensor kept in the arena
+across runs (zeroed at open and by reset) and appends a copy of output h_out into it at the end of
+every run.
+"""
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from .._cdef import K
+from .errors import CompileError, Problem, Problems
+from .graph import Graph, Tensor
+
+N_TRACES = 7
+# ops whose shape function takes (some of) its output extents from the plan rather than computing them
+OUT_DECLARED = {"slice", "split", "expand", "copy", "resize"}
+DATA_DEP = {"range", "nonzero"}
+
+
+@dataclass
+class Sym:
+    name: str
+    kind: int               # K.EP_SYM_*
+    lo: int
+    hi: int
+    src: int = 0            # 1 + index of the source symbol of a rule, 0 = none
+    mul: int = 0
+    add: int = 0
+    div: int = 0
+
+
+def _err(msg: str) -> CompileError:
+    return CompileError([Problem(None, None, msg)])
+
+
+def parse_dims(dims) -> dict:
+    """{name: (lo, hi)} from a dict of pairs / "lo..hi" strings, or CLI strings "T=1..3000"."""
+    out = {}
+    items = dims.items() if isinstance(dims, dict) else (d.split("=", 1) if isinstance(d, str) else d for d in dims)
+    for name, rng in items:
+        if isinstance(rng, str):
+            lo, sep, hi = rng.partition("..")
+            if not sep:
+                raise _err(f"--dim {name}={rng}: expected NAME=MIN..MAX, e.g. T=1..3000")
+            rng = (int(lo or 0), int(hi))
+        try:
+            lo, hi = (int(v) for v in rng)
+        except (TypeError, ValueError):
+            raise _err(f"dims['{name}'] must be (min, max), got {rng!r}") from None
+        if not 0 <= lo <= hi or hi > 2**31 - 1:
+            raise _err(f"dims['{name}'] = ({lo}, {hi}): need 0 <= min <= max < 2^31")
+        out[str(name)] = (lo, hi)
+    return out
+
+
+def _trace_values(lo: int, hi: int, seed: int) -> list:
+    """hi first (the plan), then N_TRACES - 1 other values from the upper half of [lo, hi], in a
+    per-symbol order so that independent symbols never change in lockstep. Small extents are avoided:
+    an extent of 1 lets the lowering simplify (a transpose of a unit dim becomes a view), and the plan
+    must be the bound's op list; the runtime's shape functions serve the small lengths."""
+    base = max(lo, (hi + 1) // 2, min(2, hi))
+    mid = (base + hi) // 2
+    pool = sorted({v for v in (base, base + 1, mid, mid + 1, hi - 1, hi - 2, hi - 3, hi - 5) if base <= v <= hi})
+    rng = random.Random(seed * 7919 + 17)
+    rng.shuffle(pool)
+    vals = [hi]
+    while len(vals) < N_TRACES:
+        vals.append(pool[(len(vals) - 1) % len(pool)])
+    return vals
+
+
+def _fit(xs, ys):
+    """(mul, add, div) with ys == floor((mul * xs + add) / div) at every point, or None."""
+    pts = sorted(set(zip(xs, ys)))
+    if len({x for x, _ in pts}) < 2:
+        return None
+    (x0, y0), (x1, y1) = pts[0], pts[-1]
+    slope = Fraction(y1 - y0, x1 - x0)
+    for div in range(1, 4097):
+        c = slope * div
+        for mul in sorted({c.numerator // c.denominator, -((-c.numerator) // c.denominator)}):
+            if mul == 0:
+                continue
+            lo = max(div * y - mul * x for x, y in pts)
+            hi = min(div * y - mul * x + div - 1 for x, y in pts)
+            if lo <= hi and max(abs(mul), abs(lo), div) <= 1 << 24:
+                return mul, lo, div
+    return None
+
+
+def _rule_name(src: str, mul: int, add: int, div: int) -> str:
+    e = src if mul == 1 else f"{mul}*{src}"
+    if add:
+        e = f"{e}{'+' if add > 0 else '-'}{abs(add)}"
+    return e if div == 1 else f"({e})//{div}"
+
+
+# ------------------------------------------------------------------------- structure of one lowering
+def _const_digest(t: Tensor) -> str:
+    return hashlib.blake2b(np.ascontiguousarray(t.storage().data).tobytes(), digest_size=16).hexdigest()
+
+
+def _params_key(params: dict):
+    def norm(v):
+        if isinstance(v, (list, tuple, np.ndarray)):
+            return tuple(norm(x) for x in v)
+        return v.item() if hasattr(v, "item") else v
+    return tuple(sorted((k, norm(v)) for k, v in params.items()))
+
+
+def _structure(g: Graph):
+    idx = {id(t): i for i, t in enumerate(g.tensors)}
+    tensors = [(np.dtype(t.dtype).str, len(t.shape), t.is_input, t.is_output,
+                idx.get(id(t.view_of), -1) if t.view_of is not None else -1,
+                _const_digest(t) if t.is_const else None) for t in g.tensors]
+    ops = [(op.kind, _params_key(op.params), op.inplace,
+            tuple(idx[id(t)] if t is not None else -1 for t in op.inputs),
+            tuple(idx[id(t)] for t in op.outputs)) for op in g.ops]
+    return tensors, ops, [idx[id(t)] for t in g.inputs], [idx[id(t)] for t in g.outputs]
+
+
+def _first_difference(a, b, g: Graph, g2: Graph, what: dict) -> str:
+    ta, oa, ia, outa = a
+    tb, ob, ib, outb = b
+    if len(oa) != len(ob):
+        for i, (x, y) in enumerate(zip(oa, ob)):
+            if x[0] != y[0]:
+                return f"node '{g.ops[i].name}' lowers to different ops"
+        return f"the lowering has {len(oa)} ops at {what['hi']} but {len(ob)} at {what['other']}"
+    for i, (x, y) in enumerate(zip(oa, ob)):
+        if x != y:
+            op = g.ops[i]
+            if x[0] != y[0]:
+                return (f"op {i} is '{op.name}' ({x[0]}) at {what['hi']} but '{g2.ops[i].name}' ({y[0]}) at "
+                        f"{what['other']}")
+            if x[1] != y[1]:
+                da, db = dict(x[1]), dict(y[1])
+                keys = [k for k in da if da.get(k) != db.get(k)]
+                return (f"node '{op.name}' ({op.kind}): parameter(s) {', '.join(keys)} change with the length "
+                        f"({', '.join(f'{k}={da[k]} vs {db.get(k)}' for k in keys)})")
+            return f"node '{op.name}' ({op.kind}) lowers differently"
+    for i, (x, y) in enumerate(zip(ta, tb)):
+        if x != y:
+            t = g.tensors[i]
+            why = "its values depend on the length" if x[5] != y[5] else "it is built differently"
+            return f"tensor '{t.name}': {why}"
+    return "the graph inputs or outputs differ"
+
+
+# ------------------------------------------------------------------------- entry points
+def lower_dynamic(model, shapes, dims: dict) -> Graph:
+    """Lower `model` with its variable dims bounded by dims ({name: (lo, hi)}): the graph at the bound,
+    with Graph.syms and every tensor's dim_sym filled in."""
+    from . import onnx_import
+    from .frontend import lower
+
+    model = onnx_import.load(model)
+    input_names = {p for ps in onnx_import.input_dim_params(model).values() for p in ps if p}
+    ranges = parse_dims(dims)
+    trace_vals = {name: _trace_values(lo, hi, k) for k, (name, (lo, hi)) in enumerate(sorted(ranges.items()))}
+    graphs = []
+    for j in range(N_TRACES):
+        symbols = {name: v[j] for name, v in trace_vals.items()}
+        try:
+            g = lower(model, shapes=shapes, symbols=symbols)
+        except CompileError as e:
+            if j == 0:
+                raise
+            at = ", ".join(f"{k}={v}" for k, v in sorted(symbols.items()))
+            raise CompileError([Problem(p.node, p.op_type, f"at {at}: {p.message}") for p in e.problems]) from None
+        graphs.append((symbols, g))
+    lows = {name: lo for name, (lo, hi) in ranges.items() if lo < min(trace_vals[name])}
+    if lows:   # the shortest lengths must lower too (a convolution left with no output, say)
+        symbols = {name: lows.get(name, v[0]) for name, v in trace_vals.items()}
+        try:
+            lower(model, shapes=shapes, symbols=symbols)
+        except CompileError as e:
+            at = ", ".join(f"{k}={v}" for k, v in sorted(symbols.items()))
+            raise CompileError([Problem(p.node, p.op_type, f"at the minimum ({at}): {p.message}")
+                                for p in e.problems]) from None
+    g0 = graphs[0][1]
+    s0 = _structure(g0)
+    for symbols, g in graphs[1:]:
+        s = _structure(g)
+        if s != s0:
+            at = ", ".join(f"{k}={v}" for k, v in sorted(symbols.items()))
+            hi = ", ".join(f"{k}={v}" for k, v in sorted(graphs[0][0].items()))
+            why = _first_difference(s0, s, g0, g, {"hi": hi, "other": at})
+            raise _err(f"the model is not length-generic: {why} (lowered at {hi} and at {at}); "
+                       f"edgeplan needs one op list for every length")
+    _assign_symbols(g0, [g for _, g in graphs], ranges, trace_vals, input_names)
+    return g0
+
+
+def _assign_symbols(g0: Graph, gs: list, ranges: dict, trace_vals: dict, input_names: set) -> None:
+    unused = sorted(set(ranges) - input_names - {d[2] for d in g0.meta.get("data_dims", ())})
+    if unused:
+        raise _err(f"dims names {', '.join(repr(u) for u in unused)}, which is neither an input dim of the "
+                   f"model nor the declared length of a data-dependent output")
+    syms: list = []
+    by_sig: dict = {}
+    # roots: input symbols, then data-dependent lengths (each its own symbol)
+    for name in sorted(ranges):
+        if name in input_names:
+            lo, hi = ranges[name]
+            if lo == hi:
+                continue
+            sig = tuple(trace_vals[name])
+            if sig in by_sig:
+                continue
+            by_sig[sig] = len(syms)
+            syms.append(Sym(name, K.EP_SYM_INPUT, lo, hi))
+    data_at: dict = {}
+    for k, (t, d, name, declared) in enumerate(g0.meta.get("data_dims", ())):
+        i = next(i for i, x in enumerate(g0.tensors) if x is t)
+        sig = tuple(gi.meta["data_dims"][k][0].shape[d] for gi in gs)
+        lo = ranges[name][0] if declared else 0
+        data_at[(i, d)] = len(syms)
+        if sig not in by_sig:
+            by_sig[sig] = len(syms)
+        syms.append(Sym(name, K.EP_SYM_DATA, lo, t.shape[d]))
+    roots = list(range(len(syms)))
+    tags: dict = {}
+    for i, t in enumerate(g0.tensors):
+        if t.is_const:
+            continue
+        tag = []
+        for d in range(len(t.shape)):
+            sig = tuple(gi.tensors[i].shape[d] for gi in gs)
+            if (i, d) in data_at:
+                tag.append(data_at[(i, d)] + 1)
+            elif len(set(sig)) == 1:
+                tag.append(0)
+            else:
+                if sig not in by_sig:
+                    if sig[0] != max(sig):
+                        raise _err(f"tensor '{t.name}' dim {d} is largest at a length below the bound "
+                                   f"({list(sig)}); edgeplan plans the arena at the bound")
+                    by_sig[sig] = len(syms)
+                    syms.append(Sym("", K.EP_SYM_DERIVED, min(sig), sig[0]))
+                tag.append(by_sig[sig] + 1)
+        if any(tag):
+            tags[i] = tag
+    sig_of = {v: k for k, v in by_sig.items()}
+    need = _needs_rule(g0, tags, syms)
+    for k, y in enumerate(syms):
+        if y.kind != K.EP_SYM_DERIVED:
+            continue
+        sig = sig_of[k]
+        for r in roots:
+            if syms[r].kind != K.EP_SYM_INPUT:
+                continue
+            f = _fit(sig_of[r], sig)
+            if f:
+                mul, add, div = f
+                y.name = _rule_name(syms[r].name, mul, add, div)
+                y.lo = max(0, min(y.lo, (mul * syms[r].lo + add) // div))
+                if k in need:
+                    y.src, y.mul, y.add, y.div = r + 1, mul, add, div
+                break
+        if not y.name:
+            y.name = f"d{k}"
+        if k in need and not y.src:
+            t, d = need[k]
+            raise _err(f"tensor '{t.name}' dim {d} varies with the length ({list(sig)}) in a way the runtime "
+                       f"cannot compute before it is used; reshape with 0/-1 targets or keep that dim fixed")
+    if len(syms) > K.EP_MAX_SYMS:
+        raise _err(f"{len(syms)} distinct variable dims > {K.EP_MAX_SYMS}")
+    for i, tag in tags.items():
+        g0.tensors[i].dim_sym = tuple(tag)
+    g0.syms = syms
+
+
+def _needs_rule(g: Graph, tags: dict, syms: list) -> dict:
+    """Derived symbols some tensor needs before an op's shape function computes them: {sym: (tensor, dim)}."""
+    idx = {id(t): i for i, t in enumerate(g.tensors)}
+    bound = {k for k, y in enumerate(syms) if y.kind == K.EP_SYM_INPUT}
+    need: dict = {}
+
+    def require(t):
+        for d, s in enumerate(tags.get(idx[id(t)], ())):
+            if s and s - 1 not in bound and syms[s - 1].kind == K.EP_SYM_DERIVED:
+                need.setdefault(s - 1, (t, d))
+                bound.add(s - 1)
+
+    for op in g.ops:
+        for t in op.inputs:
+            if t is not None:
+                require(t)
+        if op.kind in OUT_DECLARED:
+            for t in op.outputs:
+                require(t)
+        for t in op.outputs:
+            bound.update(s - 1 for s in tags.get(idx[id(t)], ()) if s)
+    for t in g.outputs:
+        require(t)
+    return need
+
+
+def tag_data_dims(g: Graph) -> None:
+    """A graph lowered at fixed shapes may still hold data-dependent lengths: give each its symbol."""
+    for t, d, name, _declared in g.meta.get("data_dims", ()):
+        g.syms.append(Sym(name, K.EP_SYM_DATA, 0, t.shape[d]))
+        tag = list(t.dim_sym) or [0] * len(t.shape)
+        tag[d] = len(g.syms)
+        t.dim_sym = tuple(tag)
+
+
+def apply_state(g: Graph, state: dict) -> None:
+    """state {input name: output name}: the input becomes arena state fed back from the output."""
+    probs = Problems()
+    ins = {t.name: t for t in g.inputs}
+    outs = {t.name: t for t in g.outputs}
+    for src, dst in state.items():
+        t_in, t_out = ins.get(src), outs.get(dst)
+        if t_in is None or t_out is None:
+            probs.add(None, f"state {src!r} -> {dst!r}: need a graph input {src!r} and a graph output {dst!r} "
+                            f"(inputs: {', '.join(ins)}; outputs: {', '.join(outs)})")
+            continue
+        if t_in.shape != t_out.shape or np.dtype(t_in.dtype) != np.dtype(t_out.dtype):
+            probs.add(None, f"state {src!r} {t_in.dtype}{list(t_in.shape)} and {dst!r} "
+                            f"{t_out.dtype}{list(t_out.shape)} must have the same shape and dtype")
+            continue
+        if any(t_in.dim_sym) or any(t_out.dim_sym):
+            probs.add(None, f"state {src!r} -> {dst!r}: state must have a fixed shape")
+            continue
+        g.inputs.remove(t_in)
+        t_in.is_input = False
+        t_in.is_state = True
+        from .graph import Op
+        g.ops.append(Op("copy", [t_out], [t_in], {"axis": 0}, name=f"{dst}->{src}/state"))
+    probs.raise_if_any()

@@ -1,0 +1,99 @@
+"""``edgeplan profile``: per-op time, share, GFLOP/s and bytes of a plan, and a Chrome trace.
+
+The runtime times each op's kernel when the session is opened with ``profile=True`` (EP_OPT_PROFILE:
+a timing trampoline bound at open, so an unprofiled ``ep_run`` is untouched). flops and bytes come from
+the compiler's cost model in the plan's META (compiler/cost.py). The trace is the trace-event format
+(``{"traceEvents": [{"name", "ph": "X", "ts", "dur", "pid", "tid", "args"}]}``, microseconds): open it
+in chrome://tracing or https://ui.perfetto.dev."""
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+
+from .runtime import Session
+
+
+def random_feeds(sess, seed: int = 0) -> dict:
+    rng = np.random.default_rng(seed)
+    return {t.name: (rng.standard_normal(t.shape).astype(t.dtype) if t.dtype.kind == "f"
+                     else np.zeros(t.shape, dtype=t.dtype)) for t in sess.inputs}
+
+
+def profile_session(sess: Session, feeds: dict, runs: int = 10, warmup: int = 2, trace: bool = False) -> dict:
+    """Runs `sess` (opened with profile=True) and returns {"ops": per-op rows, "runs_ns": wall time of each
+    run, "events": trace events (when trace), "threads": n}."""
+    sess.run(feeds, copy=False)
+    for _ in range(max(0, warmup - 1)):
+        sess.run(copy=False)
+    sess.profile_reset()
+    events, runs_ns = [], []
+    base = None
+    for r in range(max(1, runs)):
+        t0 = time.monotonic_ns()
+        sess.run(copy=False)
+        t1 = time.monotonic_ns()
+        runs_ns.append(t1 - t0)
+        if trace:
+            base = t0 if base is None else base
+            events.append(_event(f"run {r}", "run", t0 - base, t1 - t0, {"run": r, "threads": sess.threads}))
+            for op in sess.profile():
+                if op["calls"]:
+                    events.append(_event(op["name"] or f"{op['kind']} #{op['index']}", op["kind"],
+                                         op["last_start_ns"] - base, op["last_ns"],
+                                         {"op": op["index"], "kind": op["kind"], "flops": op["flops"],
+                                          "bytes": op["bytes"], "run": r}))
+    return {"ops": sess.profile(), "runs_ns": runs_ns, "events": events, "threads": sess.threads}
+
+
+def _event(name: str, cat: str, ts_ns: int, dur_ns: int, args: dict) -> dict:
+    return {"name": name, "cat": cat, "ph": "X", "ts": ts_ns / 1e3, "dur": dur_ns / 1e3, "pid": 0, "tid": 0,
+            "args": args}
+
+
+def chrome_trace(result: dict, title: str = "edgeplan") -> dict:
+    meta = [{"name": "process_name", "ph": "M", "ts": 0, "pid": 0, "tid": 0, "args": {"name": title}},
+            {"name": "thread_name", "ph": "M", "ts": 0, "pid": 0, "tid": 0,
+             "args": {"name": f"ep_run ({result['threads']} thread{'s' if result['threads'] > 1 else ''})"}}]
+    return {"traceEvents": meta + result["events"], "displayTimeUnit": "ms",
+            "otherData": {"producer": "edgeplan profile", "threads": result["threads"]}}
+
+
+def report_text(result: dict, top: int = 0) -> str:
+    ops = [o for o in result["ops"] if o["calls"]]
+    runs = result["runs_ns"]
+    total = sum(o["total_ns"] for o in ops) or 1
+    n_runs = max(o["calls"] for o in ops) if ops else 1
+    wall = sorted(runs)[len(runs) // 2] if runs else 0
+    flops = sum(o["flops"] for o in ops)
+    lines = [f"{len(runs)} run(s), {result['threads']} thread(s): median {wall / 1e6:.3f} ms per run; "
+             f"ops {total / n_runs / 1e6:.3f} ms ({100.0 * total / n_runs / wall if wall else 0:.1f}% of the run); "
+             f"{flops / 1e9:.3f} GFLOP per run, {flops * n_runs / total:.2f} GFLOP/s over the ops",
+             "",
+             f"{'#':>4}  {'kind':<16} {'name':<34} {'ms/run':>9} {'share':>7} {'GFLOP/s':>8} {'MB':>8}"]
+    rows = sorted(ops, key=lambda o: -o["total_ns"])
+    for o in rows[:top] if top else rows:
+        ms = o["total_ns"] / o["calls"] / 1e6
+        gf = o["flops"] * o["calls"] / o["total_ns"] if o["flops"] and o["total_ns"] else 0.0
+        name = o["name"] if len(o["name"]) <= 34 else o["name"][:15] + "..." + o["name"][-16:]
+        lines.append(f"{o['index']:>4}  {o['kind']:<16} {name:<34} {ms:>9.3f} {100.0 * o['total_ns'] / total:>6.1f}% "
+                     f"{gf:>8.2f} {o['bytes'] / 1e6:>8.3f}")
+    if top and len(rows) > top:
+        lines.append(f"  ... {len(rows) - top} more op(s)")
+    by_kind: dict = {}
+    for o in ops:
+        k = by_kind.setdefault(o["kind"], [0, 0, 0])
+        k[0] += 1
+        k[1] += o["total_ns"]
+        k[2] += o["flops"] * o["calls"]
+    lines += ["", "by kind:"]
+    for kind, (n, ns, f) in sorted(by_kind.items(), key=lambda kv: -kv[1][1]):
+        lines.append(f"  {kind:<16} {n:>4} op(s) {ns / n_runs / 1e6:>9.3f} ms/run {100.0 * ns / total:>6.1f}%"
+                     f"{f'  {f / ns:.2f} GFLOP/s' if f else ''}")
+    return "\n".join(lines)
+
+
+def write_trace(result: dict, path, title: str = "edgeplan") -> None:
+    with open(path, "w") as f:
+        json.dump(chrome_trace(result, title), f)

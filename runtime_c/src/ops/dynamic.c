@@ -1,0 +1,43 @@
+/* Shape functions of the data-dependent ops (plan 1.1): RANGE, NONZERO. Their output's variable dim
+ * is set by the kernel; the shape function checks the inputs and returns the declared capacity. */
+#include "speech_common.h"
+
+static int reserved_zero(const ep_op *op) {
+    const ep_where_params *p = (const ep_where_params *)op->params;
+    return p->reserved == 0 && p->reserved2 == 0;
+}
+
+int ep_shape_range(const ep_op *op, ep_shape *out, uint64_t *scratch) {
+    int rc = sp_chk_arity(op, 3, 3, 1, 1);
+    if (rc == EP_OK) rc = sp_chk_io(op, 3);
+    if (rc != EP_OK) return rc;
+    if (!reserved_zero(op)) return EP_ERR_PLAN_PARAMS;
+    const uint8_t dt = op->in[0]->dtype;
+    if (dt != EP_DTYPE_F32 && dt != EP_DTYPE_I32 && dt != EP_DTYPE_I64) return EP_ERR_PLAN_TENSOR;
+    for (int k = 0; k < 3; k++)
+        if (op->in[k]->dtype != dt || ep_numel(op->in[k]) != 1) return EP_ERR_PLAN_SHAPE;
+    const ep_tensor *y = op->out[0];
+    if (y->rank != 1) return EP_ERR_PLAN_SHAPE;
+    ep_shape_from_tensor(&out[0], y);
+    out[0].dtype = dt;
+    *scratch = 0;
+    return EP_OK;
+}
+
+int ep_shape_nonzero(const ep_op *op, ep_shape *out, uint64_t *scratch) {
+    int rc = sp_chk_arity(op, 1, 1, 1, 1);
+    if (rc == EP_OK) rc = sp_chk_io(op, 1);
+    if (rc != EP_OK) return rc;
+    if (!reserved_zero(op)) return EP_ERR_PLAN_PARAMS;
+    const ep_tensor *x = op->in[0], *y = op->out[0];
+    switch (x->dtype) {
+    case EP_DTYPE_F32: case EP_DTYPE_I8: case EP_DTYPE_U8: case EP_DTYPE_I16: case EP_DTYPE_I32:
+    case EP_DTYPE_I64: case EP_DTYPE_BOOL: break;
+    default: return EP_ERR_PLAN_TENSOR;
+    }
+    if (x->rank < 1 || y->rank != 2 || y->dims[0] != x->rank) return EP_ERR_PLAN_SHAPE;
+    ep_shape_from_tensor(&out[0], y);
+    out[0].dtype = EP_DTYPE_I64;
+    *scratch = 0;
+    return EP_OK;
+}

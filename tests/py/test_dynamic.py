@@ -1,0 +1,270 @@
+"""Variable-length inputs, data-dependent lengths and streaming state (plan 1.1; compiler/dynamic.py,
+runtime_c/src/session.c): one plan at every length up to its bound, checked against onnxruntime."""
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto as TP
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+import edgeplan
+from conftest import rel_err
+from edgeplan import EdgeplanError
+from edgeplan._cdef import K
+from edgeplan.compiler.errors import CompileError
+
+
+def make(nodes, inputs, outputs, inits=(), value_info=()):
+    g = h.make_graph(nodes, "g", inputs, outputs, [nh.from_array(v, k) for k, v in dict(inits).items()],
+                     value_info=list(value_info))
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+
+
+def ort_run(model, feeds):
+    return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+
+
+def same(got: dict, ref: list, tol=1e-5):
+    assert len(got) == len(ref)
+    for (name, y), r in zip(got.items(), ref):
+        assert y.shape == r.shape, (name, y.shape, r.shape)
+        if r.dtype.kind == "f":
+            assert rel_err(y, r) <= tol, (name, rel_err(y, r))
+        else:
+            np.testing.assert_array_equal(y, r, err_msg=name)
+
+
+def conv_encoder():
+    """Conv1d subsampling (4x), transpose, 0/-1 reshapes, matmul, softmax, time-mean: T -> (T+3)//4."""
+    rng = np.random.default_rng(0)
+    inits = {"W1": rng.standard_normal((16, 8, 3)).astype(np.float32) * 0.3,
+             "W2": rng.standard_normal((16, 16, 3)).astype(np.float32) * 0.3,
+             "Wl": rng.standard_normal((16, 5)).astype(np.float32),
+             "shp": np.array([1, -1, 4, 4], np.int64), "shp2": np.array([0, 0, 16], np.int64)}
+    nodes = [
+        h.make_node("Conv", ["x", "W1"], ["c1"], kernel_shape=[3], pads=[1, 1], strides=[2], name="conv1"),
+        h.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        h.make_node("Conv", ["r1", "W2"], ["c2"], kernel_shape=[3], pads=[1, 1], strides=[2], name="conv2"),
+        h.make_node("Transpose", ["c2"], ["t"], perm=[0, 2, 1], name="tr"),
+        h.make_node("Reshape", ["t", "shp"], ["t4"], name="resh"),
+        h.make_node("Reshape", ["t4", "shp2"], ["t3"], name="resh2"),
+        h.make_node("MatMul", ["t3", "Wl"], ["y0"], name="mm"),
+        h.make_node("Softmax", ["y0"], ["y"], axis=-1, name="sm"),
+        h.make_node("ReduceMean", ["t3"], ["m"], axes=[1], keepdims=1, name="rm"),
+    ]
+    return make(nodes, [h.make_tensor_value_info("x", TP.FLOAT, [1, 8, "T"])],
+                [h.make_tensor_value_info("y", TP.FLOAT, [1, "F", 5]),
+                 h.make_tensor_value_info("m", TP.FLOAT, [1, 1, 16])], inits)
+
+
+@pytest.fixture(scope="module")
+def encoder():
+    m = conv_encoder()
+    return m, edgeplan.compile(m, dims={"T": (1, 1000)})
+
+
+def test_one_plan_serves_every_length(encoder):
+    m, plan = encoder
+    s = edgeplan.Session(plan)
+    rng = np.random.default_rng(1)
+    for T in (1, 2, 3, 4, 5, 17, 64, 999, 1000, 7, 1):   # shrinking again after long runs too
+        x = rng.standard_normal((1, 8, T)).astype(np.float32)
+        got = s.run({"x": x})
+        same(got, ort_run(m, {"x": x}))
+        assert got["y"].shape == (1, (T + 3) // 4, 5)
+        assert s.outputs[0].shape == (1, (T + 3) // 4, 5)
+
+
+def test_the_arena_is_planned_for_the_bound(encoder):
+    m, plan = encoder
+    fixed = edgeplan.compile(m, shapes={"x": (1, 8, 1000)})
+    assert plan.report["planned_bytes"] == fixed.report["planned_bytes"]
+    assert plan.report["symbols"][0] == ("T", 1, 1000)
+    s = edgeplan.Session(plan)
+    x = s.inputs[0]
+    assert x.dim_names == (None, None, "T") and x.min_shape == (1, 8, 1) and x.max_shape == (1, 8, 1000)
+    assert s.outputs[0].dim_names[1] == "(T+3)//4"
+
+
+def test_inspect_says_what_lengths_the_plan_serves(encoder):
+    _, plan = encoder
+    text = plan.inspect()
+    assert "T=1..1000" in text and "variable" in text
+
+
+def test_a_length_past_the_bound_is_a_clear_error(encoder):
+    _, plan = encoder
+    s = edgeplan.Session(plan)
+    with pytest.raises(ValueError, match=r"expects shape \[1, 8, T=1\.\.1000\], got \[1, 8, 1001\]"):
+        s.run({"x": np.zeros((1, 8, 1001), np.float32)})
+    with pytest.raises(ValueError, match="got \\[1, 8, 0\\]"):
+        s.run({"x": np.zeros((1, 8, 0), np.float32)})
+    # the C API says EP_ERR_RUN_BOUND and leaves the shape unchanged
+    lib = edgeplan.runtime.load_library()
+    from edgeplan._cdef import ffi
+    dims = ffi.new("int32_t[]", [1, 8, 1001])
+    assert lib.ep_session_set_input_shape(s._s, 0, dims, 3) == K.EP_ERR_RUN_BOUND
+    dims = ffi.new("int32_t[]", [1, 9, 10])
+    assert lib.ep_session_set_input_shape(s._s, 0, dims, 3) == K.EP_ERR_SIZE
+    assert lib.ep_session_set_input_shape(s._s, 0, dims, 2) == K.EP_ERR_SIZE
+    assert s._desc(0, False).shape == (1, 8, 1000)
+
+
+def test_fixed_dims_stay_fixed():
+    with pytest.raises(CompileError, match="'nope', which is neither an input dim"):
+        edgeplan.compile(conv_encoder(), dims={"T": (1, 100), "nope": (1, 5)})
+    with pytest.raises(CompileError, match="at the minimum \\(T=0\\)"):
+        edgeplan.compile(conv_encoder(), dims={"T": (0, 100)})
+
+
+def test_a_model_that_is_not_length_generic_is_named():
+    # padding every input to 64 frames: the pad amount is computed from the input's shape, so the pad
+    # op's parameters change with T (the output is fixed) - a fixed op list cannot express it
+    nodes = [h.make_node("Shape", ["x"], ["s"], start=1, end=2, name="shape"),
+             h.make_node("Sub", ["n64", "s"], ["p"], name="sub"),
+             h.make_node("Concat", ["zeros", "p"], ["pads"], axis=0, name="cat"),
+             h.make_node("Pad", ["x", "pads"], ["y"], name="pad")]
+    m = make(nodes, [h.make_tensor_value_info("x", TP.FLOAT, [1, "T"])], [h.make_tensor_value_info("y", TP.FLOAT, None)],
+             {"n64": np.array([64], np.int64), "zeros": np.array([0, 0, 0], np.int64)})
+    with pytest.raises(CompileError, match="not length-generic: op 0 is 'y/copy' \\(copy\\) at T=64 but 'pad' \\(pad\\)"):
+        edgeplan.compile(m, dims={"T": (1, 64)})
+    plan = edgeplan.compile(m, shapes={"x": (1, 50)})     # a fixed length still compiles
+    x = np.arange(50, dtype=np.float32)[None]
+    same(edgeplan.Session(plan).run({"x": x}), ort_run(m, {"x": x}))
+
+
+def range_model():
+    """Length regulation as TTS exports it: frames = Range(0, sum(durations)); each frame's token."""
+    nodes = [
+        h.make_node("CumSum", ["d", "ax0"], ["cum"], name="cumsum"),
+        h.make_node("Cast", ["d"], ["df"], to=TP.FLOAT, name="castd"),
+        h.make_node("ReduceSum", ["df"], ["totalf"], keepdims=0, name="total"),
+        h.make_node("Cast", ["totalf"], ["total"], to=TP.INT64, name="castt"),
+        h.make_node("Range", ["zero", "total", "one"], ["frames"], name="range"),
+        h.make_node("Unsqueeze", ["frames", "ax1"], ["f2"], name="unsq"),
+        h.make_node("GreaterOrEqual", ["f2", "cum"], ["ge"], name="ge"),
+        h.make_node("Cast", ["ge"], ["gef"], to=TP.FLOAT, name="cast"),
+        h.make_node("ReduceSum", ["gef", "ax1"], ["idxf"], keepdims=0, name="count"),
+        h.make_node("Cast", ["idxf"], ["idx"], to=TP.INT64, name="cast2"),
+        h.make_node("Gather", ["emb", "idx"], ["y"], axis=0, name="gather"),
+    ]
+    inits = {"ax0": np.array(0, np.int64), "ax1": np.array([1], np.int64), "zero": np.array(0, np.int64),
+             "one": np.array(1, np.int64), "emb": np.arange(24, dtype=np.float32).reshape(8, 3)}
+    return make(nodes, [h.make_tensor_value_info("d", TP.INT64, ["N"])],
+                [h.make_tensor_value_info("y", TP.FLOAT, ["frames", 3])], inits,
+                [h.make_tensor_value_info("frames", TP.INT64, ["frames"])])
+
+
+def test_data_dependent_length_regulation():
+    m = range_model()
+    with pytest.raises(CompileError, match="output 'frames' depends on the data.*--dim frames=0..MAX"):
+        edgeplan.compile(m, dims={"N": (1, 8)})
+    plan = edgeplan.compile(m, dims={"N": (1, 8), "frames": (0, 40)})
+    s = edgeplan.Session(plan)
+    for d in ([1], [3, 1, 2], [5, 5, 5, 5, 5, 5, 5, 5], [0, 2], [4, 0, 0, 1, 2]):
+        d = np.array(d, np.int64)
+        got = s.run({"d": d})
+        same(got, ort_run(m, {"d": d}))
+        assert got["y"].shape == (int(d.sum()), 3)
+    with pytest.raises(EdgeplanError, match="exceeds|bound") as e:
+        s.run({"d": np.array([6] * 7, np.int64)})   # 42 frames > 40
+    assert e.value.status == K.EP_ERR_RUN_BOUND
+    same(s.run({"d": np.array([2, 2], np.int64)}), ort_run(m, {"d": np.array([2, 2], np.int64)}))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_])
+def test_nonzero(dtype):
+    rng = np.random.default_rng(3)
+    x = (rng.random((3, 4, 5)) < 0.3).astype(dtype)
+    m = make([h.make_node("NonZero", ["x"], ["y"], name="nz")],
+             [h.make_tensor_value_info("x", h.np_dtype_to_tensor_dtype(np.dtype(dtype)), x.shape)],
+             [h.make_tensor_value_info("y", TP.INT64, None)])
+    s = edgeplan.Session(edgeplan.compile(m))     # bounded by the element count without dims
+    for x in (x, np.zeros_like(x), np.ones_like(x), x[::-1].copy()):
+        same(s.run({"x": x}), ort_run(m, {"x": x}))
+
+
+def test_range_float_and_int32():
+    for dt, vals in ((np.float32, (0.5, 4.2, 0.5)), (np.int32, (10, -3, -3)), (np.int64, (5, 5, 1))):
+        tp = h.np_dtype_to_tensor_dtype(np.dtype(dt))
+        m = make([h.make_node("Range", ["a", "b", "c"], ["y"], name="r")],
+                 [h.make_tensor_value_info(k, tp, []) for k in "abc"], [h.make_tensor_value_info("y", tp, ["n"])])
+        s = edgeplan.Session(edgeplan.compile(m, dims={"y": (0, 16)}))
+        feeds = {k: np.array(v, dt) for k, v in zip("abc", vals)}
+        same(s.run(feeds), ort_run(m, feeds))
+        with pytest.raises(EdgeplanError) as e:
+            s.run(dict(feeds, c=np.array(0, dt)))
+        assert e.value.status == K.EP_ERR_RUN_INDEX
+
+
+def gru_stream_model(H=6, I=4):
+    rng = np.random.default_rng(5)
+    inits = {"W": rng.standard_normal((1, 3 * H, I)).astype(np.float32) * 0.5,
+             "R": rng.standard_normal((1, 3 * H, H)).astype(np.float32) * 0.5,
+             "B": rng.standard_normal((1, 6 * H)).astype(np.float32) * 0.1}
+    nodes = [h.make_node("GRU", ["x", "W", "R", "B", "", "h_in"], ["y", "h_out"], hidden_size=H, name="gru")]
+    return make(nodes, [h.make_tensor_value_info("x", TP.FLOAT, ["T", 1, I]),
+                        h.make_tensor_value_info("h_in", TP.FLOAT, [1, 1, H])],
+                [h.make_tensor_value_info("y", TP.FLOAT, ["T", 1, 1, H]),
+                 h.make_tensor_value_info("h_out", TP.FLOAT, [1, 1, H])], inits)
+
+
+def test_streaming_state_chunk_by_chunk_equals_whole_sequence():
+    m = gru_stream_model()
+    plan = edgeplan.compile(m, dims={"T": (1, 64)}, state={"h_in": "h_out"})
+    assert plan.report["state"] == ["h_in"]
+    s = edgeplan.Session(plan)
+    assert [t.name for t in s.inputs] == ["x"]
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((100, 1, 4)).astype(np.float32)
+    ref = ort_run(m, {"x": x, "h_in": np.zeros((1, 1, 6), np.float32)})
+    for chunks in ([100], [1] * 10 + [90], [7, 50, 43], [64, 36]):
+        if max(chunks) > 64:
+            continue
+        s.reset()
+        ys, t = [], 0
+        for c in chunks:
+            out = s.run({"x": x[t:t + c]})
+            ys.append(out["y"])
+            t += c
+        assert rel_err(np.concatenate(ys), ref[0]) <= 1e-5
+        assert rel_err(out["h_out"], ref[1]) <= 1e-5
+    # without reset the state carries on: the next chunk continues from h_out
+    s.reset()
+    s.run({"x": x[:10]})
+    a = s.run({"x": x[10:20]})["y"]
+    s.reset()
+    b = s.run({"x": x[10:20]})["y"]
+    assert not np.allclose(a, b)
+    assert rel_err(b, ort_run(m, {"x": x[10:20], "h_in": np.zeros((1, 1, 6), np.float32)})[0]) <= 1e-5
+
+
+def test_state_errors_are_named():
+    with pytest.raises(CompileError, match="need a graph input 'h' and a graph output 'h_out'"):
+        edgeplan.compile(gru_stream_model(), dims={"T": (1, 8)}, state={"h": "h_out"})
+    with pytest.raises(CompileError, match="same shape and dtype"):
+        edgeplan.compile(gru_stream_model(), dims={"T": (1, 8)}, state={"h_in": "y"})
+
+
+def test_c_runner_runs_a_variable_length_plan(tmp_path, encoder):
+    import shutil
+    import subprocess
+    runner = shutil.which("edgeplan-run")
+    if runner is None:
+        pytest.skip("edgeplan-run not installed")
+    m, plan = encoder
+    p = tmp_path / "enc.eplan"
+    plan.save(p)
+    x = np.random.default_rng(2).standard_normal((1, 8, 37)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    r = subprocess.run([runner, str(p), "--input", f"x={tmp_path / 'x.npy'}", "--output", f"y={tmp_path / 'y.npy'}"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    y = np.load(tmp_path / "y.npy")
+    same({"y": y}, [ort_run(m, {"x": x})[0]])
+    np.save(tmp_path / "x.npy", np.zeros((1, 8, 1001), np.float32))
+    r = subprocess.run([runner, str(p), "--input", f"x={tmp_path / 'x.npy'}"], capture_output=True, text=True)
+    assert r.returncode == 1 and "expects float32 [1, 8, T=1..1000]" in r.stderr, r.stderr
