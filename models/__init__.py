@@ -14,12 +14,13 @@ from .kws import KWS_LABELS, kws
 from .mobilenetv2 import mobilenetv2
 from .resnet import resnet50
 from .tiny import tiny
-from .tts import TTS_SYMBOLS, hifigan, tts_acoustic
+from .tts import TTS_SYMBOLS, hifigan, tts, tts_acoustic
 from .yolo import yolo
 
 BUILDERS = {"resnet50": resnet50, "mobilenetv2": mobilenetv2, "yolo": yolo, "tiny": tiny,
             # speech (issue 3): seed and architecture keywords only, symbolic sequence dims
-            "asr": asr, "kws": kws, "tts_acoustic": tts_acoustic, "hifigan": hifigan}
+            "asr": asr, "kws": kws, "tts_acoustic": tts_acoustic, "hifigan": hifigan,
+            "tts": tts}                 # tts = tts_acoustic then hifigan in one graph (tokens -> audio)
 NAMES = list(BUILDERS)
 # input name and NCHW shape each builder produces with default arguments
 INPUTS = {"resnet50": ("input", [1, 3, 224, 224]), "mobilenetv2": ("input", [1, 3, 224, 224]),
@@ -27,7 +28,7 @@ INPUTS = {"resnet50": ("input", [1, 3, 224, 224]), "mobilenetv2": ("input", [1, 
           # speech: the first input at a typical length (its symbolic dim pinned); kws also takes the
           # state "h_in" [1, 1, 64] (zeros to start), tts_acoustic's "tokens" are int64 ids in [1, 34)
           "asr": ("audio", [1, 16000]), "kws": ("feats", [1, 50, 40]), "tts_acoustic": ("tokens", [1, 16]),
-          "hifigan": ("mel", [1, 80, 32])}
+          "hifigan": ("mel", [1, 80, 32]), "tts": ("tokens", [1, 16])}
 
 
 def build(name: str, **kw):
@@ -40,5 +41,5 @@ def build(name: str, **kw):
 
 
 __all__ = ["build", "NAMES", "BUILDERS", "INPUTS", "profile", "Graph", "OPSET", "IR_VERSION",
-           "resnet50", "mobilenetv2", "yolo", "tiny", "asr", "kws", "tts_acoustic", "hifigan",
+           "resnet50", "mobilenetv2", "yolo", "tiny", "asr", "kws", "tts_acoustic", "hifigan", "tts",
            "ASR_VOCAB", "KWS_LABELS", "TTS_SYMBOLS"]

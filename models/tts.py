@@ -1,5 +1,5 @@
 """Text to speech in two models: a FastSpeech-style acoustic model (tokens → mel) and a HiFi-GAN-style
-vocoder (mel → audio).
+vocoder (mel → audio), and both in one graph (``tts``: tokens → audio, one plan).
 
 tts_acoustic: tokens [1, N] int64 ─ embedding + positions ─ FFT blocks ─┬─ duration predictor
               ─ length regulator ─ + positions ─ FFT blocks ─ Linear ─▶ mel [1, 80, frames]
@@ -15,6 +15,12 @@ hifigan: mel [1, 80, frames] ─ Conv1d k7 ─ 3 × (LeakyReLU(0.1), ConvTranspo
          of dilated Conv1d (dilations 1, 3, 5)) ─ LeakyReLU ─ Conv1d k7 → 1 ─ Tanh
          ─▶ audio [1, 1, 256·frames]
   channels 128 → 64 → 32 → 16, upsampling 8 · 8 · 4 = 256 (the acoustic model's hop).
+
+tts: tokens [1, N] int64 ─ acoustic model ─ mel ─ vocoder ─▶ audio [1, 1, 256·frames] at SAMPLE_RATE Hz
+                                                 ├▶ mel [1, 80, frames]
+                                                 └▶ durations [1, N] int64
+  the two graphs above joined at "mel", with the same layer and parameter names and (seed, seed + 1)
+  the same weights as tts_acoustic(seed) and hifigan(seed + 1): the defaults equal the pair's defaults.
 """
 from __future__ import annotations
 
@@ -28,7 +34,8 @@ from ._speech import SeqGraph, sinusoid_table
 SEED_ACOUSTIC = 7
 SEED_VOCODER = 8
 MAX_DURATION = 8
-HOP = 256
+HOP = 256                  # audio samples per mel frame (the vocoder's upsampling)
+SAMPLE_RATE = 22050        # Hz of the vocoder's audio (LJSpeech's rate, 256-sample hop = 11.6 ms)
 # symbol set: pad first (index 0 never appears in real text), then space, punctuation, letters
 TTS_SYMBOLS = ["_", " ", "!", "'", ",", "-", ".", "?"] + [chr(c) for c in range(ord("a"), ord("z") + 1)]
 
@@ -92,6 +99,15 @@ def tts_acoustic(seed: int = SEED_ACOUSTIC, vocab: int = len(TTS_SYMBOLS), d_mod
     max_frames + 1 rows, so N <= max_frames / 8 (128 by default) always fits."""
     g = SeqGraph("tts_fastspeech", seed)
     tok = g.input("tokens", [1, "N"], TensorProto.INT64)
+    _acoustic(g, tok, vocab, d_model, n_heads, n_enc, n_dec, filt, kernel, n_mels, max_frames)
+    g.output("mel", [1, n_mels, "frames"])
+    g.output("durations", [1, "N"], TensorProto.INT64)
+    return g.build(f"FastSpeech-style acoustic model ({n_enc}+{n_dec} FFT blocks, d_model {d_model}), "
+                   "deterministic synthetic weights")
+
+
+def _acoustic(g: SeqGraph, tok, vocab, d_model, n_heads, n_enc, n_dec, filt, kernel, n_mels, max_frames):
+    """The acoustic model's layers on ``tok``; makes the tensors "mel" and "durations"."""
     emb = (g.rng.standard_normal((vocab, d_model)) * 0.5).astype(np.float32)
     emb[0] = 0.0                                                                            # padding_idx 0
     x = g.op("Gather", [g.param("encoder.src_word_emb.weight", emb), tok], "encoder.src_word_emb", axis=0)
@@ -117,10 +133,7 @@ def tts_acoustic(seed: int = SEED_ACOUSTIC, vocab: int = len(TTS_SYMBOLS), d_mod
         x = _fft_block(g, x, d_model, n_heads, filt, kernel, f"decoder.layer_stack.{i}.")
     y = g.linear(x, d_model, n_mels, "mel_linear")
     g.transpose(y, [0, 2, 1], "mel_transpose", out="mel")
-    g.output("mel", [1, n_mels, "frames"])
-    g.output("durations", [1, "N"], TensorProto.INT64)
-    return g.build(f"FastSpeech-style acoustic model ({n_enc}+{n_dec} FFT blocks, d_model {d_model}), "
-                   "deterministic synthetic weights")
+    return "mel"
 
 
 # ---------------------------------------------------------------------- HiFi-GAN-style vocoder
@@ -143,6 +156,14 @@ def hifigan(seed: int = SEED_VOCODER, n_mels: int = 80, channels: int = 128, rat
         raise ValueError("upsampling rates must be even")
     g = SeqGraph("hifigan", seed)
     x = g.input("mel", [1, n_mels, "frames"])
+    _vocoder(g, x, n_mels, channels, rates)
+    g.output("audio", [1, 1, "samples"])
+    return g.build(f"HiFi-GAN-style vocoder (upsampling {'x'.join(map(str, rates))}, {channels} channels), "
+                   "deterministic synthetic weights")
+
+
+def _vocoder(g: SeqGraph, x, n_mels, channels, rates):
+    """The vocoder's layers on ``x``; makes the tensor "audio"."""
     x = g.conv1d(x, n_mels, channels, 7, "conv_pre", gain=1.0)
     c = channels
     for i, r in enumerate(rates):
@@ -154,6 +175,28 @@ def hifigan(seed: int = SEED_VOCODER, n_mels: int = 80, channels: int = 128, rat
     x = g.leaky_relu(x, "leaky_relu_post", alpha=0.01)
     x = g.conv1d(x, c, 1, 7, "conv_post", gain=1.0)
     g.op("Tanh", [x], "tanh", out="audio")
+    return "audio"
+
+
+# ---------------------------------------------------------------------- both in one graph
+
+def tts(seed: int = SEED_ACOUSTIC, vocoder_seed: int | None = None, vocab: int = len(TTS_SYMBOLS),
+        d_model: int = 128, n_heads: int = 2, n_enc: int = 2, n_dec: int = 2, filt: int = 256,
+        kernel: int = 9, n_mels: int = 80, max_frames: int = 1024, channels: int = 128, rates=(8, 8, 4)):
+    """Input "tokens" [1, N] int64 -> outputs "audio" [1, 1, samples] float32 in (-1, 1) at SAMPLE_RATE,
+    samples = frames * prod(rates), "mel" [1, n_mels, frames] and "durations" [1, N] int64.
+    The acoustic model's weights come from ``seed``, the vocoder's from ``vocoder_seed`` (default
+    seed + 1): tts() equals hifigan() applied to tts_acoustic()'s mel."""
+    if any(r % 2 for r in rates):
+        raise ValueError("upsampling rates must be even")
+    g = SeqGraph("tts_fastspeech_hifigan", seed)
+    tok = g.input("tokens", [1, "N"], TensorProto.INT64)
+    mel = _acoustic(g, tok, vocab, d_model, n_heads, n_enc, n_dec, filt, kernel, n_mels, max_frames)
+    g.rng = np.random.default_rng(seed + 1 if vocoder_seed is None else vocoder_seed)
+    _vocoder(g, mel, n_mels, channels, rates)
     g.output("audio", [1, 1, "samples"])
-    return g.build(f"HiFi-GAN-style vocoder (upsampling {'x'.join(map(str, rates))}, {channels} channels), "
-                   "deterministic synthetic weights")
+    g.output("mel", [1, n_mels, "frames"])
+    g.output("durations", [1, "N"], TensorProto.INT64)
+    return g.build(f"FastSpeech-style acoustic model ({n_enc}+{n_dec} FFT blocks, d_model {d_model}) and "
+                   f"HiFi-GAN-style vocoder (upsampling {'x'.join(map(str, rates))}) in one graph: text "
+                   "tokens to audio, deterministic synthetic weights")

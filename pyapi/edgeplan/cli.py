@@ -43,11 +43,24 @@ def _summary(name: str, y: np.ndarray) -> str:
     return s
 
 
-def _compile(model, shapes, out=None, board=None):
+def _parse_state(items) -> dict:
+    state = {}
+    for item in items or ():
+        src, sep, dst = item.partition("=")
+        if not sep or not src or not dst:
+            raise SystemExit(f"edgeplan: --state expects INPUT=OUTPUT (e.g. h_in=h_out), got {item!r}")
+        state[src] = dst
+    return state
+
+
+def _compile(model, shapes, out=None, board=None, dims=None, state=None):
     import edgeplan
     from edgeplan.compiler.errors import CompileError
     try:
-        plan = edgeplan.compile(model, shapes=shapes, board=board)
+        if dims:
+            from edgeplan.compiler.dynamic import parse_dims
+            dims = parse_dims(list(dims))
+        plan = edgeplan.compile(model, shapes=shapes, board=board, dims=dims or None, state=state or None)
     except CompileError as e:
         print(f"edgeplan: cannot compile {model if isinstance(model, str) else 'model'}:\n{e}", file=sys.stderr)
         raise SystemExit(1) from None
@@ -68,7 +81,7 @@ def cmd_compile(a) -> int:
     out = a.output or str(Path(a.model).with_suffix(".eplan"))
     t = time.perf_counter()
     board = _board(a.board)
-    plan = _compile(a.model, _parse_shapes(a.shape), None, board=board)
+    plan = _compile(a.model, _parse_shapes(a.shape), None, board=board, dims=a.dim, state=_parse_state(a.state))
     if board is not None:   # weights + arena + runtime against the board's RAM (sizebudget, docs/size.md)
         from edgeplan.boards import ram_check
         fits, text = ram_check(board, plan)
@@ -274,6 +287,11 @@ def main(argv=None) -> int:
     c.add_argument("model")
     c.add_argument("-o", "--output")
     c.add_argument("--shape", action="append", metavar="NAME=D0,D1,...", help="pin an input's shape")
+    c.add_argument("--dim", action="append", metavar="NAME=MIN..MAX",
+                   help="bound a variable dim by the model's dim name (e.g. T=1..3000) or a data-dependent "
+                        "length; one plan serves every value in range, its arena planned for MAX")
+    c.add_argument("--state", action="append", metavar="INPUT=OUTPUT",
+                   help="streaming state: OUTPUT is fed back into INPUT after every run, kept in the arena")
     c.add_argument("--board", help="pick kernel variants and weight packing for this board (see boards/)")
     c.add_argument("--ops-out", metavar="FILE", help="write the plan's kernel set (op dtype variant per line) for "
                    "a selective runtime build: meson -Dselective=FILE")

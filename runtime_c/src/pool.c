@@ -33,7 +33,9 @@ static void run_inline(uint32_t n_tasks, ep_task_fn fn, void *ctx) {
 #if defined(EP_THREADS) && EP_THREADS
 #include <signal.h>
 
+#ifndef EP_POOL_SPIN_NS
 #define EP_POOL_SPIN_NS 200000   /* 0.2 ms of spinning before a worker (or a waiting caller) sleeps */
+#endif
 
 #if defined(__x86_64__) || defined(__i386__)
 static inline void cpu_relax(void) { __builtin_ia32_pause(); }

@@ -532,6 +532,12 @@ int ep_run(ep_session *s) {
         }
         if (b->data_dep && (rc = bind_data(s, i, b))) return rc;
     }
+    /* outputs that are views of an op's output (a reshape at the end) take their dims from the symbols */
+    if (s->dynamic)
+        for (uint32_t i = 0; i < s->n_outputs; i++) {
+            const int rc = resolve_tensor(s, s->n_ops, &s->tensors[s->io_index[s->n_inputs + i]]);
+            if (rc) return rc;
+        }
     return EP_OK;
 }
 

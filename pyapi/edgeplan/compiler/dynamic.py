@@ -266,21 +266,26 @@ def _assign_symbols(g0: Graph, gs: list, ranges: dict, trace_vals: dict, input_n
         if y.kind != K.EP_SYM_DERIVED:
             continue
         sig = sig_of[k]
-        for r in roots:
-            if syms[r].kind != K.EP_SYM_INPUT:
+        # the simplest floor-affine function of an earlier symbol (a conv's output of its input's length);
+        # a rule the runtime will use must start from a symbol known at that point
+        usable = need[k][2] if k in need else None
+        best = None
+        for r in range(k):
+            if usable is not None and r not in usable and not syms[r].src:
                 continue
             f = _fit(sig_of[r], sig)
-            if f:
-                mul, add, div = f
-                y.name = _rule_name(syms[r].name, mul, add, div)
-                y.lo = max(0, min(y.lo, (mul * syms[r].lo + add) // div))
-                if k in need:
-                    y.src, y.mul, y.add, y.div = r + 1, mul, add, div
-                break
-        if not y.name:
+            if f and (best is None or (f[2], abs(f[0]), abs(f[1])) < (best[1][2], abs(best[1][0]), abs(best[1][1]))):
+                best = (r, f)
+        if best:
+            r, (mul, add, div) = best
+            y.name = _rule_name(syms[r].name, mul, add, div)
+            y.lo = max(0, min(y.lo, (mul * syms[r].lo + add) // div))
+            if k in need:
+                y.src, y.mul, y.add, y.div = r + 1, mul, add, div
+        else:
             y.name = f"d{k}"
         if k in need and not y.src:
-            t, d = need[k]
+            t, d, _ = need[k]
             raise _err(f"tensor '{t.name}' dim {d} varies with the length ({list(sig)}) in a way the runtime "
                        f"cannot compute before it is used; reshape with 0/-1 targets or keep that dim fixed")
     if len(syms) > K.EP_MAX_SYMS:
@@ -291,7 +296,8 @@ def _assign_symbols(g0: Graph, gs: list, ranges: dict, trace_vals: dict, input_n
 
 
 def _needs_rule(g: Graph, tags: dict, syms: list) -> dict:
-    """Derived symbols some tensor needs before an op's shape function computes them: {sym: (tensor, dim)}."""
+    """Derived symbols some tensor needs before an op's shape function computes them:
+    {sym: (tensor, dim, symbols bound at that point)}."""
     idx = {id(t): i for i, t in enumerate(g.tensors)}
     bound = {k for k, y in enumerate(syms) if y.kind == K.EP_SYM_INPUT}
     need: dict = {}
@@ -299,7 +305,7 @@ def _needs_rule(g: Graph, tags: dict, syms: list) -> dict:
     def require(t):
         for d, s in enumerate(tags.get(idx[id(t)], ())):
             if s and s - 1 not in bound and syms[s - 1].kind == K.EP_SYM_DERIVED:
-                need.setdefault(s - 1, (t, d))
+                need.setdefault(s - 1, (t, d, frozenset(bound)))
                 bound.add(s - 1)
 
     for op in g.ops:

@@ -1,6 +1,9 @@
-"""STFT → gather (frames, constant indices) + gemm with a constant DFT basis (the window folded in
-when it is a constant, else a runtime multiply first). MelWeightMatrix is folded at compile time
-(passes/fold.py, FOLDED_OPS): its inputs are constants in every real front end.
+"""STFT with a constant window (or none) → one strided convolution whose filters are the windowed DFT
+basis: framing and transform in one op, and length-generic (the frame count follows from the signal
+length in the runtime's conv shape function, so one plan serves every length). A window computed at
+run time → gather (frames, constant indices) + multiply + gemm, for fixed lengths only.
+MelWeightMatrix is folded at compile time (passes/fold.py, FOLDED_OPS): its inputs are constants in
+every real front end.
 
 The basis costs frame_length * 2 * bins floats of constants (n_fft 400: 0.6 MiB); a dedicated FFT
 kernel would trade that for code, a later option."""
@@ -55,6 +58,20 @@ def lower_stft(ctx, n):
     bins = N // 2 + 1 if onesided else N
     F = (L - N) // step + 1
     name = n.outputs[0]
+    if Wt is None or Wt.data is not None:
+        # signal [B, L, C] is [B, 1, 1, L*C] row-major; a 1 x N*C filter at stride step*C sees frame f as
+        # the N*C values (n, c) from f*step; output channel 2k+j is (re, im)[j] of bin k
+        basis = dft_basis(N, bins, C == 2, None if Wt is None else Wt.data)
+        w = ctx.const(name + "/dft", np.ascontiguousarray(basis.T).reshape(2 * bins, 1, 1, N * C))
+        x4 = ctx.view(S, (Bn, 1, 1, L * C))
+        y4 = ctx.tmp(name + "/conv", (Bn, 2 * bins, 1, F))
+        ctx.emit("conv2d", [x4, w, None, None], [y4], {
+            "kernel": [1, N * C], "stride": [1, step * C], "dilation": [1, 1], "pads": [0, 0, 0, 0], "groups": 1,
+            "act": K.EP_ACT_NONE, "act_alpha": 0.0, "act_beta": 0.0})
+        yt = ctx.tmp(name + "/t", (Bn, F, 2 * bins))
+        ctx.emit("transpose", [ctx.view(y4, (Bn, 2 * bins, F))], [yt], {"perm": [0, 2, 1, 3, 4, 5, 6, 7]})
+        ctx.view_output(n, 0, yt, (Bn, F, bins, 2))
+        return
     idx = ctx.const(name + "/frame_idx", (np.arange(F)[:, None] * step + np.arange(N)[None, :]).astype(np.int64))
     frames = ctx.tmp(name + "/frames", (Bn, F, N, C))
     ctx.emit("gather", [S, idx], [frames], {"axis": 1})
