@@ -333,6 +333,8 @@ def main(argv=None) -> int:
     d.add_argument("--size", type=int, default=0)
     d.add_argument("--repeat", type=int, default=5)
     d.set_defaults(fn=cmd_demo)
+    from edgeplan.speech import add_parsers as add_speech_parsers   # edgeplan asr / tts (speech.py)
+    add_speech_parsers(sub)
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["size"]:          # everything after "size" is sizebudget's own command line
         return cmd_size(argparse.Namespace(args=argv[1:]))

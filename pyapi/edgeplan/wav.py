@@ -5,7 +5,8 @@
 
 Reading accepts 8-bit (unsigned), 16-, 24- and 32-bit (signed) PCM, and downmixes several channels to
 mono by averaging them. Nothing is resampled: ``rate=`` makes a file at any other rate an error that
-says so. Compressed or float WAVs (``wave`` reads only PCM) are errors too.
+says so (``resample`` exists for tools that want it). Compressed or float WAVs (``wave`` reads only PCM)
+are errors too.
 """
 from __future__ import annotations
 
@@ -54,6 +55,20 @@ def read_wav(path, rate: int | None = None, mono: bool = True) -> tuple[np.ndarr
     if mono:
         x = x[:, 0].copy() if ch == 1 else x.mean(axis=1, dtype=np.float64).astype(np.float32)
     return x, sr
+
+
+def resample(x, src: int, dst: int) -> np.ndarray:
+    """Band-limited resampling of float samples [n] from ``src`` to ``dst`` Hz (FFT: the spectrum cut or
+    zero-extended; length round(n * dst / src)). For wav files going between models, not for quality."""
+    x = np.asarray(x, dtype=np.float32).reshape(-1)
+    if src == dst or x.size == 0:
+        return x
+    n, m = x.size, max(1, int(round(x.size * dst / src)))
+    spec = np.fft.rfft(x.astype(np.float64))
+    out = np.zeros(m // 2 + 1, dtype=np.complex128)
+    k = min(spec.size, out.size)
+    out[:k] = spec[:k]
+    return (np.fft.irfft(out, m) * (m / n)).astype(np.float32)
 
 
 def write_wav(path, samples, rate: int) -> int:

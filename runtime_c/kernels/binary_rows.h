@@ -20,10 +20,12 @@ static inline void ep_bcast_strides(const ep_tensor *t, int r, int64_t *st) {
     }
 }
 
-/* Runs op through row_for(kind)'s rows, or through ep_ref_binary_f32 when rows do not apply. */
+/* Runs op through row_for(kind)'s rows, or through ep_ref_binary_f32 when rows do not apply. The ISA
+ * rows are f32 only: integer dtypes go to the reference kernel (ep_ref_binary_int), one check per op. */
 static inline int ep_binary_rows(const ep_op *op, ep_bin_row_fn (*row_for)(int kind)) {
     const ep_binary_params *p = (const ep_binary_params *)op->params;
     const ep_tensor *ta = op->in[0], *tb = op->in[1], *ty = op->out[0];
+    if (ty->dtype != EP_DTYPE_F32) return ep_ref_binary_int(op);
     const int r = ty->rank;
     int64_t n[EP_MAX_RANK];
     int64_t st[3][EP_MAX_RANK];
@@ -40,7 +42,7 @@ static inline int ep_binary_rows(const ep_op *op, ep_bin_row_fn (*row_for)(int k
     const int last = cr - 1;
     const int64_t len = n[last], sa = st[1][last], sb = st[2][last];
     const ep_bin_row_fn fn = sa <= 1 && sb <= 1 ? row_for(p->kind) : NULL;
-    if (!fn) return ep_ref_binary_f32(op);                     /* general broadcasting, or POW */
+    if (!fn) return ep_ref_binary_f32(op);                     /* general broadcasting, POW, MOD */
     const float *a = (const float *)ta->data;
     const float *b = (const float *)tb->data;
     float *y = (float *)ty->data;

@@ -29,7 +29,8 @@ int ep_ref_conv_transpose2d_f32(const ep_op *op);
 int ep_ref_gemm_f32(const ep_op *op);
 int ep_ref_matmul_f32(const ep_op *op);
 int ep_ref_unary_f32(const ep_op *op);
-int ep_ref_binary_f32(const ep_op *op);
+int ep_ref_binary_f32(const ep_op *op);   /* integer dtypes: passes the op to ep_ref_binary_int */
+int ep_ref_binary_int(const ep_op *op);   /* kernels/ref/binary_int.c: I8, U8, I16, I32, I64 */
 int ep_ref_maxpool_f32(const ep_op *op);
 int ep_ref_avgpool_f32(const ep_op *op);
 int ep_ref_global_avgpool_f32(const ep_op *op);

@@ -31,8 +31,12 @@ static void run_inline(uint32_t n_tasks, ep_task_fn fn, void *ctx) {
 }
 
 #if defined(EP_THREADS) && EP_THREADS
+#include <sched.h>
 #include <signal.h>
 
+#ifndef EP_POOL_PURE_SPINS
+#define EP_POOL_PURE_SPINS 2000  /* pause loops (a few microseconds) before yielding the core */
+#endif
 #ifndef EP_POOL_SPIN_NS
 #define EP_POOL_SPIN_NS 200000   /* 0.2 ms of spinning before a worker (or a waiting caller) sleeps */
 #endif
@@ -51,12 +55,14 @@ static unsigned spin(atomic_uint *a, unsigned v, int until_eq) {
     for (uint32_t i = 1;; i++) {
         const unsigned x = atomic_load_explicit(a, memory_order_acquire);
         if ((x == v) == until_eq) return x;
-        cpu_relax();
-        if ((i & 255) == 0) {   /* the clock every 256 spins */
-            const uint64_t t = ep_now_ns();
-            if (!t0) t0 = t;
-            else if (t - t0 > EP_POOL_SPIN_NS) return x;
+        if (i < EP_POOL_PURE_SPINS) {
+            cpu_relax();
+            continue;
         }
+        sched_yield();   /* then give the core to whoever else wants it (a shared or busy machine) */
+        const uint64_t t = ep_now_ns();
+        if (!t0) t0 = t;
+        else if (t - t0 > EP_POOL_SPIN_NS) return x;
     }
 }
 

@@ -250,13 +250,27 @@ int main(int argc, char **argv) {
             if (rc >= 0 || strlen(err) >= sizeof(err)) { fprintf(stderr, "bad status %d\n", rc); return 1; }
             rejected_open++;
         } else {
-            for (uint32_t i = 0; i < ep_session_num_inputs(s); i++) {
-                ep_io_desc d;
-                if (ep_session_input_desc(s, i, &d) == EP_OK)
+            for (int pass = 0; pass < 2; pass++) {   /* variable dims: two random lengths in bounds */
+                for (uint32_t i = 0; i < ep_session_num_inputs(s); i++) {
+                    ep_io_desc d;
+                    if (ep_session_input_desc(s, i, &d) != EP_OK) continue;
+                    int32_t dims[8];
+                    int variable = 0;
+                    for (int k = 0; k < d.rank && k < 8; k++) {
+                        dims[k] = d.dims[k];
+                        if (d.dim_names[k] && d.max_dims[k] >= d.min_dims[k]) {
+                            dims[k] = d.min_dims[k] + (int32_t)below((uint32_t)(d.max_dims[k] - d.min_dims[k]) + 1u);
+                            variable = 1;
+                        }
+                    }
+                    if (variable && ep_session_set_input_shape(s, i, dims, (uint32_t)d.rank) == EP_OK)
+                        ep_session_input_desc(s, i, &d);
                     memset(ep_session_input_buffer(s, i), (int)below(256), (size_t)d.nbytes);
+                }
+                rc = ep_run(s);
+                if (rc) run_errors++;
+                if (ep_reset(s) != EP_OK) { fprintf(stderr, "reset failed\n"); return 1; }
             }
-            rc = ep_run(s);
-            if (rc) run_errors++;
             ran++;
             ep_session_close(s);
         }

@@ -128,6 +128,12 @@ static void test_act(void) {
         {EP_ACT_LOG, 2.718281828f, 0, 0, 1}, {EP_ACT_NEG, 2, 0, 0, -2}, {EP_ACT_ABS, -2, 0, 0, 2},
         {EP_ACT_RECIPROCAL, 4, 0, 0, 0.25f}, {EP_ACT_ELU, -1, 1, 0, -0.632120559f}, {EP_ACT_ELU, 3, 1, 0, 3},
         {EP_ACT_GELU_TANH, 1, 0, 0, 0.841191991f}, {EP_ACT_GELU_TANH, -1, 0, 0, -0.158808009f},
+        {EP_ACT_ROUND, 2.5f, 0, 0, 2}, {EP_ACT_ROUND, 3.5f, 0, 0, 4}, {EP_ACT_ROUND, -2.5f, 0, 0, -2},
+        {EP_ACT_ROUND, 0.5f, 0, 0, 0}, {EP_ACT_ROUND, 1.5f, 0, 0, 2}, {EP_ACT_ROUND, -1.5f, 0, 0, -2},
+        {EP_ACT_ROUND, 2.4999998f, 0, 0, 2}, {EP_ACT_ROUND, -1.7f, 0, 0, -2}, {EP_ACT_ROUND, 8388609, 0, 0, 8388609},
+        {EP_ACT_ROUND, 0.49999997f, 0, 0, 0}, {EP_ACT_ROUND, 1e30f, 0, 0, 1e30f},
+        {EP_ACT_FLOOR, -1.5f, 0, 0, -2}, {EP_ACT_FLOOR, 1.5f, 0, 0, 1}, {EP_ACT_FLOOR, -3, 0, 0, -3},
+        {EP_ACT_CEIL, -1.5f, 0, 0, -1}, {EP_ACT_CEIL, 1.25f, 0, 0, 2}, {EP_ACT_CEIL, 4, 0, 0, 4},
         {99, 1.25f, 0, 0, 1.25f},
     };
     for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++) {
@@ -135,6 +141,20 @@ static void test_act(void) {
         CHECK(feq(got, kv[i].want, 1e-6f), "act %d(%g) = %.9g want %.9g", kv[i].kind, kv[i].x, got, kv[i].want);
     }
     CHECK(isnan(ep_act_f32(EP_ACT_RELU, NAN, 0, 0)) && isnan(ep_act_f32(EP_ACT_CLIP, NAN, 0, 6)), "NaN passes");
+    /* ROUND / FLOOR / CEIL: signed zeros as numpy (-0.3 and -0.5 round to -0, ceil(-0.5) is -0), NaN
+     * and infinities pass, and ROUND agrees with rintf (round-to-nearest-even, the default mode) */
+    CHECK(signbit(ep_act_f32(EP_ACT_ROUND, -0.3f, 0, 0)) && signbit(ep_act_f32(EP_ACT_ROUND, -0.5f, 0, 0)) &&
+          !signbit(ep_act_f32(EP_ACT_ROUND, 0.3f, 0, 0)) && signbit(ep_act_f32(EP_ACT_CEIL, -0.5f, 0, 0)) &&
+          signbit(ep_act_f32(EP_ACT_FLOOR, -0.0f, 0, 0)), "round/floor/ceil signed zeros");
+    for (int kind = EP_ACT_ROUND; kind <= EP_ACT_CEIL; kind++)
+        CHECK(isnan(ep_act_f32(kind, NAN, 0, 0)) && ep_act_f32(kind, INFINITY, 0, 0) == INFINITY &&
+              ep_act_f32(kind, -INFINITY, 0, 0) == -INFINITY, "act %d NaN / inf", kind);
+    int rint_ok = 1;
+    for (int i = 0; i < 20000; i++) {
+        const float v = (i & 1 ? 0.5f : 1.0f) * (float)rin(-4000, 4000) * (i % 3 ? 0.25f : 1.0f / 64);
+        rint_ok &= ep_act_f32(EP_ACT_ROUND, v, 0, 0) == rintf(v);
+    }
+    CHECK(rint_ok, "round differs from rintf");
     for (int kind = 0; kind < EP_ACT_COUNT; kind++) {
         float v[257];
         fill_f32(v, 257, -6, 6);
@@ -175,6 +195,12 @@ static float ref_bin(int k, float a, float b) {
     case EP_BIN_POW: return powf(a, b);
     case EP_BIN_PRELU: return a >= 0 ? a : a * b;
     case EP_BIN_MAX: return a > b ? a : b;
+    case EP_BIN_MOD: { /* numpy.mod: b's sign, a zero result too */
+        double m = fmod(a, b);
+        if (m == 0) return copysignf(0.0f, b);
+        return (float)((m < 0) != (b < 0) ? m + b : m);
+    }
+    case EP_BIN_FMOD: return (float)fmod(a, b);
     default: return a < b ? a : b;
     }
 }
@@ -244,6 +270,162 @@ static void test_binary(void) {
     box.in[1] = &b, op->n_in = 2;
     ep_ref_binary_f32(op);
     CHECK(ys[0] == -1.0f && ys[1] == 3.0f && ys[2] == -0.25f && ys[3] == 0.0f, "prelu %g %g %g %g", ys[0], ys[1], ys[2], ys[3]);
+}
+
+/* ---- binary on integers: wrap, truncating division, MOD / FMOD signs, zero divisors ---- */
+static const uint8_t int_dtypes[5] = {EP_DTYPE_I8, EP_DTYPE_U8, EP_DTYPE_I16, EP_DTYPE_I32, EP_DTYPE_I64};
+static const int int_kinds[8] = {EP_BIN_ADD, EP_BIN_SUB, EP_BIN_MUL, EP_BIN_DIV, EP_BIN_MAX, EP_BIN_MIN,
+                                 EP_BIN_MOD, EP_BIN_FMOD};
+
+static int64_t iget(const void *p, uint8_t dt, int64_t i) {
+    switch (dt) {
+    case EP_DTYPE_I8: return ((const int8_t *)p)[i];
+    case EP_DTYPE_U8: return ((const uint8_t *)p)[i];
+    case EP_DTYPE_I16: return ((const int16_t *)p)[i];
+    case EP_DTYPE_I32: return ((const int32_t *)p)[i];
+    default: return ((const int64_t *)p)[i];
+    }
+}
+static void iput(void *p, uint8_t dt, int64_t i, int64_t v) {
+    switch (dt) {
+    case EP_DTYPE_I8: ((int8_t *)p)[i] = (int8_t)v; break;
+    case EP_DTYPE_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    case EP_DTYPE_I16: ((int16_t *)p)[i] = (int16_t)v; break;
+    case EP_DTYPE_I32: ((int32_t *)p)[i] = (int32_t)v; break;
+    default: ((int64_t *)p)[i] = v; break;
+    }
+}
+/* The value in [lo, hi] of dt congruent to v modulo 2^width (two's complement wrap), via unsigned. */
+static int64_t iwrap(uint8_t dt, uint64_t v) {
+    switch (dt) {
+    case EP_DTYPE_I8: { uint8_t u = (uint8_t)v; return u < 128 ? u : (int64_t)u - 256; }
+    case EP_DTYPE_U8: return (uint8_t)v;
+    case EP_DTYPE_I16: { uint16_t u = (uint16_t)v; return u < 32768 ? u : (int64_t)u - 65536; }
+    case EP_DTYPE_I32: { uint32_t u = (uint32_t)v; return u < 0x80000000u ? (int64_t)u : (int64_t)u - 4294967296LL; }
+    default: return v < (UINT64_C(1) << 63) ? (int64_t)v : -(int64_t)(~v) - 1;
+    }
+}
+/* Independent statement of the documented semantics (plan_format.h BINARY). */
+static int64_t ref_ibin(int kind, uint8_t dt, int64_t a, int64_t b) {
+    const uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
+    switch (kind) {
+    case EP_BIN_ADD: return iwrap(dt, ua + ub);
+    case EP_BIN_SUB: return iwrap(dt, ua - ub);
+    case EP_BIN_MUL: return iwrap(dt, ua * ub);
+    case EP_BIN_MAX: return a > b ? a : b;
+    case EP_BIN_MIN: return a < b ? a : b;
+    default: break;
+    }
+    if (b == 0) return 0;
+    if (b == -1) return kind == EP_BIN_DIV ? iwrap(dt, 0 - ua) : 0;
+    /* truncated quotient from magnitudes (no reliance on C's signed '/' rounding) */
+    const uint64_t ma = a < 0 ? 0 - ua : ua, mb = b < 0 ? 0 - ub : ub, q = ma / mb;
+    if (kind == EP_BIN_DIV) return iwrap(dt, (a < 0) != (b < 0) ? 0 - q : q);
+    const int64_t rm = (int64_t)(ma % mb);   /* < |b| <= 2^63 */
+    const int64_t r = a < 0 ? -rm : rm;      /* sign of a: FMOD */
+    if (kind == EP_BIN_FMOD || r == 0 || (r < 0) == (b < 0)) return r;
+    return r + b;                         /* MOD: sign of b */
+}
+static int64_t ivalue(uint8_t dt) {
+    static const int64_t ex[] = {0, 1, -1, 2, -2, 7, -7, 127, -128, 255, 32767, -32768, 2147483647LL,
+                                 -2147483647LL - 1, INT64_MAX, INT64_MIN};
+    int64_t v = rin(0, 3) ? (int64_t)rin(-300, 300) : rin(0, 3) ? ex[rin(0, 15)]
+                                                                : (int64_t)(((uint64_t)rnd() << 32) | rnd());
+    return iwrap(dt, (uint64_t)v);
+}
+
+/* One integer binary case with broadcasting; alias: 0 none, 1 Y = A, 2 Y = B. */
+static int run_ibinary(uint8_t dt, int kind, int ra, const int32_t *da, int rb, const int32_t *db, int alias) {
+    ep_binary_params p = {kind, EP_ACT_NONE, 0, 0};
+    const int r = ra > rb ? ra : rb;
+    int32_t dy[EP_MAX_RANK];
+    for (int i = 0; i < r; i++) {
+        int ia = i - (r - ra), ib = i - (r - rb);
+        int32_t x = ia >= 0 ? da[ia] : 1, z = ib >= 0 ? db[ib] : 1;
+        dy[i] = x == 1 ? z : x;
+    }
+    const int64_t na = numel(ra, da), nb = numel(rb, db), ny = numel(r, dy);
+    void *xa = XB[0], *xb = XB[1], *yy = alias == 1 ? xa : alias == 2 ? xb : YB[0];
+    for (int64_t i = 0; i < na; i++) iput(xa, dt, i, ivalue(dt));
+    for (int64_t i = 0; i < nb; i++) iput(xb, dt, i, ivalue(dt));
+    static int64_t want[NBUF / 8];
+    for (int64_t f = 0; f < ny; f++) {
+        int64_t c[EP_MAX_RANK], ca[EP_MAX_RANK], cb[EP_MAX_RANK];
+        unravel(f, r, dy, c);
+        for (int i = 0; i < ra; i++) ca[i] = da[i] == 1 ? 0 : c[i + r - ra];
+        for (int i = 0; i < rb; i++) cb[i] = db[i] == 1 ? 0 : c[i + r - rb];
+        want[f] = ref_ibin(kind, dt, iget(xa, dt, ravel(ra, da, ca)), iget(xb, dt, ravel(rb, db, cb)));
+    }
+    ep_tensor a, b, y;
+    tset(&a, xa, dt, ra, da), tset(&b, xb, dt, rb, db), tset(&y, yy, dt, r, dy);
+    opbox box;
+    ep_op *op = op11(&box, EP_OP_BINARY, &p, &a, &y);
+    box.in[1] = &b, op->n_in = 2;
+    ep_shape s;
+    uint64_t scr = 1;
+    if (ep_shape_binary(op, &s, &scr) != EP_OK || s.dtype != dt || !shape_is(&s, r, dy) || scr != 0) return 0;
+    if (ep_ref_binary_f32(op) != EP_OK) return 0;   /* the table entry: dispatches to ep_ref_binary_int */
+    for (int64_t i = 0; i < ny; i++)
+        if (iget(yy, dt, i) != want[i]) return 0;
+    return 1;
+}
+
+static void test_binary_int(void) {
+    /* known answers: wrap at every width, truncation toward zero, remainder signs, zero divisors */
+    static const struct { uint8_t dt; int kind; int64_t a, b, want; } kv[] = {
+        {EP_DTYPE_I32, EP_BIN_ADD, 2147483647LL, 1, -2147483647LL - 1},
+        {EP_DTYPE_I32, EP_BIN_SUB, -2147483647LL - 1, 1, 2147483647LL},
+        {EP_DTYPE_I32, EP_BIN_MUL, 65536, 65536, 0}, {EP_DTYPE_I32, EP_BIN_MUL, 65537, 65537, 131073},
+        {EP_DTYPE_I32, EP_BIN_DIV, -2147483647LL - 1, -1, -2147483647LL - 1},
+        {EP_DTYPE_I32, EP_BIN_DIV, 7, -2, -3}, {EP_DTYPE_I32, EP_BIN_DIV, -7, 2, -3},
+        {EP_DTYPE_I32, EP_BIN_DIV, 5, 0, 0}, {EP_DTYPE_I32, EP_BIN_MOD, 5, 0, 0}, {EP_DTYPE_I32, EP_BIN_FMOD, 5, 0, 0},
+        {EP_DTYPE_I32, EP_BIN_MOD, -7, 2, 1}, {EP_DTYPE_I32, EP_BIN_MOD, 7, -2, -1}, {EP_DTYPE_I32, EP_BIN_MOD, -4, 2, 0},
+        {EP_DTYPE_I32, EP_BIN_FMOD, -7, 2, -1}, {EP_DTYPE_I32, EP_BIN_FMOD, 7, -2, 1},
+        {EP_DTYPE_I32, EP_BIN_MOD, -2147483647LL - 1, -1, 0}, {EP_DTYPE_I32, EP_BIN_MAX, -3, 2, 2},
+        {EP_DTYPE_I64, EP_BIN_ADD, INT64_MAX, 1, INT64_MIN}, {EP_DTYPE_I64, EP_BIN_SUB, INT64_MIN, 1, INT64_MAX},
+        {EP_DTYPE_I64, EP_BIN_MUL, INT64_MIN, -1, INT64_MIN}, {EP_DTYPE_I64, EP_BIN_DIV, INT64_MIN, -1, INT64_MIN},
+        {EP_DTYPE_I64, EP_BIN_FMOD, INT64_MIN, -1, 0}, {EP_DTYPE_I64, EP_BIN_DIV, INT64_MIN, 0, 0},
+        {EP_DTYPE_I64, EP_BIN_ADD, 41, 1, 42}, {EP_DTYPE_I64, EP_BIN_MIN, INT64_MIN, INT64_MAX, INT64_MIN},
+        {EP_DTYPE_U8, EP_BIN_ADD, 200, 100, 44}, {EP_DTYPE_U8, EP_BIN_SUB, 3, 5, 254}, {EP_DTYPE_U8, EP_BIN_DIV, 255, 2, 127},
+        {EP_DTYPE_I8, EP_BIN_ADD, 127, 1, -128}, {EP_DTYPE_I8, EP_BIN_DIV, -128, -1, -128},
+        {EP_DTYPE_I16, EP_BIN_MUL, 300, 300, 24464}, {EP_DTYPE_I16, EP_BIN_MOD, -32768, 3, 1},
+    };
+    for (size_t k = 0; k < sizeof kv / sizeof kv[0]; k++) {
+        const int32_t one[1] = {1};
+        iput(XB[2], kv[k].dt, 0, kv[k].a), iput(XB[3], kv[k].dt, 0, kv[k].b);
+        ep_binary_params p = {kv[k].kind, EP_ACT_NONE, 0, 0};
+        ep_tensor a, b, y;
+        tset(&a, XB[2], kv[k].dt, 1, one), tset(&b, XB[3], kv[k].dt, 0, one), tset(&y, YB[2], kv[k].dt, 1, one);
+        opbox box;
+        ep_op *op = op11(&box, EP_OP_BINARY, &p, &a, &y);
+        box.in[1] = &b, op->n_in = 2;
+        const int ok = shape_ok(ep_shape_binary, op, 1, one) && ep_ref_binary_int(op) == EP_OK;
+        const int64_t got = iget(YB[2], kv[k].dt, 0);
+        CHECK(ok && got == kv[k].want && ref_ibin(kv[k].kind, kv[k].dt, kv[k].a, kv[k].b) == kv[k].want,
+              "int binary dtype %d kind %d: %lld op %lld = %lld want %lld", kv[k].dt, kv[k].kind, (long long)kv[k].a,
+              (long long)kv[k].b, (long long)got, (long long)kv[k].want);
+    }
+    for (int t = 0; t < 600; t++) {
+        int r = rin(0, 4);
+        int32_t full[4], da[4], db[4];
+        rdims(r, full, 5, 600, 1);
+        int ra = rin(0, r), rb = rin(0, r);
+        if (rin(0, 1)) ra = r; else rb = r;
+        for (int i = 0; i < ra; i++) da[i] = rin(0, 2) == 0 ? 1 : full[i + r - ra];
+        for (int i = 0; i < rb; i++) db[i] = rin(0, 2) == 0 ? 1 : full[i + r - rb];
+        const uint8_t dt = int_dtypes[rin(0, 4)];
+        const int kind = int_kinds[rin(0, 7)];
+        CHECK(run_ibinary(dt, kind, ra, da, rb, db, 0), "int binary dtype %d kind %d ranks %d %d", dt, kind, ra, rb);
+    }
+    static const int32_t nchw[4] = {2, 3, 4, 70}, c11[3] = {3, 1, 1}, one[1] = {1};
+    for (int d = 0; d < 5; d++)
+        for (int k = 0; k < 8; k++) {
+            const uint8_t dt = int_dtypes[d];
+            CHECK(run_ibinary(dt, int_kinds[k], 4, nchw, 4, nchw, 1), "int same shape in place on A dt %d kind %d", dt, k);
+            CHECK(run_ibinary(dt, int_kinds[k], 4, nchw, 3, c11, 1), "int per-channel in place dt %d kind %d", dt, k);
+            CHECK(run_ibinary(dt, int_kinds[k], 1, one, 4, nchw, 2), "int [1] op X in place on B dt %d kind %d", dt, k);
+            CHECK(run_ibinary(dt, int_kinds[k], 0, one, 0, one, 0), "int scalars dt %d kind %d", dt, k);
+        }
 }
 
 /* ---- concat / split ---- */
@@ -572,6 +754,63 @@ static void test_reduce(void) {
     }
 }
 
+/* ---- reduce on I32 / I64: SUM, PROD, MAX, MIN; sums and products wrap; empty sets ---- */
+static void test_reduce_int(void) {
+    static const int kinds[4] = {EP_REDUCE_SUM, EP_REDUCE_PROD, EP_REDUCE_MAX, EP_REDUCE_MIN};
+    static uint64_t acc[NBUF / 8];
+    for (int t = 0; t < 300; t++) {
+        const int rank = rin(1, 4), kind = kinds[rin(0, 3)], keep = rin(0, 1);
+        const uint8_t dt = rin(0, 1) ? EP_DTYPE_I32 : EP_DTYPE_I64;
+        const int64_t lo = dt == EP_DTYPE_I32 ? INT32_MIN : INT64_MIN, hi = dt == EP_DTYPE_I32 ? INT32_MAX : INT64_MAX;
+        uint32_t mask = t % 10 == 0 ? (1u << rank) - 1 : rnd() & ((1u << rank) - 1);
+        int32_t d[4], dy[4], dk[4];
+        int ry = 0;
+        rdims(rank, d, 4, 400, 1);
+        for (int i = 0; i < rank; i++) {
+            const int red = (mask >> i) & 1;
+            dk[i] = red ? 1 : d[i];
+            if (!red || keep) dy[ry++] = dk[i];
+        }
+        const int64_t n = numel(rank, d), ny = numel(rank, dk);
+        for (int64_t i = 0; i < n; i++)   /* big values so sums and products wrap */
+            iput(XB[0], dt, i, kind == EP_REDUCE_PROD && rin(0, 1) ? rin(-3, 3) : ivalue(dt));
+        for (int64_t i = 0; i < ny; i++)
+            acc[i] = kind == EP_REDUCE_PROD ? 1u : kind == EP_REDUCE_MAX ? (uint64_t)lo : kind == EP_REDUCE_MIN ? (uint64_t)hi : 0u;
+        for (int64_t f = 0; f < n; f++) {
+            int64_t c[4];
+            unravel(f, rank, d, c);
+            for (int i = 0; i < rank; i++) c[i] = (mask >> i) & 1 ? 0 : c[i];
+            const int64_t v = iget(XB[0], dt, f);
+            uint64_t *a = &acc[ravel(rank, dk, c)];
+            const int64_t cur = iwrap(EP_DTYPE_I64, *a);
+            switch (kind) {
+            case EP_REDUCE_SUM: *a += (uint64_t)v; break;
+            case EP_REDUCE_PROD: *a *= (uint64_t)v; break;
+            case EP_REDUCE_MAX: *a = (uint64_t)(v > cur ? v : cur); break;
+            default: *a = (uint64_t)(v < cur ? v : cur); break;
+            }
+        }
+        ep_reduce_params p = {kind, mask, keep, 0};
+        int ok = run11(ep_shape_reduce, ep_ref_reduce_f32, EP_OP_REDUCE, &p, dt, XB[0], rank, d, YB[0], ry, dy);
+        for (int64_t i = 0; ok && i < ny; i++) ok = iget(YB[0], dt, i) == iwrap(dt, acc[i]);
+        CHECK(ok, "int reduce dt %d kind %d mask %x keep %d rank %d", dt, kind, mask, keep, rank);
+    }
+    /* known answers: INT32_MAX + 1 wraps; an empty MAX is the type's minimum */
+    const int32_t d2[1] = {2}, d0[2] = {3, 0}, d3[2] = {3, 1};
+    const int32_t xi[2] = {INT32_MAX, 1};
+    int32_t yi[3] = {0};
+    ep_reduce_params ps = {EP_REDUCE_SUM, 1, 0, 0};
+    CHECK(run11(ep_shape_reduce, ep_ref_reduce_f32, EP_OP_REDUCE, &ps, EP_DTYPE_I32, xi, 1, d2, yi, 0, d2) &&
+          yi[0] == INT32_MIN, "int32 sum wraps: %d", yi[0]);
+    ep_reduce_params pm = {EP_REDUCE_MAX, 2, 1, 0};
+    int64_t yl[3] = {0};
+    CHECK(run11(ep_shape_reduce, ep_ref_reduce_f32, EP_OP_REDUCE, &pm, EP_DTYPE_I64, XB[0], 2, d0, yl, 2, d3) &&
+          yl[0] == INT64_MIN && yl[2] == INT64_MIN, "int64 empty max");
+    pm.kind = EP_REDUCE_MIN;
+    CHECK(run11(ep_shape_reduce, ep_ref_reduce_f32, EP_OP_REDUCE, &pm, EP_DTYPE_I32, XB[0], 2, d0, yi, 2, d3) &&
+          yi[1] == INT32_MAX, "int32 empty min");
+}
+
 /* ---- gather: I32/I64 indices of rank 0..3, negative indices, out-of-range fails the run ---- */
 static void test_gather(void) {
     for (int t = 0; t < 300; t++) {
@@ -663,6 +902,16 @@ static void test_hostile(void) {
     BI(EP_ERR_PLAN_PARAMS, p.bi.kind = -1); BI(EP_ERR_PLAN_PARAMS, p.bi.act = EP_ACT_COUNT);
     BI(EP_ERR_PLAN_SHAPE, x2.dims[0] = 3); BI(EP_ERR_PLAN_TENSOR, x2.dtype = EP_DTYPE_I8);
     BI(EP_ERR_PLAN_OP, op->n_in = 1);
+    /* integers: one dtype for both, no POW / PRELU, no fused activation; BOOL and F16 refused */
+    BI(EP_OK, x.dtype = x2.dtype = EP_DTYPE_I64; p.bi.kind = EP_BIN_MOD);
+    BI(EP_OK, x.dtype = x2.dtype = EP_DTYPE_U8; p.bi.kind = EP_BIN_DIV);
+    BI(EP_ERR_PLAN_TENSOR, x.dtype = EP_DTYPE_I32; x2.dtype = EP_DTYPE_I64);
+    BI(EP_ERR_PLAN_TENSOR, x.dtype = x2.dtype = EP_DTYPE_BOOL);
+    BI(EP_ERR_PLAN_TENSOR, x.dtype = x2.dtype = EP_DTYPE_F16);
+    BI(EP_ERR_PLAN_PARAMS, x.dtype = x2.dtype = EP_DTYPE_I32; p.bi.kind = EP_BIN_POW);
+    BI(EP_ERR_PLAN_PARAMS, x.dtype = x2.dtype = EP_DTYPE_I32; p.bi.kind = EP_BIN_PRELU);
+    BI(EP_ERR_PLAN_PARAMS, x.dtype = x2.dtype = EP_DTYPE_I32; p.bi.act = EP_ACT_RELU);
+    BI(EP_OK, p.bi.kind = EP_BIN_FMOD; p.bi.act = EP_ACT_RELU);
 #define CC(want, ...) CASE(ep_shape_concat, EP_OP_CONCAT, dc, p.ax.axis = 1, want, op->n_in = 2; __VA_ARGS__)
     CC(EP_OK, (void)0); CC(EP_ERR_PLAN_PARAMS, p.ax.axis = 4); CC(EP_ERR_PLAN_PARAMS, p.ax.axis = -1);
     CC(EP_ERR_PLAN_SHAPE, x2.dims[2] = 7); CC(EP_ERR_PLAN_SHAPE, x2.rank = 3);
@@ -708,6 +957,9 @@ static void test_hostile(void) {
     RD(EP_ERR_PLAN_PARAMS, p.rd.axes_mask = 1u << 31); RD(EP_ERR_PLAN_PARAMS, p.rd.kind = 7);
     RD(EP_ERR_PLAN_PARAMS, p.rd.kind = -1); RD(EP_ERR_PLAN_PARAMS, p.rd.keepdims = 2);
     RD(EP_ERR_PLAN_TENSOR, x.dtype = EP_DTYPE_U8);
+    RD(EP_OK, x.dtype = EP_DTYPE_I32; p.rd.kind = EP_REDUCE_PROD); RD(EP_OK, x.dtype = EP_DTYPE_I64; p.rd.kind = EP_REDUCE_SUM);
+    RD(EP_ERR_PLAN_PARAMS, x.dtype = EP_DTYPE_I64; p.rd.kind = EP_REDUCE_MEAN);
+    RD(EP_ERR_PLAN_PARAMS, x.dtype = EP_DTYPE_I32; p.rd.kind = EP_REDUCE_L2);
 #define GA(want, ...) CASE(ep_shape_gather, EP_OP_GATHER, d4, p.ax.axis = 1, want, op->n_in = 2; x2.dtype = EP_DTYPE_I64; __VA_ARGS__)
 #define CP(want, ...) CASE(ep_shape_copy, EP_OP_COPY, dc, (void)0, want, y.dims[1] = 3; __VA_ARGS__)
     CP(EP_OK, (void)0); CP(EP_ERR_PLAN_SHAPE, y.dims[1] = 4); CP(EP_ERR_PLAN_TENSOR, y.dtype = EP_DTYPE_I32);
@@ -782,6 +1034,7 @@ static void test_fuzz(void) {
 int main(void) {
     test_act(), test_unary(), test_binary(), test_concat_split(), test_slice_transpose(), test_pad();
     test_resize(), test_softmax(), test_reduce(), test_gather(), test_copy(), test_hostile(), test_fuzz();
+    test_binary_int(), test_reduce_int();
     printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail != 0;
 }

@@ -421,6 +421,8 @@ static float elem_value(int wide) {
     case 3: return 0.0f;
     case 4: return -0.0f;
     case 5: return (rnd() & 1 ? 1.0f : -1.0f) * (86.0f + 4.0f * (float)(rnd() % 1000) / 1000.0f);
+    case 6: case 7: return 0.5f * (float)rint_in(-41, 41);   /* ties for ROUND (to even), exact integers */
+    case 8: return (rnd() & 1 ? 1.0f : -1.0f) * (8388607.5f + (float)(rnd() % 4));   /* near 2^23 */
     default: return wide ? rfloat() * 30.0f : rfloat() * 3.0f;
     }
 }
@@ -543,6 +545,58 @@ static void binary_case(int iter, int have_x86) {
     free(a), free(b);
 }
 
+/* BINARY on integer dtypes: the AVX2 entry point hands the op to the reference (ep_ref_binary_int),
+ * one dtype check per call; checked equal to it byte for byte, out of place and in place, with
+ * guard cells, on the broadcast forms of binary_case and values that wrap or divide by 0 / -1. */
+static void int_binary_case(int iter, int have_x86) {
+    static const uint8_t dts[5] = {EP_DTYPE_I8, EP_DTYPE_U8, EP_DTYPE_I16, EP_DTYPE_I32, EP_DTYPE_I64};
+    static const int kinds[8] = {EP_BIN_ADD, EP_BIN_SUB, EP_BIN_MUL, EP_BIN_DIV, EP_BIN_MAX, EP_BIN_MIN,
+                                 EP_BIN_MOD, EP_BIN_FMOD};
+    const uint8_t dt = dts[rnd() % 5];
+    const int64_t es = (int64_t)ep_dtype_size(dt);
+    ep_binary_params p = {kinds[rnd() % 8], EP_ACT_NONE, 0, 0};
+    const int r = rint_in(1, 4);
+    int32_t yd[4], bd[4];
+    for (int i = 0; i < r; i++) yd[i] = rint_in(1, iter % 3 == 0 ? 40 : 9);
+    int br = r;
+    switch (rnd() % 4) {   /* B: same shape, scalar, last dim, random broadcast */
+    case 0: for (int i = 0; i < r; i++) bd[i] = yd[i]; break;
+    case 1: br = 1, bd[0] = 1; break;
+    case 2: br = 1, bd[0] = yd[r - 1]; break;
+    default: for (int i = 0; i < r; i++) bd[i] = rnd() & 1 ? 1 : yd[i]; break;
+    }
+    int64_t ny = 1, nb = 1;
+    for (int i = 0; i < r; i++) ny *= yd[i];
+    for (int i = 0; i < br; i++) nb *= bd[i];
+    unsigned char *a = malloc((size_t)(ny * es)), *b = malloc((size_t)(nb * es));
+    for (int64_t i = 0; i < ny * es; i++) a[i] = (unsigned char)rnd();
+    for (int64_t i = 0; i < nb * es; i++) b[i] = (unsigned char)(rnd() % 4 == 0 ? (rnd() & 1 ? 0 : 0xFF) : rnd());
+    ep_tensor at = mk(a, r, yd), bt = mk(b, br, bd), yt = mk(NULL, r, yd);
+    at.dtype = bt.dtype = yt.dtype = dt;
+    at.nbytes = yt.nbytes = (uint64_t)(ny * es), bt.nbytes = (uint64_t)(nb * es);
+    ep_tensor *ins[2] = {&at, &bt}, *outs[1] = {&yt};
+    ep_op op = {.params = &p, .in = ins, .out = outs, .n_in = 2, .n_out = 1, .opcode = EP_OP_BINARY};
+    ep_shape sh;
+    uint64_t scratch = 0;
+    CHECK(ep_shape_binary(&op, &sh, &scratch) == EP_OK && sh.rank == r && sh.dtype == dt, "int binary shape");
+    const int64_t cells = (ny * es + 3) / 4;
+    gbuf want = galloc(cells), got = galloc(cells);
+    memset(want.p, 0, (size_t)(cells * 4)), memset(got.p, 0, (size_t)(cells * 4));
+    yt.data = want.p;
+    CHECK(ep_ref_binary_f32(&op) == EP_OK && guards_ok(&want), "int binary ref");   /* the table's ref entry */
+    if (have_x86) {
+        yt.data = got.p;
+        CHECK(ep_x86_binary_f32(&op) == EP_OK && guards_ok(&got), "int binary dt %d kind %d: rc / guards", dt, p.kind);
+        CHECK(memcmp(got.p, want.p, (size_t)(ny * es)) == 0, "int binary dt %d kind %d r %d: differs from ref", dt,
+              p.kind, r);
+        memcpy(got.p, a, (size_t)(ny * es));   /* in place: Y aliases A */
+        at.data = yt.data = got.p;
+        CHECK(ep_x86_binary_f32(&op) == EP_OK && guards_ok(&got), "int binary in place rc / guards");
+        CHECK(memcmp(got.p, want.p, (size_t)(ny * es)) == 0, "int binary dt %d kind %d: in place differs", dt, p.kind);
+    }
+    free(want.base), free(got.base), free(a), free(b);
+}
+
 int main(int argc, char **argv) {
     const int iters = argc > 1 ? atoi(argv[1]) : 300;
     const uint64_t need = EP_CPU_AVX2 | EP_CPU_FMA;
@@ -557,6 +611,7 @@ int main(int argc, char **argv) {
         winograd_case(i, have_x86);
         unary_case(i, have_x86);
         binary_case(i, have_x86);
+        int_binary_case(i, have_x86);
     }
     ep_pool_stop(&g_pool);
     printf("%d checks passed, %d failed\n", n_pass, n_fail);

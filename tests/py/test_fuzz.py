@@ -53,6 +53,14 @@ def plans(tmp_path_factory):
         p = d / f"{name}.eplan"
         edgeplan.compile(m.build(name, **kw)).save(p)
         paths.append(p)
+    # plan 1.1: variable dims with rules, a data-dependent length, streaming state
+    from test_dynamic import conv_encoder, gru_stream_model, range_model
+    for name, model, kw in [("encoder", conv_encoder(), dict(dims={"T": (1, 64)})),
+                            ("lenreg", range_model(), dict(dims={"N": (1, 8), "frames": (0, 40)})),
+                            ("gru_state", gru_stream_model(), dict(dims={"T": (1, 16)}, state={"h_in": "h_out"}))]:
+        p = d / f"{name}.eplan"
+        edgeplan.compile(model, **kw).save(p)
+        paths.append(p)
     return paths
 
 

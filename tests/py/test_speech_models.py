@@ -302,3 +302,79 @@ def test_edgeplan_hifigan():
 def test_edgeplan_tts_acoustic():
     got, ref = check_edgeplan("tts_acoustic", {"tokens": tokens(8, seed=10)})
     np.testing.assert_array_equal(got["durations"], ref["durations"])
+
+
+# -------------------------------------------------------------------------------- one plan, every length
+# (issue 3: the shortest, a typical and the maximum length, each against onnxruntime, from ONE plan
+# whose arena is planned for the maximum)
+ASR_BOUND = (400, 48000)          # 25 ms .. 3 s at 16 kHz (the demo plan goes to 10 s)
+
+
+@pytest.fixture(scope="module")
+def asr_plan():
+    return edgeplan.compile(model("asr"), dims={"samples": ASR_BOUND})
+
+
+@pytest.mark.parametrize("samples", [ASR_BOUND[0], 16000, ASR_BOUND[1]])
+def test_asr_one_plan_every_length(asr_plan, samples):
+    s = edgeplan.Session(asr_plan)
+    x = {"audio": audio(samples, seed=samples)}
+    got = s.run(x)
+    ref = run("asr", x)
+    r64 = float64_reference(model("asr"), x)
+    assert got["log_probs"].shape == ref["log_probs"].shape == (1, ASR.asr_frames(samples), 32)
+    assert rel_err(got["log_probs"], r64["log_probs"]) <= 1e-4       # see test_edgeplan_asr for why f64
+    assert rel_err(got["log_probs"], ref["log_probs"]) <= 1e-3
+    np.testing.assert_array_equal(got["tokens"], r64["tokens"])
+
+
+def test_asr_past_the_bound_is_refused(asr_plan):
+    s = edgeplan.Session(asr_plan)
+    assert s.inputs[0].shape_str() == f"[1, samples={ASR_BOUND[0]}..{ASR_BOUND[1]}]"
+    with pytest.raises(ValueError, match=r"expects shape \[1, samples=400\.\.48000\], got \[1, 48001\]"):
+        s.run({"audio": audio(48001)})
+    fixed = edgeplan.compile(model("asr"), shapes={"audio": (1, ASR_BOUND[1])})
+    assert asr_plan.report["planned_bytes"] == fixed.report["planned_bytes"]   # planned for the bound
+
+
+@pytest.fixture(scope="module")
+def kws_plan():
+    return edgeplan.compile(model("kws"), dims={"T": (1, 100)}, state={"h_in": "h_out"})
+
+
+@pytest.mark.parametrize("chunks", [[1] * 5, [7] * 10, [100], [3, 50, 1, 46]])
+def test_kws_streaming_state_in_the_arena(kws_plan, chunks):
+    """The state lives in the plan: chunk by chunk with no h_in fed equals onnxruntime on the whole
+    sequence; reset() starts a new stream."""
+    s = edgeplan.Session(kws_plan)
+    assert [t.name for t in s.inputs] == ["feats"]
+    total = sum(chunks)
+    x = feats(total, seed=total)
+    whole = run("kws", {"feats": x, "h_in": np.zeros((1, 1, 64), np.float32)})
+    for _ in range(2):      # the second pass after reset() must be identical
+        ps, t = [], 0
+        for c in chunks:
+            y = s.run({"feats": x[:, t:t + c]})
+            ps.append(y["probs"])
+            t += c
+        assert rel_err(np.concatenate(ps, 1), whole["probs"]) <= 1e-5
+        assert rel_err(y["h_out"], whole["h_out"]) <= 1e-5
+        s.reset()
+
+
+@pytest.mark.parametrize("frames", [1, 20, 64])
+def test_hifigan_one_plan_every_length(frames):
+    plan = _hifigan_plan()
+    got = edgeplan.Session(plan).run({"mel": mel(frames, seed=frames)})
+    ref = run("hifigan", {"mel": mel(frames, seed=frames)})
+    assert got["audio"].shape == ref["audio"].shape == (1, 1, TTS.HOP * frames)
+    assert rel_err(got["audio"], ref["audio"]) <= 1e-4
+
+
+_HIFI = []
+
+
+def _hifigan_plan():
+    if not _HIFI:
+        _HIFI.append(edgeplan.compile(model("hifigan"), dims={"frames": (1, 64)}))
+    return _HIFI[0]

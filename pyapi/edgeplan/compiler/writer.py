@@ -56,6 +56,14 @@ def pack_params(kind: str, params: dict) -> bytes:
     return _record(struct, fields)
 
 
+def _minor_version(graph: Graph) -> int:
+    """The lowest minor version that expresses the plan (docs/plan-format.md, compatibility policy):
+    1.1 adds symbols (variable dims), state tensors and the data-dependent ops."""
+    if graph.syms or any(t.is_state for t in graph.tensors) or any(op.kind in ("range", "nonzero") for op in graph.ops):
+        return 1
+    return 0
+
+
 def write_plan(graph: Graph, mem: MemoryPlan, *, required_features: int = 0, meta: dict | None = None) -> bytes:
     names = _Names()
     # tensors referenced by ops or graph I/O, in first-use order
@@ -152,7 +160,7 @@ def write_plan(graph: Graph, mem: MemoryPlan, *, required_features: int = 0, met
     _pad(out, 8)
     out[table_off:table_off + len(table)] = table
     header = _record("ep_plan_header", dict(
-        magic=K.EP_PLAN_MAGIC, version_major=K.EP_PLAN_VERSION_MAJOR, version_minor=K.EP_PLAN_VERSION_MINOR,
+        magic=K.EP_PLAN_MAGIC, version_major=K.EP_PLAN_VERSION_MAJOR, version_minor=_minor_version(graph),
         header_size=hdr_size, crc32c=0, file_size=len(out), section_table_offset=table_off,
         section_count=len(sections), flags=0, arena_size=mem.arena_bytes, required_features=required_features))
     out[:hdr_size] = header

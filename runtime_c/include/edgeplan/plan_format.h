@@ -196,7 +196,10 @@ typedef struct ep_io_rec {
 #define EP_ACT_RECIPROCAL 16
 #define EP_ACT_ELU 17         /* x < 0 ? alpha (exp(x) - 1) : x */
 #define EP_ACT_GELU_TANH 18   /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
-#define EP_ACT_COUNT 19
+#define EP_ACT_ROUND 19       /* nearest integer, halves to even (ONNX Round, numpy.round); -0.3 -> -0 */
+#define EP_ACT_FLOOR 20
+#define EP_ACT_CEIL 21
+#define EP_ACT_COUNT 22
 
 #define EP_BIN_ADD 0
 #define EP_BIN_SUB 1
@@ -206,7 +209,9 @@ typedef struct ep_io_rec {
 #define EP_BIN_PRELU 5        /* a < 0 ? b * a : a */
 #define EP_BIN_MAX 6
 #define EP_BIN_MIN 7
-#define EP_BIN_COUNT 8
+#define EP_BIN_MOD 8          /* remainder with the sign of b (ONNX Mod fmod=0, numpy.mod) */
+#define EP_BIN_FMOD 9         /* remainder with the sign of a (ONNX Mod fmod=1, C fmod / %) */
+#define EP_BIN_COUNT 10
 
 /* ---- op parameter structs (PARAMS section) ---- */
 
@@ -261,7 +266,10 @@ typedef struct ep_unary_params {
     int32_t reserved;
 } ep_unary_params;
 
-/* BINARY: Y = A op B with numpy broadcasting (ranks aligned right), f32, then act. */
+/* BINARY: Y = A op B with numpy broadcasting (ranks aligned right), then act.
+ * A, B and Y have one dtype: F32, or an integer type (I8, U8, I16, I32, I64) for ADD, SUB, MUL, DIV,
+ * MAX, MIN, MOD and FMOD with act NONE. Integers wrap (two's complement); DIV truncates toward zero;
+ * x / 0, x MOD 0 and x FMOD 0 are 0 (numpy's integer results; onnxruntime leaves them undefined). */
 typedef struct ep_binary_params {
     int32_t kind;           /* EP_BIN_* */
     int32_t act;            /* EP_ACT_* fused after the op */
@@ -347,7 +355,9 @@ typedef struct ep_softmax_params {
     int32_t log;            /* 1: LogSoftmax */
 } ep_softmax_params;
 
-/* REDUCE: over the dims set in axes_mask; Y keeps rank (reduced dims are 1) or drops them. f32. */
+/* REDUCE: over the dims set in axes_mask; Y keeps rank (reduced dims are 1) or drops them. F32, or
+ * I32 / I64 (Y the same dtype) for SUM, MAX, MIN and PROD: integers wrap; an empty MAX / MIN gives the
+ * type's minimum / maximum. */
 #define EP_REDUCE_MEAN 0
 #define EP_REDUCE_SUM 1
 #define EP_REDUCE_MAX 2

@@ -4,7 +4,9 @@
  * dims) so same-shape, scalar and per-channel operands all end in one inner row whose strides are
  * 1 or 0; the row and its fused activation run 4 lanes at a time. Every lane computes exactly the
  * reference's expression (add/sub/mul/div are IEEE in both; MAX/MIN/PRELU use the same comparisons),
- * so results equal the reference; POW and strided rows use the reference's scalar code.
+ * so results equal the reference; POW, MOD, FMOD and strided rows use the reference's scalar code,
+ * integer dtypes the reference ep_ref_binary_int (binary_rows.h). UNARY ROUND/FLOOR/CEIL are
+ * FRINTN/FRINTM/FRINTP (neon_act.h).
  * Y may alias A or B exactly (each vector is stored after it is read). */
 #include <arm_neon.h>
 #include <math.h>
@@ -108,7 +110,7 @@ static ep_bin_row_fn neon_bin_row(int kind) {
     case EP_BIN_PRELU: return bin_row_EP_BIN_PRELU;
     case EP_BIN_MAX: return bin_row_EP_BIN_MAX;
     case EP_BIN_MIN: return bin_row_EP_BIN_MIN;
-    default: return NULL;   /* POW: the reference kernel */
+    default: return NULL;   /* POW, MOD, FMOD: the reference kernel */
     }
 }
 

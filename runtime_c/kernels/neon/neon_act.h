@@ -16,6 +16,7 @@ NEON_INLINE int neon_act_vector(int act) {
     switch (act) {
     case EP_ACT_NONE: case EP_ACT_RELU: case EP_ACT_CLIP: case EP_ACT_LEAKY_RELU:
     case EP_ACT_HARD_SIGMOID: case EP_ACT_HARD_SWISH: case EP_ACT_NEG: case EP_ACT_ABS:
+    case EP_ACT_ROUND: case EP_ACT_FLOOR: case EP_ACT_CEIL:
         return 1;
     default: return 0;
     }
@@ -37,6 +38,11 @@ NEON_INLINE float32x4_t neon_act4(int act, float alpha, float beta, float32x4_t 
     }
     case EP_ACT_NEG: return vnegq_f32(v);
     case EP_ACT_ABS: return vabsq_f32(v);
+    /* FRINTN / FRINTM / FRINTP: IEEE round-to-integral in a fixed mode, equal to the reference's
+     * act_round / floorf / ceilf bit for bit (signed zeros included) */
+    case EP_ACT_ROUND: return vrndnq_f32(v);
+    case EP_ACT_FLOOR: return vrndmq_f32(v);
+    case EP_ACT_CEIL: return vrndpq_f32(v);
     default: return v;
     }
 }

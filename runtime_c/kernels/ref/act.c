@@ -11,6 +11,17 @@ static inline float act_clip(float x, float lo, float hi) {
     return x > hi ? hi : x;
 }
 
+/* Nearest integer, halves to even, whatever the FPU rounding mode (rintf would follow it): the ISA
+ * kernels use explicit round-to-nearest-even instructions, and this equals them bit for bit. x - r is
+ * exact (the fraction of a float is a float); |x| >= 2^23 is already an integer (frac 0); NaN and +-inf
+ * come back unchanged, and the sign of x is kept on a zero result (-0.3 -> -0, as numpy). */
+static inline float act_round(float x) {
+    float r = floorf(x);
+    const float frac = x - r;
+    if (frac > 0.5f || (frac == 0.5f && floorf(r * 0.5f) != r * 0.5f)) r += 1.0f;
+    return copysignf(r, x);
+}
+
 float ep_act_f32(int kind, float x, float alpha, float beta) {
     switch (kind) {
     case EP_ACT_RELU: return x < 0.0f ? 0.0f : x;
@@ -31,6 +42,9 @@ float ep_act_f32(int kind, float x, float alpha, float beta) {
     case EP_ACT_RECIPROCAL: return 1.0f / x;
     case EP_ACT_ELU: return x < 0.0f ? alpha * expm1f(x) : x;
     case EP_ACT_GELU_TANH: return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+    case EP_ACT_ROUND: return act_round(x);
+    case EP_ACT_FLOOR: return floorf(x);
+    case EP_ACT_CEIL: return ceilf(x);
     default: return x;
     }
 }
@@ -55,6 +69,8 @@ void ep_act_apply_f32(int kind, float *x, int64_t n, float alpha, float beta) {
     case EP_ACT_HARD_SWISH: ACT_LOOP(v * act_clip(v / 6.0f + 0.5f, 0.0f, 1.0f)); return;
     case EP_ACT_NEG: ACT_LOOP(-v); return;
     case EP_ACT_ABS: ACT_LOOP(fabsf(v)); return;
+    case EP_ACT_FLOOR: ACT_LOOP(floorf(v)); return;
+    case EP_ACT_CEIL: ACT_LOOP(ceilf(v)); return;
     default:
         for (int64_t i = 0; i < n; i++) x[i] = ep_act_f32(kind, x[i], alpha, beta);
         return;

@@ -1,4 +1,5 @@
-/* BINARY f32: Y = act(A op B) with numpy broadcasting (ranks aligned right).
+/* BINARY f32: Y = act(A op B) with numpy broadcasting (ranks aligned right). Integer dtypes go to
+ * ep_ref_binary_int (binary_int.c), one check per op.
  *
  * The loop nest is the output shape with one element stride per operand (0 where
  * the operand is broadcast); dims of extent 1 are dropped and neighbours that are
@@ -11,6 +12,18 @@
 #include "ep_ops.h"
 #include "ref_util_elem.h"
 
+/* numpy.mod / ONNX Mod fmod=0 on floats: the remainder takes b's sign (a zero one too); x mod 0 is NaN,
+ * x mod +-inf is x when the signs agree, else +-inf (as numpy). */
+static inline float fmod_floor(float a, float b) {
+    float m = fmodf(a, b);
+    if (m != 0.0f) {
+        if ((b < 0.0f) != (m < 0.0f)) m += b;
+    } else {
+        m = copysignf(0.0f, b);
+    }
+    return m;
+}
+
 static inline float bin_op(int kind, float a, float b) {
     switch (kind) {
     case EP_BIN_ADD: return a + b;
@@ -21,6 +34,8 @@ static inline float bin_op(int kind, float a, float b) {
     case EP_BIN_PRELU: return a < 0.0f ? b * a : a;
     case EP_BIN_MAX: return (a > b || a != a) ? a : b; /* NaN propagates */
     case EP_BIN_MIN: return (a < b || a != a) ? a : b;
+    case EP_BIN_MOD: return fmod_floor(a, b);
+    case EP_BIN_FMOD: return fmodf(a, b);
     default: return a;
     }
 }
@@ -51,7 +66,9 @@ static void bin_row(int kind, float *y, const float *a, int64_t sa, const float 
     BIN_ROW_CASE(EP_BIN_PRELU)
     BIN_ROW_CASE(EP_BIN_MAX)
     BIN_ROW_CASE(EP_BIN_MIN)
-    default: break;
+    default: /* MOD, FMOD: rare (integer-valued models), one generic loop */
+        for (int64_t i = 0; i < n; i++) y[i] = bin_op(kind, a[i * sa], b[i * sb]);
+        break;
     }
 }
 
@@ -74,6 +91,7 @@ int ep_ref_binary_f32(const ep_op *op) {
     const ep_tensor *ta = op->in[0];
     const ep_tensor *tb = op->in[1];
     const ep_tensor *ty = op->out[0];
+    if (ty->dtype != EP_DTYPE_F32) return ep_ref_binary_int(op);   /* once per op */
     const int r = ty->rank;
     int64_t n[EP_MAX_RANK];
     int64_t st[3][EP_MAX_RANK]; /* Y, A, B */

@@ -1,13 +1,14 @@
 /* AVX2+FMA UNARY and BINARY f32 (variant 0); mirrors kernels/neon/elementwise_f32.c.
  *
- * UNARY runs the activation 8 lanes at a time (x86_actx8), a masked vector for the tail; kinds
- * without a vector form (ERF, GELU, EXP, LOG, ...) go to the reference kernel.
+ * UNARY runs the activation 8 lanes at a time (x86_actx8, ROUND/FLOOR/CEIL as vroundps), a masked
+ * vector for the tail; kinds without a vector form (ERF, GELU, EXP, LOG, ...) go to the reference kernel.
  * BINARY uses the reference's loop nest (broadcast strides, collapsed dims, odometer over the outer
  * dims) so same-shape, scalar and per-channel operands all end in one inner row whose strides are
  * 0 or 1; the row runs 16 lanes at a time and its fused activation is one pass over the finished
  * row (still in L1). Every lane computes the reference's expression (add/sub/mul/div are IEEE in
- * both; MAX/MIN/PRELU use the same comparisons), so the op itself equals the reference; POW (and any
- * row with another stride) runs the whole op through ep_ref_binary_f32.
+ * both; MAX/MIN/PRELU use the same comparisons), so the op itself equals the reference; POW, MOD, FMOD
+ * (and any row with another stride) run the whole op through ep_ref_binary_f32, integer dtypes through
+ * ep_ref_binary_int (binary_rows.h).
  * Accuracy: everything equals the reference bit for bit except SIGMOID, SILU and TANH (x86_act.h:
  * relative error <= 2e-6, absolute floor 1e-37).
  * Y may alias X (A or B) exactly: each vector is stored only after it is read. */
@@ -116,7 +117,7 @@ static ep_bin_row_fn x86_bin_row(int kind) {
     case EP_BIN_PRELU: return bin_row_EP_BIN_PRELU;
     case EP_BIN_MAX: return bin_row_EP_BIN_MAX;
     case EP_BIN_MIN: return bin_row_EP_BIN_MIN;
-    default: return NULL;   /* POW: the reference kernel */
+    default: return NULL;   /* POW, MOD, FMOD: the reference kernel */
     }
 }
 

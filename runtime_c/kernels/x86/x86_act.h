@@ -11,16 +11,17 @@ static inline __m256i x86_mask8(int n) {
 }
 /* ---- Full vector activations for the element-wise kernels (elementwise_f32.c) ----
  * x86_actx_vector(act) is 1 for the kinds x86_actx8 computes in vector form. RELU, CLIP,
- * LEAKY_RELU, HARD_SIGMOID, HARD_SWISH, NEG and ABS use the reference's exact operations (IEEE
- * add/mul/div, the same comparisons, no FMA contraction: the file is C11 so -ffp-contract=off), so
- * they equal ep_act_f32 bit for bit, NaN and signed zeros included. SIGMOID, SILU and TANH use
- * x86_exp8 below instead of libm's expf/tanhf: relative error <= 2e-6 against the reference (with an
- * absolute floor of 1e-37 for results that underflow to subnormals). */
+ * LEAKY_RELU, HARD_SIGMOID, HARD_SWISH, NEG, ABS, ROUND, FLOOR and CEIL use the reference's exact
+ * operations (IEEE add/mul/div/round-to-integral, the same comparisons, no FMA contraction: the file
+ * is C11 so -ffp-contract=off), so they equal ep_act_f32 bit for bit, NaN and signed zeros included.
+ * SIGMOID, SILU and TANH use x86_exp8 below instead of libm's expf/tanhf: relative error <= 2e-6
+ * against the reference (with an absolute floor of 1e-37 for results that underflow to subnormals). */
 static inline int x86_actx_vector(int act) {
     switch (act) {
     case EP_ACT_NONE: case EP_ACT_RELU: case EP_ACT_CLIP: case EP_ACT_LEAKY_RELU:
     case EP_ACT_HARD_SIGMOID: case EP_ACT_HARD_SWISH: case EP_ACT_NEG: case EP_ACT_ABS:
     case EP_ACT_SIGMOID: case EP_ACT_SILU: case EP_ACT_TANH:
+    case EP_ACT_ROUND: case EP_ACT_FLOOR: case EP_ACT_CEIL:
         return 1;
     default: return 0;
     }
@@ -122,6 +123,11 @@ static inline __attribute__((always_inline)) __m256 x86_actx8(int act, float alp
     case EP_ACT_SIGMOID: return x86_sigmoid8(v);
     case EP_ACT_SILU: return _mm256_mul_ps(v, x86_sigmoid8(v));
     case EP_ACT_TANH: return x86_tanh8(v);
+    /* IEEE round-to-integral in an explicit mode (not MXCSR's): equal to the reference's act_round /
+     * floorf / ceilf bit for bit, signed zeros included */
+    case EP_ACT_ROUND: return _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    case EP_ACT_FLOOR: return _mm256_round_ps(v, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    case EP_ACT_CEIL: return _mm256_round_ps(v, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
     default: return v;
     }
 }

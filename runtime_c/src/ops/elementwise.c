@@ -1,4 +1,4 @@
-/* Shape functions: UNARY, BINARY (numpy broadcasting), COPY.
+/* Shape functions: UNARY (f32), BINARY (numpy broadcasting; f32 or integers), COPY.
  * Params and shapes are untrusted plan bytes: every field is checked here so the
  * kernels can trust them. */
 #include "shape_check.h"
@@ -6,6 +6,11 @@
 /* EP_OK when t is present and well formed: rank <= 8, dims >= 0, known dtype,
  * and an element count that cannot overflow int64 byte arithmetic. */
 static int act_ok(int32_t act) { return act >= EP_ACT_NONE && act < EP_ACT_COUNT; }
+/* BINARY: F32 (the fast path), or an integer dtype (kernels/ref/binary_int.c) */
+static int bin_dtype_ok(uint8_t dt) {
+    return dt == EP_DTYPE_F32 || dt == EP_DTYPE_I8 || dt == EP_DTYPE_U8 || dt == EP_DTYPE_I16 ||
+           dt == EP_DTYPE_I32 || dt == EP_DTYPE_I64;
+}
 
 int ep_shape_unary(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     int rc = ep_chk_arity(op, 1, 1, 1, 1);
@@ -27,9 +32,11 @@ int ep_shape_binary(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     const ep_binary_params *p = (const ep_binary_params *)op->params;
     if (!p || p->kind < 0 || p->kind >= EP_BIN_COUNT || !act_ok(p->act)) return EP_ERR_PLAN_PARAMS;
     const ep_tensor *a = op->in[0], *b = op->in[1];
-    if (a->dtype != EP_DTYPE_F32 || b->dtype != EP_DTYPE_F32) return EP_ERR_PLAN_TENSOR;
+    if (a->dtype != b->dtype || !bin_dtype_ok(a->dtype)) return EP_ERR_PLAN_TENSOR;
+    if (a->dtype != EP_DTYPE_F32 && (p->act != EP_ACT_NONE || p->kind == EP_BIN_POW || p->kind == EP_BIN_PRELU))
+        return EP_ERR_PLAN_PARAMS;   /* integers: arithmetic, MAX/MIN and MOD only, no fused activation */
     const int r = a->rank > b->rank ? a->rank : b->rank;
-    ep_shape s = {{0}, (uint8_t)r, EP_DTYPE_F32};
+    ep_shape s = {{0}, (uint8_t)r, a->dtype};
     int64_t n = 1;
     for (int i = 0; i < r; i++) {
         const int ia = i - (r - a->rank), ib = i - (r - b->rank);

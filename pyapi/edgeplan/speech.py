@@ -1,0 +1,316 @@
+"""Speech on plans: the `edgeplan asr` and `edgeplan tts` commands and the helpers under them.
+
+    sess = edgeplan.Session("asr.eplan")                  # audio [1, samples] -> tokens [1, frames]
+    x, _ = read_wav("speech.wav", rate=16000)
+    r = transcribe(sess, x)                               # r["ids"]: CTC greedy-decoded token ids
+    text = decode_text(r["ids"], load_vocab("vocab.txt"))
+
+    sess = edgeplan.Session("tts.eplan")                  # tokens [1, N] int64 -> audio [1, 1, samples]
+    r = synthesize(sess, [20, 17, 24, 24, 27])            # r["audio"]: float32 [samples]
+
+Everything the models compute is in the plan: the ASR plan takes raw samples (its log-mel front end is in
+the graph) and the TTS plan goes from token ids to the waveform. Here are only reading and writing WAV
+files (edgeplan.wav, standard library), CTC greedy decoding of the plan's per-frame token ids, and
+splitting audio longer than the plan's bound into chunks. Needs numpy and cffi only (and the model
+builders for ``--text`` / ``--write-vocab``, which take the symbol tables from edgeplan.models).
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+from .wav import WavError, read_wav, resample, write_wav
+
+ASR_RATE = 16000          # models/asr.py SAMPLE_RATE: the ASR model's input rate
+TTS_RATE = 22050          # models/tts.py SAMPLE_RATE: the vocoder's output rate
+SPACE = "\u2581"          # "▁": a space in a vocabulary file (a line holding only " " is easy to lose)
+
+
+# ------------------------------------------------------------------------------------------ vocabulary
+def ctc_greedy(ids) -> list:
+    """CTC greedy decoding of per-frame token ids: merge repeats, then drop the blank (0)."""
+    out, prev = [], None
+    for t in np.asarray(ids).reshape(-1).tolist():
+        if t != prev and t != 0:
+            out.append(int(t))
+        prev = t
+    return out
+
+
+def load_vocab(path) -> list:
+    """One token per line, in id order (line 1 is id 0, the blank); "▁" stands for a space."""
+    with open(path, encoding="utf-8") as f:
+        return [line.rstrip("\r\n") for line in f]
+
+
+def write_vocab(path, vocab) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        f.writelines((SPACE if tok == " " else tok) + "\n" for tok in vocab)
+
+
+def decode_text(ids, vocab) -> str:
+    return "".join(vocab[i] if 0 <= i < len(vocab) else f"<{i}>" for i in ids).replace(SPACE, " ")
+
+
+def _models():
+    """The model builders' package: edgeplan.models when installed, else a checkout's models/."""
+    try:
+        from edgeplan import models
+    except ImportError:                     # running from a checkout (pyapi/ on the path)
+        from pathlib import Path
+        sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+        import models
+    return models
+
+
+def text_tokens(text: str) -> np.ndarray:
+    """Text -> the TTS model's token ids [1, N] (models/tts.py TTS_SYMBOLS; other characters dropped)."""
+    from importlib import import_module
+    return import_module(_models().__name__ + ".tts").tts_tokens(text)
+
+
+# ------------------------------------------------------------------------------------------ ASR
+def _one(items, what: str, sess, kind: str):
+    if len(items) != 1:
+        ts = sess.inputs if kind == "in" else sess.outputs
+        have = ", ".join(f"{t.name!r} {t.dtype} {t.shape_str()}" for t in ts)
+        raise ValueError(f"expected a plan with one {what}; it has {have}")
+    return items[0]
+
+
+def asr_io(sess):
+    """(audio input, token output name, argmax needed): the plan's one float32 input [1, samples] and its
+    int "tokens" output (per-frame ids), else its float [1, frames, vocab] output (argmax taken here)."""
+    x = _one([t for t in sess.inputs if t.dtype == np.float32], "float32 audio input [1, samples]", sess, "in")
+    if any(d != 1 for d in x.max_shape[:-1]):
+        raise ValueError(f"audio input {x.name!r} is {x.shape_str()}; expected [1, samples] (mono)")
+    ints = [t for t in sess.outputs if t.dtype.kind in "iu"]
+    tok = next((t for t in ints if t.name == "tokens"), ints[0] if len(ints) == 1 else None)
+    if tok is not None:
+        return x, tok.name, False
+    lp = _one([t for t in sess.outputs if t.dtype == np.float32 and len(t.shape) == 3],
+              "token-id output or [1, frames, vocab] scores output", sess, "out")
+    return x, lp.name, True
+
+
+def chunk_spans(n: int, lo: int, hi: int, chunk: int | None = None) -> list:
+    """[(start, end)] covering n samples with pieces of at most ``hi`` (or ``chunk``) samples: equal-sized
+    pieces when the audio is just longer than the bound, fixed ``chunk``-sized ones when asked."""
+    if n <= 0:
+        return [(0, 0)]
+    if chunk:
+        size = max(1, min(int(chunk), hi))
+        return [(s, min(n, s + size)) for s in range(0, n, size)]
+    k = -(-n // hi)
+    edges = [round(i * n / k) for i in range(k + 1)]
+    return list(zip(edges[:-1], edges[1:]))
+
+
+def transcribe(sess, audio, chunk: int | None = None) -> dict:
+    """Runs the ASR plan on float32 samples [n]; audio longer than the plan's bound (or than ``chunk``
+    samples) runs piece by piece, each piece on its own (no context crosses a boundary); a piece shorter
+    than the plan's minimum is zero-padded to it. Returns frames (per-frame ids, all pieces), ids (CTC
+    greedy decoded), spans, padded (samples of zeros added), run_ms (time in Session.run)."""
+    x_info, out_name, argmax = asr_io(sess)
+    lo, hi = x_info.min_shape[-1], x_info.max_shape[-1]
+    audio = np.ascontiguousarray(np.asarray(audio, dtype=np.float32).reshape(-1))
+    spans = chunk_spans(len(audio), lo, hi, chunk)
+    frames, padded, run_s = [], 0, 0.0
+    lead = (1,) * (len(x_info.max_shape) - 1)
+    for s, e in spans:
+        piece = audio[s:e]
+        if len(piece) < lo:
+            padded += lo - len(piece)
+            piece = np.concatenate([piece, np.zeros(lo - len(piece), np.float32)])
+        t = time.perf_counter()
+        y = sess.run({x_info.name: piece.reshape(lead + (len(piece),))}, copy=False)[out_name]
+        run_s += time.perf_counter() - t
+        frames.append((y.argmax(-1) if argmax else y).reshape(-1).astype(np.int64))
+    frames = np.concatenate(frames)
+    return {"frames": frames, "ids": ctc_greedy(frames), "spans": spans, "padded": padded,
+            "run_ms": run_s * 1e3, "input": x_info}
+
+
+# ------------------------------------------------------------------------------------------ TTS
+def tts_io(sess):
+    """(token input, audio output name): the plan's one integer input [1, N] and float audio output
+    ("audio", else the only float output)."""
+    tok = _one([t for t in sess.inputs if t.dtype.kind in "iu"], "integer token input [1, N]", sess, "in")
+    floats = [t for t in sess.outputs if t.dtype == np.float32]
+    out = next((t for t in floats if t.name == "audio"), None) or _one(floats, "float32 audio output", sess, "out")
+    return tok, out.name
+
+
+def synthesize(sess, tokens) -> dict:
+    """Runs the TTS plan on token ids; returns audio (float32 [samples]), mel frames (0 if the plan has no
+    "mel" output), durations (or None), run_ms."""
+    tok, out_name = tts_io(sess)
+    ids = np.asarray(tokens).reshape(-1).astype(tok.dtype)
+    lo, hi = tok.min_shape[-1], tok.max_shape[-1]
+    if not lo <= len(ids) <= hi:
+        raise ValueError(f"{len(ids)} tokens; this plan takes {lo}..{hi} (input {tok.name!r} {tok.shape_str()}"
+                         + ("" if tok.is_variable else "; compile with --dim N=1..MAX for variable lengths") + ")")
+    t = time.perf_counter()
+    y = sess.run({tok.name: ids.reshape((1,) * (len(tok.max_shape) - 1) + (len(ids),))})
+    run_ms = (time.perf_counter() - t) * 1e3
+    mel = y.get("mel")
+    return {"audio": y[out_name].reshape(-1), "frames": int(mel.shape[-1]) if mel is not None else 0,
+            "durations": y["durations"].reshape(-1) if "durations" in y else None, "run_ms": run_ms,
+            "tokens": ids}
+
+
+# ------------------------------------------------------------------------------------------ commands
+def _open(path, threads: int):
+    from . import EdgeplanError, Session
+    t = time.perf_counter()
+    try:
+        sess = Session(path, threads=threads)
+    except (EdgeplanError, OSError, ValueError) as e:
+        raise SystemExit(f"edgeplan: {e}") from None
+    return sess, (time.perf_counter() - t) * 1e3
+
+
+def _footer(sess, times_ms: list, audio_s: float) -> None:
+    from .cli import _peak_rss_kib
+    times_ms = sorted(times_ms)
+    med = times_ms[len(times_ms) // 2]
+    rtf = med / 1e3 / audio_s if audio_s > 0 else float("inf")
+    print(f"latency: {med:.2f} ms (median of {len(times_ms)} run(s), min {times_ms[0]:.2f} ms), "
+          f"real-time factor {rtf:.4f} ({audio_s:.3f} s of audio), {sess.threads} thread(s)")
+    print(f"arena: {sess.arena_bytes:,} bytes (tensors {sess.planned_bytes:,}); weights {sess.const_bytes:,} bytes "
+          f"in place; peak RSS {_peak_rss_kib() / 1024:.1f} MiB")
+
+
+def cmd_asr(a) -> int:
+    from . import EdgeplanError
+    if a.write_vocab:
+        write_vocab(a.write_vocab, _models().ASR_VOCAB)
+        print(f"wrote the ASR model's vocabulary ({len(_models().ASR_VOCAB)} tokens, blank first) -> {a.write_vocab}")
+        if not a.plan:
+            return 0
+    if not a.plan or not a.wav:
+        print("edgeplan asr: give PLAN and WAV (or only --write-vocab FILE)", file=sys.stderr)
+        return 2
+    vocab = None
+    if a.vocab:
+        try:
+            vocab = load_vocab(a.vocab)
+        except OSError as e:
+            print(f"edgeplan: {e}", file=sys.stderr)
+            return 1
+    try:
+        audio, rate = read_wav(a.wav, rate=a.rate)
+    except (WavError, OSError) as e:
+        print(f"edgeplan: {e}", file=sys.stderr)
+        return 1
+    sess, open_ms = _open(a.plan, a.threads)
+    try:
+        x_info, out_name, _ = asr_io(sess)
+    except ValueError as e:
+        print(f"edgeplan: {a.plan}: {e}", file=sys.stderr)
+        return 1
+    dur = len(audio) / rate
+    lo, hi = x_info.min_shape[-1], x_info.max_shape[-1]
+    print(f"{a.wav}: {len(audio)} samples, {dur:.3f} s at {rate} Hz")
+    print(f"{a.plan}: input {x_info.name!r} {x_info.shape_str()} ({lo / rate:.3f}..{hi / rate:.3f} s), "
+          f"output {out_name!r}; opened in {open_ms:.1f} ms")
+    chunk = int(round(a.chunk_seconds * rate)) if a.chunk_seconds else None
+    if chunk is not None and chunk > hi:
+        print(f"note: --chunk-seconds {a.chunk_seconds} is past the plan's bound; chunks of {hi} samples")
+    times, r = [], None
+    for _ in range(max(1, a.repeat)):
+        try:
+            r = transcribe(sess, audio, chunk)
+        except (EdgeplanError, ValueError) as e:
+            print(f"edgeplan: {e}", file=sys.stderr)
+            return 1
+        times.append(r["run_ms"])
+    if len(r["spans"]) > 1:
+        why = "--chunk-seconds" if chunk else f"the audio is longer than the plan's bound of {hi} samples"
+        print(f"chunks: {len(r['spans'])} of at most {max(e - s for s, e in r['spans'])} samples ({why}); each "
+              f"is recognised on its own, so no context crosses a chunk boundary")
+    if r["padded"]:
+        print(f"note: {r['padded']} samples of silence padded up to the plan's minimum of {lo} samples")
+    ids = r["ids"]
+    print(f"frames: {len(r['frames'])} -> {len(ids)} tokens after CTC greedy decoding (repeats merged, blank 0 "
+          f"dropped)")
+    print("tokens: " + " ".join(map(str, ids)))
+    if vocab is not None:
+        print(f"text: {decode_text(ids, vocab)!r}")
+    _footer(sess, times, dur)
+    return 0
+
+
+def cmd_tts(a) -> int:
+    from . import EdgeplanError
+    if (a.tokens is None) == (a.text is None):
+        print("edgeplan tts: give --tokens 1,2,3 or --text \"...\" (one of them)", file=sys.stderr)
+        return 2
+    if a.text is not None:
+        tokens = text_tokens(a.text).reshape(-1)
+    else:
+        try:
+            tokens = np.array([int(v) for v in a.tokens.replace(" ", ",").split(",") if v], np.int64)
+        except ValueError:
+            print(f"edgeplan: --tokens expects comma-separated integer ids, got {a.tokens!r}", file=sys.stderr)
+            return 2
+    sess, open_ms = _open(a.plan, a.threads)
+    try:
+        tok, out_name = tts_io(sess)
+    except ValueError as e:
+        print(f"edgeplan: {a.plan}: {e}", file=sys.stderr)
+        return 1
+    print(f"{a.plan}: input {tok.name!r} {tok.shape_str()}, output {out_name!r}; opened in {open_ms:.1f} ms")
+    times, r = [], None
+    for _ in range(max(1, a.repeat)):
+        try:
+            r = synthesize(sess, tokens)
+        except (EdgeplanError, ValueError) as e:
+            print(f"edgeplan: {e}", file=sys.stderr)
+            return 1
+        times.append(r["run_ms"])
+    y = r["audio"]
+    print(f"tokens: {len(tokens)} ({' '.join(map(str, tokens.tolist()))})"
+          + (f" from {a.text!r}" if a.text is not None else ""))
+    if r["frames"]:
+        d = r["durations"]
+        print(f"frames: {r['frames']}" + (f" (durations {' '.join(map(str, d.tolist()))})" if d is not None else ""))
+    dur = len(y) / a.model_rate
+    rate = a.rate or a.model_rate
+    n = write_wav(a.output, resample(y, a.model_rate, rate), rate)
+    print(f"samples: {len(y)} ({dur:.3f} s at {a.model_rate} Hz)"
+          + (f", resampled to {n} at {rate} Hz" if rate != a.model_rate else "")
+          + f" -> {a.output} (16-bit PCM mono)")
+    _footer(sess, times, dur)
+    return 0
+
+
+def add_parsers(sub) -> None:
+    """The asr and tts subcommands, on cli.main's subparsers."""
+    s = sub.add_parser("asr", help="speech to text: run an ASR plan on a 16 kHz mono wav (CTC greedy decoding)")
+    s.add_argument("plan", nargs="?", help="ASR plan: audio [1, samples] -> tokens [1, frames]")
+    s.add_argument("wav", nargs="?", help="PCM wav (8/16/24/32-bit; several channels are averaged)")
+    s.add_argument("--vocab", metavar="FILE", help="one token per line, blank first; prints the text")
+    s.add_argument("--write-vocab", metavar="FILE", help="write the zoo ASR model's vocabulary (models/asr.py)")
+    s.add_argument("--chunk-seconds", type=float, metavar="S",
+                   help="recognise the audio in pieces of S seconds (default: whole, or pieces of the plan's "
+                        "bound when the audio is longer)")
+    s.add_argument("--rate", type=int, default=ASR_RATE, help=f"the plan's sample rate (default {ASR_RATE}); "
+                   "a wav at another rate is an error (no resampling)")
+    s.add_argument("--repeat", type=int, default=1, help="runs to time (median)")
+    s.add_argument("--threads", type=int, default=1, help="threads per run, this one included (default 1)")
+    s.set_defaults(fn=cmd_asr)
+    t = sub.add_parser("tts", help="text to speech: run a TTS plan (tokens -> audio) and write a wav")
+    t.add_argument("plan", help="TTS plan: tokens [1, N] int64 -> audio [1, 1, samples]")
+    t.add_argument("--tokens", metavar="1,2,3", help="token ids")
+    t.add_argument("--text", help="text, turned into the zoo TTS model's token ids (models/tts.py)")
+    t.add_argument("-o", "--output", default="out.wav")
+    t.add_argument("--model-rate", type=int, default=TTS_RATE,
+                   help=f"the plan's audio sample rate (default {TTS_RATE}, models/tts.py)")
+    t.add_argument("--rate", type=int, help="sample rate of the wav written (default: the model's); another rate is "
+                        "resampled (FFT), e.g. --rate 16000 for edgeplan asr")
+    t.add_argument("--repeat", type=int, default=1, help="runs to time (median)")
+    t.add_argument("--threads", type=int, default=1, help="threads per run, this one included (default 1)")
+    t.set_defaults(fn=cmd_tts)

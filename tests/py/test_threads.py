@@ -1,0 +1,123 @@
+"""The session's worker threads (issue 6 part 2; runtime_c/src/pool.c, docs/performance.md "Threads"):
+outputs bit-identical for 1 and N threads on the zoo models, threads started at open and joined at close,
+the arena independent of the thread count, and --threads in both command lines."""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import edgeplan
+from edgeplan import Session
+from edgeplan.compiler.pipeline import compile_model
+
+from conftest import zoo
+
+ZOO = [("tiny", {}), ("mobilenetv2", {"size": 64}), ("resnet50", {"size": 64}), ("yolo", {"size": 128})]
+NO_AVX2 = 1 << 62   # the reference kernels (single-threaded by design) must not care either
+
+
+def _n_os_threads() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+@pytest.fixture(scope="module")
+def plans():
+    return {name: compile_model(zoo().build(name, **kw)) for name, kw in ZOO}
+
+
+def _feeds(sess, seed=0):
+    rng = np.random.default_rng(seed)
+    return {t.name: rng.standard_normal(t.shape).astype(t.dtype) for t in sess.inputs}
+
+
+@pytest.mark.parametrize("name", [n for n, _ in ZOO])
+def test_zoo_outputs_bit_identical_for_1_2_3_threads(plans, name):
+    plan = plans[name]
+    one = Session(plan, threads=1)
+    feeds = _feeds(one)
+    want = one.run(feeds)
+    for n in (2, 3):
+        s = Session(plan, threads=n)
+        assert s.threads == n
+        for _ in range(2):   # and again: the workers sleep or spin between runs
+            got = s.run(feeds)
+            for k in want:
+                assert got[k].tobytes() == want[k].tobytes(), (name, n, k)
+        s.close()
+
+
+def test_reference_kernels_ignore_threads(plans):
+    plan = plans["mobilenetv2"]
+    a = Session(plan, cpu_features_mask=NO_AVX2)
+    b = Session(plan, threads=2, cpu_features_mask=NO_AVX2)
+    feeds = _feeds(a, 1)
+    for k, v in a.run(feeds).items():
+        assert v.tobytes() == b.run(feeds)[k].tobytes()
+
+
+def test_thread_counts_and_arena(plans):
+    plan = plans["tiny"]
+    assert Session(plan).threads == 1
+    assert Session(plan, threads=0).threads == 1
+    assert Session(plan, threads=64).threads == 8          # EP_MAX_THREADS
+    with pytest.raises(ValueError):
+        Session(plan, threads=-1)
+    # the pool is a fixed struct in the session: the arena does not depend on the thread count
+    assert Session(plan, threads=4).arena_bytes == Session(plan).arena_bytes
+
+
+def test_workers_start_at_open_and_join_at_close(plans):
+    base = _n_os_threads()
+    s = Session(plans["tiny"], threads=3)
+    assert _n_os_threads() == base + 2
+    s.run(_feeds(s))
+    s.close()
+    assert _n_os_threads() == base
+    for _ in range(30):   # no leak across many open/close cycles
+        with Session(plans["tiny"], threads=2) as s:
+            s.run(_feeds(s))
+    assert _n_os_threads() == base
+
+
+def test_depthwise_scratch_has_a_slot_per_thread():
+    from edgeplan._cdef import K
+    from edgeplan.compiler.frontend import lower
+    from edgeplan.compiler.passes import select
+    g = lower(zoo().build("mobilenetv2", size=64))
+    select.select_kernels(g, "x86-64")
+    dw = [op for op in g.ops if op.variant == K.EP_CONV2D_VARIANT_DEPTHWISE]
+    assert dw
+    for op in dw:
+        oh, ow = op.outputs[0].shape[2:]
+        assert op.scratch == select.conv_dw_scratch(op.params, oh, ow) * min(op.inputs[0].shape[1], 4)
+
+
+def _bin(name):
+    p = Path(sys.executable).with_name(name)
+    return str(p) if p.exists() else shutil.which(name)
+
+
+def test_command_lines_take_threads(plans, tmp_path):
+    path = tmp_path / "m.eplan"
+    plans["mobilenetv2"].save(path)
+    s = Session(path)
+    x = _feeds(s)[s.inputs[0].name]
+    np.save(tmp_path / "x.npy", x)
+    want = s.run({s.inputs[0].name: x})[s.outputs[0].name]
+    r = subprocess.run([_bin("edgeplan"), "run", str(path), "--input", str(tmp_path / "x.npy"), "--threads", "2",
+                        "--output", str(tmp_path / "y_py.npy")], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "2 thread(s)" in r.stdout
+    r = subprocess.run([_bin("edgeplan-run"), str(path), "--input", str(tmp_path / "x.npy"), "--threads", "2",
+                        "--output", str(tmp_path / "y_c.npy"), "--repeat", "3"], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "2 threads" in r.stdout
+    assert np.load(tmp_path / "y_py.npy").tobytes() == want.tobytes()
+    assert np.load(tmp_path / "y_c.npy").tobytes() == want.tobytes()
+    r = subprocess.run([_bin("edgeplan-run"), str(path), "--threads", "0"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--threads" in r.stderr
