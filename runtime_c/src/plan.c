@@ -124,7 +124,7 @@ static int check_tensor(const ep_plan_view *v, uint32_t i, ep_err *e) {
     for (int d = 0; d < t->rank; d++) {
         if (t->dims[d] < 0) return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: negative dim", i);
         if (t->dim_sym[d]) {
-            if (t->dim_sym[d] > v->n_syms || t->storage != EP_STORAGE_ARENA)
+            if (t->dim_sym[d] > v->n_syms)
                 return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: bad symbol on dim %d", i, d);
             if (t->dims[d] != ep_view_sym(v, t->dim_sym[d] - 1u)->max)
                 return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: dim %d is not its symbol's bound", i, d);

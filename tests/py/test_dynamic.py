@@ -268,3 +268,27 @@ def test_c_runner_runs_a_variable_length_plan(tmp_path, encoder):
     np.save(tmp_path / "x.npy", np.zeros((1, 8, 1001), np.float32))
     r = subprocess.run([runner, str(p), "--input", f"x={tmp_path / 'x.npy'}"], capture_output=True, text=True)
     assert r.returncode == 1 and "expects float32 [1, 8, T=1..1000]" in r.stderr, r.stderr
+
+
+def test_positions_from_the_input_length():
+    """Exporter patterns: positions = Range(0, Shape(x)[1]) and a positional table sliced [:, :T] with the
+    length from Shape; they fold to constants at each length, and the plan stores the bound's (a prefix
+    of it serves shorter lengths)."""
+    nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"),
+             h.make_node("Gather", ["s", "one"], ["t"], axis=0, name="len"),
+             h.make_node("Range", ["zero", "t", "one"], ["pos"], name="arange"),
+             h.make_node("Cast", ["pos"], ["posf"], to=TP.FLOAT, name="cast"),
+             h.make_node("Unsqueeze", ["posf", "ax"], ["pos3"], name="unsq"),
+             h.make_node("Unsqueeze", ["t", "zero1"], ["t1"], name="unsq_t"),
+             h.make_node("Slice", ["table", "zero1", "t1", "one1"], ["pe"], name="slice_pe"),
+             h.make_node("Add", ["x", "pe"], ["xp"], name="add_pe"),
+             h.make_node("Add", ["xp", "pos3"], ["y"], name="add_pos")]
+    rng = np.random.default_rng(9)
+    m = make(nodes, [h.make_tensor_value_info("x", TP.FLOAT, [1, "T", 4])], [h.make_tensor_value_info("y", TP.FLOAT, None)],
+             {"zero": np.array(0, np.int64), "one": np.array(1, np.int64), "ax": np.array([0, 2], np.int64),
+              "zero1": np.array([0], np.int64), "one1": np.array([1], np.int64),
+              "table": rng.standard_normal((1, 50, 4)).astype(np.float32)})
+    s = edgeplan.Session(edgeplan.compile(m, dims={"T": (1, 50)}))
+    for T in (1, 2, 13, 50):
+        x = rng.standard_normal((1, T, 4)).astype(np.float32)
+        same(s.run({"x": x}), ort_run(m, {"x": x}))

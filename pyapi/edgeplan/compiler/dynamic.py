@@ -128,10 +128,10 @@ def _params_key(params: dict):
 
 
 def _structure(g: Graph):
+    """Everything but extents and constant values (checked by _check_consts)."""
     idx = {id(t): i for i, t in enumerate(g.tensors)}
     tensors = [(np.dtype(t.dtype).str, len(t.shape), t.is_input, t.is_output,
-                idx.get(id(t.view_of), -1) if t.view_of is not None else -1,
-                _const_digest(t) if t.is_const else None) for t in g.tensors]
+                idx.get(id(t.view_of), -1) if t.view_of is not None else -1, t.is_const) for t in g.tensors]
     ops = [(op.kind, _params_key(op.params), op.inplace,
             tuple(idx[id(t)] if t is not None else -1 for t in op.inputs),
             tuple(idx[id(t)] for t in op.outputs)) for op in g.ops]
@@ -160,13 +160,37 @@ def _first_difference(a, b, g: Graph, g2: Graph, what: dict) -> str:
             return f"node '{op.name}' ({op.kind}) lowers differently"
     for i, (x, y) in enumerate(zip(ta, tb)):
         if x != y:
-            t = g.tensors[i]
-            why = "its values depend on the length" if x[5] != y[5] else "it is built differently"
-            return f"tensor '{t.name}': {why}"
+            return f"tensor '{g.tensors[i].name}' is built differently"
     return "the graph inputs or outputs differ"
 
 
 # ------------------------------------------------------------------------- entry points
+def _const_data(t: Tensor) -> np.ndarray:
+    return np.ascontiguousarray(t.data if t.data is not None else t.storage().data.reshape(t.shape))
+
+
+def _check_consts(g0: Graph, gs: list, what: list) -> None:
+    """Constants must not depend on the length, except a length-long prefix of the one at the bound (a
+    folded Range(0, T), a positional table sliced [:, :T]): the plan stores the bound's and its variable
+    dim reads the prefix. Row-major prefix: only the first dim that is not 1 may vary."""
+    for i, t in enumerate(g0.tensors):
+        if not t.is_const:
+            continue
+        full = _const_data(t)
+        for j, g in enumerate(gs[1:], 1):
+            a = _const_data(g.tensors[i])
+            if a.shape == full.shape:
+                ok = np.array_equal(a, full) or a.tobytes() == full.tobytes()
+            else:
+                varying = [d for d in range(full.ndim) if a.shape[d] != full.shape[d]]
+                lead = next((d for d in range(full.ndim) if full.shape[d] != 1), 0)
+                ok = (varying == [lead] and a.shape[lead] <= full.shape[lead]
+                      and full.reshape(-1)[:a.size].tobytes() == a.reshape(-1).tobytes())
+            if not ok:
+                raise _err(f"the model is not length-generic: constant '{t.name}' {list(a.shape)} at {what[j]} "
+                           f"is not a prefix of {list(full.shape)} at {what[0]} (its values depend on the length)")
+
+
 def lower_dynamic(model, shapes, dims: dict) -> Graph:
     """Lower `model` with its variable dims bounded by dims ({name: (lo, hi)}): the graph at the bound,
     with Graph.syms and every tensor's dim_sym filled in."""
@@ -207,6 +231,8 @@ def lower_dynamic(model, shapes, dims: dict) -> Graph:
             why = _first_difference(s0, s, g0, g, {"hi": hi, "other": at})
             raise _err(f"the model is not length-generic: {why} (lowered at {hi} and at {at}); "
                        f"edgeplan needs one op list for every length")
+    _check_consts(g0, [g for _, g in graphs],
+                  [", ".join(f"{k}={v}" for k, v in sorted(sy.items())) for sy, _ in graphs])
     _assign_symbols(g0, [g for _, g in graphs], ranges, trace_vals, input_names)
     return g0
 
@@ -241,8 +267,6 @@ def _assign_symbols(g0: Graph, gs: list, ranges: dict, trace_vals: dict, input_n
     roots = list(range(len(syms)))
     tags: dict = {}
     for i, t in enumerate(g0.tensors):
-        if t.is_const:
-            continue
         tag = []
         for d in range(len(t.shape)):
             sig = tuple(gi.tensors[i].shape[d] for gi in gs)
