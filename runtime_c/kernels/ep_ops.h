@@ -84,5 +84,9 @@ int ep_shape_range(const ep_op *op, ep_shape *out, uint64_t *scratch);
 int ep_shape_nonzero(const ep_op *op, ep_shape *out, uint64_t *scratch);
 int ep_ref_range_any(const ep_op *op);
 int ep_ref_nonzero_any(const ep_op *op);
+int ep_shape_slice_dyn(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_ref_slice_dyn_any(const ep_op *op);
+int ep_shape_shape(const ep_op *op, ep_shape *out, uint64_t *scratch);
+int ep_ref_shape_any(const ep_op *op);
 
 #endif

@@ -11,18 +11,27 @@
  * (a KC x NR strip stays in L1 while the MC x KC weight block streams from L2), MR-row panels.
  * kernels/winograd_tmpl.h (included after this file) adds PK_FN(conv2d_winograd_f32) on the same GEMM.
  *
- * Threads (op->pool; PK_POOL(op) is NULL in the reference build, which stays single-threaded): work is
+ * Threads (op->pool; the reference build defines PK_POOL(op) as NULL and stays single-threaded): work is
  * split into whole MR x NR tiles (N at strip boundaries, M at panel boundaries) and every tile runs the
  * same micro-kernel calls over the same k-blocks as in one pk_gemm_run over all of C, so results are
  * bit-identical for any thread count. The packed conv splits each im2col pass by strips (a thread packs
- * the strips it multiplies) or, when a pass has fewer strips than threads, packs first and splits M.
+ * the strips it multiplies: no barrier) or, when output-channel panels split more evenly (few strips),
+ * packs the strips in parallel, then splits the GEMM along M.
  * The shared scratch is written in disjoint strip ranges: scratch size does not depend on threads. */
 #include <string.h>
 #include "ep_ops.h"
 #include "pack_common.h"
 
-#ifndef PK_POOL
+#ifndef PK_POOL   /* ISA kernels: the op's pool (src/pool.c) */
 #define PK_POOL(op) ((op)->pool)
+#define PK_THREADS_FOR(pool, work) ep_pool_threads_for(pool, work)
+#define PK_PARALLEL_FOR(pool, n, fn, ctx) ep_parallel_for(pool, n, fn, ctx)
+#else             /* the reference build: one thread, and the task loops inline */
+#define PK_THREADS_FOR(pool, work) ((void)(pool), (void)(work), (uint32_t)1)
+#define PK_PARALLEL_FOR(pool, n, fn, ctx) pk_serial_for(n, fn, ctx)
+static inline void pk_serial_for(uint32_t n, ep_task_fn fn, void *ctx) {
+    for (uint32_t t = 0; t < n; t++) fn(ctx, t);
+}
 #endif
 
 static inline int64_t pk_min(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -130,7 +139,7 @@ static void pk_gemm_task(void *ctx, uint32_t t) {
 /* pk_gemm_run on the pool: split along N (strips) or M (panels), whichever balances better. */
 static void pk_gemm_par(struct ep_pool *pool, int64_t M, int64_t N, int64_t K, const float *a, int64_t a_rm,
                         int64_t a_sm, int64_t a_sk, const float *b, float *c, int64_t ldc, const pk_epi *e) {
-    const int64_t T = ep_pool_threads_for(pool, (uint64_t)M * (uint64_t)N * (uint64_t)K);
+    const int64_t T = PK_THREADS_FOR(pool, (uint64_t)M * (uint64_t)N * (uint64_t)K);
     const int64_t strips = (N + PK_NR - 1) / PK_NR, panels = (M + PK_MR - 1) / PK_MR;
     if (T <= 1 || (strips < 2 && panels < 2)) {
         pk_gemm_run(M, N, K, a, a_rm, a_sm, a_sk, b, c, ldc, e);
@@ -140,7 +149,7 @@ static void pk_gemm_par(struct ep_pool *pool, int64_t M, int64_t N, int64_t K, c
     /* the largest share of one thread: ceil(units / parts) / units; compare cross-multiplied */
     const int along_n = (strips + pn - 1) / pn * panels <= (panels + pm - 1) / pm * strips;
     pk_gemm_job j = {M, N, K, a_rm, a_sm, a_sk, ldc, along_n ? pn : pm, a, b, c, e, along_n};
-    ep_parallel_for(pool, (uint32_t)j.parts, pk_gemm_task, &j);
+    PK_PARALLEL_FOR(pool, (uint32_t)j.parts, pk_gemm_task, &j);
 }
 
 /* im2col of ns strips of NR output pixels starting at pixel p0 (of P = OH*OW) of one image x[C,H,W]
@@ -199,9 +208,10 @@ typedef struct pk_conv_job {
     float *buf, *y;
     const pk_epi *e;       /* at pixel p0 of this pass */
     int64_t M, K, C, H, W, OW, P, ns, p0, parts;
+    int pack_only;
 } pk_conv_job;
 
-/* Task t packs its own range of the pass's strips and multiplies them (no barrier between the two). */
+/* Task t packs its own range of the pass's strips and (unless pack_only) multiplies them. */
 static void pk_conv_task(void *ctx, uint32_t t) {
     const pk_conv_job *j = (const pk_conv_job *)ctx;
     int64_t lo, hi;
@@ -211,7 +221,8 @@ static void pk_conv_task(void *ctx, uint32_t t) {
     float *b = j->buf + lo * j->K * PK_NR;
     pk_epi te;
     pk_pack_strips(b, j->x, hi - lo, q0, j->P, j->C, j->H, j->W, j->OW, j->p);
-    pk_gemm_run(j->M, pk_min((hi - lo) * PK_NR, j->P - q0), j->K, j->w, j->K, 1, PK_MR, b, j->y + q0, j->P,
+    if (!j->pack_only)
+        pk_gemm_run(j->M, pk_min((hi - lo) * PK_NR, j->P - q0), j->K, j->w, j->K, 1, PK_MR, b, j->y + q0, j->P,
                 pk_epi_at(&te, j->e, 0, lo * PK_NR));
 }
 
@@ -235,14 +246,17 @@ int PK_FN(conv2d_packed_f32)(const ep_op *op) {
         float *y = (float *)yt->data + n * M * P;
         for (int64_t s0 = 0; s0 < strips; s0 += per_pass) {
             const int64_t ns = pk_min(per_pass, strips - s0), p0 = s0 * PK_NR;
-            const int64_t T = ep_pool_threads_for(pool, (uint64_t)M * (uint64_t)K * (uint64_t)(ns * PK_NR));
+            const int64_t T = PK_THREADS_FOR(pool, (uint64_t)M * (uint64_t)K * (uint64_t)(ns * PK_NR));
             e.res = rt ? (const float *)rt->data + n * M * P + p0 : NULL;
-            pk_conv_job j = {p, x, (const float *)wt->data, buf, y, &e, M, K, C, H, W, OW, P, ns, p0, 1};
-            if (T <= 1 || ns >= T) {   /* by strips: each task packs what it multiplies */
-                j.parts = pk_min(T, ns);
-                ep_parallel_for(pool, (uint32_t)j.parts, pk_conv_task, &j);
-            } else {                   /* fewer strips than threads: pack, then split the GEMM along M */
-                pk_pack_strips(buf, x, ns, p0, P, C, H, W, OW, p);
+            pk_conv_job j = {p, x, (const float *)wt->data, buf, y, &e, M, K, C, H, W, OW, P, ns, p0,
+                             pk_min(T, ns), 0};
+            /* by strips unless panels give threads more even shares: units / ceil(units / T), cross-multiplied */
+            const int64_t panels = (M + PK_MR - 1) / PK_MR;
+            if (T <= 1 || (ns >= T && ns * ((panels + T - 1) / T) >= panels * ((ns + T - 1) / T))) {
+                PK_PARALLEL_FOR(pool, (uint32_t)j.parts, pk_conv_task, &j);
+            } else {
+                j.pack_only = 1;
+                PK_PARALLEL_FOR(pool, (uint32_t)j.parts, pk_conv_task, &j);
                 pk_gemm_par(pool, M, pk_min(ns * PK_NR, P - p0), K, (const float *)wt->data, K, 1, PK_MR, buf,
                             y + p0, P, &e);
             }

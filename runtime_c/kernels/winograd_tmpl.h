@@ -169,12 +169,12 @@ int PK_FN(conv2d_winograd_f32)(const ep_op *op) {
             j.t0 = t0;
             j.nb = pk_min(Tb, T - t0);
             j.ns = (j.nb + PK_NR - 1) / PK_NR;
-            const int64_t th = ep_pool_threads_for(pool, (uint64_t)36 * (uint64_t)M * (uint64_t)C * (uint64_t)j.nb);
+            const int64_t th = PK_THREADS_FOR(pool, (uint64_t)36 * (uint64_t)M * (uint64_t)C * (uint64_t)j.nb);
             j.parts = pk_min(th, j.ns * C);
-            ep_parallel_for(pool, (uint32_t)j.parts, wg_input_task, &j);
-            ep_parallel_for(th > 1 ? pool : NULL, 36, wg_gemm_task, &j);
+            PK_PARALLEL_FOR(pool, (uint32_t)j.parts, wg_input_task, &j);
+            PK_PARALLEL_FOR(th > 1 ? pool : NULL, 36, wg_gemm_task, &j);
             j.parts = pk_min(th, M);
-            ep_parallel_for(pool, (uint32_t)j.parts, wg_output_task, &j);
+            PK_PARALLEL_FOR(pool, (uint32_t)j.parts, wg_output_task, &j);
         }
     }
     return EP_OK;

@@ -103,6 +103,12 @@ static const ep_op_info OPS[EP_OP_COUNT] = {
 #if EP_HAVE_OP_RANGE
     [EP_OP_RANGE] = {"range", sizeof(ep_where_params), 3, 3, 1, 1, ep_shape_range, 0, 1},
 #endif
+#if EP_HAVE_OP_SLICE_DYN
+    [EP_OP_SLICE_DYN] = {"slice_dyn", sizeof(ep_slice_dyn_params), 3, 3, 1, 1, ep_shape_slice_dyn, 0, 1},
+#endif
+#if EP_HAVE_OP_SHAPE
+    [EP_OP_SHAPE] = {"shape", sizeof(ep_shape_params), 1, 1, 1, 1, ep_shape_shape},
+#endif
 #if EP_HAVE_OP_NONZERO
     [EP_OP_NONZERO] = {"nonzero", sizeof(ep_where_params), 1, 1, 1, 1, ep_shape_nonzero, 0, 1},
 #endif

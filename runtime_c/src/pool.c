@@ -22,10 +22,6 @@ uint64_t ep_now_ns(void) {
 }
 #endif
 
-uint32_t ep_pool_threads_for(const ep_pool *p, uint64_t work) {
-    return p && p->n_threads > 1 && work >= p->min_work ? p->n_threads : 1;
-}
-
 static void run_inline(uint32_t n_tasks, ep_task_fn fn, void *ctx) {
     for (uint32_t t = 0; t < n_tasks; t++) fn(ctx, t);
 }
@@ -35,10 +31,10 @@ static void run_inline(uint32_t n_tasks, ep_task_fn fn, void *ctx) {
 #include <signal.h>
 
 #ifndef EP_POOL_PURE_SPINS
-#define EP_POOL_PURE_SPINS 2000  /* pause loops (a few microseconds) before yielding the core */
+#define EP_POOL_PURE_SPINS 200   /* pause loops (a few microseconds) before yielding the core */
 #endif
 #ifndef EP_POOL_SPIN_NS
-#define EP_POOL_SPIN_NS 200000   /* 0.2 ms of spinning before a worker (or a waiting caller) sleeps */
+#define EP_POOL_SPIN_NS 100000   /* 0.1 ms of spinning (then yielding) before a worker or a waiting caller sleeps */
 #endif
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -107,6 +103,16 @@ static void post(ep_pool *p) {
     }
 }
 
+/* Sleeping workers take tens of microseconds to wake: then only larger ops are worth splitting
+ * (min_work * EP_POOL_WAKE_FACTOR), and small ones leave the workers asleep. */
+#define EP_POOL_WAKE_FACTOR 16
+uint32_t ep_pool_threads_for(const ep_pool *p, uint64_t work) {
+    if (!p || p->n_threads <= 1 || work < p->min_work) return 1;
+    if (work < (uint64_t)p->min_work * EP_POOL_WAKE_FACTOR && atomic_load_explicit(&((ep_pool *)p)->sleepers, memory_order_relaxed))
+        return 1;
+    return p->n_threads;
+}
+
 void ep_parallel_for(ep_pool *p, uint32_t n_tasks, ep_task_fn fn, void *ctx) {
     if (!p || p->n_threads <= 1 || n_tasks <= 1) {
         run_inline(n_tasks, fn, ctx);
@@ -169,6 +175,12 @@ void ep_pool_stop(ep_pool *p) {
 }
 
 #else /* inline-only build: no pthreads */
+
+uint32_t ep_pool_threads_for(const ep_pool *p, uint64_t work) {
+    (void)p;
+    (void)work;
+    return 1;
+}
 
 void ep_parallel_for(ep_pool *p, uint32_t n_tasks, ep_task_fn fn, void *ctx) {
     (void)p;

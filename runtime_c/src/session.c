@@ -416,9 +416,12 @@ static int resolve_op(ep_session *s, uint32_t i, const ep_bound_op *b) {
         if (op->in[k] && (rc = resolve_tensor(s, i, op->in[k]))) return rc;
     for (uint16_t k = 0; k < op->n_out; k++) {
         ep_tensor *t = op->out[k];
-        if (b->data_dep) {   /* the kernel sees its capacity and writes the actual extent */
+        if (b->data_dep) {   /* known dims take their values; the kernel sees the rest at capacity */
             const ep_tensor_rec *r = ep_view_tensor(&s->view, t->index);
-            for (int d = 0; d < r->rank; d++) t->dims[d] = r->dims[d];
+            for (int d = 0; d < r->rank; d++) {
+                const int64_t v = r->dim_sym[d] ? sym_get(s, r->dim_sym[d] - 1u) : -1;
+                t->dims[d] = v >= 0 ? (int32_t)v : r->dims[d];
+            }
         } else if ((rc = resolve_tensor(s, i, t))) {
             return rc;
         }
@@ -464,7 +467,14 @@ static int bind_data(ep_session *s, uint32_t i, const ep_bound_op *b) {
             int rc;
             if (t->dims[d] < 0 || t->dims[d] > r->dims[d]) return EP_ERR_INTERNAL;
             if (r->dim_sym[d]) {
-                if ((rc = sym_bind(s, i, r->dim_sym[d] - 1u, t->dims[d]))) return rc;
+                const uint32_t k = r->dim_sym[d] - 1u;
+                const int64_t cur = sym_get(s, k);
+                if (cur >= 0 && cur != t->dims[d]) {   /* the data disagree with a length declared equal */
+                    snprintf(s->last_error, sizeof(s->last_error), "op %u: run-time length %d, but '%s' is %lld",
+                             i, t->dims[d], sym_name(s, k), (long long)cur);
+                    return EP_ERR_RUN_BOUND;
+                }
+                if ((rc = sym_bind(s, i, k, t->dims[d]))) return rc;
             } else if (t->dims[d] != r->dims[d]) {
                 snprintf(s->last_error, sizeof(s->last_error), "op %u: a data-dependent extent the plan fixes", i);
                 return EP_ERR_PLAN_SHAPE;

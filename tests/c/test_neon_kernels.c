@@ -231,6 +231,8 @@ static void t_unary(int iters) {
         float *x = c.in[0].t.data;
         if (ri(0, 4) == 0) x[0] = NAN;
         if (ri(0, 4) == 0) x[dims[0] * dims[1] - 1] = -0.0f;
+        for (int i = 0; i < dims[0] * dims[1]; i++)   /* ties and integers for ROUND / FLOOR / CEIL */
+            if (ri(0, 5) == 0) x[i] = 0.5f * (float)ri(-9, 9);
         check_case(&c);
         free_case(&c);
     }
@@ -269,6 +271,58 @@ static void t_binary(int iters) {
         if (ri(0, 5) == 0) ((float *)c.in[0].t.data)[0] = NAN;
         check_case(&c);
         free_case(&c);
+    }
+}
+
+/* BINARY on integer dtypes: the NEON entry point hands the op to the reference (ep_ref_binary_int);
+ * its output (single thread and on the pool) must equal the reference's byte for byte, guards intact. */
+static void t_binary_int(int iters) {
+    static const uint8_t dts[5] = {EP_DTYPE_I8, EP_DTYPE_U8, EP_DTYPE_I16, EP_DTYPE_I32, EP_DTYPE_I64};
+    static const int kinds[8] = {EP_BIN_ADD, EP_BIN_SUB, EP_BIN_MUL, EP_BIN_DIV, EP_BIN_MAX, EP_BIN_MIN,
+                                 EP_BIN_MOD, EP_BIN_FMOD};
+    for (int it = 0; it < iters; it++) {
+        const uint8_t dt = dts[ri(0, 4)];
+        const size_t es = ep_dtype_size(dt);
+        ep_binary_params p = {kinds[ri(0, 7)], EP_ACT_NONE, 0, 0};
+        const int r = ri(1, 4);
+        int d[4], db[4];
+        for (int i = 0; i < r; i++) d[i] = ri(1, i == r - 1 ? 37 : 5);
+        const int form = ri(0, 2);   /* B: same shape, scalar, random broadcast */
+        for (int i = 0; i < r; i++) db[i] = form == 1 ? 1 : form == 2 && ri(0, 1) ? 1 : d[i];
+        size_t n = 1, nb = 1;
+        for (int i = 0; i < r; i++) n *= (size_t)d[i], nb *= (size_t)db[i];
+        ep_tensor ta = {0}, tb = {0}, ty = {0};
+        ta.rank = tb.rank = ty.rank = (uint8_t)r;
+        ta.dtype = tb.dtype = ty.dtype = dt;
+        for (int i = 0; i < r; i++) ta.dims[i] = ty.dims[i] = d[i], tb.dims[i] = db[i];
+        ta.nbytes = ty.nbytes = n * es, tb.nbytes = nb * es;
+        unsigned char *a = gnew(n * es), *b = gnew(nb * es), *yr = gnew(n * es), *yn = gnew(n * es), *yt = gnew(n * es);
+        for (size_t i = 0; i < n * es; i++) a[i] = (unsigned char)rnd();
+        for (size_t i = 0; i < nb * es; i++) b[i] = (unsigned char)(ri(0, 3) == 0 ? (ri(0, 1) ? 0 : 0xFF) : rnd());
+        ta.data = a, tb.data = b;
+        ep_tensor *ins[2] = {&ta, &tb}, *outs[1] = {&ty};
+        ep_op op = {&p, (ep_tensor *const *)ins, (ep_tensor *const *)outs, NULL, 0, 2, 1, EP_OP_BINARY, 0, 0, NULL};
+        ep_shape shp;
+        uint64_t scratch = 0;
+        g_cases++;
+        if (ep_shape_binary(&op, &shp, &scratch) != EP_OK || shp.dtype != dt) {
+            fprintf(stderr, "FAIL binary_int: shape function refused dtype %d kind %d\n", dt, p.kind);
+            g_fail++;
+        } else {
+            ty.data = yr;
+            const int r1 = t_ref.fn[EP_OP_BINARY][0](&op);
+            ty.data = yn;
+            const int r2 = t_neon.fn[EP_OP_BINARY][0](&op);
+            ty.data = yt;
+            op.pool = &g_pool;
+            const int r3 = t_neon.fn[EP_OP_BINARY][0](&op);
+            if (r1 || r2 || r3 || memcmp(yr, yn, n * es) || memcmp(yr, yt, n * es) || !gok(yr, n * es) ||
+                !gok(yn, n * es) || !gok(yt, n * es)) {
+                fprintf(stderr, "FAIL binary_int: dtype %d kind %d rank %d: neon differs from ref\n", dt, p.kind, r);
+                g_fail++;
+            }
+        }
+        gfree(a), gfree(b), gfree(yr), gfree(yn), gfree(yt);
     }
 }
 
@@ -523,6 +577,7 @@ int main(int argc, char **argv) {
     g_pool.min_work = 0;
     t_unary(60 * s);
     t_binary(120 * s);
+    t_binary_int(60 * s);
     t_pool(60 * s, EP_OP_MAXPOOL);
     t_pool(60 * s, EP_OP_AVGPOOL);
     t_gap(20 * s);

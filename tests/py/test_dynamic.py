@@ -292,3 +292,37 @@ def test_positions_from_the_input_length():
     for T in (1, 2, 13, 50):
         x = rng.standard_normal((1, T, 4)).astype(np.float32)
         same(s.run({"x": x}), ort_run(m, {"x": x}))
+
+
+def test_slice_with_run_time_starts_and_ends():
+    """Streaming attention exports slice a positional table at a run-time offset: table[offset:offset+T]."""
+    nodes = [h.make_node("Shape", ["x"], ["s"], start=1, end=2, name="shape"),
+             h.make_node("Add", ["offset", "s"], ["end"], name="end"),
+             h.make_node("Slice", ["table", "offset", "end", "ax1"], ["pe"], name="slice_pe"),
+             h.make_node("Add", ["x", "pe"], ["y"], name="add")]
+    rng = np.random.default_rng(11)
+    m = make(nodes, [h.make_tensor_value_info("x", TP.FLOAT, [1, "T", 4]),
+                     h.make_tensor_value_info("offset", TP.INT64, [1])],
+             [h.make_tensor_value_info("y", TP.FLOAT, None)],
+             {"ax1": np.array([1], np.int64), "table": rng.standard_normal((1, 64, 4)).astype(np.float32)})
+    with pytest.raises(CompileError, match="do not broadcast"):     # pe's length is unknown to the compiler
+        edgeplan.compile(m, dims={"T": (1, 16)})
+    s = edgeplan.Session(edgeplan.compile(m, dims={"T": (1, 16), "pe": "T"}))     # pe is as long as x
+    for T, off in ((1, 0), (16, 0), (5, 40), (16, 48), (3, 63 - 2)):
+        feeds = {"x": rng.standard_normal((1, T, 4)).astype(np.float32), "offset": np.array([off], np.int64)}
+        same(s.run(feeds), ort_run(m, feeds))
+    with pytest.raises(EdgeplanError) as e:      # the table ends: the slice is shorter than x
+        s.run({"x": np.zeros((1, 8, 4), np.float32), "offset": np.array([60], np.int64)})
+    assert e.value.status == K.EP_ERR_RUN_BOUND and "run-time length 4, but 'T' is 8" in str(e.value)
+
+
+@pytest.mark.parametrize("starts,ends,steps", [([2, -3], [9, 100], [1, 2]), ([-1, 8], [-100, 0], [-1, -3]),
+                                               ([0, 0], [0, 3], [1, 1]), ([-2**62, 2**62], [2**62, -2**62], [2, -1])])
+def test_slice_dyn_clamps_like_onnx(starts, ends, steps):
+    x = np.arange(120, dtype=np.float32).reshape(10, 12)
+    m = make([h.make_node("Slice", ["x", "st", "en", "ax", "sp"], ["y"], name="s")],
+             [h.make_tensor_value_info("x", TP.FLOAT, x.shape), h.make_tensor_value_info("st", TP.INT64, [2]),
+              h.make_tensor_value_info("en", TP.INT64, [2])], [h.make_tensor_value_info("y", TP.FLOAT, None)],
+             {"ax": np.array([0, 1], np.int64), "sp": np.array(steps, np.int64)})
+    feeds = {"x": x, "st": np.array(starts, np.int64), "en": np.array(ends, np.int64)}
+    same(edgeplan.Session(edgeplan.compile(m)).run(feeds), ort_run(m, feeds))

@@ -88,15 +88,26 @@ def _out_of_scope(case, claimed) -> str:
         dt = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tt.elem_type)) if tt.elem_type else None
         if dt is not None and dt.kind not in "iub" and dt not in FLOATS:
             return f"dtype {dt}: edgeplan 1.0 computes in float32"
-        if dt is not None and dt.kind in "iub" and nodes[0].op_type in FLOAT_ONLY:
-            return f"{dt} operand: edgeplan 1.0 computes {nodes[0].op_type} in float32"
+        op = nodes[0].op_type
+        if dt is not None and dt.kind in "iub" and op in FLOAT_ONLY:
+            return f"{dt} operand: edgeplan 1.0 computes {op} in float32"
+        if dt is not None and dt.kind in "iub" and op in INT_OK and dt not in INT_OK[op]:
+            if dt in NOT_EP_DTYPES:
+                return f"{dt} tensors: not an edgeplan dtype (plans hold f32, i8, u8, i16, i32, i64, bool)"
+            return f"{dt} operand: edgeplan computes {op} on float32 and " + ", ".join(sorted(map(str, INT_OK[op])))
     return ""
 
 
-FLOAT_ONLY = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Relu", "Abs", "Neg", "Sqrt", "Exp", "Log",
-              "Sigmoid", "Tanh", "Clip", "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd",
+FLOAT_ONLY = {"Pow", "Relu", "Abs", "Neg", "Sqrt", "Exp", "Log", "Round", "Floor", "Ceil",
+              "Sigmoid", "Tanh", "Clip", "ReduceMean",
               "ReduceSumSquare", "ReduceL2", "Softmax", "LogSoftmax", "MatMul", "Gemm", "Reciprocal", "PRelu",
               "LeakyRelu", "Elu", "Erf", "HardSigmoid", "HardSwish", "MaxPool", "AveragePool", "Pad"}
+# ops that also run on integers (binary: kernels/ref/binary_int.c; reduce: kernels/ref/reduce_f32.c)
+_INTS = {np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.int32, np.int64)}
+_I32_64 = {np.dtype(np.int32), np.dtype(np.int64)}
+INT_OK = {**{op: _INTS for op in ("Add", "Sub", "Mul", "Div", "Max", "Min", "Mod")},
+          **{op: _I32_64 for op in ("ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd")}}
+NOT_EP_DTYPES = {np.dtype(t) for t in (np.uint16, np.uint32, np.uint64)}
 
 
 def _bind_static(model, inputs):

@@ -12,9 +12,11 @@ SIMPLE = {
     "Relu": "EP_ACT_RELU", "Sigmoid": "EP_ACT_SIGMOID", "Tanh": "EP_ACT_TANH", "Erf": "EP_ACT_ERF",
     "Sqrt": "EP_ACT_SQRT", "Exp": "EP_ACT_EXP", "Log": "EP_ACT_LOG", "Neg": "EP_ACT_NEG", "Abs": "EP_ACT_ABS",
     "Reciprocal": "EP_ACT_RECIPROCAL", "HardSwish": "EP_ACT_HARD_SWISH",
+    "Round": "EP_ACT_ROUND", "Floor": "EP_ACT_FLOOR", "Ceil": "EP_ACT_CEIL",
 }
 UNARY_TYPES = set(SIMPLE) | {"LeakyRelu", "Elu", "HardSigmoid", "Clip", "Gelu", "EpAct"}
-# activations the conv/gemm/binary epilogues take (y = act(acc + bias + residual))
+# activations the conv/gemm/binary epilogues take (y = act(acc + bias + residual)); ROUND/FLOOR/CEIL and the
+# other math kinds stay standalone unary ops
 EPILOGUE_KINDS = {K.EP_ACT_RELU, K.EP_ACT_CLIP, K.EP_ACT_LEAKY_RELU, K.EP_ACT_SIGMOID, K.EP_ACT_HARD_SIGMOID,
                   K.EP_ACT_HARD_SWISH, K.EP_ACT_TANH, K.EP_ACT_SILU}
 NAMES = {getattr(K, n): n[len("EP_ACT_"):] for n in dir(K) if n.startswith("EP_ACT_") and n != "EP_ACT_COUNT"}

@@ -53,10 +53,15 @@ def _err(msg: str) -> CompileError:
 
 
 def parse_dims(dims) -> dict:
-    """{name: (lo, hi)} from a dict of pairs / "lo..hi" strings, or CLI strings "T=1..3000"."""
+    """{name: (lo, hi)} from a dict of pairs / "lo..hi" strings, or CLI strings "T=1..3000". A value that is
+    another dim's name ("pe": "T") declares a data-dependent length equal to that dim at run time (checked
+    when it runs): {name: "T"}."""
     out = {}
     items = dims.items() if isinstance(dims, dict) else (d.split("=", 1) if isinstance(d, str) else d for d in dims)
     for name, rng in items:
+        if isinstance(rng, str) and ".." not in rng and rng.isidentifier():
+            out[str(name)] = rng
+            continue
         if isinstance(rng, str):
             lo, sep, hi = rng.partition("..")
             if not sep:
@@ -169,10 +174,53 @@ def _const_data(t: Tensor) -> np.ndarray:
     return np.ascontiguousarray(t.data if t.data is not None else t.storage().data.reshape(t.shape))
 
 
+def _shape_op(g0: Graph, gs: list, i: int):
+    """A folded Shape value that a run-time op computes with ([T] in offset + T): the "shape" op that reads
+    it from a tensor of the same extents, inserted before its first use; False when there is none."""
+    t = g0.tensors[i]
+    if t.data is None or t.data.ndim != 1 or not 1 <= t.data.size <= 8 or t.dtype not in (np.int32, np.int64):
+        return False
+    vals = [[int(v) for v in _const_data(g.tensors[i])] for g in gs]
+    if any(len(v) != len(vals[0]) for v in vals):
+        return False
+    first = next((k for k, op in enumerate(g0.ops) if any(x is t for x in op.inputs)), None)
+    if first is None:
+        return False
+    avail = list(g0.inputs) + [o for op in g0.ops[:first] for o in op.outputs]
+    idx = {id(x): j for j, x in enumerate(g0.tensors)}
+    for src in avail:
+        j = idx.get(id(src))
+        if j is None:
+            continue
+        sigs = [tuple(g.tensors[j].shape[d] for g in gs) for d in range(len(src.shape))]
+        dims, values = [], []
+        for e in range(len(vals[0])):
+            sig = tuple(v[e] for v in vals)
+            if len(set(sig)) == 1:
+                dims.append(-1)
+                values.append(sig[0])
+            elif sig in sigs:
+                dims.append(sigs.index(sig))
+                values.append(0)
+            else:
+                break
+        else:
+            from .graph import Op
+            t.data = None
+            g0.ops.insert(first, Op("shape", [src], [t], {"dims": dims + [-1] * (8 - len(dims)),
+                                                          "values": values + [0] * (8 - len(values))},
+                                    name=f"{t.name}/shape"))
+            for g in gs[1:]:
+                g.tensors[i].data = None
+            return True
+    return False
+
+
 def _check_consts(g0: Graph, gs: list, what: list) -> None:
     """Constants must not depend on the length, except a length-long prefix of the one at the bound (a
     folded Range(0, T), a positional table sliced [:, :T]): the plan stores the bound's and its variable
-    dim reads the prefix. Row-major prefix: only the first dim that is not 1 may vary."""
+    dim reads the prefix. Row-major prefix: only the first dim that is not 1 may vary. A folded shape
+    value used in run-time arithmetic becomes a "shape" op (_shape_op)."""
     for i, t in enumerate(g0.tensors):
         if not t.is_const:
             continue
@@ -186,6 +234,8 @@ def _check_consts(g0: Graph, gs: list, what: list) -> None:
                 lead = next((d for d in range(full.ndim) if full.shape[d] != 1), 0)
                 ok = (varying == [lead] and a.shape[lead] <= full.shape[lead]
                       and full.reshape(-1)[:a.size].tobytes() == a.reshape(-1).tobytes())
+            if not ok and _shape_op(g0, gs, i):
+                break
             if not ok:
                 raise _err(f"the model is not length-generic: constant '{t.name}' {list(a.shape)} at {what[j]} "
                            f"is not a prefix of {list(full.shape)} at {what[0]} (its values depend on the length)")
@@ -200,12 +250,18 @@ def lower_dynamic(model, shapes, dims: dict) -> Graph:
     model = onnx_import.load(model)
     input_names = {p for ps in onnx_import.input_dim_params(model).values() for p in ps if p}
     ranges = parse_dims(dims)
+    aliases = {k: v for k, v in ranges.items() if isinstance(v, str)}
+    ranges = {k: v for k, v in ranges.items() if not isinstance(v, str)}
+    bad = {k: v for k, v in aliases.items() if v not in ranges}
+    if bad:
+        raise _err(f"dims {bad}: a length declared equal to another dim needs that dim bounded too")
     trace_vals = {name: _trace_values(lo, hi, k) for k, (name, (lo, hi)) in enumerate(sorted(ranges.items()))}
+    trace_vals.update({k: trace_vals[v] for k, v in aliases.items()})
     graphs = []
     for j in range(N_TRACES):
         symbols = {name: v[j] for name, v in trace_vals.items()}
         try:
-            g = lower(model, shapes=shapes, symbols=symbols)
+            g = lower(model, shapes=shapes, symbols=dict(symbols, __trace__=j))
         except CompileError as e:
             if j == 0:
                 raise
@@ -233,12 +289,13 @@ def lower_dynamic(model, shapes, dims: dict) -> Graph:
                        f"edgeplan needs one op list for every length")
     _check_consts(g0, [g for _, g in graphs],
                   [", ".join(f"{k}={v}" for k, v in sorted(sy.items())) for sy, _ in graphs])
-    _assign_symbols(g0, [g for _, g in graphs], ranges, trace_vals, input_names)
+    _assign_symbols(g0, [g for _, g in graphs], ranges, trace_vals, input_names, aliases)
     return g0
 
 
-def _assign_symbols(g0: Graph, gs: list, ranges: dict, trace_vals: dict, input_names: set) -> None:
-    unused = sorted(set(ranges) - input_names - {d[2] for d in g0.meta.get("data_dims", ())})
+def _assign_symbols(g0: Graph, gs: list, ranges: dict, trace_vals: dict, input_names: set, aliases=None) -> None:
+    aliases = aliases or {}
+    unused = sorted((set(ranges) | set(aliases)) - input_names - {d[2] for d in g0.meta.get("data_dims", ())})
     if unused:
         raise _err(f"dims names {', '.join(repr(u) for u in unused)}, which is neither an input dim of the "
                    f"model nor the declared length of a data-dependent output")
@@ -257,6 +314,8 @@ def _assign_symbols(g0: Graph, gs: list, ranges: dict, trace_vals: dict, input_n
             syms.append(Sym(name, K.EP_SYM_INPUT, lo, hi))
     data_at: dict = {}
     for k, (t, d, name, declared) in enumerate(g0.meta.get("data_dims", ())):
+        if name in aliases:     # equal to that dim's symbol (by its traced values); the run checks it
+            continue
         i = next(i for i, x in enumerate(g0.tensors) if x is t)
         sig = tuple(gi.meta["data_dims"][k][0].shape[d] for gi in gs)
         lo = ranges[name][0] if declared else 0

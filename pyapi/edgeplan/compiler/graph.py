@@ -51,6 +51,8 @@ OPCODES = {
     "gathernd": ("EP_OP_GATHERND", "ep_gathernd_params"),
     "range": ("EP_OP_RANGE", "ep_where_params"),
     "nonzero": ("EP_OP_NONZERO", "ep_where_params"),
+    "slice_dyn": ("EP_OP_SLICE_DYN", "ep_slice_dyn_params"),
+    "shape": ("EP_OP_SHAPE", "ep_shape_params"),
 }
 
 # numpy dtype -> EP_DTYPE_* value (ONNX TensorProto numbering), from the C header

@@ -139,7 +139,10 @@ class Lowerer:
             hint = params[d] if d < len(params) and params[d] else out
             raise NodeError(f"the length of output '{out}' depends on the data: declare its maximum with "
                             f"dims={{'{hint}': (0, MAX)}} / --dim {hint}=0..MAX")
-        return int(self.symbols.get(("default", out), default)), f"{out}:len", False
+        # undeclared: the natural maximum at the bound; at the other lengths compiler/dynamic.py lowers at,
+        # a different value, so that this length never looks like one that follows the input shapes
+        j = int(self.symbols.get("__trace__", 0))
+        return (int(default) if j == 0 else max(0, int(default) - j)), f"{out}:len{d}", False
 
     def tmp(self, base: str, shape, dtype=np.float32) -> graph.Tensor:
         return self.new(base, shape, dtype)

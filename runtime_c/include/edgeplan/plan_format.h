@@ -171,7 +171,7 @@ typedef struct ep_io_rec {
 #define EP_OP_REDUCE 17
 #define EP_OP_GATHER 18
 #define EP_OP_COPY 19
-#define EP_OP_COUNT 35         /* one past the last opcode (speech ops appended at the end) */
+#define EP_OP_COUNT 37         /* one past the last opcode (speech ops appended at the end) */
 
 #define EP_VARIANT_DEFAULT 0
 #define EP_MAX_VARIANTS 4
@@ -550,6 +550,25 @@ typedef struct ep_gathernd_params {
  * delta == 0 fails the run with EP_ERR_RUN_INDEX. Uses ep_where_params (reserved). */
 /* NONZERO: in X (F32, I8, U8, I16, I32, I64 or BOOL), rank >= 1; out Y I64 [rank, n]: the indices
  * of X's nonzero elements in row-major order. Uses ep_where_params (reserved). */
+#define EP_OP_SLICE_DYN 35
+/* SLICE_DYN: ONNX Slice with run-time starts and ends. in X (any dtype), Starts and Ends (I32 or I64,
+ * [n], n <= rank(X), same dtype); out Y of X's rank. For k < n, axis axes[k] is sliced with steps[k]:
+ * starts/ends are clamped as ONNX does (negative counts from the end); the extent is the number of
+ * steps that stay inside. Other dims are X's. The sliced extents are data-dependent (Y's record dims
+ * on those axes are their capacity, X's bound). */
+typedef struct ep_slice_dyn_params {
+    int32_t axes[8];        /* axes[0..n-1]: distinct, 0..rank-1; -1 past n */
+    int32_t steps[8];       /* steps[0..n-1]: nonzero; 0 past n */
+} ep_slice_dyn_params;
+
+/* SHAPE (1.1): in X (any dtype, its current shape); out Y I32 or I64 [n], n <= 8: Y[k] = X.dims[dims[k]]
+ * when dims[k] >= 0, else values[k]. The compiler emits it where a model computes with a variable length
+ * (ONNX Shape feeding arithmetic); a Shape of fixed dims is folded. */
+#define EP_OP_SHAPE 36
+typedef struct ep_shape_params {
+    int32_t dims[8];        /* dims[k] in -1..rank-1 for k < n; -1 past n */
+    int32_t values[8];      /* used where dims[k] == -1; 0 past n */
+} ep_shape_params;
 /* EP_CDEF_END */
 
 #endif

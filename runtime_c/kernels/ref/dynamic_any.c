@@ -74,3 +74,58 @@ int ep_ref_nonzero_any(const ep_op *op) {
     y->dims[1] = (int32_t)n;
     return EP_OK;
 }
+
+/* SLICE_DYN: clamp the run-time starts/ends as ONNX Slice does, set the extents, then run SLICE. */
+int ep_ref_slice_dyn_any(const ep_op *op) {
+    const ep_slice_dyn_params *p = (const ep_slice_dyn_params *)op->params;
+    const ep_tensor *x = op->in[0], *st = op->in[1], *en = op->in[2];
+    ep_tensor *y = op->out[0];
+    ep_slice_params sp;
+    for (int i = 0; i < EP_MAX_RANK; i++) {
+        sp.starts[i] = 0;
+        sp.steps[i] = 1;
+    }
+    int32_t ext[EP_MAX_RANK];
+    for (int i = 0; i < x->rank; i++) ext[i] = x->dims[i];
+    const int64_t n = ep_numel(st);
+    for (int64_t k = 0; k < n; k++) {
+        const int a = p->axes[k];
+        const int64_t dim = x->dims[a], step = p->steps[k];
+        int64_t s = rb_load_i(st->data, st->dtype, k), e = rb_load_i(en->data, en->dtype, k);
+        /* negative counts from the end; saturate first so that adding dim cannot overflow */
+        if (s < 0) s = (s < -dim - 1 ? -dim - 1 : s) + dim;
+        if (e < 0) e = (e < -dim - 1 ? -dim - 1 : e) + dim;
+        if (s < 0) s = step > 0 ? 0 : -1;
+        if (e < 0) e = step > 0 ? 0 : -1;
+        int64_t cnt;
+        if (step > 0) {
+            s = s > dim ? dim : s;
+            e = e > dim ? dim : e;
+            cnt = e > s ? (e - s + step - 1) / step : 0;
+        } else {
+            s = s > dim - 1 ? dim - 1 : s;
+            e = e > dim - 1 ? dim - 1 : e;
+            if (e < -1) e = -1;
+            cnt = s > e ? (s - e + (-step) - 1) / (-step) : 0;
+        }
+        if (cnt > y->dims[a]) return EP_ERR_RUN_BOUND;   /* never: cnt <= dim <= capacity */
+        ext[a] = (int32_t)cnt;
+        sp.starts[a] = cnt ? (int32_t)s : 0;
+        sp.steps[a] = (int32_t)step;
+    }
+    for (int i = 0; i < x->rank; i++) y->dims[i] = ext[i];
+    ep_op sub = *op;
+    sub.params = &sp;
+    return ep_ref_slice_any(&sub);
+}
+
+int ep_ref_shape_any(const ep_op *op) {
+    const ep_shape_params *p = (const ep_shape_params *)op->params;
+    const ep_tensor *x = op->in[0], *y = op->out[0];
+    for (int k = 0; k < y->dims[0]; k++) {
+        const int64_t v = p->dims[k] >= 0 ? x->dims[p->dims[k]] : p->values[k];
+        if (y->dtype == EP_DTYPE_I64) ((int64_t *)y->data)[k] = v;
+        else ((int32_t *)y->data)[k] = (int32_t)v;
+    }
+    return EP_OK;
+}

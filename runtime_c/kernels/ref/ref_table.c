@@ -102,6 +102,12 @@ void ep_kernels_init_ref(ep_kernel_table *t) {
 #if EP_HAVE_RANGE_DEFAULT
     t->fn[EP_OP_RANGE][0] = ep_ref_range_any;
 #endif
+#if EP_HAVE_SLICE_DYN_DEFAULT
+    t->fn[EP_OP_SLICE_DYN][0] = ep_ref_slice_dyn_any;
+#endif
+#if EP_HAVE_SHAPE_DEFAULT
+    t->fn[EP_OP_SHAPE][0] = ep_ref_shape_any;
+#endif
 #if EP_HAVE_NONZERO_DEFAULT
     t->fn[EP_OP_NONZERO][0] = ep_ref_nonzero_any;
 #endif

@@ -1,5 +1,8 @@
-"""Unary activations/math → unary; Add/Sub/Mul/Div/Pow/Max/Min/Sum/PRelu → binary (numpy broadcasting)
-with an optional fused activation; standalone BatchNormalization → binary mul + add."""
+"""Unary activations/math (Round/Floor/Ceil included) → unary; Add/Sub/Mul/Div/Pow/Max/Min/Sum/PRelu/Mod →
+binary (numpy broadcasting) with an optional fused activation; standalone BatchNormalization → binary mul + add.
+Binary arithmetic (Add, Sub, Mul, Div, Max, Min, Sum, Mod) also runs on int8/uint8/int16/int32/int64 (both
+inputs one dtype; integers wrap, Div truncates, x / 0 and x mod 0 are 0: docs/plan-format.md); float32 is
+the only dtype with fused activations."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,7 +14,10 @@ from ._util import epilogue_params
 
 BIN_KIND = {"Add": K.EP_BIN_ADD, "Sub": K.EP_BIN_SUB, "Mul": K.EP_BIN_MUL, "Div": K.EP_BIN_DIV,
             "Pow": K.EP_BIN_POW, "Max": K.EP_BIN_MAX, "Min": K.EP_BIN_MIN, "Sum": K.EP_BIN_ADD,
-            "PRelu": K.EP_BIN_PRELU}
+            "PRelu": K.EP_BIN_PRELU, "Mod": K.EP_BIN_MOD}
+# binary ops the runtime also computes on integers (kernels/ref/binary_int.c)
+INT_DTYPES = {np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.int32, np.int64)}
+INT_OPS = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Mod"}
 NO_ACT = {"act": K.EP_ACT_NONE, "act_alpha": 0.0, "act_beta": 0.0}
 
 
@@ -35,12 +41,12 @@ def _f32_operand(ctx, t, what):
 
 
 def binary(ctx, kind, A, B, out_name=None, params=None, bind=None):
-    """Y = A kind B; binds IR output bind=(node, index) or makes a temporary named out_name."""
+    """Y = A kind B (Y has A's dtype); binds IR output bind=(node, index) or makes a temporary named out_name."""
     try:
         shape = tuple(np.broadcast_shapes(A.shape, B.shape))
     except ValueError:
         raise NodeError(f"shapes {A.shape} and {B.shape} do not broadcast") from None
-    y = ctx.output(bind[0], bind[1], shape, np.float32) if bind else ctx.tmp(out_name, shape)
+    y = ctx.output(bind[0], bind[1], shape, A.dtype) if bind else ctx.tmp(out_name, shape, A.dtype)
     inplace = None
     if shape == tuple(A.shape) and not A.is_const:
         inplace = 0
@@ -57,11 +63,27 @@ def lower_binary(ctx, n):
     if not ins:
         raise NodeError("no inputs")
     ts = [ctx.tensor(i) for i in ins]
-    if n.op_type == "Pow":
-        ctx.need_f32(ts[0])
-        ts[1] = _f32_operand(ctx, ts[1], "exponent")
-    ctx.need_f32(*ts)
     kind = BIN_KIND[n.op_type]
+    if n.op_type == "Mod":
+        fmod = int(n.attrs.get("fmod", 0))
+        if fmod not in (0, 1):
+            raise NodeError(f"fmod={fmod} (must be 0 or 1)")
+        kind = K.EP_BIN_FMOD if fmod else K.EP_BIN_MOD
+    if n.op_type in INT_OPS and ts[0].dtype in INT_DTYPES:
+        bad = [t for t in ts if t.dtype != ts[0].dtype]
+        if bad:
+            raise NodeError(f"input '{bad[0].name}' has dtype {bad[0].dtype.name}, "
+                            f"'{ts[0].name}' {ts[0].dtype.name}: the inputs must have one dtype")
+        if epilogue_params(n)["act"] != K.EP_ACT_NONE:
+            raise NodeError(f"a fused activation on {ts[0].dtype.name} (only float32 takes one)")
+    else:
+        if n.op_type == "Pow":
+            ctx.need_f32(ts[0])
+            ts[1] = _f32_operand(ctx, ts[1], "exponent")
+        for t in ts:
+            if t.dtype != np.float32:
+                ints = ", int8, uint8, int16, int32, int64" if n.op_type in INT_OPS else ""
+                raise NodeError(f"input '{t.name}' has dtype {t.dtype.name}; {n.op_type} supports float32{ints}")
     if len(ts) == 1:
         if n.op_type not in ("Max", "Min", "Sum"):
             raise NodeError("needs two inputs")

@@ -96,9 +96,38 @@ def slice_dims(shape, starts, ends, axes, steps):
     return st, sp, ext
 
 
+def lower_slice_dyn(ctx, n, X):
+    """Slice with starts/ends computed at run time: the sliced extents are data-dependent, bounded by X's."""
+    St, En = ctx.input(n, 1, "starts"), ctx.input(n, 2, "ends")
+    if St.dtype not in (np.int32, np.int64) or En.dtype != St.dtype or len(St.shape) != 1 or St.shape != En.shape:
+        raise NodeError(f"run-time starts/ends must be int32/int64 vectors of one length, got "
+                        f"{St.dtype.name}{list(St.shape)} and {En.dtype.name}{list(En.shape)}")
+    k = St.shape[0]
+    axes = ([int(v) for v in ctx.const_input(n, 3, "axes").reshape(-1)] if n.input(3) else list(range(k)))
+    steps = ([int(v) for v in ctx.const_input(n, 4, "steps").reshape(-1)] if n.input(4) else [1] * k)
+    r = len(X.shape)
+    axes = [norm_axis(a, r) for a in axes]
+    if len(axes) != k or len(steps) != k or len(set(axes)) != k or any(s == 0 or abs(s) >= 2**31 for s in steps):
+        raise NodeError("axes/steps do not match the run-time starts/ends")
+    shape = list(X.shape)
+    data = []
+    for a in axes:
+        shape[a], sym, declared = ctx.data_dim(n, 0, a, default=X.shape[a])
+        if shape[a] > X.shape[a]:
+            raise NodeError(f"declared length {shape[a]} of axis {a} exceeds the input's {X.shape[a]}")
+        data.append((a, sym, declared))
+    y = ctx.output(n, 0, shape, X.dtype)
+    for a, sym, declared in data:
+        ctx.data_dims.append((y, a, sym, declared))
+    ctx.emit("slice_dyn", [X, St, En], [y], {"axes": pad8(axes, -1), "steps": pad8(steps, 0)})
+
+
 def lower_slice(ctx, n):
     X = ctx.input(n, 0)
     _rank_ok(X)
+    if ctx.m.const(n.input(1)) is None or ctx.m.const(n.input(2)) is None:
+        lower_slice_dyn(ctx, n, X)
+        return
     starts = [int(v) for v in ctx.const_input(n, 1, "starts").reshape(-1)]
     ends = [int(v) for v in ctx.const_input(n, 2, "ends").reshape(-1)]
     axes = ([int(v) for v in ctx.const_input(n, 3, "axes").reshape(-1)] if n.input(3) else list(range(len(starts))))

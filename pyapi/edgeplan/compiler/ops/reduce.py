@@ -1,4 +1,5 @@
-"""Reduce* → reduce (axes mask); Softmax / LogSoftmax → softmax (opset < 13 via a 2-D view)."""
+"""Reduce* → reduce (axes mask; ReduceSum/Max/Min/Prod also on int32/int64, which wrap); Softmax /
+LogSoftmax → softmax (opset < 13 via a 2-D view)."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,11 +11,15 @@ from ._util import norm_axis, prod
 KINDS = {"ReduceMean": K.EP_REDUCE_MEAN, "ReduceSum": K.EP_REDUCE_SUM, "ReduceMax": K.EP_REDUCE_MAX,
          "ReduceMin": K.EP_REDUCE_MIN, "ReduceProd": K.EP_REDUCE_PROD,
          "ReduceSumSquare": K.EP_REDUCE_SUM_SQUARE, "ReduceL2": K.EP_REDUCE_L2}
+INT_KINDS = {"ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd"}
+INT_DTYPES = {np.dtype(np.int32), np.dtype(np.int64)}
 
 
 def lower_reduce(ctx, n):
     X = ctx.input(n, 0)
-    ctx.need_f32(X)
+    if not (n.op_type in INT_KINDS and X.dtype in INT_DTYPES) and X.dtype != np.float32:
+        ints = ", int32, int64" if n.op_type in INT_KINDS else ""
+        raise NodeError(f"input '{X.name}' has dtype {X.dtype.name}; {n.op_type} supports float32{ints}")
     r = len(X.shape)
     if r > 8:
         raise NodeError(f"rank {r} > 8")
@@ -31,7 +36,7 @@ def lower_reduce(ctx, n):
     ax = sorted({norm_axis(a, r) for a in axes})
     shape = [1 if i in ax else d for i, d in enumerate(X.shape)] if keep else \
         [d for i, d in enumerate(X.shape) if i not in ax]
-    y = ctx.output(n, 0, shape, np.float32)
+    y = ctx.output(n, 0, shape, X.dtype)
     ctx.emit("reduce", [X], [y], {"kind": KINDS[n.op_type], "axes_mask": sum(1 << a for a in ax),
                                   "keepdims": keep})
 

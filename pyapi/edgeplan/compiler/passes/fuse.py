@@ -194,6 +194,9 @@ class _Fuser:
     def grow_binary(self, n):
         if "ep_act" in n.attrs or len(n.inputs) != 2:
             return
+        v = self.m.values.get(n.outputs[0])
+        if v is not None and v.dtype is not None and v.dtype != np.float32:   # integer binaries: no activation
+            return
         c = self.sole_user(n.outputs[0])
         act = acts.epilogue(self.m, c) if c is not None else None
         if act is None:

@@ -1,0 +1,163 @@
+"""Round / Floor / Ceil and integer element-wise arithmetic and reductions (issue 3: what real speech
+exports need, e.g. `frame_index + 1` on int64 positions and length arithmetic), against onnxruntime on
+seeded random shapes, and against numpy where onnxruntime has no defined result (overflow wraps, a zero
+divisor gives 0: docs/plan-format.md, BINARY)."""
+import numpy as np
+import onnxruntime as ort
+import pytest
+from onnx import helper, numpy_helper
+
+import edgeplan
+from edgeplan.compiler.errors import CompileError
+
+SEEDS = range(3)
+INTS = [np.int32, np.int64]
+
+
+def model(nodes, inputs, outputs, consts=(), opset=18):
+    vi = [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(np.dtype(v.dtype)), v.shape)
+          for k, v in inputs.items()]
+    vo = [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(np.dtype(dt)), None)
+          for k, dt in outputs.items()]
+    g = helper.make_graph(nodes, "g", vi, vo, [numpy_helper.from_array(np.asarray(v), k) for k, v in consts])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
+
+
+def run_both(m, feeds):
+    ref = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    got = edgeplan.Session(edgeplan.compile(m)).run(feeds)
+    return list(got.values()), ref
+
+
+def bshapes(rng):
+    """Two shapes that broadcast (same, scalar, per-channel, lower rank, random ones)."""
+    r = int(rng.integers(1, 5))
+    y = [int(rng.integers(1, 6)) for _ in range(r)]
+    form = int(rng.integers(0, 4))
+    if form == 0:
+        return y, list(y)
+    if form == 1:
+        return y, []
+    if form == 2:
+        return y, y[-1:]
+    return y, [d if rng.integers(0, 2) else 1 for d in y]
+
+
+@pytest.mark.parametrize("dtype", INTS)
+@pytest.mark.parametrize("op,attrs", [("Add", {}), ("Sub", {}), ("Mul", {}), ("Div", {}), ("Max", {}),
+                                      ("Min", {}), ("Mod", {}), ("Mod", {"fmod": 1})])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_int_binary_matches_ort(seed, op, attrs, dtype):
+    rng = np.random.default_rng(seed)
+    sa, sb = bshapes(rng)
+    if seed == 1:
+        sa, sb = sb, sa
+    a = rng.integers(-1000, 1000, sa).astype(dtype)
+    b = rng.integers(-50, 50, sb).astype(dtype)
+    if op in ("Div", "Mod"):
+        b[b == 0] = 7          # onnxruntime's integer division by zero traps
+    feeds = {"a": a, "b": b}
+    m = model([helper.make_node(op, ["a", "b"], ["y"], **attrs)], feeds, {"y": dtype})
+    (got,), (ref,) = run_both(m, feeds)
+    assert got.dtype == np.dtype(dtype) and got.shape == ref.shape
+    np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.parametrize("dtype", INTS)
+def test_int_wrap_and_zero_divisor_as_numpy(dtype):
+    info = np.iinfo(dtype)
+    a = np.array([info.max, info.min, info.min, 7, -7, 7, -7, 5, info.min], dtype)
+    b = np.array([1, 1, -1, 2, 2, -2, -2, 0, -1], dtype)
+    feeds = {"a": a, "b": b}
+    outs = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "mod": "Mod", "fmod": "Mod"}
+    nodes = [helper.make_node(t, ["a", "b"], [o], **({"fmod": 1} if o == "fmod" else {})) for o, t in outs.items()]
+    got = edgeplan.Session(edgeplan.compile(model(nodes, feeds, {o: dtype for o in outs}))).run(feeds)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(got["add"], a + b)
+        np.testing.assert_array_equal(got["sub"], a - b)
+        np.testing.assert_array_equal(got["mul"], a * b)
+        nz = np.where(b == 0, 1, b)
+        trunc = np.where(b == 0, 0, np.where((a < 0) != (b < 0), -(np.abs(a) // np.abs(nz)), np.abs(a) // np.abs(nz)))
+        trunc[(a == info.min) & (b == -1)] = info.min          # wraps, as numpy's a // -1
+        np.testing.assert_array_equal(got["div"], trunc.astype(dtype))
+        np.testing.assert_array_equal(got["mod"], np.mod(a, b))          # sign of b; x mod 0 = 0
+        np.testing.assert_array_equal(got["fmod"], np.fmod(a, b))        # sign of a; x fmod 0 = 0
+    assert got["div"][7] == 0 and got["mod"][7] == 0 and got["fmod"][7] == 0
+
+
+def test_positions_and_lengths_int64():
+    """The motivating TTS case: frame_index + 1 on a run-time int64 position, then length arithmetic
+    (hop * frames, ceil-free frame counts by integer division) kept in int64."""
+    idx = np.array([41], np.int64)
+    lens = np.array([[16000, 12345, 400]], np.int64)
+    feeds = {"frame_index": idx, "lengths": lens}
+    nodes = [helper.make_node("Add", ["frame_index", "one"], ["next_index"]),
+             helper.make_node("Mul", ["next_index", "hop"], ["sample_pos"]),
+             helper.make_node("Sub", ["lengths", "win"], ["t0"]),
+             helper.make_node("Div", ["t0", "hop"], ["t1"]),
+             helper.make_node("Add", ["t1", "one"], ["frames"]),
+             helper.make_node("ReduceMax", ["frames"], ["max_frames"], keepdims=0)]
+    consts = [("one", np.array(1, np.int64)), ("hop", np.array(160, np.int64)), ("win", np.array(400, np.int64))]
+    m = model(nodes, feeds, {"next_index": np.int64, "sample_pos": np.int64, "frames": np.int64,
+                             "max_frames": np.int64}, consts)
+    got, ref = run_both(m, feeds)
+    for g, r in zip(got, ref):
+        assert g.dtype == np.int64
+        np.testing.assert_array_equal(g, r)
+    assert int(got[0][0]) == 42
+
+
+@pytest.mark.parametrize("dtype", INTS)
+@pytest.mark.parametrize("op", ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd"])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_int_reduce_matches_ort(seed, op, dtype):
+    rng = np.random.default_rng(seed)
+    r = int(rng.integers(1, 5))
+    shape = [int(rng.integers(1, 5)) for _ in range(r)]
+    lo, hi = (-3, 4) if op == "ReduceProd" else (-10**6, 10**6)
+    x = rng.integers(lo, hi, shape).astype(dtype)
+    axes = sorted({int(a) for a in rng.integers(-r, r, int(rng.integers(1, r + 1)))})
+    keep = int(rng.integers(0, 2))
+    m = model([helper.make_node(op, ["x", "axes"], ["y"], keepdims=keep)], {"x": x}, {"y": dtype},
+              [("axes", np.array(axes, np.int64))])
+    (got,), (ref,) = run_both(m, {"x": x})
+    assert got.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(got, ref)
+
+
+def test_int_reduce_wraps():
+    x = np.array([[np.iinfo(np.int32).max, 1], [3, 4]], np.int32)
+    m = model([helper.make_node("ReduceSum", ["x", "axes"], ["y"], keepdims=0)], {"x": x}, {"y": np.int32},
+              [("axes", np.array([1], np.int64))])
+    y = edgeplan.Session(edgeplan.compile(m)).run({"x": x})["y"]
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(y, x.sum(axis=1, dtype=np.int32))
+    assert y[0] == np.iinfo(np.int32).min
+
+
+@pytest.mark.parametrize("op", ["Round", "Floor", "Ceil"])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_round_floor_ceil_match_ort(seed, op):
+    rng = np.random.default_rng(seed)
+    shape = [int(rng.integers(1, 4)), int(rng.integers(1, 40))]
+    x = (rng.standard_normal(shape) * 10).astype(np.float32)
+    x.flat[::3] = (rng.integers(-20, 20, x.flat[::3].shape) * 0.5).astype(np.float32)   # ties, integers
+    x.flat[0] = -0.25
+    m = model([helper.make_node(op, ["x"], ["y"])], {"x": x}, {"y": np.float32})
+    (got,), (ref,) = run_both(m, {"x": x})
+    np.testing.assert_array_equal(got, ref)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(ref))   # -0.25 rounds to -0 (ceil too)
+
+
+def test_int_inputs_refused_with_reason():
+    a = np.zeros((2, 3), np.int32)
+    b = np.zeros((2, 3), np.int64)
+    m = model([helper.make_node("Add", ["a", "b"], ["y"], name="mixed")], {"a": a, "b": b}, {"y": np.int64})
+    with pytest.raises(CompileError, match="one dtype"):
+        edgeplan.compile(m)
+    m = model([helper.make_node("Pow", ["a", "c"], ["y"], name="ipow")], {"a": a, "c": a}, {"y": np.int32})
+    with pytest.raises(CompileError, match="float32"):
+        edgeplan.compile(m)
+    m = model([helper.make_node("ReduceMean", ["a"], ["y"], name="imean")], {"a": a}, {"y": np.int32})
+    with pytest.raises(CompileError, match="ReduceMean supports float32"):
+        edgeplan.compile(m)
