@@ -19,6 +19,8 @@ import onnxruntime as ort
 import pytest
 
 import edgeplan
+from edgeplan._cdef import K
+from edgeplan.compiler.errors import CompileError
 from conftest import ROOT, rel_err, zoo
 
 
@@ -296,12 +298,11 @@ def test_edgeplan_hifigan():
     check_edgeplan("hifigan", {"mel": mel(20, seed=9)})
 
 
-# Besides Range(0, cum[0, -1], 1) with a run-time limit, the duration predictor's Round is unsupported
-# today, and so is the int64 Add of the decoder positions (frame_index + 1)
-@pytest.mark.xfail(strict=False, reason="data-dependent sizes: issue 3 part 2")
-def test_edgeplan_tts_acoustic():
-    got, ref = check_edgeplan("tts_acoustic", {"tokens": tokens(8, seed=10)})
-    np.testing.assert_array_equal(got["durations"], ref["durations"])
+def test_edgeplan_tts_acoustic_fixed_length_needs_a_frames_bound():
+    """The mel length depends on the predicted durations (data): without a declared maximum the
+    compiler says so and names the dim."""
+    with pytest.raises(CompileError, match="depends on the data.*--dim frames="):
+        edgeplan.compile(model("tts_acoustic"), shapes={"tokens": (1, 8)})
 
 
 # -------------------------------------------------------------------------------- one plan, every length
@@ -378,3 +379,30 @@ def _hifigan_plan():
     if not _HIFI:
         _HIFI.append(edgeplan.compile(model("hifigan"), dims={"frames": (1, 64)}))
     return _HIFI[0]
+
+
+@pytest.fixture(scope="module")
+def tts_plan():
+    return edgeplan.compile(model("tts_acoustic"), dims={"N": (1, 32), "frames": (1, 256)})
+
+
+@pytest.mark.parametrize("n", [1, 8, 24, 32])
+def test_tts_acoustic_data_dependent_length(tts_plan, n):
+    """One plan: token count N variable, mel frames = sum of the predicted durations (data-dependent,
+    bounded by the declared 256)."""
+    s = edgeplan.Session(tts_plan)
+    x = {"tokens": tokens(n, seed=n)}
+    got, ref = s.run(x), run("tts_acoustic", x)
+    np.testing.assert_array_equal(got["durations"], ref["durations"])
+    assert got["mel"].shape == ref["mel"].shape == (1, 80, int(ref["durations"].sum()))
+    assert rel_err(got["mel"], ref["mel"]) <= 1e-4
+
+
+def test_tts_frames_past_their_bound_are_refused():
+    plan = edgeplan.compile(model("tts_acoustic"), dims={"N": (1, 32), "frames": (1, 40)})
+    s = edgeplan.Session(plan)
+    with pytest.raises(edgeplan.EdgeplanError, match="exceeds") as e:
+        s.run({"tokens": tokens(32, seed=3)})
+    assert e.value.status == K.EP_ERR_RUN_BOUND
+    x = {"tokens": tokens(4, seed=4)}                      # the session still serves shorter input
+    np.testing.assert_array_equal(s.run(x)["durations"], run("tts_acoustic", x)["durations"])
