@@ -194,9 +194,9 @@ def cmd_asr(a) -> int:
         print("edgeplan asr: give PLAN and WAV (or only --write-vocab FILE)", file=sys.stderr)
         return 2
     vocab = None
-    if a.vocab:
+    if a.vocab or a.write_vocab:
         try:
-            vocab = load_vocab(a.vocab)
+            vocab = load_vocab(a.vocab or a.write_vocab)
         except OSError as e:
             print(f"edgeplan: {e}", file=sys.stderr)
             return 1
@@ -293,7 +293,8 @@ def add_parsers(sub) -> None:
     s.add_argument("plan", nargs="?", help="ASR plan: audio [1, samples] -> tokens [1, frames]")
     s.add_argument("wav", nargs="?", help="PCM wav (8/16/24/32-bit; several channels are averaged)")
     s.add_argument("--vocab", metavar="FILE", help="one token per line, blank first; prints the text")
-    s.add_argument("--write-vocab", metavar="FILE", help="write the zoo ASR model's vocabulary (models/asr.py)")
+    s.add_argument("--write-vocab", metavar="FILE", help="write the zoo ASR model's vocabulary (models/asr.py) to "
+                   "FILE (and use it, if PLAN and WAV are given too)")
     s.add_argument("--chunk-seconds", type=float, metavar="S",
                    help="recognise the audio in pieces of S seconds (default: whole, or pieces of the plan's "
                         "bound when the audio is longer)")

@@ -28,10 +28,11 @@
 #define PK_PARALLEL_FOR(pool, n, fn, ctx) ep_parallel_for(pool, n, fn, ctx)
 #else             /* the reference build: one thread, and the task loops inline */
 #define PK_THREADS_FOR(pool, work) ((void)(pool), (void)(work), (uint32_t)1)
-#define PK_PARALLEL_FOR(pool, n, fn, ctx) pk_serial_for(n, fn, ctx)
-static inline void pk_serial_for(uint32_t n, ep_task_fn fn, void *ctx) {
-    for (uint32_t t = 0; t < n; t++) fn(ctx, t);
-}
+#define PK_PARALLEL_FOR(pool, n, fn, ctx)                                \
+    do {                                                                 \
+        (void)(pool);                                                    \
+        for (uint32_t pk_t_ = 0; pk_t_ < (uint32_t)(n); pk_t_++) fn(ctx, pk_t_); \
+    } while (0)
 #endif
 
 static inline int64_t pk_min(int64_t a, int64_t b) { return a < b ? a : b; }

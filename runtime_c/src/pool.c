@@ -28,7 +28,6 @@ static void run_inline(uint32_t n_tasks, ep_task_fn fn, void *ctx) {
 
 #if defined(EP_THREADS) && EP_THREADS
 #include <sched.h>
-#include <signal.h>
 
 #ifndef EP_POOL_PURE_SPINS
 #define EP_POOL_PURE_SPINS 200   /* pause loops (a few microseconds) before yielding the core */
@@ -144,16 +143,11 @@ uint32_t ep_pool_start(ep_pool *p, uint32_t n_threads) {
         pthread_mutex_destroy(&p->mu);
         return 1;
     }
-    /* workers start with every signal blocked: signals go to the application's threads */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
     uint32_t started = 0;
     for (; started + 1 < n_threads; started++) {
         p->workers[started].pool = p;
         if (pthread_create(&p->workers[started].thread, NULL, worker_main, &p->workers[started])) break;
     }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
     p->n_threads = 1 + started;
     if (!started) {
         pthread_cond_destroy(&p->done);

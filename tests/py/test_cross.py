@@ -196,3 +196,29 @@ def test_bundle_rpi4_mobilenetv2(tmp_path):
         err = rel_err(arm[k], host[k])
         print(f"bundle mobilenetv2 rpi4: {k} rel err {err:.2e}")
         assert err <= E2E_RTOL
+
+
+# ---- speech plans: variable lengths and data-dependent sizes resolved by the aarch64 runtime ----
+SPEECH = {  # model -> (dims, input array at a length below the bound)
+    "asr": ({"samples": (400, 16000)}, lambda r: (r.standard_normal((1, 8000)) * 0.1).astype(np.float32)),
+    "hifigan": ({"frames": (1, 32)}, lambda r: r.standard_normal((1, 80, 10)).astype(np.float32)),
+    "tts_acoustic": ({"N": (1, 16), "frames": (1, 128)}, lambda r: r.integers(1, 30, (1, 8)).astype(np.int64)),
+}
+
+
+@pytest.mark.parametrize("name", list(SPEECH))
+def test_speech_on_aarch64(aarch64_build, tmp_path, name):
+    import edgeplan
+    dims, make_x = SPEECH[name]
+    plan = edgeplan.compile(zoo().build(name), dims=dims, board="rpi4")
+    plan_path = tmp_path / f"{name}.eplan"
+    plan.save(str(plan_path))
+    x = make_x(np.random.default_rng(1))
+    host = _host_run(plan_path, x)
+    arm, _ = _arm_run(aarch64_build / "runtime_c" / "edgeplan-run", plan_path, x, list(host), "cortex-a72", tmp_path)
+    for k in host:
+        assert arm[k].shape == host[k].shape and arm[k].dtype == host[k].dtype, (k, arm[k].shape, host[k].shape)
+        if host[k].dtype.kind == "f":
+            assert rel_err(arm[k], host[k]) <= E2E_RTOL, k
+        else:
+            np.testing.assert_array_equal(arm[k], host[k])

@@ -1,0 +1,110 @@
+/* MAXPOOL / AVGPOOL drivers (semantics of kernels/ref/pool_f32.c), compiled once per ISA.
+ *
+ * Per output row, the columns whose whole window lies inside the input ("interior", ep_pool_interior)
+ * run PV_N outputs per vector, taps in the reference's (kh, kw) order: stride 1 reads contiguous
+ * vectors, stride 2 de-interleaves two (when the extra odd element read is still inside the row),
+ * other strides gather. A last partial vector of the interior is recomputed overlapping the previous
+ * one (same values, stored twice), so only the clipped border outputs, or an interior narrower than a
+ * vector, go through the reference's scalar window (pool_common.h, the same helper the reference runs).
+ * MAX keeps the reference's "v > m" update from -FLT_MAX (a NaN tap is skipped, signed zeros keep the
+ * first seen), AVG sums from 0.0f in tap order and divides by the row's count: both equal the reference
+ * bit for bit. Threads: planes are split into contiguous ranges.
+ *
+ * The including file defines POOL_FN(name) (exports POOL_FN(maxpool_f32), POOL_FN(avgpool_f32)) and
+ *   PV, PV_N                    the vector type and its lanes
+ *   PV_LD1(p)                   p[0..PV_N)
+ *   PV_LD2(p)                   p[0], p[2], ..., p[2*(PV_N-1)] (may read p[0..2*PV_N))
+ *   PV_LDS(p, s)                p[i*s], i < PV_N (reads only those)
+ *   PV_SET1(f), PV_ST(p, v)
+ *   PV_MAX(v, m)                per lane v > m ? v : m
+ *   PV_ADD(a, b), PV_DIV(a, b)  IEEE per lane */
+#include "ep_ops.h"
+#include "pool_common.h"
+
+#define POOL_INLINE static inline __attribute__((always_inline))
+
+/* PV_N outputs of row r starting at interior column ow; sclass: 1 (stride 1), 2 (stride 2), 0 (other). */
+POOL_INLINE void pool_vec(const int is_max, const int sclass, const ep_pool_geom *g, const ep_pool_row *r,
+                          const float *xp, float *yr, int64_t ow, float count) {
+    const int64_t w0 = ow * g->sw - g->pl;
+    PV acc = PV_SET1(is_max ? -FLT_MAX : 0.0f);
+    for (int64_t kh = r->kh0; kh < r->kh1; kh++) {
+        const float *xr = xp + (r->h0 + kh * g->dh) * g->W;
+        for (int64_t kw = 0; kw < g->KW; kw++) {
+            const int64_t c0 = w0 + kw * g->dw;
+            PV v;
+            if (sclass == 1)
+                v = PV_LD1(xr + c0);
+            else if (sclass == 2 && c0 + 2 * PV_N <= g->W)
+                v = PV_LD2(xr + c0);
+            else
+                v = PV_LDS(xr + c0, g->sw);
+            acc = is_max ? PV_MAX(v, acc) : PV_ADD(acc, v);
+        }
+    }
+    if (!is_max) acc = count > 0.0f ? PV_DIV(acc, PV_SET1(count)) : PV_SET1(0.0f);
+    PV_ST(yr + ow, acc);
+}
+
+/* One plane: the vector interior and the scalar borders of every row. */
+POOL_INLINE void pool_plane(const int is_max, const int sclass, const ep_pool_geom *g, int64_t lo, int64_t hi,
+                            const float *xp, float *yp) {
+    for (int64_t oh = 0; oh < g->OH; oh++) {
+        ep_pool_row r;
+        ep_pool_row_init(g, oh, &r);
+        float *yr = yp + oh * g->OW;
+        /* interior count: every kw tap is valid and inside the padded extent */
+        const float count = (float)((g->count_include_pad ? r.ph1 - r.ph0 : r.kh1 - r.kh0) * g->KW);
+        int64_t ow = 0;
+        if (hi - lo >= PV_N) {
+            for (; ow < lo; ow++) yr[ow] = is_max ? ep_pool_max_at(g, &r, xp, ow) : ep_pool_avg_at(g, &r, xp, ow);
+            for (; ow + PV_N <= hi; ow += PV_N) pool_vec(is_max, sclass, g, &r, xp, yr, ow, count);
+            if (ow < hi) pool_vec(is_max, sclass, g, &r, xp, yr, hi - PV_N, count);   /* overlapping the last */
+            ow = hi;
+        }
+        for (; ow < g->OW; ow++) yr[ow] = is_max ? ep_pool_max_at(g, &r, xp, ow) : ep_pool_avg_at(g, &r, xp, ow);
+    }
+}
+
+typedef struct pool_job {
+    const ep_pool_geom *g;
+    const float *x;
+    float *y;
+    int64_t lo, hi, parts;
+    int is_max;
+} pool_job;
+
+static void pool_task(void *ctx, uint32_t t) {
+    const pool_job *j = (const pool_job *)ctx;
+    const ep_pool_geom *g = j->g;
+    int64_t p0, p1;
+    ep_split_range(g->planes, j->parts, t, &p0, &p1);
+    for (int64_t pl = p0; pl < p1; pl++) {
+        const float *xp = j->x + pl * g->H * g->W;
+        float *yp = j->y + pl * g->OH * g->OW;
+        if (j->is_max) {
+            if (g->sw == 1) pool_plane(1, 1, g, j->lo, j->hi, xp, yp);
+            else if (g->sw == 2) pool_plane(1, 2, g, j->lo, j->hi, xp, yp);
+            else pool_plane(1, 0, g, j->lo, j->hi, xp, yp);
+        } else {
+            if (g->sw == 1) pool_plane(0, 1, g, j->lo, j->hi, xp, yp);
+            else if (g->sw == 2) pool_plane(0, 2, g, j->lo, j->hi, xp, yp);
+            else pool_plane(0, 0, g, j->lo, j->hi, xp, yp);
+        }
+    }
+}
+
+static int pool_run(const ep_op *op, int is_max) {
+    ep_pool_geom g;
+    ep_pool_geom_init(op, &g);
+    if (rl_is_empty(op->out[0])) return EP_OK;
+    pool_job j = {&g, (const float *)op->in[0]->data, (float *)op->out[0]->data, 0, 0, 1, is_max};
+    ep_pool_interior(&g, &j.lo, &j.hi);
+    const int64_t T = ep_pool_threads_for(op->pool, (uint64_t)(g.planes * g.OH * g.OW * g.KH * g.KW));
+    j.parts = T < g.planes ? T : g.planes;
+    ep_parallel_for(op->pool, (uint32_t)j.parts, pool_task, &j);
+    return EP_OK;
+}
+
+int POOL_FN(maxpool_f32)(const ep_op *op) { return pool_run(op, 1); }
+int POOL_FN(avgpool_f32)(const ep_op *op) { return pool_run(op, 0); }
