@@ -412,8 +412,16 @@ static int resolve_op(ep_session *s, uint32_t i, const ep_bound_op *b) {
     ep_shape out[EP_MAX_OP_OUTPUTS];
     uint64_t scratch = 0;
     int rc;
-    for (uint16_t k = 0; k < op->n_in; k++)
-        if (op->in[k] && (rc = resolve_tensor(s, i, op->in[k]))) return rc;
+    for (uint16_t k = 0; k < op->n_in; k++) {
+        const ep_tensor *x = op->in[k];
+        if (!x) continue;
+        if ((rc = resolve_tensor(s, i, op->in[k]))) return rc;
+        for (int d = 0; d < x->rank; d++)
+            if (x->dims[d] < 0) {   /* a symbol nothing has bound yet: the plan's order is wrong */
+                snprintf(s->last_error, sizeof(s->last_error), "op %u: input %u has an unknown length", i, k);
+                return EP_ERR_PLAN_SHAPE;
+            }
+    }
     for (uint16_t k = 0; k < op->n_out; k++) {
         ep_tensor *t = op->out[k];
         if (b->data_dep) {   /* known dims take their values; the kernel sees the rest at capacity */

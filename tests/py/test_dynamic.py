@@ -326,3 +326,30 @@ def test_slice_dyn_clamps_like_onnx(starts, ends, steps):
              {"ax": np.array([0, 1], np.int64), "sp": np.array(steps, np.int64)})
     feeds = {"x": x, "st": np.array(starts, np.int64), "en": np.array(ends, np.int64)}
     same(edgeplan.Session(edgeplan.compile(m)).run(feeds), ort_run(m, feeds))
+
+
+def test_exporter_style_reshape_from_shape():
+    """torch exports x.view(B, T, H, D) as Shape -> Gather -> Unsqueeze -> Concat -> Reshape: it folds to a
+    different constant target at every length, which is just a variable view."""
+    nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"),
+             h.make_node("Gather", ["s", "i0"], ["b"], axis=0, name="g0"),
+             h.make_node("Gather", ["s", "i1"], ["t"], axis=0, name="g1"),
+             h.make_node("Unsqueeze", ["b", "ax0"], ["b1"], name="u0"),
+             h.make_node("Unsqueeze", ["t", "ax0"], ["t1"], name="u1"),
+             h.make_node("Concat", ["b1", "t1", "hd"], ["target"], axis=0, name="cat"),
+             h.make_node("Reshape", ["x", "target"], ["x4"], name="view"),
+             h.make_node("Transpose", ["x4"], ["xt"], perm=[0, 2, 1, 3], name="heads"),
+             h.make_node("MatMul", ["xt", "xtT"], ["scores"], name="qk"),
+             h.make_node("Transpose", ["xt"], ["xtT"], perm=[0, 1, 3, 2], name="kT"),
+             h.make_node("Softmax", ["scores"], ["y"], axis=-1, name="softmax")]
+    nodes = nodes[:8] + [nodes[9], nodes[8], nodes[10]]
+    m = make(nodes, [h.make_tensor_value_info("x", TP.FLOAT, [1, "T", 8])], [h.make_tensor_value_info("y", TP.FLOAT, None)],
+             {"i0": np.array(0, np.int64), "i1": np.array(1, np.int64), "ax0": np.array([0], np.int64),
+              "hd": np.array([2, 4], np.int64)})
+    s = edgeplan.Session(edgeplan.compile(m, dims={"T": (1, 40)}))
+    rng = np.random.default_rng(12)
+    for T in (1, 9, 40):
+        x = rng.standard_normal((1, T, 8)).astype(np.float32)
+        got = s.run({"x": x})
+        assert got["y"].shape == (1, 2, T, T)
+        same(got, ort_run(m, {"x": x}))
