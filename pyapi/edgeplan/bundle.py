@@ -107,6 +107,7 @@ Run it on the board (inputs are .npy files; an input not given is zero):
 
 `edgeplan-run` is statically linked (no libc or Python needed on the board). It prints each output's
 shape and summary, the latency (median of --repeat runs), the arena size and peak RSS.
+`--threads N` runs each op on N threads (the board has {board.cores} cores; results are the same bits).
 
 {io}
 - arena: {arena}, allocated once; no allocation while running

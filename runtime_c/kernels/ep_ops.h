@@ -49,6 +49,8 @@ int ep_ref_copy_any(const ep_op *op);
 int ep_ref_conv2d_packed_f32(const ep_op *op);
 int ep_ref_conv2d_winograd_f32(const ep_op *op);
 int ep_ref_gemm_packed_f32(const ep_op *op);
+/* CONV_TRANSPOSE2D variant PACKED (kernels/ref/conv_transpose_packed_f32.c). */
+int ep_ref_conv_transpose2d_packed_f32(const ep_op *op);
 
 /* Sequence / audio ops (src/ops/sequence.c, logic.c, rnn.c; kernels/ref/layernorm_f32.c,
  * logic_any.c, index_any.c, rnn_f32.c). */

@@ -241,13 +241,14 @@ int PK_FN(conv2d_packed_f32)(const ep_op *op) {
     const int64_t per_pass = pk_min(strips, (int64_t)(op->scratch_size / ((uint64_t)K * PK_NR * 4)));
     float *buf = (float *)op->scratch;
     struct ep_pool *pool = PK_POOL(op);
+    /* decided once for the whole op (a sleeping worker wakes during the first pass, then stays awake) */
+    const int64_t T = PK_THREADS_FOR(pool, (uint64_t)N * (uint64_t)M * (uint64_t)K * (uint64_t)P);
     pk_epi e = {bt ? (const float *)bt->data : NULL, NULL, 0, NULL, P, p->act, p->act_alpha, p->act_beta};
     for (int64_t n = 0; n < N; n++) {
         const float *x = (const float *)xt->data + n * C * H * W;
         float *y = (float *)yt->data + n * M * P;
         for (int64_t s0 = 0; s0 < strips; s0 += per_pass) {
             const int64_t ns = pk_min(per_pass, strips - s0), p0 = s0 * PK_NR;
-            const int64_t T = PK_THREADS_FOR(pool, (uint64_t)M * (uint64_t)K * (uint64_t)(ns * PK_NR));
             e.res = rt ? (const float *)rt->data + n * M * P + p0 : NULL;
             pk_conv_job j = {p, x, (const float *)wt->data, buf, y, &e, M, K, C, H, W, OW, P, ns, p0,
                              pk_min(T, ns), 0};

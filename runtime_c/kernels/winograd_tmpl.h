@@ -161,6 +161,7 @@ int PK_FN(conv2d_winograd_f32)(const ep_op *op) {
     struct ep_pool *pool = PK_POOL(op);
     wg_job j = {p, NULL, (const float *)ut->data, bt ? (const float *)bt->data : NULL, NULL, V, Mo, NULL,
                 C, H, W, M, OH, OW, TW, panels, Mp, Tb, 0, 0, 0, 1};
+    const int64_t th = PK_THREADS_FOR(pool, (uint64_t)N * 36 * (uint64_t)M * (uint64_t)C * (uint64_t)T);
     for (int64_t n = 0; n < N; n++) {
         j.x = (const float *)xt->data + n * C * H * W;
         j.y = (float *)yt->data + n * M * OH * OW;
@@ -169,7 +170,6 @@ int PK_FN(conv2d_winograd_f32)(const ep_op *op) {
             j.t0 = t0;
             j.nb = pk_min(Tb, T - t0);
             j.ns = (j.nb + PK_NR - 1) / PK_NR;
-            const int64_t th = PK_THREADS_FOR(pool, (uint64_t)36 * (uint64_t)M * (uint64_t)C * (uint64_t)j.nb);
             j.parts = pk_min(th, j.ns * C);
             PK_PARALLEL_FOR(pool, (uint32_t)j.parts, wg_input_task, &j);
             PK_PARALLEL_FOR(th > 1 ? pool : NULL, 36, wg_gemm_task, &j);

@@ -29,7 +29,7 @@ const char *ep_status_str(int status) {
     case EP_ERR_PLAN_IO: return "invalid input/output records in plan";
     case EP_ERR_ARENA_TOO_SMALL: return "arena too small";
     case EP_ERR_ARENA_ALIGN: return "arena is misaligned";
-    case EP_ERR_RUN_INDEX: return "index value out of range";
+    case EP_ERR_RUN_INDEX: return "index value out of range (or integer division by zero)";
     case EP_ERR_RUN_BOUND: return "size exceeds its planned bound";
     case EP_ERR_DELEGATE: return "delegate failed";
     case EP_ERR_INTERNAL: return "internal error";

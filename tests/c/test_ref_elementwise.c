@@ -272,7 +272,7 @@ static void test_binary(void) {
     CHECK(ys[0] == -1.0f && ys[1] == 3.0f && ys[2] == -0.25f && ys[3] == 0.0f, "prelu %g %g %g %g", ys[0], ys[1], ys[2], ys[3]);
 }
 
-/* ---- binary on integers: wrap, truncating division, MOD / FMOD signs, zero divisors ---- */
+/* ---- binary on integers: wrap, truncating division, MOD / FMOD signs; a zero divisor fails the run ---- */
 static const uint8_t int_dtypes[5] = {EP_DTYPE_I8, EP_DTYPE_U8, EP_DTYPE_I16, EP_DTYPE_I32, EP_DTYPE_I64};
 static const int int_kinds[8] = {EP_BIN_ADD, EP_BIN_SUB, EP_BIN_MUL, EP_BIN_DIV, EP_BIN_MAX, EP_BIN_MIN,
                                  EP_BIN_MOD, EP_BIN_FMOD};
@@ -305,7 +305,7 @@ static int64_t iwrap(uint8_t dt, uint64_t v) {
     default: return v < (UINT64_C(1) << 63) ? (int64_t)v : -(int64_t)(~v) - 1;
     }
 }
-/* Independent statement of the documented semantics (plan_format.h BINARY). */
+/* Independent statement of the documented semantics (plan_format.h BINARY); b != 0 for DIV, MOD, FMOD. */
 static int64_t ref_ibin(int kind, uint8_t dt, int64_t a, int64_t b) {
     const uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
     switch (kind) {
@@ -316,7 +316,6 @@ static int64_t ref_ibin(int kind, uint8_t dt, int64_t a, int64_t b) {
     case EP_BIN_MIN: return a < b ? a : b;
     default: break;
     }
-    if (b == 0) return 0;
     if (b == -1) return kind == EP_BIN_DIV ? iwrap(dt, 0 - ua) : 0;
     /* truncated quotient from magnitudes (no reliance on C's signed '/' rounding) */
     const uint64_t ma = a < 0 ? 0 - ua : ua, mb = b < 0 ? 0 - ub : ub, q = ma / mb;
@@ -347,7 +346,11 @@ static int run_ibinary(uint8_t dt, int kind, int ra, const int32_t *da, int rb, 
     const int64_t na = numel(ra, da), nb = numel(rb, db), ny = numel(r, dy);
     void *xa = XB[0], *xb = XB[1], *yy = alias == 1 ? xa : alias == 2 ? xb : YB[0];
     for (int64_t i = 0; i < na; i++) iput(xa, dt, i, ivalue(dt));
-    for (int64_t i = 0; i < nb; i++) iput(xb, dt, i, ivalue(dt));
+    const int divides = kind == EP_BIN_DIV || kind == EP_BIN_MOD || kind == EP_BIN_FMOD;
+    for (int64_t i = 0; i < nb; i++) {
+        int64_t v = ivalue(dt);
+        iput(xb, dt, i, divides && v == 0 ? 3 : v);   /* zero divisors: test_binary_int */
+    }
     static int64_t want[NBUF / 8];
     for (int64_t f = 0; f < ny; f++) {
         int64_t c[EP_MAX_RANK], ca[EP_MAX_RANK], cb[EP_MAX_RANK];
@@ -378,13 +381,12 @@ static void test_binary_int(void) {
         {EP_DTYPE_I32, EP_BIN_MUL, 65536, 65536, 0}, {EP_DTYPE_I32, EP_BIN_MUL, 65537, 65537, 131073},
         {EP_DTYPE_I32, EP_BIN_DIV, -2147483647LL - 1, -1, -2147483647LL - 1},
         {EP_DTYPE_I32, EP_BIN_DIV, 7, -2, -3}, {EP_DTYPE_I32, EP_BIN_DIV, -7, 2, -3},
-        {EP_DTYPE_I32, EP_BIN_DIV, 5, 0, 0}, {EP_DTYPE_I32, EP_BIN_MOD, 5, 0, 0}, {EP_DTYPE_I32, EP_BIN_FMOD, 5, 0, 0},
         {EP_DTYPE_I32, EP_BIN_MOD, -7, 2, 1}, {EP_DTYPE_I32, EP_BIN_MOD, 7, -2, -1}, {EP_DTYPE_I32, EP_BIN_MOD, -4, 2, 0},
         {EP_DTYPE_I32, EP_BIN_FMOD, -7, 2, -1}, {EP_DTYPE_I32, EP_BIN_FMOD, 7, -2, 1},
         {EP_DTYPE_I32, EP_BIN_MOD, -2147483647LL - 1, -1, 0}, {EP_DTYPE_I32, EP_BIN_MAX, -3, 2, 2},
         {EP_DTYPE_I64, EP_BIN_ADD, INT64_MAX, 1, INT64_MIN}, {EP_DTYPE_I64, EP_BIN_SUB, INT64_MIN, 1, INT64_MAX},
         {EP_DTYPE_I64, EP_BIN_MUL, INT64_MIN, -1, INT64_MIN}, {EP_DTYPE_I64, EP_BIN_DIV, INT64_MIN, -1, INT64_MIN},
-        {EP_DTYPE_I64, EP_BIN_FMOD, INT64_MIN, -1, 0}, {EP_DTYPE_I64, EP_BIN_DIV, INT64_MIN, 0, 0},
+        {EP_DTYPE_I64, EP_BIN_FMOD, INT64_MIN, -1, 0}, {EP_DTYPE_I64, EP_BIN_DIV, INT64_MIN, 7, -1317624576693539401LL},
         {EP_DTYPE_I64, EP_BIN_ADD, 41, 1, 42}, {EP_DTYPE_I64, EP_BIN_MIN, INT64_MIN, INT64_MAX, INT64_MIN},
         {EP_DTYPE_U8, EP_BIN_ADD, 200, 100, 44}, {EP_DTYPE_U8, EP_BIN_SUB, 3, 5, 254}, {EP_DTYPE_U8, EP_BIN_DIV, 255, 2, 127},
         {EP_DTYPE_I8, EP_BIN_ADD, 127, 1, -128}, {EP_DTYPE_I8, EP_BIN_DIV, -128, -1, -128},
@@ -417,6 +419,24 @@ static void test_binary_int(void) {
         const int kind = int_kinds[rin(0, 7)];
         CHECK(run_ibinary(dt, kind, ra, da, rb, db, 0), "int binary dtype %d kind %d ranks %d %d", dt, kind, ra, rb);
     }
+    /* a zero divisor anywhere (here past the first 64-element chunk) fails the run, ADD does not care */
+    static const int zkinds[4] = {EP_BIN_DIV, EP_BIN_MOD, EP_BIN_FMOD, EP_BIN_ADD};
+    for (int d = 0; d < 5; d++)
+        for (int k = 0; k < 4; k++) {
+            const uint8_t dt = int_dtypes[d];
+            const int kind = zkinds[k];
+            const int32_t d1[1] = {100};
+            for (int i = 0; i < 100; i++) iput(XB[2], dt, i, i + 1), iput(XB[3], dt, i, i % 7 + 1);
+            iput(XB[3], dt, 77, 0);
+            ep_binary_params p = {kind, EP_ACT_NONE, 0, 0};
+            ep_tensor a, b, y;
+            tset(&a, XB[2], dt, 1, d1), tset(&b, XB[3], dt, 1, d1), tset(&y, YB[2], dt, 1, d1);
+            opbox box;
+            ep_op *op = op11(&box, EP_OP_BINARY, &p, &a, &y);
+            box.in[1] = &b, op->n_in = 2;
+            const int rc = shape_ok(ep_shape_binary, op, 1, d1) ? ep_ref_binary_f32(op) : -1;
+            CHECK(rc == (kind == EP_BIN_ADD ? EP_OK : EP_ERR_RUN_INDEX), "int dt %d kind %d zero divisor: rc %d", dt, kind, rc);
+        }
     static const int32_t nchw[4] = {2, 3, 4, 70}, c11[3] = {3, 1, 1}, one[1] = {1};
     for (int d = 0; d < 5; d++)
         for (int k = 0; k < 8; k++) {
@@ -1024,7 +1044,7 @@ static void test_fuzz(void) {
             }
         }
         int rc = ops[k].run(op);
-        bad += !(rc == EP_OK || (rc == EP_ERR_RUN_INDEX && ops[k].opc == EP_OP_GATHER));
+        bad += !(rc == EP_OK || (rc == EP_ERR_RUN_INDEX && (ops[k].opc == EP_OP_GATHER || ops[k].opc == EP_OP_BINARY)));
         for (int i = 0; i < nin + nout; i++) free(mem[i]);
     }
     CHECK(bad == 0, "fuzz: %d kernels failed", bad);

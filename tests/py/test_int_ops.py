@@ -1,14 +1,16 @@
 """Round / Floor / Ceil and integer element-wise arithmetic and reductions (issue 3: what real speech
 exports need, e.g. `frame_index + 1` on int64 positions and length arithmetic), against onnxruntime on
-seeded random shapes, and against numpy where onnxruntime has no defined result (overflow wraps, a zero
-divisor gives 0: docs/plan-format.md, BINARY)."""
+seeded random shapes, and against numpy where onnxruntime has no result (overflow wraps, INT_MIN / -1
+is INT_MIN); a zero divisor fails the run, as it does in onnxruntime (docs/plan-format.md, BINARY)."""
 import numpy as np
 import onnxruntime as ort
 import pytest
 from onnx import helper, numpy_helper
 
 import edgeplan
+from edgeplan._cdef import K
 from edgeplan.compiler.errors import CompileError
+from edgeplan.runtime import EdgeplanError
 
 SEEDS = range(3)
 INTS = [np.int32, np.int64]
@@ -64,10 +66,10 @@ def test_int_binary_matches_ort(seed, op, attrs, dtype):
 
 
 @pytest.mark.parametrize("dtype", INTS)
-def test_int_wrap_and_zero_divisor_as_numpy(dtype):
+def test_int_wrap_as_numpy(dtype):
     info = np.iinfo(dtype)
     a = np.array([info.max, info.min, info.min, 7, -7, 7, -7, 5, info.min], dtype)
-    b = np.array([1, 1, -1, 2, 2, -2, -2, 0, -1], dtype)
+    b = np.array([1, 1, -1, 2, 2, -2, -2, 3, -1], dtype)
     feeds = {"a": a, "b": b}
     outs = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "mod": "Mod", "fmod": "Mod"}
     nodes = [helper.make_node(t, ["a", "b"], [o], **({"fmod": 1} if o == "fmod" else {})) for o, t in outs.items()]
@@ -76,13 +78,28 @@ def test_int_wrap_and_zero_divisor_as_numpy(dtype):
         np.testing.assert_array_equal(got["add"], a + b)
         np.testing.assert_array_equal(got["sub"], a - b)
         np.testing.assert_array_equal(got["mul"], a * b)
-        nz = np.where(b == 0, 1, b)
-        trunc = np.where(b == 0, 0, np.where((a < 0) != (b < 0), -(np.abs(a) // np.abs(nz)), np.abs(a) // np.abs(nz)))
-        trunc[(a == info.min) & (b == -1)] = info.min          # wraps, as numpy's a // -1
+        q = np.abs(a) // np.abs(b)                              # |INT_MIN| wraps to INT_MIN: q = INT_MIN
+        trunc = np.where((a < 0) != (b < 0), -q, q)             # ... and -INT_MIN is INT_MIN again
         np.testing.assert_array_equal(got["div"], trunc.astype(dtype))
-        np.testing.assert_array_equal(got["mod"], np.mod(a, b))          # sign of b; x mod 0 = 0
-        np.testing.assert_array_equal(got["fmod"], np.fmod(a, b))        # sign of a; x fmod 0 = 0
-    assert got["div"][7] == 0 and got["mod"][7] == 0 and got["fmod"][7] == 0
+        np.testing.assert_array_equal(got["mod"], np.mod(a, b))          # sign of b
+        np.testing.assert_array_equal(got["fmod"], np.fmod(a, b))        # sign of a
+    assert got["div"][2] == info.min and got["div"][3] == 3 and got["div"][4] == -3
+
+
+@pytest.mark.parametrize("op,attrs", [("Div", {}), ("Mod", {}), ("Mod", {"fmod": 1})])
+def test_int_zero_divisor_fails_the_run(op, attrs):
+    a = np.arange(1, 101, dtype=np.int64)
+    b = np.full(100, 3, np.int64)
+    m = model([helper.make_node(op, ["a", "b"], ["y"], name="lengths_div", **attrs)], {"a": a, "b": b},
+              {"y": np.int64})
+    s = edgeplan.Session(edgeplan.compile(m))
+    np.testing.assert_array_equal(s.run({"a": a, "b": b})["y"], (a // 3) if op == "Div" else a % 3)
+    b[70] = 0
+    with pytest.raises(EdgeplanError, match="lengths_div.*division by zero") as e:
+        s.run({"a": a, "b": b})
+    assert e.value.status == K.EP_ERR_RUN_INDEX
+    b[70] = 3
+    assert s.run({"a": a, "b": b})["y"][70] == (71 // 3 if op == "Div" else 71 % 3)   # the session recovers
 
 
 def test_positions_and_lengths_int64():

@@ -148,3 +148,179 @@ def test_scratch_too_small_is_refused():
 def test_unknown_target():
     with pytest.raises(ValueError, match="unknown target"):
         select.get_target("z80")
+
+
+# ---- ConvTranspose: the polyphase packed variant (EP_CONV_TRANSPOSE2D_VARIANT_PACKED) ----
+
+def _ct_graph(c=5, m=7, h=1, w=13, k=(1, 16), stride=(1, 8), dil=(1, 1), pads=(0, 4, 0, 4), opad=(0, 0),
+              groups=1, act=K.EP_ACT_NONE, alpha=0.0, seed=0, bias=True):
+    rng = np.random.default_rng(seed)
+    x = Tensor("x", F32, (1, c, h, w), is_input=True)
+    wd = rng.standard_normal((c, m // groups, *k)).astype(np.float32)
+    wt = Tensor("w", F32, wd.shape, data=wd)
+    b = Tensor("b", F32, (m,), data=rng.standard_normal(m).astype(np.float32)) if bias else None
+    out = [(i - 1) * s - pb - pe + (kk - 1) * d + 1 + op
+           for i, s, pb, pe, kk, d, op in zip((h, w), stride, pads[:2], pads[2:], k, dil, opad)]
+    y = Tensor("y", F32, (1, m, *out), is_output=True)
+    p = dict(kernel=list(k), stride=list(stride), dilation=list(dil), pads=list(pads), output_padding=list(opad),
+             groups=groups, act=act, act_alpha=alpha, act_beta=0.0)
+    op = Op("conv_transpose2d", [x, wt, b], [y], p, name="ct")
+    return Graph([t for t in (x, wt, b, y) if t is not None], [op], [x], [y])
+
+
+CT_CASES = [dict(), dict(c=64, m=32, w=40, act=K.EP_ACT_LEAKY_RELU, alpha=0.1),          # HiFi-GAN x8
+            dict(c=16, m=8, w=33, k=(1, 8), stride=(1, 4), pads=(0, 2, 0, 2), bias=False),  # HiFi-GAN x4
+            dict(c=6, m=5, h=7, w=9, k=(4, 4), stride=(2, 2), pads=(1, 1, 1, 1)),           # 2-D k4 s2 p1
+            dict(c=3, m=20, h=5, w=6, k=(3, 3), stride=(2, 2), pads=(1, 1, 1, 1), opad=(1, 1), act=K.EP_ACT_RELU),
+            dict(c=4, m=3, h=6, w=5, k=(3, 2), stride=(1, 3), dil=(2, 1), pads=(2, 0, 1, 1), opad=(1, 2)),
+            dict(c=7, m=9, h=4, w=11, k=(3, 3), stride=(1, 1), pads=(1, 1, 1, 1)),
+            dict(c=4, m=6, h=5, w=5, k=(3, 3), stride=(2, 2), groups=2, pads=(1, 1, 1, 1))]
+
+
+@pytest.mark.parametrize("case", CT_CASES, ids=[str(i) for i in range(len(CT_CASES))])
+def test_conv_transpose_packed_matches_generic(case):
+    outs, feeds = [], None
+    for target in ("generic", "x86-64", "aarch64"):
+        g = _ct_graph(**case)
+        plan = compile_graph(g, target=target)
+        expect = K.EP_VARIANT_DEFAULT if target == "generic" or case.get("groups", 1) != 1 \
+            else K.EP_CONV_TRANSPOSE2D_VARIANT_PACKED
+        assert g.ops[0].variant == expect, target
+        if feeds is None:
+            feeds = {"x": np.random.default_rng(1).standard_normal(g.inputs[0].shape).astype(np.float32)}
+        masks = (0,) if target == "generic" else (0, NO_AVX2)
+        for mask in masks:
+            outs.append((target, mask, Session(plan, cpu_features_mask=mask).run(feeds)["y"]))
+    ref = outs[0][2]
+    for target, mask, o in outs[1:]:
+        if mask == NO_AVX2 or target == "generic":
+            assert np.array_equal(o, ref), (target, hex(mask))   # the reference variant: variant 0's bits
+        assert rel_err(o, ref) <= 1e-5, (target, hex(mask), rel_err(o, ref))
+
+
+def test_conv_transpose_packing_layout():
+    w = np.arange(3 * 2 * 1 * 4, dtype=np.float32).reshape(3, 2, 1, 4) + 1   # C 3, M 2, k (1, 4), stride 2
+    p = select.pack_conv_transpose_weights(w, (1, 2), (1, 1))
+    # R = M*1*2 = 4 columns (m, fw), K = C*1*2 = 6 rows (c, jw); tap kw -> phase kw % 2, shift index kw // 2
+    assert p.shape == (1, 6, 16) and not p[:, :, 4:].any()
+    for c in range(3):
+        for m in range(2):
+            for kw in range(4):
+                assert p[0, c * 2 + kw // 2, m * 2 + kw % 2] == w[c, m, 0, kw]
+    assert np.count_nonzero(p) == w.size
+    # k 3 s 2: phase 1 has one tap, so one zero per (c, m) pair; dilation >= stride: one shift per tap
+    assert select.ct_taps(3, 2, 1) == 2 and select.ct_taps(3, 1, 2) == 3 and select.ct_taps(16, 8, 1) == 2
+
+
+def test_hifigan_uses_the_variant_and_keeps_its_size():
+    from models import build
+    from edgeplan.compiler.frontend import lower
+    model = build("hifigan")
+    g = lower(model, shapes={"mel": (1, 80, 16)})
+    cts = [op for op in g.ops if op.kind == "conv_transpose2d"]
+    before = [op.inputs[1].nbytes for op in cts]
+    select.select_kernels(g, "x86-64-compact")
+    assert len(cts) == 3 and all(op.variant == K.EP_CONV_TRANSPOSE2D_VARIANT_PACKED for op in cts)
+    # kernel 2r, stride r: the phase weights are the plain ones reordered (M*r is a multiple of 16 here)
+    assert [op.inputs[1].nbytes for op in cts] == before
+    for op in cts:   # scratch: one panel at least, within the target's pass budget
+        k = op.inputs[1].shape[1]
+        assert k * 6 * 4 <= op.scratch <= max(k * 6 * 4, 256 * 1024)
+    g2 = _ct_graph(k=(3, 3), stride=(2, 2), h=5, w=5, pads=(1, 1, 1, 1))   # 16/9 growth: not on compact
+    select.select_kernels(g2, "x86-64-compact")
+    assert g2.ops[0].variant == K.EP_VARIANT_DEFAULT
+
+
+def test_conv_transpose_scratch_too_small_is_refused():
+    g = _ct_graph()
+    select.select_kernels(g, "x86-64")
+    g.ops[0].scratch = g.ops[0].inputs[1].shape[1] * 6 * 4 - 64   # less than one input panel (plans align to 64)
+    with pytest.raises(EdgeplanError, match="scratch"):
+        Session(compile_graph(g, target="x86-64"))
+
+
+# ---- issue 6: MATMUL (both operands at run time), SOFTMAX, LAYERNORM, MAXPOOL / AVGPOOL, LSTM / GRU ----
+# One-op plans run on the AVX2 kernels, with the features masked (the reference kernels) and on 2 threads.
+# Tolerances: the kernel checks (tests/c/test_x86_kernels.c) bound each op; here end to end, max-relative.
+
+def _one_op(kind, ins, outs, params, consts=None, seed=0):
+    rng = np.random.default_rng(seed)
+    consts = consts or {}
+    tin, feeds = [], {}
+    for i, shape in enumerate(ins):
+        if i in consts:
+            tin.append(Tensor(f"c{i}", F32, tuple(shape), data=consts[i]))
+        else:
+            t = Tensor(f"x{i}", F32, tuple(shape), is_input=True)
+            tin.append(t)
+            feeds[t.name] = rng.standard_normal(shape).astype(np.float32)
+    tout = [Tensor(f"y{i}", F32, tuple(s), is_output=True) for i, s in enumerate(outs)]
+    op = Op(kind, tin, tout, params, name=kind)
+    return Graph(tin + tout, [op], [t for t in tin if t.is_input], tout), feeds
+
+
+def _rnn_graph(kind, t, b, i, h, d=1, lbr=0, layout=0):
+    g_ = 4 if kind == "lstm" else 3
+    rng = np.random.default_rng(5)
+    s = 1 / np.sqrt(h)
+    w = rng.uniform(-s, s, (d, g_ * h, i)).astype(np.float32)
+    r = rng.uniform(-s, s, (d, g_ * h, h)).astype(np.float32)
+    bias = rng.uniform(-s, s, (d, 2 * g_ * h)).astype(np.float32)
+    state = (b, d, h) if layout else (d, b, h)
+    outs = [(b, t, d, h) if layout else (t, d, b, h), state] + ([state] if kind == "lstm" else [])
+    p = dict(hidden_size=h, direction=2 if d == 2 else 0, layout=layout,
+             linear_before_reset=lbr if kind == "gru" else 0, clip=0.0)
+    graph, feeds = _one_op(kind, [(b, t, i) if layout else (t, b, i), w.shape, r.shape, bias.shape], outs, p,
+                           consts={1: w, 2: r, 3: bias})
+    graph.ops[0].scratch = (2 + g_) * h * 4   # what lowering sets
+    return graph, feeds
+
+
+ISSUE6 = {
+    "matmul_attn": (lambda: _one_op("matmul", [(1, 4, 37, 20), (1, 4, 20, 37)], [(1, 4, 37, 37)], {}), 1e-5),
+    "matmul_bcast": (lambda: _one_op("matmul", [(3, 1, 9, 300), (5, 300, 21)], [(3, 5, 9, 21)], {}), 1e-5),
+    "softmax_last": (lambda: _one_op("softmax", [(2, 3, 45)], [(2, 3, 45)], dict(axis=2, log=0)), 1e-5),
+    "logsoftmax_mid": (lambda: _one_op("softmax", [(2, 13, 11)], [(2, 13, 11)], dict(axis=1, log=1)), 1e-5),
+    "layernorm": (lambda: _one_op("layernorm", [(5, 7, 19), (133,), (133,)], [(5, 7, 19)],
+                                  dict(axis=1, epsilon=1e-5)), 1e-6),
+    "maxpool": (lambda: _one_op("maxpool", [(1, 3, 17, 33)], [(1, 3, 9, 17)],
+                                dict(kernel=[3, 3], stride=[2, 2], dilation=[1, 1], pads=[1, 1, 1, 1],
+                                     count_include_pad=0, ceil_mode=0)), 0.0),
+    "avgpool": (lambda: _one_op("avgpool", [(1, 3, 17, 33)], [(1, 3, 17, 33)],
+                                dict(kernel=[3, 3], stride=[1, 1], dilation=[1, 1], pads=[1, 1, 1, 1],
+                                     count_include_pad=1, ceil_mode=0)), 0.0),
+    "gru_lbr": (lambda: _rnn_graph("gru", 40, 1, 24, 33, lbr=1), 1e-5),
+    "gru_bidir_layout1": (lambda: _rnn_graph("gru", 9, 3, 10, 12, d=2, layout=1), 1e-5),
+    "lstm_bidir": (lambda: _rnn_graph("lstm", 30, 2, 17, 20, d=2), 1e-5),
+}
+
+
+@pytest.mark.parametrize("name", list(ISSUE6))
+def test_issue6_kernels_match_the_reference(name):
+    make, tol = ISSUE6[name]
+    graph, feeds = make()
+    plan = compile_graph(graph, target="x86-64")
+    ref = Session(plan, cpu_features_mask=NO_AVX2).run(feeds)
+    got = Session(plan).run(feeds)
+    two = Session(plan, threads=2).run(feeds)
+    for k in ref:
+        assert got[k].shape == ref[k].shape
+        assert rel_err(got[k], ref[k]) <= tol, (name, k, rel_err(got[k], ref[k]))
+        np.testing.assert_array_equal(two[k], got[k])   # the same bits on any number of threads
+
+
+def test_rnn_scratch_holds_the_hoisted_projection():
+    """Packed targets give LSTM / GRU room for RNN_CHUNK projected steps (variant 0 either way: the
+    reference ignores the extra), generic only the minimum; both plans give the same results."""
+    t, h = 40, 33
+    g1, feeds = _rnn_graph("gru", t, 1, 24, h, lbr=1)
+    p1 = compile_graph(g1, target="x86-64")
+    assert g1.ops[0].variant == K.EP_VARIANT_DEFAULT
+    assert g1.ops[0].scratch == (2 + 3) * h * 4 + min(t, select.RNN_CHUNK) * 3 * h * 4
+    g2, _ = _rnn_graph("gru", t, 1, 24, h, lbr=1)
+    p2 = compile_graph(g2, target="generic")
+    assert g2.ops[0].scratch == (2 + 3) * h * 4
+    assert select.rnn_scratch(4, 1 << 16, 100, 256 * 1024) == 6 * (1 << 16) * 4   # a row over the budget: none
+    a, b = Session(p1).run(feeds), Session(p2).run(feeds)
+    for k in a:
+        assert rel_err(a[k], b[k]) <= 1e-6

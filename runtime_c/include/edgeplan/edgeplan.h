@@ -52,7 +52,7 @@ typedef enum ep_status {
     EP_ERR_ARENA_TOO_SMALL = -200,
     EP_ERR_ARENA_ALIGN = -201,
     /* data seen while running: -300 .. -399 */
-    EP_ERR_RUN_INDEX = -300,        /* an index tensor holds an out-of-range value */
+    EP_ERR_RUN_INDEX = -300,        /* an index value out of range, or an integer divisor of 0 */
     EP_ERR_RUN_BOUND = -301,        /* a size exceeded its planned bound */
     /* delegates: -400 .. -499 */
     EP_ERR_DELEGATE = -400,

@@ -268,8 +268,8 @@ typedef struct ep_unary_params {
 
 /* BINARY: Y = A op B with numpy broadcasting (ranks aligned right), then act.
  * A, B and Y have one dtype: F32, or an integer type (I8, U8, I16, I32, I64) for ADD, SUB, MUL, DIV,
- * MAX, MIN, MOD and FMOD with act NONE. Integers wrap (two's complement); DIV truncates toward zero;
- * x / 0, x MOD 0 and x FMOD 0 are 0 (numpy's integer results; onnxruntime leaves them undefined). */
+ * MAX, MIN, MOD and FMOD with act NONE. Integers wrap (two's complement; INT_MIN / -1 is INT_MIN);
+ * DIV truncates toward zero; a zero divisor fails the run with EP_ERR_RUN_INDEX (as onnxruntime). */
 typedef struct ep_binary_params {
     int32_t kind;           /* EP_BIN_* */
     int32_t act;            /* EP_ACT_* fused after the op */
@@ -388,9 +388,9 @@ typedef struct ep_reduce_params {
  * output channel p*MR+i, zero past M; K index (c*KH + kh)*KW + kw). Scratch: im2col strips
  * [s][K][NR], s >= 1 (the kernel packs as many NR-pixel strips per pass as the scratch holds). */
 #define EP_CONV2D_VARIANT_PACKED 1
-/* CONV2D variant 2, depthwise (groups == C == M): W as variant 0. Scratch: one zero-padded input
- * plane split into stride phases, Hp*SW*PW floats, Hp = (OH-1)*SH + (KH-1)*DH + 1,
- * PW = ceil(OW/16)*16 + ((KW-1)*DW)/SW. */
+/* CONV2D variant 2, depthwise (groups == C == M): W as variant 0. Scratch: s >= 1 slots of one
+ * zero-padded input plane split into stride phases, Hp*SW*PW floats each, Hp = (OH-1)*SH + (KH-1)*DH + 1,
+ * PW = ceil(OW/16)*16 + ((KW-1)*DW)/SW (with threads, min(threads, s) planes are padded at once). */
 #define EP_CONV2D_VARIANT_DEPTHWISE 2
 /* CONV2D variant 3, Winograd F(4x4, 3x3), 3x3 stride 1 dilation 1 groups 1: W is the transformed
  * filter G g G^T as [36][ceil(M/MR)][C][MR]. Scratch: T tiles of 4x4 outputs per pass, T a multiple
@@ -399,6 +399,15 @@ typedef struct ep_reduce_params {
 /* GEMM variant 1: B is [ceil(N/NR), K, NR] (N from the output; strip j column i is column
  * j*NR+i of B, zero past N). No scratch. */
 #define EP_GEMM_VARIANT_PACKED 1
+/* CONV_TRANSPOSE2D variant 1, polyphase packed, groups 1 (docs/kernels.md). Per axis (stride s, dilation d,
+ * kernel k): T = d >= s ? k : (k-1)*d/s + 1 shifts D(j) = d >= s ? j*d/s : j. W is GEMM-B strips
+ * [ceil(R/NR), K, NR] of the phase matrix Wp[K, R]: R = M*SH*SW columns r = (m*SH + fh)*SW + fw
+ * (M from the output), K = C*TH*TW rows k = (c*TH + jh)*TW + jw; Wp[k, r] = W[c, m, kh, kw] where
+ * kh*DH == fh + DH(jh)*SH and kw*DW == fw + DW(jw)*SW, 0 where no such tap exists and past R.
+ * Y[m, qh*SH + fh - pad_t, qw*SW + fw - pad_l] = act(B[m] + sum_k X[c, qh - DH(jh), qw - DW(jw)] Wp[k, r]).
+ * Scratch: input panels [s][K][MR], s >= 1: MR pixels of the phase grid each (the kernel packs as many
+ * panels per pass as the scratch holds), minimum K*MR*4 bytes whatever the extents. */
+#define EP_CONV_TRANSPOSE2D_VARIANT_PACKED 1
 /* ---- sequence / audio ops (speech, issue 3 part 1): static shapes ---- */
 #define EP_OP_LAYERNORM 20
 #define EP_OP_WHERE 21

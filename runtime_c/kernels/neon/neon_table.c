@@ -40,4 +40,19 @@ void ep_kernels_init_neon(ep_kernel_table *t, uint64_t cpu_features) {
 #if EP_HAVE_GEMM_PACKED
     t->fn[EP_OP_GEMM][EP_GEMM_VARIANT_PACKED] = ep_neon_gemm_packed_f32;
 #endif
+#if EP_HAVE_CONV_TRANSPOSE2D_PACKED
+    t->fn[EP_OP_CONV_TRANSPOSE2D][EP_CONV_TRANSPOSE2D_VARIANT_PACKED] = ep_neon_conv_transpose2d_packed_f32;
+#endif
+#if EP_HAVE_SOFTMAX_DEFAULT
+    t->fn[EP_OP_SOFTMAX][0] = ep_neon_softmax_f32;
+#endif
+#if EP_HAVE_LAYERNORM_DEFAULT
+    t->fn[EP_OP_LAYERNORM][0] = ep_neon_layernorm_f32;
+#endif
+#if EP_HAVE_LSTM_DEFAULT
+    t->fn[EP_OP_LSTM][0] = ep_neon_lstm_f32;
+#endif
+#if EP_HAVE_GRU_DEFAULT
+    t->fn[EP_OP_GRU][0] = ep_neon_gru_f32;
+#endif
 }

@@ -69,8 +69,6 @@ void ep_act_apply_f32(int kind, float *x, int64_t n, float alpha, float beta) {
     case EP_ACT_HARD_SWISH: ACT_LOOP(v * act_clip(v / 6.0f + 0.5f, 0.0f, 1.0f)); return;
     case EP_ACT_NEG: ACT_LOOP(-v); return;
     case EP_ACT_ABS: ACT_LOOP(fabsf(v)); return;
-    case EP_ACT_FLOOR: ACT_LOOP(floorf(v)); return;
-    case EP_ACT_CEIL: ACT_LOOP(ceilf(v)); return;
     default:
         for (int64_t i = 0; i < n; i++) x[i] = ep_act_f32(kind, x[i], alpha, beta);
         return;

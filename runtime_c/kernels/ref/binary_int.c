@@ -5,9 +5,10 @@
  * Semantics (docs/plan-format.md): every op is computed on int64 values with the wrapping ones in
  * uint64 (no signed overflow, so no UB), then stored truncated to Y's width: integers wrap as two's
  * complement, as numpy and onnxruntime do. DIV truncates toward zero (C, ONNX); MOD takes the sign of
- * b (ONNX Mod fmod=0, numpy.mod), FMOD the sign of a (fmod=1, C %). A zero divisor gives 0 for DIV,
- * MOD and FMOD (numpy's integer result; onnxruntime has none: its integer division traps), and
- * INT_MIN / -1 wraps to INT_MIN (numpy) instead of trapping.
+ * b (ONNX Mod fmod=0, numpy.mod), FMOD the sign of a (fmod=1, C %). A zero divisor in DIV, MOD or FMOD
+ * fails the run with EP_ERR_RUN_INDEX, as onnxruntime fails it ("Integer division by zero"); the
+ * check runs on each chunk of divisors before anything is computed from it. INT_MIN / -1 wraps to
+ * INT_MIN and INT_MIN MOD -1 is 0 (numpy; onnxruntime traps on the division).
  *
  * The loop nest is the reference f32 kernel's (broadcast strides, collapsed dims, an odometer over
  * the outer dims, one inner row with strides 0 or 1); each row runs in chunks of IB_CHUNK elements
@@ -40,19 +41,22 @@ static void ib_store(void *p, uint8_t dt, const int64_t *v, int64_t n) {
     }
 }
 
+/* b != 0 (checked by ib_compute) */
 static inline int64_t ib_div(int64_t a, int64_t b) {
-    if (b == 0) return 0;
     if (b == -1) return (int64_t)(UINT64_C(0) - (uint64_t)a);   /* INT64_MIN / -1 wraps */
     return a / b;
 }
-static inline int64_t ib_fmod(int64_t a, int64_t b) { return b == 0 || b == -1 ? 0 : a % b; }
+static inline int64_t ib_fmod(int64_t a, int64_t b) { return b == -1 ? 0 : a % b; }
 static inline int64_t ib_mod(int64_t a, int64_t b) {
     const int64_t r = ib_fmod(a, b);
     return r != 0 && (r < 0) != (b < 0) ? r + b : r;   /* |r| < |b|: no overflow */
 }
 
-/* a[i] = a[i] op b[i], i < n; the kind switch once per call. */
-static void ib_compute(int kind, int64_t *a, const int64_t *b, int64_t n) {
+/* a[i] = a[i] op b[i], i < n; the kind switch once per call. EP_ERR_RUN_INDEX for a zero divisor. */
+static int ib_compute(int kind, int64_t *a, const int64_t *b, int64_t n) {
+    if (kind == EP_BIN_DIV || kind == EP_BIN_MOD || kind == EP_BIN_FMOD)
+        for (int64_t i = 0; i < n; i++)
+            if (b[i] == 0) return EP_ERR_RUN_INDEX;
     switch (kind) {
     case EP_BIN_ADD: for (int64_t i = 0; i < n; i++) a[i] = (int64_t)((uint64_t)a[i] + (uint64_t)b[i]); break;
     case EP_BIN_SUB: for (int64_t i = 0; i < n; i++) a[i] = (int64_t)((uint64_t)a[i] - (uint64_t)b[i]); break;
@@ -64,6 +68,7 @@ static void ib_compute(int kind, int64_t *a, const int64_t *b, int64_t n) {
     case EP_BIN_FMOD: for (int64_t i = 0; i < n; i++) a[i] = ib_fmod(a[i], b[i]); break;
     default: break;   /* POW, PRELU: refused by the shape function; Y = A */
     }
+    return EP_OK;
 }
 
 /* Right-aligned broadcast strides of t against an output of rank r (0 where broadcast). */
@@ -112,7 +117,8 @@ int ep_ref_binary_int(const ep_op *op) {
             const int64_t m = len - c < IB_CHUNK ? len - c : IB_CHUNK;
             ib_load(va, a + (oa + c * sa) * es, dt, sa, m);
             ib_load(vb, b + (ob + c * sb) * es, dt, sb, m);
-            ib_compute(p->kind, va, vb, m);
+            const int rc = ib_compute(p->kind, va, vb, m);
+            if (rc != EP_OK) return rc;
             ib_store(y + c * es, dt, va, m);
         }
         y += len * es;

@@ -124,4 +124,7 @@ void ep_kernels_init_ref(ep_kernel_table *t) {
 #if EP_HAVE_GEMM_PACKED
     t->fn[EP_OP_GEMM][EP_GEMM_VARIANT_PACKED] = ep_ref_gemm_packed_f32;
 #endif
+#if EP_HAVE_CONV_TRANSPOSE2D_PACKED
+    t->fn[EP_OP_CONV_TRANSPOSE2D][EP_CONV_TRANSPOSE2D_VARIANT_PACKED] = ep_ref_conv_transpose2d_packed_f32;
+#endif
 }

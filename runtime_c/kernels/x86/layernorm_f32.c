@@ -2,7 +2,7 @@
  * kernels/neon/layernorm_f32.c.
  *
  * The reference's numerics, vectorised: two passes in double (sum, then sum of squared deviations; each
- * 8-float vector widened to two 4-double halves), inv = 1 / sqrt(var + eps) in double, then
+ * 8-float vector widened to two 4-double halves, 4 accumulator chains), inv = 1 / sqrt(var + eps) in double, then
  * y = (float)((x - mean) * inv) * scale + bias with the subtraction and product in double and the
  * scale / bias in float (separate multiply and add, as the reference). Only the order of the double
  * sums differs from the reference, so results agree to about 1 ulp (the test allows 1e-6 relative). */
@@ -22,24 +22,41 @@ LN_INLINE double ln_hsum(__m256d v) {
 static void ln_row(float *y, const float *x, const float *sc, const float *bi, int64_t n, double eps, float *mean_out,
                    float *inv_out) {
     const int64_t nv = n & ~(int64_t)7;
-    __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
-    for (int64_t i = 0; i < nv; i += 8) {
-        const __m256 v = _mm256_loadu_ps(x + i);
+    __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;   /* 4 chains: the adds' latency */
+    int64_t i0 = 0;
+    for (; i0 + 16 <= nv; i0 += 16) {
+        const __m256 v = _mm256_loadu_ps(x + i0), w = _mm256_loadu_ps(x + i0 + 8);
+        a0 = _mm256_add_pd(a0, ln_lo(v));
+        a1 = _mm256_add_pd(a1, ln_hi(v));
+        a2 = _mm256_add_pd(a2, ln_lo(w));
+        a3 = _mm256_add_pd(a3, ln_hi(w));
+    }
+    for (; i0 < nv; i0 += 8) {
+        const __m256 v = _mm256_loadu_ps(x + i0);
         a0 = _mm256_add_pd(a0, ln_lo(v));
         a1 = _mm256_add_pd(a1, ln_hi(v));
     }
-    double s = ln_hsum(_mm256_add_pd(a0, a1));
+    double s = ln_hsum(_mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3)));
     for (int64_t i = nv; i < n; i++) s += x[i];
     const double mean = n ? s / (double)n : 0.0;
     const __m256d mv = _mm256_set1_pd(mean);
-    a0 = a1 = _mm256_setzero_pd();
-    for (int64_t i = 0; i < nv; i += 8) {
-        const __m256 v = _mm256_loadu_ps(x + i);
+    a0 = a1 = a2 = a3 = _mm256_setzero_pd();
+    for (i0 = 0; i0 + 16 <= nv; i0 += 16) {
+        const __m256 v = _mm256_loadu_ps(x + i0), w = _mm256_loadu_ps(x + i0 + 8);
+        const __m256d d0 = _mm256_sub_pd(ln_lo(v), mv), d1 = _mm256_sub_pd(ln_hi(v), mv);
+        const __m256d d2 = _mm256_sub_pd(ln_lo(w), mv), d3 = _mm256_sub_pd(ln_hi(w), mv);
+        a0 = _mm256_add_pd(a0, _mm256_mul_pd(d0, d0));
+        a1 = _mm256_add_pd(a1, _mm256_mul_pd(d1, d1));
+        a2 = _mm256_add_pd(a2, _mm256_mul_pd(d2, d2));
+        a3 = _mm256_add_pd(a3, _mm256_mul_pd(d3, d3));
+    }
+    for (; i0 < nv; i0 += 8) {
+        const __m256 v = _mm256_loadu_ps(x + i0);
         const __m256d d0 = _mm256_sub_pd(ln_lo(v), mv), d1 = _mm256_sub_pd(ln_hi(v), mv);
         a0 = _mm256_add_pd(a0, _mm256_mul_pd(d0, d0));
         a1 = _mm256_add_pd(a1, _mm256_mul_pd(d1, d1));
     }
-    double v = ln_hsum(_mm256_add_pd(a0, a1));
+    double v = ln_hsum(_mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3)));
     for (int64_t i = nv; i < n; i++) v += (x[i] - mean) * (x[i] - mean);
     const double var = n ? v / (double)n : 0.0;
     const double inv = 1.0 / sqrt(var + eps);

@@ -1,8 +1,8 @@
 """Unary activations/math (Round/Floor/Ceil included) → unary; Add/Sub/Mul/Div/Pow/Max/Min/Sum/PRelu/Mod →
 binary (numpy broadcasting) with an optional fused activation; standalone BatchNormalization → binary mul + add.
 Binary arithmetic (Add, Sub, Mul, Div, Max, Min, Sum, Mod) also runs on int8/uint8/int16/int32/int64 (both
-inputs one dtype; integers wrap, Div truncates, x / 0 and x mod 0 are 0: docs/plan-format.md); float32 is
-the only dtype with fused activations."""
+inputs one dtype; integers wrap, Div truncates, a zero divisor fails the run: docs/plan-format.md); float32
+is the only dtype with fused activations."""
 from __future__ import annotations
 
 import numpy as np

@@ -16,6 +16,10 @@ Targets:
   x86-64-compact  the same without Winograd (plan size as generic, plus MR padding)
   aarch64   packed GEMM and depthwise (the NEON kernels), no Winograd
   host      the entry for this machine (x86-64, aarch64, else generic)
+Every packed target also takes the polyphase packed ConvTranspose (groups 1) while its phase weights stay within
+ct_expand x the plain ones (1 for the HiFi-GAN kernel = 2 x stride; x86-64-compact allows no growth).
+LSTM / GRU stay variant 0 on every target; packed targets give them scratch for the hoisted input projection
+of up to RNN_CHUNK timesteps (rnn_scratch, docs/kernels.md).
 """
 from __future__ import annotations
 
@@ -41,12 +45,13 @@ class Target:
     winograd_min_channels: int = 16
     winograd_budget: float = 0.0  # extra constant bytes Winograd may add, as a fraction of the model's
     threads: int = 4              # depthwise scratch holds this many padded planes: one per thread
+    ct_expand: float = 4.0        # ConvTranspose PACKED while sh*TH*sw*TW <= ct_expand * KH*KW (weight growth)
 
 
 TARGETS = {
     "generic": Target("generic"),
     "x86-64": Target("x86-64", packed=True, winograd=True, pack_bytes=256 * 1024, winograd_budget=0.5),
-    "x86-64-compact": Target("x86-64-compact", packed=True, pack_bytes=256 * 1024),
+    "x86-64-compact": Target("x86-64-compact", packed=True, pack_bytes=256 * 1024, ct_expand=1.0),
     # NEON boards (kernels/neon/ overrides PACKED and DEPTHWISE; Winograd is not ported there yet)
     "aarch64": Target("aarch64", packed=True, pack_bytes=128 * 1024),
 }
@@ -104,12 +109,43 @@ def pack_winograd_weights(w: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(p.reshape(36, panels, MR, c).transpose(0, 1, 3, 2)).astype(F32)
 
 
+def ct_taps(k: int, s: int, d: int) -> int:
+    """Distinct tap shifts of ConvTranspose PACKED along an axis (plan_format.h): shift j is j*d//s
+    when d >= s (then every tap has its own), else j."""
+    return k if d >= s else (k - 1) * d // s + 1
+
+
+def pack_conv_transpose_weights(w: np.ndarray, stride, dilation) -> np.ndarray:
+    """W[C, M, KH, KW] (groups 1) -> the polyphase matrix Wp[(c, jh, jw), (m, fh, fw)] as GEMM-B strips
+    [ceil(M*sh*sw/NR), C*TH*TW, NR]: tap kh lands in phase fh = kh*dh % sh with shift index jh (its shift is
+    kh*dh // sh); zero where a phase has no tap (plan_format.h EP_CONV_TRANSPOSE2D_VARIANT_PACKED)."""
+    c, m, kh_n, kw_n = w.shape
+    (sh, sw), (dh, dw) = (int(v) for v in stride), (int(v) for v in dilation)
+    th, tw = ct_taps(kh_n, sh, dh), ct_taps(kw_n, sw, dw)
+    wp = np.zeros((c, th, tw, m, sh, sw), F32)
+    for kh in range(kh_n):
+        jh = kh if dh >= sh else kh * dh // sh
+        for kw in range(kw_n):
+            jw = kw if dw >= sw else kw * dw // sw
+            wp[:, jh, jw, :, kh * dh % sh, kw * dw % sw] = w[:, :, kh, kw]
+    return pack_gemm_b(wp.reshape(c * th * tw, m * sh * sw))
+
+
 # ---- scratch (mirrors the C shape functions; the C side demands the minimum) ----
 
 def conv_packed_scratch(k: int, pixels: int, pack_bytes: int) -> int:
     strip = k * NR * 4
     strips = -(-pixels // NR)
     return strip * max(1, min(strips, pack_bytes // strip))
+
+
+def conv_transpose_scratch(k: int, pixels: int, pack_bytes: int) -> int:
+    """Input panels of MR phase-grid pixels, K*MR floats each: as many as pack_bytes holds (>= 1)."""
+    slot = k * MR * 4
+    if slot == 0:
+        return 0
+    panels = -(-pixels // MR)
+    return slot * max(1, min(panels, pack_bytes // slot))
 
 
 def conv_dw_scratch(p: dict, oh: int, ow: int, slots: int = 1) -> int:
@@ -186,12 +222,54 @@ def _select_conv(graph: Graph, op: Op, tg: Target, wino: list | None = None) -> 
         op.scratch = conv_dw_scratch(p, oh, ow, min(c * n, tg.threads))
 
 
+def _select_conv_transpose(graph: Graph, op: Op, tg: Target) -> None:
+    """Polyphase packed variant for groups 1 while the phase weights grow at most ct_expand times."""
+    p = op.params
+    x, w = op.inputs[0], op.inputs[1]
+    y = op.outputs[0]
+    wd = _const(w)
+    if (wd is None or wd.ndim != 4 or len(x.shape) != 4 or len(y.shape) != 4 or 0 in y.shape or 0 in x.shape
+            or int(p.get("groups", 1)) != 1):
+        return
+    c, m, kh, kw = wd.shape
+    (sh, sw), (dh, dw) = p["stride"], p["dilation"]
+    th, tw = ct_taps(kh, sh, dh), ct_taps(kw, sw, dw)
+    if sh * th * sw * tw > tg.ct_expand * kh * kw:
+        return
+    op.variant = K.EP_CONV_TRANSPOSE2D_VARIANT_PACKED
+    _replace(graph, op, 1, pack_conv_transpose_weights(wd, (sh, sw), (dh, dw)), "packed")
+    oh, ow = (int(v) for v in y.shape[2:])
+    pt, pl = (int(v) for v in p["pads"][:2])
+    pixels = ((pt + oh - 1) // sh - pt // sh + 1) * ((pl + ow - 1) // sw - pl // sw + 1)
+    op.scratch = conv_transpose_scratch(c * th * tw, pixels, tg.pack_bytes)
+
+
 def _select_gemm(graph: Graph, op: Op, tg: Target) -> None:
     b = _const(op.inputs[1])
     if b is None or b.ndim != 2 or 0 in b.shape or op.outputs[0].shape[0] == 0:
         return
     op.variant = K.EP_GEMM_VARIANT_PACKED
     _replace(graph, op, 1, pack_gemm_b(b), "packed")
+
+
+RNN_CHUNK = 32   # LSTM / GRU: timesteps per hoisted input projection (the gain flattens from ~8)
+
+
+def rnn_scratch(g: int, h: int, t: int, pack_bytes: int) -> int:
+    """LSTM / GRU variant 0: the minimum (h, c and the gates, (2 + G) * H floats) plus room for the input
+    projections of a chunk of timesteps, which the ISA kernels then compute for the whole chunk ahead of
+    the steps (kernels/rnn_tmpl.h; the reference ignores the extra). At most RNN_CHUNK steps and about
+    pack_bytes; nothing extra below two steps."""
+    row = 4 * g * h
+    steps = min(t, RNN_CHUNK, pack_bytes // row) if pack_bytes else 0
+    return (2 + g) * h * 4 + (row * steps if steps >= 2 else 0)
+
+
+def _select_rnn(op: Op, tg: Target) -> None:
+    x = op.inputs[0]
+    p = op.params
+    t = int(x.shape[1] if p.get("layout", 0) else x.shape[0])
+    op.scratch = rnn_scratch(4 if op.kind == "lstm" else 3, int(p["hidden_size"]), t, tg.pack_bytes)
 
 
 def select_kernels(graph: Graph, target=None) -> Graph:
@@ -208,6 +286,10 @@ def select_kernels(graph: Graph, target=None) -> Graph:
             _select_conv(graph, op, tg, wino)
         elif op.kind == "gemm":
             _select_gemm(graph, op, tg)
+        elif op.kind == "conv_transpose2d":
+            _select_conv_transpose(graph, op, tg)
+        elif op.kind in ("lstm", "gru"):
+            _select_rnn(op, tg)
     # Winograd where it saves the most multiplies per extra constant byte, within the budget
     budget = tg.winograd_budget * const_bytes
     for _, extra, op, wd, scratch in sorted(wino, key=lambda w: -w[0]):

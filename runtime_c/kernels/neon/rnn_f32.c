@@ -1,0 +1,130 @@
+/* NEON LSTM / GRU f32 (variant 0): kernels/rnn_tmpl.h (hoisted input projection, per-step GEMV, vector
+ * gates) over the primitives below; the structure of kernels/x86/rnn_f32.c over 4 lanes.
+ *
+ * rnn_nt: dot products of rows of X (or h) with rows of W (or R), both contiguous along K: register
+ * tiles of 2 x 4 rows (projection) or 1 x 8 rows (GEMV), 8 q accumulators, 4 lanes of K per step, the
+ * lanes summed pairwise (FADDP), then the K % 4 tail added with scalar fused multiply-adds. Gates use
+ * neon_sigmoid4 / neon_tanh4 (neon_math.h: the x86 algorithms, relative error <= 2e-6 against libm),
+ * clip as FMAX / FMIN (NaN propagates), separate multiplies and adds in the reference's order; a last
+ * partial vector goes through a padded copy. */
+#include <arm_neon.h>
+#include <math.h>
+#include "neon.h"
+#include "neon_math.h"
+
+#define RNN_INLINE static inline __attribute__((always_inline))
+
+/* out[i][j] = dot(x_i, w_j) for an mr x nr tile (mr * nr <= 8 accumulators). */
+RNN_INLINE void rnn_tile(const int mr, const int nr, int64_t K, const float *x, int64_t ldx, const float *w,
+                         int64_t ldw, float *out) {
+    float32x4_t acc[8];
+    for (int a = 0; a < mr * nr; a++) acc[a] = vdupq_n_f32(0.0f);
+    int64_t k = 0;
+    for (; k + 4 <= K; k += 4) {
+        float32x4_t xv[2];
+        for (int i = 0; i < mr; i++) xv[i] = vld1q_f32(x + i * ldx + k);
+        for (int j = 0; j < nr; j++) {
+            const float32x4_t wv = vld1q_f32(w + j * ldw + k);
+            for (int i = 0; i < mr; i++) acc[i * nr + j] = vfmaq_f32(acc[i * nr + j], xv[i], wv);
+        }
+    }
+    for (int i = 0; i < mr; i++)
+        for (int j = 0; j < nr; j++) {
+            float s = vaddvq_f32(acc[i * nr + j]);
+            for (int64_t q = k; q < K; q++) s = fmaf(x[i * ldx + q], w[j * ldw + q], s);
+            out[i * nr + j] = s;
+        }
+}
+
+RNN_INLINE void rnn_put(const int mr, const int nr, const float *t, const float *bias, const float *add, float *y,
+                        int64_t ldy) {
+    for (int i = 0; i < mr; i++)
+        for (int j = 0; j < nr; j++) {
+            const float v = t[i * nr + j] + bias[j];
+            y[i * ldy + j] = add ? v + add[i * ldy + j] : v;
+        }
+}
+
+static void rnn_nt(int64_t M, int64_t N, int64_t K, const float *x, int64_t ldx, const float *w, int64_t ldw,
+                   const float *bias, const float *add, float *y, int64_t ldy) {
+    float t[8];
+    for (int64_t i = 0; i < M; i += 2) {
+        const float *xi = x + i * ldx, *ai = add ? add + i * ldy : NULL;
+        float *yi = y + i * ldy;
+        int64_t j = 0;
+        if (M - i >= 2) {
+            for (; j + 4 <= N; j += 4) {
+                rnn_tile(2, 4, K, xi, ldx, w + j * ldw, ldw, t);
+                rnn_put(2, 4, t, bias + j, ai ? ai + j : NULL, yi + j, ldy);
+            }
+            for (; j < N; j++) {
+                rnn_tile(2, 1, K, xi, ldx, w + j * ldw, ldw, t);
+                rnn_put(2, 1, t, bias + j, ai ? ai + j : NULL, yi + j, ldy);
+            }
+        } else {
+            for (; j + 8 <= N; j += 8) {
+                rnn_tile(1, 8, K, xi, ldx, w + j * ldw, ldw, t);
+                rnn_put(1, 8, t, bias + j, ai ? ai + j : NULL, yi + j, ldy);
+            }
+            for (; j + 4 <= N; j += 4) {
+                rnn_tile(1, 4, K, xi, ldx, w + j * ldw, ldw, t);
+                rnn_put(1, 4, t, bias + j, ai ? ai + j : NULL, yi + j, ldy);
+            }
+            for (; j < N; j++) {
+                rnn_tile(1, 1, K, xi, ldx, w + j * ldw, ldw, t);
+                rnn_put(1, 1, t, bias + j, ai ? ai + j : NULL, yi + j, ldy);
+            }
+        }
+    }
+}
+
+RNN_INLINE float32x4_t rnn_clip4(float32x4_t v, float c) {
+    if (!(c > 0.0f)) return v;
+    return vminq_f32(vdupq_n_f32(c), vmaxq_f32(vdupq_n_f32(-c), v));
+}
+
+/* The cells run 4 units per vector; the last n - j < 4 go through a padded copy. */
+#define RNN_LD(p) (cnt == 4 ? vld1q_f32(p) : neon_ld_part((p), cnt, 0.0f))
+#define RNN_ST(p, v) (cnt == 4 ? vst1q_f32((p), (v)) : neon_st_part((p), (v), cnt))
+
+static void rnn_lstm_cell(int64_t H, const float *g, const float *P, float *c, float *h, float clip) {
+    for (int64_t j = 0; j < H; j += 4) {
+        const int cnt = H - j < 4 ? (int)(H - j) : 4;
+        const float32x4_t cv = RNN_LD(c + j);
+        float32x4_t ip = RNN_LD(g + j), fp = RNN_LD(g + 2 * H + j), op = RNN_LD(g + H + j);
+        if (P) {
+            ip = vaddq_f32(ip, vmulq_f32(RNN_LD(P + j), cv));
+            fp = vaddq_f32(fp, vmulq_f32(RNN_LD(P + 2 * H + j), cv));
+        }
+        const float32x4_t it = neon_sigmoid4(rnn_clip4(ip, clip)), ft = neon_sigmoid4(rnn_clip4(fp, clip));
+        const float32x4_t ct = neon_tanh4(rnn_clip4(RNN_LD(g + 3 * H + j), clip));
+        const float32x4_t cn = vaddq_f32(vmulq_f32(ft, cv), vmulq_f32(it, ct));
+        if (P) op = vaddq_f32(op, vmulq_f32(RNN_LD(P + H + j), cn));
+        RNN_ST(c + j, cn);
+        RNN_ST(h + j, vmulq_f32(neon_sigmoid4(rnn_clip4(op, clip)), neon_tanh4(cn)));
+    }
+}
+
+static void rnn_sigmoid_clip(float *g, int64_t n, float clip) {
+    for (int64_t j = 0; j < n; j += 4) {
+        const int cnt = n - j < 4 ? (int)(n - j) : 4;
+        RNN_ST(g + j, neon_sigmoid4(rnn_clip4(RNN_LD(g + j), clip)));
+    }
+}
+
+static void rnn_gru_cell(int64_t H, const float *z, const float *r, const float *xh, const float *rec, float *h,
+                         float clip) {
+    const float32x4_t one = vdupq_n_f32(1.0f);
+    for (int64_t j = 0; j < H; j += 4) {
+        const int cnt = H - j < 4 ? (int)(H - j) : 4;
+        float32x4_t hh = RNN_LD(xh + j);
+        if (rec) hh = vaddq_f32(hh, vmulq_f32(RNN_LD(r + j), RNN_LD(rec + j)));
+        const float32x4_t ht = neon_tanh4(rnn_clip4(hh, clip)), zv = RNN_LD(z + j);
+        RNN_ST(h + j, vaddq_f32(vmulq_f32(vsubq_f32(one, zv), ht), vmulq_f32(zv, RNN_LD(h + j))));
+    }
+}
+#undef RNN_LD
+#undef RNN_ST
+
+#define RNN_FN(name) ep_neon_##name
+#include "rnn_tmpl.h"
