@@ -136,7 +136,8 @@ def make_bundle(model, board, out_dir, *, shapes: dict | None = None, build_dir=
     if selective:
         from .compiler.kernelset import ops_text
         ops = str((out / "kernels.ops").resolve())
-        Path(ops).write_text(ops_text(plan.report.get("kernels", []), source=plan_name))
+        Path(ops).write_text(ops_text(plan.report.get("kernels", []), source=plan_name,
+                                      features=plan.report.get("features", [])))
     build_runtime(b, build, static_run=True, selective=ops)
     shutil.copy2(build / "runtime_c" / "edgeplan-run", out / "edgeplan-run")
     (out / "lib").mkdir(exist_ok=True)

@@ -94,7 +94,8 @@ def cmd_compile(a) -> int:
     print(plan.summary())
     if a.ops_out:   # the kernel set, for a selective runtime build: meson -Dselective=FILE
         from edgeplan.compiler.kernelset import ops_text
-        Path(a.ops_out).write_text(ops_text(plan.report.get("kernels", []), source=out))
+        Path(a.ops_out).write_text(ops_text(plan.report.get("kernels", []), source=out,
+                                            features=plan.report.get("features", [])))
         print(f"kernel set ({len(plan.report.get('kernels', []))} kernels) -> {a.ops_out}")
     return 0
 

@@ -128,8 +128,8 @@ static void wg_input_task(void *ctx, uint32_t t) {   /* V for (strip, channel) p
 
 static void wg_gemm_task(void *ctx, uint32_t xi) {   /* Mo[xi] = U[xi] V[xi] */
     const wg_job *j = (const wg_job *)ctx;
-    pk_gemm_run(j->M, j->nb, j->C, j->U + xi * j->panels * j->C * PK_MR, j->C, 1, PK_MR, j->V + xi * j->ns * j->C * PK_NR,
-                j->Mo + xi * j->Mp * j->Tb, j->Tb, NULL);
+    pk_gemm_run(j->M, j->nb, j->C, j->U + xi * j->panels * j->C * PK_MR, j->C, 1, PK_MR,
+                j->V + xi * j->ns * j->C * PK_NR, j->Mo + xi * j->Mp * j->Tb, j->Tb, NULL);
 }
 
 static void wg_output_task(void *ctx, uint32_t t) {  /* Y for a range of output channels */
@@ -140,8 +140,8 @@ static void wg_output_task(void *ctx, uint32_t t) {  /* Y for a range of output 
     for (int64_t m = lo; m < hi; m++)
         for (int64_t s = 0; s < j->ns; s++)
             wg_output_strip(j->y + m * plane, j->res ? j->res + m * plane : NULL, j->Mo + m * j->Tb + s * PK_NR,
-                            j->Mp * j->Tb, j->OH, j->OW, j->TW, j->t0 + s * PK_NR, (int)pk_min(PK_NR, j->nb - s * PK_NR),
-                            j->bias ? j->bias[m] : 0.0f, j->p);
+                            j->Mp * j->Tb, j->OH, j->OW, j->TW, j->t0 + s * PK_NR,
+                            (int)pk_min(PK_NR, j->nb - s * PK_NR), j->bias ? j->bias[m] : 0.0f, j->p);
 }
 
 int PK_FN(conv2d_winograd_f32)(const ep_op *op) {

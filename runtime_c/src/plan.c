@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "internal.h"
+#include "ep_config.h"
 
 int ep_fail(ep_err *e, int status, const char *fmt, ...) {
     if (e && e->buf && e->len) {
@@ -106,6 +107,9 @@ static int parse_sections(ep_plan_view *v, ep_err *e) {
     if (SEC(8)) { v->syms = v->base + SEC(8)->offset; v->n_syms = SEC(8)->count; v->sym_stride = SEC(8)->record_size; }
 #undef SEC
     if (v->n_syms > EP_MAX_SYMS) return ep_fail(e, EP_ERR_PLAN_SECTION, "%u symbols > %d", v->n_syms, EP_MAX_SYMS);
+    if (v->n_syms && !EP_HAVE_DYNAMIC)
+        return ep_fail(e, EP_ERR_PLAN_UNSUPPORTED, "the plan has variable dims; this runtime was built without "
+                       "them (a selective build for a fixed-shape plan)");
     return EP_OK;
 }
 

@@ -107,7 +107,8 @@ static void post(ep_pool *p) {
 #define EP_POOL_WAKE_FACTOR 16
 uint32_t ep_pool_threads_for(const ep_pool *p, uint64_t work) {
     if (!p || p->n_threads <= 1 || work < p->min_work) return 1;
-    if (work < (uint64_t)p->min_work * EP_POOL_WAKE_FACTOR && atomic_load_explicit(&((ep_pool *)p)->sleepers, memory_order_relaxed))
+    if (work < (uint64_t)p->min_work * EP_POOL_WAKE_FACTOR &&
+        atomic_load_explicit(&((ep_pool *)p)->sleepers, memory_order_relaxed))
         return 1;
     return p->n_threads;
 }

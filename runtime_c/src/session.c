@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "internal.h"
+#include "ep_config.h"   /* EP_HAVE_DYNAMIC: variable dims (plan 1.1 symbols); 0 compiles that path out */
 
 #define EP_SESSION_MAGIC 0x53535045u  /* "EPSS" */
 
@@ -212,7 +213,7 @@ int ep_session_open(ep_session **out, const void *plan, size_t plan_len, void *a
     p += align_up((uint64_t)v.n_io * sizeof(uint32_t), 16);
     s->sym_val = (int64_t *)(void *)p;
     s->n_syms = v.n_syms;
-    s->dynamic = v.n_syms > 0;
+    s->dynamic = EP_HAVE_DYNAMIC && v.n_syms > 0;   /* plan.c refuses symbols when the build has no support */
     s->region = (uint8_t *)arena + tables;
     s->view = v;
     s->n_tensors = v.n_tensors;
@@ -247,8 +248,11 @@ int ep_session_open(ep_session **out, const void *plan, size_t plan_len, void *a
         b->op.scratch_size = r->scratch_size;
         if ((rc = check_shapes(b, info, i, &v, &err))) return rc;
         if ((rc = check_aliasing(b, info, i, &v, &err))) return rc;
+        if (info->data_dep && !EP_HAVE_DYNAMIC)
+            return ep_fail(&err, EP_ERR_PLAN_UNSUPPORTED, "op %u (%s): data-dependent sizes need a build with "
+                           "variable dims", i, info->name);
         b->data_dep = info->data_dep;
-        b->dyn = info->data_dep || op_has_symbols(&b->op, &v);
+        b->dyn = EP_HAVE_DYNAMIC && (info->data_dep || op_has_symbols(&b->op, &v));
         s->dynamic |= info->data_dep;
     }
     for (uint32_t i = 0; i < v.n_syms; i++) s->sym_val[i] = -1;
@@ -520,7 +524,7 @@ int ep_session_set_input_shape(ep_session *s, uint32_t i, const int32_t *dims, u
     if (!dims && rank) return EP_ERR_INVALID_ARG;
     if (rank != r->rank) return EP_ERR_SIZE;
     for (uint32_t d = 0; d < rank; d++) {
-        if (r->dim_sym[d]) {
+        if (EP_HAVE_DYNAMIC && r->dim_sym[d]) {
             const ep_sym_rec *y = ep_view_sym(&s->view, r->dim_sym[d] - 1u);
             if (dims[d] < y->min || dims[d] > y->max) return EP_ERR_RUN_BOUND;
         } else if (dims[d] != r->dims[d]) {
@@ -534,10 +538,10 @@ int ep_session_set_input_shape(ep_session *s, uint32_t i, const int32_t *dims, u
 int ep_run(ep_session *s) {
     if (!live(s)) return EP_ERR_INVALID_ARG;
     s->last_error[0] = '\0';
-    if (s->dynamic && bind_inputs(s)) return EP_ERR_INVALID_ARG;
+    if (EP_HAVE_DYNAMIC && s->dynamic && bind_inputs(s)) return EP_ERR_INVALID_ARG;
     for (uint32_t i = 0; i < s->n_ops; i++) {
         const ep_bound_op *b = &s->ops[i];
-        if (b->dyn) {
+        if (EP_HAVE_DYNAMIC && b->dyn) {
             const int src = resolve_op(s, i, b);
             if (src) return src;
         }
@@ -548,10 +552,10 @@ int ep_run(ep_session *s) {
                      ep_view_name(&s->view, b->name), ep_status_str(rc));
             return rc;
         }
-        if (b->data_dep && (rc = bind_data(s, i, b))) return rc;
+        if (EP_HAVE_DYNAMIC && b->data_dep && (rc = bind_data(s, i, b))) return rc;
     }
     /* outputs that are views of an op's output (a reshape at the end) take their dims from the symbols */
-    if (s->dynamic)
+    if (EP_HAVE_DYNAMIC && s->dynamic)
         for (uint32_t i = 0; i < s->n_outputs; i++) {
             const int rc = resolve_tensor(s, s->n_ops, &s->tensors[s->io_index[s->n_inputs + i]]);
             if (rc) return rc;

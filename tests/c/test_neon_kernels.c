@@ -605,6 +605,14 @@ static void check_multi(const char *name, uint16_t opcode, const void *params, e
     float *y[4][3];
     void *sc = gnew(sbytes);
     int rc[4];
+    void *snap[8] = {0};   /* the inputs, to check no kernel writes them */
+    size_t in_bytes[8] = {0};
+    for (int i = 0; i < n_in && i < 8; i++)
+        if (ins[i]) {
+            in_bytes[i] = (size_t)ep_numel(ins[i]) * ep_dtype_size(ins[i]->dtype);
+            snap[i] = malloc(in_bytes[i] + 1);
+            memcpy(snap[i], ins[i]->data, in_bytes[i]);
+        }
     for (int r = 0; r < 4; r++) {
         ep_tensor yt[3];
         ep_tensor *yo[3] = {&yt[0], &yt[1], &yt[2]};
@@ -625,6 +633,13 @@ static void check_multi(const char *name, uint16_t opcode, const void *params, e
     if (!gok(sc, sbytes)) {
         fprintf(stderr, "FAIL %s: scratch guard bytes overwritten\n", name);
         g_fail++;
+    }
+    for (int i = 0; i < n_in && i < 8; i++) {
+        if (snap[i] && memcmp(snap[i], ins[i]->data, in_bytes[i])) {
+            fprintf(stderr, "FAIL %s: input %d modified\n", name, i);
+            g_fail++;
+        }
+        free(snap[i]);
     }
     double mag = 0;
     for (int i = 0; i < n_out; i++)

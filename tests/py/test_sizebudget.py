@@ -113,6 +113,9 @@ def test_selective_build_runs_its_plan_and_rejects_other_ops(probes, tmp_path):
     t = edgeplan.compile(models.build("tiny"), board="x86-64")
     m.save(tmp_path / "m.eplan")
     t.save(tmp_path / "t.eplan")
+    from test_dynamic import conv_encoder      # a variable-length plan: the selective build has no symbols
+    edgeplan.compile(conv_encoder(), dims={"T": (1, 64)}, board="x86-64").save(tmp_path / "d.eplan")
+    assert "feature dynamic" not in ops
     extra = sorted({k[0] for k in t.report["kernels"]} - {k[0] for k in m.report["kernels"]})
     assert extra, "tiny should use ops MobileNetV2 does not (maxpool, softmax...)"
     code = f"""
@@ -126,11 +129,17 @@ try:
     print("OPENED")
 except EdgeplanError as e:
     print("REJECTED", e)
+try:
+    Session({str(tmp_path / 'd.eplan')!r})
+    print("OPENED")
+except EdgeplanError as e:
+    print("DYNAMIC", e)
 """
     env = dict(os.environ, EDGEPLAN_LIB=str(lib))
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "REJECTED" in r.stdout and "plan uses an op or kernel this build lacks" in r.stdout, (extra, r.stdout)
+    assert "DYNAMIC" in r.stdout and "built without them" in r.stdout, r.stdout
 
 
 def test_gen_config_selection(tmp_path):
@@ -153,6 +162,14 @@ def test_gen_config_selection(tmp_path):
     h = gen_config.render(inv, sel, "test")
     assert "#define EP_HAVE_OP_CONV2D 1" in h and "#define EP_HAVE_CONV2D_DEFAULT 0" in h
     assert "#define EP_HAVE_OP_RESIZE 0" in h
+    # runtime features: variable dims are built in where a plan's ops file asks for them
+    assert gen_config.parse_features("none", None) == set() and gen_config.parse_features("all", None) == {"dynamic"}
+    assert gen_config.parse_features("", "conv2d f32 default\n") == set()
+    assert gen_config.parse_features("", "feature dynamic\nrange s64 default\n") == {"dynamic"}
+    assert gen_config.parse_selection("", "feature dynamic\nrange s64 default\n", inv) == {("range", "default")}
+    with pytest.raises(ValueError, match="unknown feature"):
+        gen_config.parse_selection("", "feature threads\n", inv)
+    assert "#define EP_HAVE_DYNAMIC 0" in gen_config.render(inv, sel, "test", set())
 
 
 def test_compile_ops_out_and_ram_check(tmp_path):

@@ -30,6 +30,11 @@ def variant_name(op: str, variant: int) -> str:
     return str(variant)
 
 
+def features(graph) -> list:
+    """Runtime features the plan needs beyond its kernels: "dynamic" for variable dims (symbols)."""
+    return ["dynamic"] if graph.syms else []
+
+
 def kernel_set(graph) -> list:
     """Sorted [op, dtype, variant] triples of the graph's ops (dtype: the first output's)."""
     out = set()
@@ -41,8 +46,8 @@ def kernel_set(graph) -> list:
     return [list(k) for k in sorted(out)]
 
 
-def ops_text(kernels, source: str = "") -> str:
+def ops_text(kernels, source: str = "", features=()) -> str:
     head = ["# edgeplan kernel set: <op> <dtype> <variant> (meson -Dselective=THIS_FILE builds only these)"]
     if source:
         head.append(f"# plan: {source}")
-    return "\n".join(head + [" ".join(k) for k in kernels]) + "\n"
+    return "\n".join(head + [f"feature {f}" for f in features] + [" ".join(k) for k in kernels]) + "\n"

@@ -6,7 +6,7 @@ from collections import Counter
 from ..plan import Plan
 from .graph import Graph
 from .cost import op_costs
-from .kernelset import kernel_set
+from .kernelset import features, kernel_set
 from .memplan import plan_memory
 from .passes.select import select_kernels
 from .writer import write_plan
@@ -20,7 +20,7 @@ def compile_graph(graph: Graph, *, source: str = "", required_features: int = 0,
     meta = {"producer": "edgeplan", "source": source,
             "symbols": [dict(name=y.name, kind=y.kind, min=y.lo, max=y.hi) for y in graph.syms], "fused": list(graph.fused), "arena_map": arena_map,
             "strategy": mem.strategy, "lower_bound": mem.lower_bound, "target": graph.meta.get("target", ""),
-            "kernels": kernel_set(graph), "op_cost": op_costs(graph)}
+            "kernels": kernel_set(graph), "features": features(graph), "op_cost": op_costs(graph)}
     data = write_plan(graph, mem, required_features=required_features, meta=meta)
     from ..runtime import plan_info
     info = plan_info(data)
@@ -30,6 +30,7 @@ def compile_graph(graph: Graph, *, source: str = "", required_features: int = 0,
         const_bytes=const_bytes, planned_bytes=mem.arena_bytes, lower_bound=mem.lower_bound,
         strategy=mem.strategy, strategies=mem.strategies, session_bytes=info["session_bytes"],
         arena_bytes=info["arena_bytes"], inplace=mem.inplace, plan_bytes=len(data), kernels=meta["kernels"],
+        features=meta["features"],
         symbols=[(y.name, y.lo, y.hi) for y in graph.syms],
         state=[t.name for t in graph.tensors if t.is_state])
     return Plan(data, report)

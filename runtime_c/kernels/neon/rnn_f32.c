@@ -45,37 +45,40 @@ RNN_INLINE void rnn_put(const int mr, const int nr, const float *t, const float 
         }
 }
 
+/* Several rows of x (the projection of a chunk of timesteps): W's rows outermost, 4 at a time, so each
+ * block of 4 rows is read from memory once and stays in L1 while every pair of x rows passes over it.
+ * One row (the GEMV of a step): 1 x 8 tiles. */
 static void rnn_nt(int64_t M, int64_t N, int64_t K, const float *x, int64_t ldx, const float *w, int64_t ldw,
                    const float *bias, const float *add, float *y, int64_t ldy) {
     float t[8];
-    for (int64_t i = 0; i < M; i += 2) {
-        const float *xi = x + i * ldx, *ai = add ? add + i * ldy : NULL;
-        float *yi = y + i * ldy;
-        int64_t j = 0;
-        if (M - i >= 2) {
-            for (; j + 4 <= N; j += 4) {
-                rnn_tile(2, 4, K, xi, ldx, w + j * ldw, ldw, t);
-                rnn_put(2, 4, t, bias + j, ai ? ai + j : NULL, yi + j, ldy);
-            }
-            for (; j < N; j++) {
-                rnn_tile(2, 1, K, xi, ldx, w + j * ldw, ldw, t);
-                rnn_put(2, 1, t, bias + j, ai ? ai + j : NULL, yi + j, ldy);
-            }
-        } else {
-            for (; j + 8 <= N; j += 8) {
-                rnn_tile(1, 8, K, xi, ldx, w + j * ldw, ldw, t);
-                rnn_put(1, 8, t, bias + j, ai ? ai + j : NULL, yi + j, ldy);
-            }
-            for (; j + 4 <= N; j += 4) {
-                rnn_tile(1, 4, K, xi, ldx, w + j * ldw, ldw, t);
-                rnn_put(1, 4, t, bias + j, ai ? ai + j : NULL, yi + j, ldy);
-            }
-            for (; j < N; j++) {
-                rnn_tile(1, 1, K, xi, ldx, w + j * ldw, ldw, t);
-                rnn_put(1, 1, t, bias + j, ai ? ai + j : NULL, yi + j, ldy);
+    int64_t j = 0;
+    if (M == 1)
+        for (; j + 8 <= N; j += 8) {
+            rnn_tile(1, 8, K, x, ldx, w + j * ldw, ldw, t);
+            rnn_put(1, 8, t, bias + j, add ? add + j : NULL, y + j, ldy);
+        }
+    for (; j + 4 <= N; j += 4)
+        for (int64_t i = 0; i < M; i += 2) {
+            const float *ai = add ? add + i * ldy + j : NULL;
+            if (M - i >= 2) {
+                rnn_tile(2, 4, K, x + i * ldx, ldx, w + j * ldw, ldw, t);
+                rnn_put(2, 4, t, bias + j, ai, y + i * ldy + j, ldy);
+            } else {
+                rnn_tile(1, 4, K, x + i * ldx, ldx, w + j * ldw, ldw, t);
+                rnn_put(1, 4, t, bias + j, ai, y + i * ldy + j, ldy);
             }
         }
-    }
+    for (; j < N; j++)
+        for (int64_t i = 0; i < M; i += 2) {
+            const float *ai = add ? add + i * ldy + j : NULL;
+            if (M - i >= 2) {
+                rnn_tile(2, 1, K, x + i * ldx, ldx, w + j * ldw, ldw, t);
+                rnn_put(2, 1, t, bias + j, ai, y + i * ldy + j, ldy);
+            } else {
+                rnn_tile(1, 1, K, x + i * ldx, ldx, w + j * ldw, ldw, t);
+                rnn_put(1, 1, t, bias + j, ai, y + i * ldy + j, ldy);
+            }
+        }
 }
 
 RNN_INLINE float32x4_t rnn_clip4(float32x4_t v, float c) {

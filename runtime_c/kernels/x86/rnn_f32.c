@@ -53,39 +53,47 @@ RNN_INLINE void rnn_put4(__m128 v, const float *bias, const float *add, float *y
     _mm_storeu_ps(y, v);
 }
 
+/* Several rows of x (the projection of a chunk of timesteps): W's rows outermost, 4 at a time, so each
+ * block of 4 rows is read from memory once and stays in L1 while every pair of x rows passes over it.
+ * One row (the GEMV of a step): 1 x 8 tiles. */
 static void rnn_nt(int64_t M, int64_t N, int64_t K, const float *x, int64_t ldx, const float *w, int64_t ldw,
                    const float *bias, const float *add, float *y, int64_t ldy) {
     __m256 acc[8];
-    for (int64_t i = 0; i < M; i += 2) {
-        const float *xi = x + i * ldx, *ai = add ? add + i * ldy : NULL;
-        float *yi = y + i * ldy;
-        const int two = M - i >= 2;
-        int64_t j = 0;
-        if (two) {   /* 2 x 4: rows i, i+1 of the output in the two halves */
-            for (; j + 4 <= N; j += 4) {
-                rnn_tile(2, 4, K, xi, ldx, w + j * ldw, ldw, acc);
-                const __m256 v = rnn_hsum8(acc);
-                rnn_put4(_mm256_castps256_ps128(v), bias + j, ai ? ai + j : NULL, yi + j);
-                rnn_put4(_mm256_extractf128_ps(v, 1), bias + j, ai ? ai + ldy + j : NULL, yi + ldy + j);
-            }
-        } else {     /* 1 x 8 (the GEMV of a step) */
-            for (; j + 8 <= N; j += 8) {
-                rnn_tile(1, 8, K, xi, ldx, w + j * ldw, ldw, acc);
-                __m256 v = _mm256_add_ps(rnn_hsum8(acc), _mm256_loadu_ps(bias + j));
-                if (ai) v = _mm256_add_ps(v, _mm256_loadu_ps(ai + j));
-                _mm256_storeu_ps(yi + j, v);
-            }
+    int64_t j = 0;
+    if (M == 1) {
+        for (; j + 8 <= N; j += 8) {
+            rnn_tile(1, 8, K, x, ldx, w + j * ldw, ldw, acc);
+            __m256 v = _mm256_add_ps(rnn_hsum8(acc), _mm256_loadu_ps(bias + j));
+            if (add) v = _mm256_add_ps(v, _mm256_loadu_ps(add + j));
+            _mm256_storeu_ps(y + j, v);
         }
-        for (; j < N; j++) {   /* column tail: one accumulator per row, the same tree */
-            rnn_tile(1 + two, 1, K, xi, ldx, w + j * ldw, ldw, acc);
+    }
+    for (; j + 4 <= N; j += 4)
+        for (int64_t i = 0; i < M; i += 2) {   /* 2 x 4: rows i, i+1 in the two halves (1 x 4 for a last row) */
+            const float *ai = add ? add + i * ldy + j : NULL;
+            float *yi = y + i * ldy + j;
+            if (M - i >= 2)
+                rnn_tile(2, 4, K, x + i * ldx, ldx, w + j * ldw, ldw, acc);
+            else
+                rnn_tile(1, 4, K, x + i * ldx, ldx, w + j * ldw, ldw, acc);
+            const __m256 v = rnn_hsum8(acc);
+            rnn_put4(_mm256_castps256_ps128(v), bias + j, ai, yi);
+            if (M - i >= 2) rnn_put4(_mm256_extractf128_ps(v, 1), bias + j, ai ? ai + ldy : NULL, yi + ldy);
+        }
+    for (; j < N; j++)   /* column tail: one accumulator per row, the same tree */
+        for (int64_t i = 0; i < M; i += 2) {
+            const int two = M - i >= 2;
+            if (two)
+                rnn_tile(2, 1, K, x + i * ldx, ldx, w + j * ldw, ldw, acc);
+            else
+                rnn_tile(1, 1, K, x + i * ldx, ldx, w + j * ldw, ldw, acc);
             float t[8];
             _mm256_storeu_ps(t, rnn_hsum8(acc));
             for (int r = 0; r <= two; r++) {
                 const float v = t[r] + bias[j];
-                yi[r * ldy + j] = ai ? v + ai[r * ldy + j] : v;
+                y[(i + r) * ldy + j] = add ? v + add[(i + r) * ldy + j] : v;
             }
         }
-    }
 }
 
 /* clip(v) to [-c, c] when c > 0 (a NaN v stays NaN: MAXPS / MINPS return the second operand) */
