@@ -35,7 +35,7 @@ static void ct_tile(int64_t K, const float *a, const float *b, const float *bias
 
 static inline int64_t ct_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
-/* Shift of the j-th distinct tap offset along an axis (see above). */
+/* Shift of the j-th distinct tap offset along an axis (kernels/conv_transpose_packed.h). */
 static inline int64_t ct_shift(int64_t j, int64_t d, int64_t s) { return d >= s ? j * d / s : j; }
 
 typedef struct ct_geom {
