@@ -22,7 +22,7 @@ from .budgets import (check_budget, check_ratchet, load_baseline, load_toml, par
                       write_baseline)
 from .elfsize import Report, group_of, measure
 
-GROUP_ORDER = ["core", "shape", "ref", "neon", "neon-fp16", "neon-dotprod", "x86", "delegate", "tool", "other"]
+GROUP_ORDER = ["core", "threads", "dynamic", "profile", "shape", "ref", "neon", "neon-fp16", "neon-dotprod", "x86", "delegate", "tool", "other"]
 COLS = ("text", "rodata", "data", "bss", "size")
 
 

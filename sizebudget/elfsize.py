@@ -6,6 +6,8 @@ files, folders of them, or static archives; meson's object names keep the source
 kernels_neon_conv2d_f32.c.o), and the object's path names the component:
 
     src/<x>.c                -> core/<x>        (plan loader, session, status, crc32c, cpu, dispatch, ops table)
+                                                except optional features: src/pool.c -> threads/pool,
+                                                src/shapes_run.c -> dynamic/shapes_run, src/profile.c -> profile/profile
     src/ops/<x>.c            -> shape/<family>  (shape functions)
     kernels/<isa>/<x>.c      -> <isa>/<family>  (isa: ref, neon, neon-fp16, neon-dotprod, x86)
     delegates/<x>...         -> delegate/<x>
@@ -39,6 +41,9 @@ FAMILY_OF_STEM = {
     "gather": "layout", "copy": "layout", "layout": "layout",
     "resize": "resize", "softmax": "softmax_reduce", "reduce": "softmax_reduce", "softmax_reduce": "softmax_reduce",
 }
+# runtime features outside the minimal core (their own groups, so the core budget stays the plan loader,
+# session and executor): the thread pool, run-time shape resolution for variable dims, the profiler
+OPTIONAL_CORE = {"pool": "threads/pool", "shapes_run": "dynamic/shapes_run", "profile": "profile/profile"}
 _DTYPE_SUFFIX = re.compile(r"_(f32|f16|s8|u8|s16|s32|any|i8|q8)$")
 _CORE_SUFFIX = re.compile(r"_(x86|aarch64|arm|generic|neon)$")
 
@@ -69,7 +74,8 @@ def component_of_object(obj: str) -> str:
         return f"tool/{m.group(1)}"
     m = re.search(r"(?:^|_)src_(\w+)$", full)
     if m:
-        return f"core/{_CORE_SUFFIX.sub('', m.group(1))}"
+        stem = _CORE_SUFFIX.sub('', m.group(1))
+        return OPTIONAL_CORE.get(stem, f"core/{stem}")
     return f"other/{name}"
 
 

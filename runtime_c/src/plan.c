@@ -239,7 +239,7 @@ int ep_plan_parse(ep_plan_view *v, const void *plan, size_t plan_len, int check_
     if (h->arena_size > ((uint64_t)1 << 40)) return ep_fail(e, EP_ERR_PLAN_SECTION, "arena size implausible");
     int rc = parse_sections(v, e);
     if (rc) return rc;
-    for (uint32_t i = 0; i < v->n_syms; i++)
+    for (uint32_t i = 0; EP_HAVE_DYNAMIC && i < v->n_syms; i++)   /* without: no symbols (refused above) */
         if ((rc = check_sym(v, i, e))) return rc;
     for (uint32_t i = 0; i < v->n_tensors; i++)
         if ((rc = check_tensor(v, i, e))) return rc;

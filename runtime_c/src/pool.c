@@ -29,11 +29,11 @@ static void run_inline(uint32_t n_tasks, ep_task_fn fn, void *ctx) {
 #if defined(EP_THREADS) && EP_THREADS
 #include <sched.h>
 
-#ifndef EP_POOL_PURE_SPINS
-#define EP_POOL_PURE_SPINS 200   /* pause loops (a few microseconds) before yielding the core */
+#ifndef EP_POOL_PURE_NS
+#define EP_POOL_PURE_NS 20000    /* 20 us of pure spinning, */
 #endif
 #ifndef EP_POOL_SPIN_NS
-#define EP_POOL_SPIN_NS 100000   /* 0.1 ms of spinning (then yielding) before a worker or a waiting caller sleeps */
+#define EP_POOL_SPIN_NS 100000   /* then yielding, up to 0.1 ms before a worker or a waiting caller sleeps */
 #endif
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -44,20 +44,20 @@ static inline void cpu_relax(void) { __asm__ __volatile__("yield" ::: "memory");
 static inline void cpu_relax(void) {}
 #endif
 
-/* Spins until (*a == v) == until_eq, for up to EP_POOL_SPIN_NS; returns the last value seen. */
+/* Spins until (*a == v) == until_eq, for up to EP_POOL_SPIN_NS; returns the last value seen. The first
+ * EP_POOL_PURE_NS only pause; after that the core is offered to others (sched_yield) every 64 pauses,
+ * so that a busy or shared machine gets it back. */
 static unsigned spin(atomic_uint *a, unsigned v, int until_eq) {
     uint64_t t0 = 0;
     for (uint32_t i = 1;; i++) {
         const unsigned x = atomic_load_explicit(a, memory_order_acquire);
         if ((x == v) == until_eq) return x;
-        if (i < EP_POOL_PURE_SPINS) {
-            cpu_relax();
-            continue;
-        }
-        sched_yield();   /* then give the core to whoever else wants it (a shared or busy machine) */
+        cpu_relax();
+        if (i & 63) continue;
         const uint64_t t = ep_now_ns();
         if (!t0) t0 = t;
-        else if (t - t0 > EP_POOL_SPIN_NS) return x;
+        if (t - t0 > EP_POOL_SPIN_NS) return x;
+        if (t - t0 > EP_POOL_PURE_NS) sched_yield();
     }
 }
 

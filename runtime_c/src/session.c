@@ -2,37 +2,7 @@
  * (validating it through its shape function), then runs a flat op list. */
 #include <stdio.h>
 #include <string.h>
-#include "internal.h"
-#include "ep_config.h"   /* EP_HAVE_DYNAMIC: variable dims (plan 1.1 symbols); 0 compiles that path out */
-
-#define EP_SESSION_MAGIC 0x53535045u  /* "EPSS" */
-
-typedef struct ep_bound_op {
-    ep_kernel_fn fn;
-    ep_op op;
-    uint32_t name;           /* NAMES offset of the source node */
-    uint8_t dyn;             /* an operand has variable dims: shapes are resolved before the kernel */
-    uint8_t data_dep;        /* the kernel sets its outputs' variable dims */
-    /* profiling (EP_OPT_PROFILE): fn is then prof_trampoline, which times prof_fn (the kernel) */
-    ep_kernel_fn prof_fn;
-    uint64_t prof_calls, prof_ns, prof_last_start, prof_last_ns;
-} ep_bound_op;
-
-struct ep_session {
-    uint32_t magic;
-    uint32_t n_tensors, n_ops, n_inputs, n_outputs;
-    ep_plan_view view;
-    ep_tensor *tensors;
-    ep_bound_op *ops;
-    ep_tensor **io_ptrs;     /* operand pointers of all ops (OPIO order) */
-    uint32_t *io_index;      /* n_inputs + n_outputs tensor indices */
-    uint8_t *region;         /* the planned tensor region */
-    int64_t *sym_val;        /* n_syms values of the current run; -1: not bound yet */
-    uint32_t n_syms;
-    uint8_t dynamic;         /* symbols or data-dependent ops: ep_run resolves shapes */
-    char last_error[160];
-    ep_pool pool;            /* worker threads (ep_options.n_threads; src/pool.h): a fixed size */
-};
+#include "session_impl.h"
 
 /* threads and profiling, set up at the end of ep_session_open (defined at the end of this file) */
 static void session_start_extras(ep_session *s, const ep_options *opt);
@@ -270,16 +240,10 @@ void ep_session_close(ep_session *s) {
     }
 }
 
-static int live(const ep_session *s) { return s && s->magic == EP_SESSION_MAGIC; }
 
-uint32_t ep_session_num_inputs(const ep_session *s) { return live(s) ? s->n_inputs : 0; }
-uint32_t ep_session_num_outputs(const ep_session *s) { return live(s) ? s->n_outputs : 0; }
+uint32_t ep_session_num_inputs(const ep_session *s) { return ep_session_live(s) ? s->n_inputs : 0; }
+uint32_t ep_session_num_outputs(const ep_session *s) { return ep_session_live(s) ? s->n_outputs : 0; }
 
-static const ep_tensor *io_tensor(const ep_session *s, uint32_t i, int output) {
-    if (!live(s)) return NULL;
-    if (output ? i >= s->n_outputs : i >= s->n_inputs) return NULL;
-    return &s->tensors[s->io_index[output ? s->n_inputs + i : i]];
-}
 
 static int describe(const ep_session *s, const ep_tensor *t, ep_io_desc *d) {
     if (!t || !d) return t ? EP_ERR_INVALID_ARG : EP_ERR_INDEX;
@@ -291,7 +255,7 @@ static int describe(const ep_session *s, const ep_tensor *t, ep_io_desc *d) {
     for (int i = 0; i < t->rank; i++) {
         d->dims[i] = t->dims[i];
         d->max_dims[i] = d->min_dims[i] = r->dims[i];
-        if (r->dim_sym[i]) {
+        if (EP_HAVE_DYNAMIC && r->dim_sym[i]) {
             const ep_sym_rec *y = ep_view_sym(&s->view, r->dim_sym[i] - 1u);
             d->min_dims[i] = y->min;
             d->dim_names[i] = ep_view_name(&s->view, y->name);
@@ -302,14 +266,14 @@ static int describe(const ep_session *s, const ep_tensor *t, ep_io_desc *d) {
     return EP_OK;
 }
 
-int ep_session_input_desc(const ep_session *s, uint32_t i, ep_io_desc *d) { return describe(s, io_tensor(s, i, 0), d); }
-int ep_session_output_desc(const ep_session *s, uint32_t i, ep_io_desc *d) { return describe(s, io_tensor(s, i, 1), d); }
+int ep_session_input_desc(const ep_session *s, uint32_t i, ep_io_desc *d) { return describe(s, ep_session_io(s, i, 0), d); }
+int ep_session_output_desc(const ep_session *s, uint32_t i, ep_io_desc *d) { return describe(s, ep_session_io(s, i, 1), d); }
 
 static int find(const ep_session *s, const char *name, uint32_t *index, int output) {
-    if (!live(s) || !name || !index) return EP_ERR_INVALID_ARG;
+    if (!ep_session_live(s) || !name || !index) return EP_ERR_INVALID_ARG;
     uint32_t n = output ? s->n_outputs : s->n_inputs;
     for (uint32_t i = 0; i < n; i++) {
-        const ep_tensor *t = io_tensor(s, i, output);
+        const ep_tensor *t = ep_session_io(s, i, output);
         if (strcmp(ep_view_name(&s->view, ep_view_tensor(&s->view, t->index)->name), name) == 0) {
             *index = i;
             return EP_OK;
@@ -321,17 +285,17 @@ int ep_session_find_input(const ep_session *s, const char *name, uint32_t *i) { 
 int ep_session_find_output(const ep_session *s, const char *name, uint32_t *i) { return find(s, name, i, 1); }
 
 void *ep_session_input_buffer(ep_session *s, uint32_t i) {
-    const ep_tensor *t = io_tensor(s, i, 0);
+    const ep_tensor *t = ep_session_io(s, i, 0);
     return t ? t->data : NULL;
 }
 const void *ep_session_output_buffer(const ep_session *s, uint32_t i) {
-    const ep_tensor *t = io_tensor(s, i, 1);
+    const ep_tensor *t = ep_session_io(s, i, 1);
     return t ? t->data : NULL;
 }
 
 int ep_session_set_input(ep_session *s, uint32_t i, const void *data, size_t nbytes) {
-    const ep_tensor *t = io_tensor(s, i, 0);
-    if (!t) return live(s) ? EP_ERR_INDEX : EP_ERR_INVALID_ARG;
+    const ep_tensor *t = ep_session_io(s, i, 0);
+    if (!t) return ep_session_live(s) ? EP_ERR_INDEX : EP_ERR_INVALID_ARG;
     uint64_t n = (uint64_t)ep_numel(t) * ep_dtype_size(t->dtype);
     if (nbytes != n) return EP_ERR_SIZE;
     if (n && !data) return EP_ERR_INVALID_ARG;
@@ -340,8 +304,8 @@ int ep_session_set_input(ep_session *s, uint32_t i, const void *data, size_t nby
 }
 
 int ep_session_get_output(const ep_session *s, uint32_t i, void *data, size_t nbytes) {
-    const ep_tensor *t = io_tensor(s, i, 1);
-    if (!t) return live(s) ? EP_ERR_INDEX : EP_ERR_INVALID_ARG;
+    const ep_tensor *t = ep_session_io(s, i, 1);
+    if (!t) return ep_session_live(s) ? EP_ERR_INDEX : EP_ERR_INVALID_ARG;
     uint64_t n = (uint64_t)ep_numel(t) * ep_dtype_size(t->dtype);
     if (nbytes != n) return EP_ERR_SIZE;
     if (n && !data) return EP_ERR_INVALID_ARG;
@@ -349,200 +313,14 @@ int ep_session_get_output(const ep_session *s, uint32_t i, void *data, size_t nb
     return EP_OK;
 }
 
-/* ---- variable shapes (plan 1.1): symbols are bound per run, shapes resolved op by op ---- */
-
-static const char *sym_name(const ep_session *s, uint32_t k) {
-    return ep_view_name(&s->view, ep_view_sym(&s->view, k)->name);
-}
-
-#define SYM_UNBOUND (-1)
-#define SYM_OUT_OF_BOUNDS (-2)
-/* Value of symbol k in this run: bound, or computed from its rule; SYM_UNBOUND when neither. */
-static int64_t sym_get(ep_session *s, uint32_t k) {
-    if (s->sym_val[k] >= 0) return s->sym_val[k];
-    const ep_sym_rec *y = ep_view_sym(&s->view, k);
-    if (!y->src) return SYM_UNBOUND;
-    const int64_t x = sym_get(s, y->src - 1u);   /* src < k (checked at parse): depth <= 254 */
-    if (x < 0) return x;
-    const int64_t a = (int64_t)y->mul * x + y->add;          /* |.| < 2^56 */
-    const int64_t q = a / y->div - (a % y->div != 0 && a < 0);
-    if (q < 0 || q > y->max) return SYM_OUT_OF_BOUNDS;
-    return s->sym_val[k] = q;
-}
-
-/* Binds symbol k to v (from a shape function or a kernel), or checks v against its value. */
-static int sym_bind(ep_session *s, uint32_t i, uint32_t k, int64_t v) {
-    const ep_sym_rec *y = ep_view_sym(&s->view, k);
-    const int64_t cur = sym_get(s, k);
-    if (cur == SYM_OUT_OF_BOUNDS || v < 0 || v > y->max) {
-        snprintf(s->last_error, sizeof(s->last_error), "op %u: '%s' = %lld exceeds its bound %d", i,
-                 sym_name(s, k), (long long)(cur == SYM_OUT_OF_BOUNDS ? -1 : v), y->max);
-        return EP_ERR_RUN_BOUND;
-    }
-    if (cur >= 0 && cur != v) {
-        snprintf(s->last_error, sizeof(s->last_error), "op %u: '%s' is %lld here but %lld before (plan inconsistent)",
-                 i, sym_name(s, k), (long long)v, (long long)cur);
-        return EP_ERR_PLAN_SHAPE;
-    }
-    s->sym_val[k] = v;
-    return EP_OK;
-}
-
-static int over_capacity(const ep_tensor *t) {
-    return (uint64_t)ep_numel(t) * ep_dtype_size(t->dtype) > t->nbytes;
-}
-
-/* Gives t's variable dims their symbols' values (-1 where a symbol is not bound yet). */
-static int resolve_tensor(ep_session *s, uint32_t i, ep_tensor *t) {
-    const ep_tensor_rec *r = ep_view_tensor(&s->view, t->index);
-    int complete = 1;
-    for (int d = 0; d < r->rank; d++) {
-        if (!r->dim_sym[d]) continue;
-        const int64_t v = sym_get(s, r->dim_sym[d] - 1u);
-        if (v == SYM_OUT_OF_BOUNDS) return sym_bind(s, i, r->dim_sym[d] - 1u, -1);
-        t->dims[d] = (int32_t)v;
-        complete &= v >= 0;
-    }
-    if (complete && over_capacity(t)) {
-        snprintf(s->last_error, sizeof(s->last_error), "op %u: tensor %u exceeds its planned bytes", i, t->index);
-        return EP_ERR_RUN_BOUND;
-    }
-    return EP_OK;
-}
-
-static int resolve_op(ep_session *s, uint32_t i, const ep_bound_op *b) {
-    const ep_op *op = &b->op;
-    const ep_op_info *info = ep_op_info_get(op->opcode);
-    ep_shape out[EP_MAX_OP_OUTPUTS];
-    uint64_t scratch = 0;
-    int rc;
-    for (uint16_t k = 0; k < op->n_in; k++) {
-        const ep_tensor *x = op->in[k];
-        if (!x) continue;
-        if ((rc = resolve_tensor(s, i, op->in[k]))) return rc;
-        for (int d = 0; d < x->rank; d++)
-            if (x->dims[d] < 0) {   /* a symbol nothing has bound yet: the plan's order is wrong */
-                snprintf(s->last_error, sizeof(s->last_error), "op %u: input %u has an unknown length", i, k);
-                return EP_ERR_PLAN_SHAPE;
-            }
-    }
-    for (uint16_t k = 0; k < op->n_out; k++) {
-        ep_tensor *t = op->out[k];
-        if (b->data_dep) {   /* known dims take their values; the kernel sees the rest at capacity */
-            const ep_tensor_rec *r = ep_view_tensor(&s->view, t->index);
-            for (int d = 0; d < r->rank; d++) {
-                const int64_t v = r->dim_sym[d] ? sym_get(s, r->dim_sym[d] - 1u) : -1;
-                t->dims[d] = v >= 0 ? (int32_t)v : r->dims[d];
-            }
-        } else if ((rc = resolve_tensor(s, i, t))) {
-            return rc;
-        }
-    }
-    memset(out, 0, sizeof(ep_shape) * op->n_out);
-    if ((rc = info->shape(op, out, &scratch))) {
-        snprintf(s->last_error, sizeof(s->last_error), "op %u (%s '%s'): shapes inconsistent at these lengths", i,
-                 info->name, ep_view_name(&s->view, b->name));
-        return EP_ERR_PLAN_SHAPE;
-    }
-    if (scratch > op->scratch_size) {
-        snprintf(s->last_error, sizeof(s->last_error), "op %u (%s): needs %llu scratch bytes, %llu planned", i,
-                 info->name, (unsigned long long)scratch, (unsigned long long)op->scratch_size);
-        return EP_ERR_RUN_BOUND;
-    }
-    if (b->data_dep) return EP_OK;
-    for (uint16_t k = 0; k < op->n_out; k++) {
-        ep_tensor *t = op->out[k];
-        const ep_tensor_rec *r = ep_view_tensor(&s->view, t->index);
-        if (out[k].rank != r->rank || out[k].dtype != r->dtype) return EP_ERR_PLAN_SHAPE;
-        for (int d = 0; d < r->rank; d++) {
-            const int32_t c = out[k].dims[d];
-            if (r->dim_sym[d]) {
-                if ((rc = sym_bind(s, i, r->dim_sym[d] - 1u, c))) return rc;
-            } else if (c != r->dims[d]) {
-                snprintf(s->last_error, sizeof(s->last_error), "op %u (%s): output %u dim %d is %d, the plan fixes %d",
-                         i, info->name, k, d, c, r->dims[d]);
-                return EP_ERR_PLAN_SHAPE;
-            }
-            t->dims[d] = c;
-        }
-        if (over_capacity(t)) return EP_ERR_RUN_BOUND;
-    }
-    return EP_OK;
-}
-
-/* After a data-dependent kernel: bind the symbols of the extents it wrote. */
-static int bind_data(ep_session *s, uint32_t i, const ep_bound_op *b) {
-    for (uint16_t k = 0; k < b->op.n_out; k++) {
-        const ep_tensor *t = b->op.out[k];
-        const ep_tensor_rec *r = ep_view_tensor(&s->view, t->index);
-        for (int d = 0; d < r->rank; d++) {
-            int rc;
-            if (t->dims[d] < 0 || t->dims[d] > r->dims[d]) return EP_ERR_INTERNAL;
-            if (r->dim_sym[d]) {
-                const uint32_t k = r->dim_sym[d] - 1u;
-                const int64_t cur = sym_get(s, k);
-                if (cur >= 0 && cur != t->dims[d]) {   /* the data disagree with a length declared equal */
-                    snprintf(s->last_error, sizeof(s->last_error), "op %u: run-time length %d, but '%s' is %lld",
-                             i, t->dims[d], sym_name(s, k), (long long)cur);
-                    return EP_ERR_RUN_BOUND;
-                }
-                if ((rc = sym_bind(s, i, k, t->dims[d]))) return rc;
-            } else if (t->dims[d] != r->dims[d]) {
-                snprintf(s->last_error, sizeof(s->last_error), "op %u: a data-dependent extent the plan fixes", i);
-                return EP_ERR_PLAN_SHAPE;
-            }
-        }
-    }
-    return EP_OK;
-}
-
-/* Run start: symbols unbound, then the input symbols from the inputs' shapes. */
-static int bind_inputs(ep_session *s) {
-    for (uint32_t k = 0; k < s->n_syms; k++) s->sym_val[k] = SYM_UNBOUND;
-    for (uint32_t i = 0; i < s->n_inputs; i++) {
-        const ep_tensor *t = &s->tensors[s->io_index[i]];
-        const ep_tensor_rec *r = ep_view_tensor(&s->view, t->index);
-        for (int d = 0; d < r->rank; d++) {
-            if (!r->dim_sym[d]) continue;
-            const uint32_t k = r->dim_sym[d] - 1u;
-            if (s->sym_val[k] >= 0 && s->sym_val[k] != t->dims[d]) {
-                snprintf(s->last_error, sizeof(s->last_error), "inputs disagree on '%s' (%lld vs %d)", sym_name(s, k),
-                         (long long)s->sym_val[k], t->dims[d]);
-                return EP_ERR_INVALID_ARG;
-            }
-            s->sym_val[k] = t->dims[d];
-        }
-    }
-    return EP_OK;
-}
-
-int ep_session_set_input_shape(ep_session *s, uint32_t i, const int32_t *dims, uint32_t rank) {
-    const ep_tensor *c = io_tensor(s, i, 0);
-    if (!c) return live(s) ? EP_ERR_INDEX : EP_ERR_INVALID_ARG;
-    ep_tensor *t = &s->tensors[c->index];
-    const ep_tensor_rec *r = ep_view_tensor(&s->view, t->index);
-    if (!dims && rank) return EP_ERR_INVALID_ARG;
-    if (rank != r->rank) return EP_ERR_SIZE;
-    for (uint32_t d = 0; d < rank; d++) {
-        if (EP_HAVE_DYNAMIC && r->dim_sym[d]) {
-            const ep_sym_rec *y = ep_view_sym(&s->view, r->dim_sym[d] - 1u);
-            if (dims[d] < y->min || dims[d] > y->max) return EP_ERR_RUN_BOUND;
-        } else if (dims[d] != r->dims[d]) {
-            return EP_ERR_SIZE;
-        }
-    }
-    for (uint32_t d = 0; d < rank; d++) t->dims[d] = dims[d];
-    return EP_OK;
-}
-
 int ep_run(ep_session *s) {
-    if (!live(s)) return EP_ERR_INVALID_ARG;
+    if (!ep_session_live(s)) return EP_ERR_INVALID_ARG;
     s->last_error[0] = '\0';
-    if (EP_HAVE_DYNAMIC && s->dynamic && bind_inputs(s)) return EP_ERR_INVALID_ARG;
+    if (EP_HAVE_DYNAMIC && s->dynamic && ep_shapes_bind_inputs(s)) return EP_ERR_INVALID_ARG;
     for (uint32_t i = 0; i < s->n_ops; i++) {
         const ep_bound_op *b = &s->ops[i];
         if (EP_HAVE_DYNAMIC && b->dyn) {
-            const int src = resolve_op(s, i, b);
+            const int src = ep_shapes_resolve_op(s, i, b);
             if (src) return src;
         }
         int rc = b->fn(&b->op);
@@ -552,24 +330,20 @@ int ep_run(ep_session *s) {
                      ep_view_name(&s->view, b->name), ep_status_str(rc));
             return rc;
         }
-        if (EP_HAVE_DYNAMIC && b->data_dep && (rc = bind_data(s, i, b))) return rc;
+        if (EP_HAVE_DYNAMIC && b->data_dep && (rc = ep_shapes_bind_data(s, i, b))) return rc;
     }
     /* outputs that are views of an op's output (a reshape at the end) take their dims from the symbols */
-    if (EP_HAVE_DYNAMIC && s->dynamic)
-        for (uint32_t i = 0; i < s->n_outputs; i++) {
-            const int rc = resolve_tensor(s, s->n_ops, &s->tensors[s->io_index[s->n_inputs + i]]);
-            if (rc) return rc;
-        }
+    if (EP_HAVE_DYNAMIC && s->dynamic) return ep_shapes_resolve_outputs(s);
     return EP_OK;
 }
 
 int ep_reset(ep_session *s) {
-    if (!live(s)) return EP_ERR_INVALID_ARG;
+    if (!ep_session_live(s)) return EP_ERR_INVALID_ARG;
     zero_state(s);
     return EP_OK;
 }
 
-const char *ep_session_last_error(const ep_session *s) { return live(s) ? s->last_error : ""; }
+const char *ep_session_last_error(const ep_session *s) { return ep_session_live(s) ? s->last_error : ""; }
 
 /* ---- threads and profiling ---- */
 
@@ -604,11 +378,11 @@ static void session_start_extras(ep_session *s, const ep_options *opt) {
     }
 }
 
-uint32_t ep_session_num_ops(const ep_session *s) { return live(s) ? s->n_ops : 0; }
-uint32_t ep_session_num_threads(const ep_session *s) { return live(s) ? s->pool.n_threads : 0; }
+uint32_t ep_session_num_ops(const ep_session *s) { return ep_session_live(s) ? s->n_ops : 0; }
+uint32_t ep_session_num_threads(const ep_session *s) { return ep_session_live(s) ? s->pool.n_threads : 0; }
 
 int ep_session_profile(const ep_session *s, uint32_t i, ep_op_profile *out) {
-    if (!live(s) || !out) return EP_ERR_INVALID_ARG;
+    if (!ep_session_live(s) || !out) return EP_ERR_INVALID_ARG;
     if (i >= s->n_ops) return EP_ERR_INDEX;
     const ep_bound_op *b = &s->ops[i];
     const ep_op_info *info = ep_op_info_get(b->op.opcode);
@@ -629,7 +403,7 @@ int ep_session_profile(const ep_session *s, uint32_t i, ep_op_profile *out) {
 }
 
 int ep_session_profile_reset(ep_session *s) {
-    if (!live(s)) return EP_ERR_INVALID_ARG;
+    if (!ep_session_live(s)) return EP_ERR_INVALID_ARG;
     for (uint32_t i = 0; i < s->n_ops; i++) {
         ep_bound_op *b = &s->ops[i];
         b->prof_calls = b->prof_ns = b->prof_last_start = b->prof_last_ns = 0;

@@ -1,5 +1,5 @@
 """Variable-length inputs, data-dependent lengths and streaming state (plan 1.1; compiler/dynamic.py,
-runtime_c/src/session.c): one plan at every length up to its bound, checked against onnxruntime."""
+runtime_c/src/shapes_run.c): one plan at every length up to its bound, checked against onnxruntime."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,0 +1,52 @@
+/* The session's layout, shared by session.c (open, I/O, run loop) and shapes_run.c (run-time shape
+ * resolution). Not installed. */
+#ifndef EP_SESSION_IMPL_H
+#define EP_SESSION_IMPL_H
+#include "internal.h"
+#include "ep_config.h"   /* EP_HAVE_DYNAMIC: variable dims (plan 1.1 symbols); 0 compiles that path out */
+
+#define EP_SESSION_MAGIC 0x53535045u  /* "EPSS" */
+
+typedef struct ep_bound_op {
+    ep_kernel_fn fn;
+    ep_op op;
+    uint32_t name;           /* NAMES offset of the source node */
+    uint8_t dyn;             /* an operand has variable dims: shapes are resolved before the kernel */
+    uint8_t data_dep;        /* the kernel sets its outputs' variable dims */
+    /* profiling (EP_OPT_PROFILE): fn is then prof_trampoline, which times prof_fn (the kernel) */
+    ep_kernel_fn prof_fn;
+    uint64_t prof_calls, prof_ns, prof_last_start, prof_last_ns;
+} ep_bound_op;
+
+struct ep_session {
+    uint32_t magic;
+    uint32_t n_tensors, n_ops, n_inputs, n_outputs;
+    ep_plan_view view;
+    ep_tensor *tensors;
+    ep_bound_op *ops;
+    ep_tensor **io_ptrs;     /* operand pointers of all ops (OPIO order) */
+    uint32_t *io_index;      /* n_inputs + n_outputs tensor indices */
+    uint8_t *region;         /* the planned tensor region */
+    int64_t *sym_val;        /* n_syms values of the current run; -1: not bound yet */
+    uint32_t n_syms;
+    uint8_t dynamic;         /* symbols or data-dependent ops: ep_run resolves shapes */
+    char last_error[160];
+    ep_pool pool;            /* worker threads (ep_options.n_threads; src/pool.h): a fixed size */
+};
+
+static inline int ep_session_live(const ep_session *s) { return s && s->magic == EP_SESSION_MAGIC; }
+
+/* Graph input or output i (NULL when out of range or the session is not open). */
+static inline const ep_tensor *ep_session_io(const ep_session *s, uint32_t i, int output) {
+    if (!ep_session_live(s)) return NULL;
+    if (output ? i >= s->n_outputs : i >= s->n_inputs) return NULL;
+    return &s->tensors[s->io_index[output ? s->n_inputs + i : i]];
+}
+
+/* shapes_run.c: each returns EP_OK or a status, with the reason in s->last_error */
+int ep_shapes_bind_inputs(ep_session *s);                                  /* run start */
+int ep_shapes_resolve_op(ep_session *s, uint32_t i, const ep_bound_op *b);  /* before op i's kernel */
+int ep_shapes_bind_data(ep_session *s, uint32_t i, const ep_bound_op *b);   /* after a data-dependent kernel */
+int ep_shapes_resolve_outputs(ep_session *s);                              /* run end: outputs that are views */
+
+#endif

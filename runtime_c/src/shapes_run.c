@@ -1,0 +1,201 @@
+/* Run-time shape resolution for plans with variable dims (plan 1.1; docs/dynamic-shapes.md): symbols
+ * are bound per run from the input shapes, from the shape functions of the ops that compute them and
+ * from data-dependent kernels; every tensor is checked against its planned bytes before a kernel runs.
+ * A build without variable dims (EP_HAVE_DYNAMIC 0) never calls these, and --gc-sections drops them. */
+#include <stdio.h>
+#include <string.h>
+#include "session_impl.h"
+
+/* ---- variable shapes (plan 1.1): symbols are bound per run, shapes resolved op by op ---- */
+
+static const char *sym_name(const ep_session *s, uint32_t k) {
+    return ep_view_name(&s->view, ep_view_sym(&s->view, k)->name);
+}
+
+#define SYM_UNBOUND (-1)
+#define SYM_OUT_OF_BOUNDS (-2)
+/* Value of symbol k in this run: bound, or computed from its rule; SYM_UNBOUND when neither. */
+static int64_t sym_get(ep_session *s, uint32_t k) {
+    if (s->sym_val[k] >= 0) return s->sym_val[k];
+    const ep_sym_rec *y = ep_view_sym(&s->view, k);
+    if (!y->src) return SYM_UNBOUND;
+    const int64_t x = sym_get(s, y->src - 1u);   /* src < k (checked at parse): depth <= 254 */
+    if (x < 0) return x;
+    const int64_t a = (int64_t)y->mul * x + y->add;          /* |.| < 2^56 */
+    const int64_t q = a / y->div - (a % y->div != 0 && a < 0);
+    if (q < 0 || q > y->max) return SYM_OUT_OF_BOUNDS;
+    return s->sym_val[k] = q;
+}
+
+/* Binds symbol k to v (from a shape function or a kernel), or checks v against its value. */
+static int sym_bind(ep_session *s, uint32_t i, uint32_t k, int64_t v) {
+    const ep_sym_rec *y = ep_view_sym(&s->view, k);
+    const int64_t cur = sym_get(s, k);
+    if (cur == SYM_OUT_OF_BOUNDS || v < 0 || v > y->max) {
+        snprintf(s->last_error, sizeof(s->last_error), "op %u: '%s' = %lld exceeds its bound %d", i,
+                 sym_name(s, k), (long long)(cur == SYM_OUT_OF_BOUNDS ? -1 : v), y->max);
+        return EP_ERR_RUN_BOUND;
+    }
+    if (cur >= 0 && cur != v) {
+        snprintf(s->last_error, sizeof(s->last_error), "op %u: '%s' is %lld here but %lld before (plan inconsistent)",
+                 i, sym_name(s, k), (long long)v, (long long)cur);
+        return EP_ERR_PLAN_SHAPE;
+    }
+    s->sym_val[k] = v;
+    return EP_OK;
+}
+
+static int over_capacity(const ep_tensor *t) {
+    return (uint64_t)ep_numel(t) * ep_dtype_size(t->dtype) > t->nbytes;
+}
+
+/* Gives t's variable dims their symbols' values (-1 where a symbol is not bound yet). */
+static int resolve_tensor(ep_session *s, uint32_t i, ep_tensor *t) {
+    const ep_tensor_rec *r = ep_view_tensor(&s->view, t->index);
+    int complete = 1;
+    for (int d = 0; d < r->rank; d++) {
+        if (!r->dim_sym[d]) continue;
+        const int64_t v = sym_get(s, r->dim_sym[d] - 1u);
+        if (v == SYM_OUT_OF_BOUNDS) return sym_bind(s, i, r->dim_sym[d] - 1u, -1);
+        t->dims[d] = (int32_t)v;
+        complete &= v >= 0;
+    }
+    if (complete && over_capacity(t)) {
+        snprintf(s->last_error, sizeof(s->last_error), "op %u: tensor %u exceeds its planned bytes", i, t->index);
+        return EP_ERR_RUN_BOUND;
+    }
+    return EP_OK;
+}
+
+int ep_shapes_resolve_op(ep_session *s, uint32_t i, const ep_bound_op *b) {
+    const ep_op *op = &b->op;
+    const ep_op_info *info = ep_op_info_get(op->opcode);
+    ep_shape out[EP_MAX_OP_OUTPUTS];
+    uint64_t scratch = 0;
+    int rc;
+    for (uint16_t k = 0; k < op->n_in; k++) {
+        const ep_tensor *x = op->in[k];
+        if (!x) continue;
+        if ((rc = resolve_tensor(s, i, op->in[k]))) return rc;
+        for (int d = 0; d < x->rank; d++)
+            if (x->dims[d] < 0) {   /* a symbol nothing has bound yet: the plan's order is wrong */
+                snprintf(s->last_error, sizeof(s->last_error), "op %u: input %u has an unknown length", i, k);
+                return EP_ERR_PLAN_SHAPE;
+            }
+    }
+    for (uint16_t k = 0; k < op->n_out; k++) {
+        ep_tensor *t = op->out[k];
+        if (b->data_dep) {   /* known dims take their values; the kernel sees the rest at capacity */
+            const ep_tensor_rec *r = ep_view_tensor(&s->view, t->index);
+            for (int d = 0; d < r->rank; d++) {
+                const int64_t v = r->dim_sym[d] ? sym_get(s, r->dim_sym[d] - 1u) : -1;
+                t->dims[d] = v >= 0 ? (int32_t)v : r->dims[d];
+            }
+        } else if ((rc = resolve_tensor(s, i, t))) {
+            return rc;
+        }
+    }
+    memset(out, 0, sizeof(ep_shape) * op->n_out);
+    if ((rc = info->shape(op, out, &scratch))) {
+        snprintf(s->last_error, sizeof(s->last_error), "op %u (%s '%s'): shapes inconsistent at these lengths", i,
+                 info->name, ep_view_name(&s->view, b->name));
+        return EP_ERR_PLAN_SHAPE;
+    }
+    if (scratch > op->scratch_size) {
+        snprintf(s->last_error, sizeof(s->last_error), "op %u (%s): needs %llu scratch bytes, %llu planned", i,
+                 info->name, (unsigned long long)scratch, (unsigned long long)op->scratch_size);
+        return EP_ERR_RUN_BOUND;
+    }
+    if (b->data_dep) return EP_OK;
+    for (uint16_t k = 0; k < op->n_out; k++) {
+        ep_tensor *t = op->out[k];
+        const ep_tensor_rec *r = ep_view_tensor(&s->view, t->index);
+        if (out[k].rank != r->rank || out[k].dtype != r->dtype) return EP_ERR_PLAN_SHAPE;
+        for (int d = 0; d < r->rank; d++) {
+            const int32_t c = out[k].dims[d];
+            if (r->dim_sym[d]) {
+                if ((rc = sym_bind(s, i, r->dim_sym[d] - 1u, c))) return rc;
+            } else if (c != r->dims[d]) {
+                snprintf(s->last_error, sizeof(s->last_error), "op %u (%s): output %u dim %d is %d, the plan fixes %d",
+                         i, info->name, k, d, c, r->dims[d]);
+                return EP_ERR_PLAN_SHAPE;
+            }
+            t->dims[d] = c;
+        }
+        if (over_capacity(t)) return EP_ERR_RUN_BOUND;
+    }
+    return EP_OK;
+}
+
+/* After a data-dependent kernel: bind the symbols of the extents it wrote. */
+int ep_shapes_bind_data(ep_session *s, uint32_t i, const ep_bound_op *b) {
+    for (uint16_t k = 0; k < b->op.n_out; k++) {
+        const ep_tensor *t = b->op.out[k];
+        const ep_tensor_rec *r = ep_view_tensor(&s->view, t->index);
+        for (int d = 0; d < r->rank; d++) {
+            int rc;
+            if (t->dims[d] < 0 || t->dims[d] > r->dims[d]) return EP_ERR_INTERNAL;
+            if (r->dim_sym[d]) {
+                const uint32_t k = r->dim_sym[d] - 1u;
+                const int64_t cur = sym_get(s, k);
+                if (cur >= 0 && cur != t->dims[d]) {   /* the data disagree with a length declared equal */
+                    snprintf(s->last_error, sizeof(s->last_error), "op %u: run-time length %d, but '%s' is %lld",
+                             i, t->dims[d], sym_name(s, k), (long long)cur);
+                    return EP_ERR_RUN_BOUND;
+                }
+                if ((rc = sym_bind(s, i, k, t->dims[d]))) return rc;
+            } else if (t->dims[d] != r->dims[d]) {
+                snprintf(s->last_error, sizeof(s->last_error), "op %u: a data-dependent extent the plan fixes", i);
+                return EP_ERR_PLAN_SHAPE;
+            }
+        }
+    }
+    return EP_OK;
+}
+
+/* Run start: symbols unbound, then the input symbols from the inputs' shapes. */
+int ep_shapes_bind_inputs(ep_session *s) {
+    for (uint32_t k = 0; k < s->n_syms; k++) s->sym_val[k] = SYM_UNBOUND;
+    for (uint32_t i = 0; i < s->n_inputs; i++) {
+        const ep_tensor *t = &s->tensors[s->io_index[i]];
+        const ep_tensor_rec *r = ep_view_tensor(&s->view, t->index);
+        for (int d = 0; d < r->rank; d++) {
+            if (!r->dim_sym[d]) continue;
+            const uint32_t k = r->dim_sym[d] - 1u;
+            if (s->sym_val[k] >= 0 && s->sym_val[k] != t->dims[d]) {
+                snprintf(s->last_error, sizeof(s->last_error), "inputs disagree on '%s' (%lld vs %d)", sym_name(s, k),
+                         (long long)s->sym_val[k], t->dims[d]);
+                return EP_ERR_INVALID_ARG;
+            }
+            s->sym_val[k] = t->dims[d];
+        }
+    }
+    return EP_OK;
+}
+
+int ep_session_set_input_shape(ep_session *s, uint32_t i, const int32_t *dims, uint32_t rank) {
+    const ep_tensor *c = ep_session_io(s, i, 0);
+    if (!c) return ep_session_live(s) ? EP_ERR_INDEX : EP_ERR_INVALID_ARG;
+    ep_tensor *t = &s->tensors[c->index];
+    const ep_tensor_rec *r = ep_view_tensor(&s->view, t->index);
+    if (!dims && rank) return EP_ERR_INVALID_ARG;
+    if (rank != r->rank) return EP_ERR_SIZE;
+    for (uint32_t d = 0; d < rank; d++) {
+        if (EP_HAVE_DYNAMIC && r->dim_sym[d]) {
+            const ep_sym_rec *y = ep_view_sym(&s->view, r->dim_sym[d] - 1u);
+            if (dims[d] < y->min || dims[d] > y->max) return EP_ERR_RUN_BOUND;
+        } else if (dims[d] != r->dims[d]) {
+            return EP_ERR_SIZE;
+        }
+    }
+    for (uint32_t d = 0; d < rank; d++) t->dims[d] = dims[d];
+    return EP_OK;
+}
+
+int ep_shapes_resolve_outputs(ep_session *s) {
+    for (uint32_t i = 0; i < s->n_outputs; i++) {
+        const int rc = resolve_tensor(s, s->n_ops, &s->tensors[s->io_index[s->n_inputs + i]]);
+        if (rc) return rc;
+    }
+    return EP_OK;
+}
