@@ -49,4 +49,7 @@ int ep_shapes_resolve_op(ep_session *s, uint32_t i, const ep_bound_op *b);  /* b
 int ep_shapes_bind_data(ep_session *s, uint32_t i, const ep_bound_op *b);   /* after a data-dependent kernel */
 int ep_shapes_resolve_outputs(ep_session *s);                              /* run end: outputs that are views */
 
+/* profile.c: makes op b's kernel a timing trampoline (EP_OPT_PROFILE) */
+void ep_profile_bind(ep_bound_op *b);
+
 #endif
