@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 #include "ep_ops.h"
+#include "rnn_geo.h"
 
 static inline float sigm(float x) { return 1.0f / (1.0f + expf(-x)); }
 static inline float clipv(float x, float c) { return c > 0.0f ? (x < -c ? -c : (x > c ? c : x)) : x; }
@@ -13,32 +14,6 @@ static inline float dotf(const float *a, const float *b, int64_t n) {
     return (float)s;
 }
 
-typedef struct rnn_geo {
-    int64_t T, B, I, H, D;
-    int layout;
-} rnn_geo;
-
-static inline int64_t x_off(const rnn_geo *g, int64_t t, int64_t b) {
-    return (g->layout ? b * g->T + t : t * g->B + b) * g->I;
-}
-static inline int64_t y_off(const rnn_geo *g, int64_t t, int64_t d, int64_t b) {
-    return (g->layout ? (b * g->T + t) * g->D + d : (t * g->D + d) * g->B + b) * g->H;
-}
-static inline int64_t s_off(const rnn_geo *g, int64_t d, int64_t b) {
-    return (g->layout ? b * g->D + d : d * g->B + b) * g->H;
-}
-
-/* Sequence lengths: checked before anything is written. */
-static int seq_len(const ep_tensor *sl, int64_t b, int64_t T, int64_t *len) {
-    if (!sl) {
-        *len = T;
-        return EP_OK;
-    }
-    const int64_t v = sl->dtype == EP_DTYPE_I64 ? ((const int64_t *)sl->data)[b] : ((const int32_t *)sl->data)[b];
-    if (v < 0 || v > T) return EP_ERR_RUN_INDEX;
-    *len = v;
-    return EP_OK;
-}
 
 static int rnn_run(const ep_op *op, int G, int lstm) {
     const ep_rnn_params *p = (const ep_rnn_params *)op->params;
@@ -55,9 +30,9 @@ static int rnn_run(const ep_op *op, int G, int lstm) {
     const ep_tensor *h0 = op->n_in > 5 ? op->in[5] : NULL;
     const ep_tensor *c0 = lstm && op->n_in > 6 ? op->in[6] : NULL;
     const ep_tensor *pp = lstm && op->n_in > 7 ? op->in[7] : NULL;
-    int64_t len;
+    int64_t len = 0;
     for (int64_t b = 0; b < g.B; b++)
-        if (seq_len(sl, b, g.T, &len) != EP_OK) return EP_ERR_RUN_INDEX;
+        if (rnn_seq_len(sl, b, g.T, &len) != EP_OK) return EP_ERR_RUN_INDEX;
     const float *X = (const float *)x->data;
     float *Y = (float *)op->out[0]->data, *Yh = (float *)op->out[1]->data;
     float *Yc = lstm ? (float *)op->out[2]->data : NULL;
@@ -69,14 +44,14 @@ static int rnn_run(const ep_op *op, int G, int lstm) {
         const float *Wb = (const float *)op->in[3]->data + d * 2 * GH, *Rb = Wb + GH;
         const float *P = pp ? (const float *)pp->data + d * 3 * H : NULL;
         for (int64_t b = 0; b < g.B; b++) {
-            seq_len(sl, b, g.T, &len);
-            if (h0) memcpy(h, (const float *)h0->data + s_off(&g, d, b), (size_t)H * sizeof(float));
+            rnn_seq_len(sl, b, g.T, &len);
+            if (h0) memcpy(h, (const float *)h0->data + rnn_s_off(&g, d, b), (size_t)H * sizeof(float));
             else memset(h, 0, (size_t)H * sizeof(float));
-            if (c0) memcpy(c, (const float *)c0->data + s_off(&g, d, b), (size_t)H * sizeof(float));
+            if (c0) memcpy(c, (const float *)c0->data + rnn_s_off(&g, d, b), (size_t)H * sizeof(float));
             else memset(c, 0, (size_t)H * sizeof(float));
             for (int64_t s = 0; s < len; s++) {
                 const int64_t t = rev ? len - 1 - s : s;
-                const float *xt = X + x_off(&g, t, b);
+                const float *xt = X + rnn_x_off(&g, t, b);
                 if (lstm) {
                     for (int64_t r = 0; r < GH; r++)
                         gt[r] = dotf(W + r * g.I, xt, g.I) + dotf(R + r * H, h, H) + Wb[r] + Rb[r];
@@ -110,15 +85,15 @@ static int rnn_run(const ep_op *op, int G, int lstm) {
                         h[j] = (1.0f - z[j]) * ht + z[j] * h[j];
                     }
                 }
-                memcpy(Y + y_off(&g, t, d, b), h, (size_t)H * sizeof(float));
+                memcpy(Y + rnn_y_off(&g, t, d, b), h, (size_t)H * sizeof(float));
             }
-            for (int64_t t = len; t < g.T; t++) memset(Y + y_off(&g, t, d, b), 0, (size_t)H * sizeof(float));
+            for (int64_t t = len; t < g.T; t++) memset(Y + rnn_y_off(&g, t, d, b), 0, (size_t)H * sizeof(float));
             if (len == 0) { /* no valid step: zero final state, as onnxruntime */
                 memset(h, 0, (size_t)H * sizeof(float));
                 memset(c, 0, (size_t)H * sizeof(float));
             }
-            memcpy(Yh + s_off(&g, d, b), h, (size_t)H * sizeof(float));
-            if (Yc) memcpy(Yc + s_off(&g, d, b), c, (size_t)H * sizeof(float));
+            memcpy(Yh + rnn_s_off(&g, d, b), h, (size_t)H * sizeof(float));
+            if (Yc) memcpy(Yc + rnn_s_off(&g, d, b), c, (size_t)H * sizeof(float));
         }
     }
     return EP_OK;
