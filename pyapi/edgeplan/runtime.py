@@ -182,6 +182,7 @@ class Session:
         self.outputs = [self._desc(i, True) for i in range(lib.ep_session_num_outputs(self._s))]
         self._in_index = {t.name: i for i, t in enumerate(self.inputs)}
         self._variable_outputs = any(t.is_variable for t in self.outputs)
+        self._variable = self._variable_outputs or any(t.is_variable for t in self.inputs)
 
     def _desc(self, i: int, output: bool) -> TensorInfo:
         d = ffi.new(_t()["desc_p"])
@@ -249,7 +250,8 @@ class Session:
         """Per-op counters since open or ``profile_reset()`` (zero unless opened with ``profile=True``):
         dicts of index, name, kind, calls, total_ns, last_start_ns, last_ns (CLOCK_MONOTONIC, comparable
         with ``time.monotonic_ns()`` on Linux), and flops and bytes from the compiler's cost model
-        (plan META ``op_cost``; without it flops is 0 and bytes the runtime's operand bytes)."""
+        (plan META ``op_cost``; without it flops is 0 and bytes the runtime's operand bytes). In a plan
+        with variable dims the cost model's figures (at the bound) are scaled to the current extents."""
         lib = self._lib
         p = ffi.new(_t()["profile_p"])
         cost = self._op_cost()
@@ -257,6 +259,12 @@ class Session:
         for i in range(self.n_ops):
             _check(lib.ep_session_profile(self._s, i, p), "profile")
             flops, nbytes = cost[i] if cost and i < len(cost) else (int(p.flops), int(p.bytes))
+            cb = self._const_bytes[i] if cost and self._variable else 0
+            if cost and self._variable and nbytes > cb and int(p.bytes) < nbytes:
+                # the cost model is the bound's: scale it to this run's extents by the activation bytes
+                # (the runtime's operand bytes at the current shapes, weights left out; exact for ops
+                # linear in their length)
+                flops, nbytes = flops * (int(p.bytes) - cb) // (nbytes - cb), int(p.bytes)
             out.append(dict(index=i, name=ffi.string(p.name).decode(errors="replace"),
                             kind=ffi.string(p.kind).decode(), calls=int(p.calls), total_ns=int(p.total_ns),
                             last_start_ns=int(p.last_start_ns), last_ns=int(p.last_ns), flops=int(flops),
@@ -270,7 +278,11 @@ class Session:
         if not hasattr(self, "_cost"):
             from .plan import read_plan
             try:
-                cost = read_plan(bytes(self._plan_buf)).get("meta", {}).get("op_cost")
+                plan = read_plan(bytes(self._plan_buf))
+                cost = plan.get("meta", {}).get("op_cost")
+                t = plan["tensors"]
+                self._const_bytes = [sum(t[x]["nbytes"] for x in op["inputs"] if x < len(t)
+                                         and t[x]["storage"] == "const") for op in plan["ops"]]
             except Exception:  # noqa: BLE001 - META is ancillary: a stripped or odd one means no cost
                 cost = None
             self._cost = cost if isinstance(cost, list) and len(cost) == self.n_ops else None
