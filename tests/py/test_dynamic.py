@@ -353,3 +353,12 @@ def test_exporter_style_reshape_from_shape():
         got = s.run({"x": x})
         assert got["y"].shape == (1, 2, T, T)
         same(got, ort_run(m, {"x": x}))
+
+
+@pytest.mark.parametrize("arg,msg", [("T", "expected NAME=MIN..MAX"), ("T=1..x", "must be integers"),
+                                     ("=1..3", "expected NAME=MIN..MAX"), ("T=9..2", "need 0 <= min <= max"),
+                                     ("T=U", "needs that dim bounded too")])
+def test_bad_dims_are_explained(arg, msg):
+    from edgeplan.compiler.dynamic import parse_dims
+    with pytest.raises(CompileError, match=msg):
+        edgeplan.compile(conv_encoder(), dims=parse_dims([arg]))

@@ -57,8 +57,12 @@ def parse_dims(dims) -> dict:
     another dim's name ("pe": "T") declares a data-dependent length equal to that dim at run time (checked
     when it runs): {name: "T"}."""
     out = {}
-    items = dims.items() if isinstance(dims, dict) else (d.split("=", 1) if isinstance(d, str) else d for d in dims)
-    for name, rng in items:
+    items = list(dims.items()) if isinstance(dims, dict) else [d.split("=", 1) if isinstance(d, str) else d
+                                                                 for d in dims]
+    for item in items:
+        if len(item) != 2 or not str(item[0]):
+            raise _err(f"--dim {'='.join(map(str, item))}: expected NAME=MIN..MAX (e.g. T=1..3000) or NAME=OTHER")
+        name, rng = item
         if isinstance(rng, str) and ".." not in rng and rng.isidentifier():
             out[str(name)] = rng
             continue
@@ -66,7 +70,10 @@ def parse_dims(dims) -> dict:
             lo, sep, hi = rng.partition("..")
             if not sep:
                 raise _err(f"--dim {name}={rng}: expected NAME=MIN..MAX, e.g. T=1..3000")
-            rng = (int(lo or 0), int(hi))
+            try:
+                rng = (int(lo or 0), int(hi))
+            except ValueError:
+                raise _err(f"--dim {name}={rng}: MIN and MAX must be integers, e.g. T=1..3000") from None
         try:
             lo, hi = (int(v) for v in rng)
         except (TypeError, ValueError):
