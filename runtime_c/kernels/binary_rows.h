@@ -11,6 +11,22 @@
 typedef void (*ep_bin_row_fn)(float *y, const float *a, int64_t sa, const float *b, int64_t sb, int64_t n,
                               int act, float alpha, float beta);
 
+/* Defines `static ep_bin_row_fn name(int kind)` over the row functions bin_row_EP_BIN_<KIND> an ISA file
+ * defines for ADD, SUB, MUL, DIV, PRELU, MAX and MIN; other kinds (POW, MOD, FMOD) get NULL: the reference. */
+#define EP_BIN_ROW_FOR(name)                                   \
+    static ep_bin_row_fn name(int kind) {                      \
+        switch (kind) {                                        \
+        case EP_BIN_ADD: return bin_row_EP_BIN_ADD;            \
+        case EP_BIN_SUB: return bin_row_EP_BIN_SUB;            \
+        case EP_BIN_MUL: return bin_row_EP_BIN_MUL;            \
+        case EP_BIN_DIV: return bin_row_EP_BIN_DIV;            \
+        case EP_BIN_PRELU: return bin_row_EP_BIN_PRELU;        \
+        case EP_BIN_MAX: return bin_row_EP_BIN_MAX;            \
+        case EP_BIN_MIN: return bin_row_EP_BIN_MIN;            \
+        default: return NULL;                                  \
+        }                                                      \
+    }
+
 static inline void ep_bcast_strides(const ep_tensor *t, int r, int64_t *st) {
     int64_t s = 1;
     for (int i = r - 1; i >= 0; i--) {

@@ -30,4 +30,35 @@ static inline int rnn_seq_len(const ep_tensor *sl, int64_t b, int64_t T, int64_t
     *len = v;
     return EP_OK;
 }
+/* The operands of an LSTM/GRU op (plan_format.h, ep_rnn_params) and its geometry; every sequence length
+ * checked (EP_ERR_RUN_INDEX) before anything is written. */
+typedef struct rnn_io {
+    rnn_geo g;
+    const ep_tensor *sl, *h0, *c0, *pp;   /* optional: sequence lengths, initial h / c, peepholes */
+    const float *X;
+    float *Y, *Yh, *Yc;                   /* Yc: LSTM only */
+} rnn_io;
+
+static inline int rnn_bind(const ep_op *op, int lstm, rnn_io *io) {
+    const ep_rnn_params *p = (const ep_rnn_params *)op->params;
+    const ep_tensor *x = op->in[0];
+    io->g.layout = p->layout;
+    io->g.T = x->dims[p->layout ? 1 : 0];
+    io->g.B = x->dims[p->layout ? 0 : 1];
+    io->g.I = x->dims[2];
+    io->g.H = p->hidden_size;
+    io->g.D = p->direction == EP_RNN_BIDIRECTIONAL ? 2 : 1;
+    io->sl = op->n_in > 4 ? op->in[4] : NULL;
+    io->h0 = op->n_in > 5 ? op->in[5] : NULL;
+    io->c0 = lstm && op->n_in > 6 ? op->in[6] : NULL;
+    io->pp = lstm && op->n_in > 7 ? op->in[7] : NULL;
+    int64_t len = 0;
+    for (int64_t b = 0; b < io->g.B; b++)
+        if (rnn_seq_len(io->sl, b, io->g.T, &len) != EP_OK) return EP_ERR_RUN_INDEX;
+    io->X = (const float *)x->data;
+    io->Y = (float *)op->out[0]->data;
+    io->Yh = (float *)op->out[1]->data;
+    io->Yc = lstm ? (float *)op->out[2]->data : NULL;
+    return EP_OK;
+}
 #endif

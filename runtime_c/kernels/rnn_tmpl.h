@@ -31,26 +31,15 @@
 
 static int rnn_run(const ep_op *op, const int G, const int lstm) {
     const ep_rnn_params *p = (const ep_rnn_params *)op->params;
-    const ep_tensor *x = op->in[0];
-    rnn_geo g;
-    g.layout = p->layout;
-    g.T = x->dims[p->layout ? 1 : 0];
-    g.B = x->dims[p->layout ? 0 : 1];
-    g.I = x->dims[2];
-    g.H = p->hidden_size;
-    g.D = p->direction == EP_RNN_BIDIRECTIONAL ? 2 : 1;
+    rnn_io io;
+    if (rnn_bind(op, lstm, &io) != EP_OK) return EP_ERR_RUN_INDEX;
+    const rnn_geo g = io.g;
+    const ep_tensor *sl = io.sl, *h0 = io.h0, *c0 = io.c0, *pp = io.pp;
+    const float *X = io.X;
+    float *Y = io.Y, *Yh = io.Yh, *Yc = io.Yc;
+    int64_t len = 0;
     const int64_t H = g.H, GH = G * H, I = g.I, xs = g.layout ? g.I : g.B * g.I;   /* xs: X row stride in t */
     const float clip = p->clip;
-    const ep_tensor *sl = op->n_in > 4 ? op->in[4] : NULL;
-    const ep_tensor *h0 = op->n_in > 5 ? op->in[5] : NULL;
-    const ep_tensor *c0 = lstm && op->n_in > 6 ? op->in[6] : NULL;
-    const ep_tensor *pp = lstm && op->n_in > 7 ? op->in[7] : NULL;
-    int64_t len = 0;
-    for (int64_t b = 0; b < g.B; b++)
-        if (rnn_seq_len(sl, b, g.T, &len) != EP_OK) return EP_ERR_RUN_INDEX;
-    const float *X = (const float *)x->data;
-    float *Y = (float *)op->out[0]->data, *Yh = (float *)op->out[1]->data;
-    float *Yc = lstm ? (float *)op->out[2]->data : NULL;
     float *h = (float *)op->scratch, *c = h + H, *gt = c + H, *proj = gt + GH;
     const uint64_t have = op->scratch_size / sizeof(float), base = (uint64_t)(2 + G) * (uint64_t)H;
     int64_t tc = have > base ? (int64_t)((have - base) / (uint64_t)GH) : 0;   /* projected steps per chunk */

@@ -101,17 +101,6 @@ BIN_ROW(EP_BIN_PRELU)
 BIN_ROW(EP_BIN_MAX)
 BIN_ROW(EP_BIN_MIN)
 
-static ep_bin_row_fn neon_bin_row(int kind) {
-    switch (kind) {
-    case EP_BIN_ADD: return bin_row_EP_BIN_ADD;
-    case EP_BIN_SUB: return bin_row_EP_BIN_SUB;
-    case EP_BIN_MUL: return bin_row_EP_BIN_MUL;
-    case EP_BIN_DIV: return bin_row_EP_BIN_DIV;
-    case EP_BIN_PRELU: return bin_row_EP_BIN_PRELU;
-    case EP_BIN_MAX: return bin_row_EP_BIN_MAX;
-    case EP_BIN_MIN: return bin_row_EP_BIN_MIN;
-    default: return NULL;   /* POW, MOD, FMOD: the reference kernel */
-    }
-}
+EP_BIN_ROW_FOR(neon_bin_row)
 
 int ep_neon_binary_f32(const ep_op *op) { return ep_binary_rows(op, neon_bin_row); }

@@ -17,25 +17,14 @@ static inline float dotf(const float *a, const float *b, int64_t n) {
 
 static int rnn_run(const ep_op *op, int G, int lstm) {
     const ep_rnn_params *p = (const ep_rnn_params *)op->params;
-    const ep_tensor *x = op->in[0];
-    rnn_geo g;
-    g.layout = p->layout;
-    g.T = x->dims[p->layout ? 1 : 0];
-    g.B = x->dims[p->layout ? 0 : 1];
-    g.I = x->dims[2];
-    g.H = p->hidden_size;
-    g.D = p->direction == EP_RNN_BIDIRECTIONAL ? 2 : 1;
-    const int64_t H = g.H, GH = G * H;
-    const ep_tensor *sl = op->n_in > 4 ? op->in[4] : NULL;
-    const ep_tensor *h0 = op->n_in > 5 ? op->in[5] : NULL;
-    const ep_tensor *c0 = lstm && op->n_in > 6 ? op->in[6] : NULL;
-    const ep_tensor *pp = lstm && op->n_in > 7 ? op->in[7] : NULL;
+    rnn_io io;
+    if (rnn_bind(op, lstm, &io) != EP_OK) return EP_ERR_RUN_INDEX;
+    const rnn_geo g = io.g;
+    const ep_tensor *sl = io.sl, *h0 = io.h0, *c0 = io.c0, *pp = io.pp;
+    const float *X = io.X;
+    float *Y = io.Y, *Yh = io.Yh, *Yc = io.Yc;
     int64_t len = 0;
-    for (int64_t b = 0; b < g.B; b++)
-        if (rnn_seq_len(sl, b, g.T, &len) != EP_OK) return EP_ERR_RUN_INDEX;
-    const float *X = (const float *)x->data;
-    float *Y = (float *)op->out[0]->data, *Yh = (float *)op->out[1]->data;
-    float *Yc = lstm ? (float *)op->out[2]->data : NULL;
+    const int64_t H = g.H, GH = G * H;
     float *h = (float *)op->scratch, *c = h + H, *gt = c + H;
     for (int64_t d = 0; d < g.D; d++) {
         const int rev = p->direction == EP_RNN_REVERSE || d == 1;

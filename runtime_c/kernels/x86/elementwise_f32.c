@@ -108,17 +108,6 @@ BIN_ROW(EP_BIN_MAX)
 BIN_ROW(EP_BIN_MIN)
 #undef LD
 
-static ep_bin_row_fn x86_bin_row(int kind) {
-    switch (kind) {
-    case EP_BIN_ADD: return bin_row_EP_BIN_ADD;
-    case EP_BIN_SUB: return bin_row_EP_BIN_SUB;
-    case EP_BIN_MUL: return bin_row_EP_BIN_MUL;
-    case EP_BIN_DIV: return bin_row_EP_BIN_DIV;
-    case EP_BIN_PRELU: return bin_row_EP_BIN_PRELU;
-    case EP_BIN_MAX: return bin_row_EP_BIN_MAX;
-    case EP_BIN_MIN: return bin_row_EP_BIN_MIN;
-    default: return NULL;   /* POW, MOD, FMOD: the reference kernel */
-    }
-}
+EP_BIN_ROW_FOR(x86_bin_row)
 
 int ep_x86_binary_f32(const ep_op *op) { return ep_binary_rows(op, x86_bin_row); }
