@@ -3,7 +3,9 @@ The reader parses records through the same cffi declarations the writer uses."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +26,9 @@ class Plan:
         return self.data
 
     def save(self, path) -> None:
-        Path(path).write_bytes(self.data)
+        """Writes the plan atomically: a new file in the same directory, renamed over ``path``. A process
+        that has the old plan open (mmapped) keeps it, and the next open reads the new one."""
+        write_atomic(path, self.data)
 
     @property
     def arena_bytes(self) -> int:
@@ -62,6 +66,32 @@ class Plan:
         return inspect_text(self.data)
 
 
+def write_atomic(path, data: bytes) -> None:
+    """Writes ``data`` to ``path`` through a temporary file in the same directory and a rename: a reader
+    sees the old file or the new one, never a partly written or rewritten one (rewriting a file in place
+    gives a process that has it mmapped SIGBUS, or silently changed bytes). The new file gets the usual
+    permissions (0666 less the umask); raises OSError as open() would."""
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(21, "Is a directory", str(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
 def _struct(ctype: str, buf: bytes, off: int):
     return ffi.cast(ctype + " *", ffi.from_buffer(buf) + off)[0]
 
@@ -83,9 +113,10 @@ def read_plan(data: bytes) -> dict:
         names = data[s.offset:s.offset + s.size]
 
     def name(off):
-        if off == K.EP_NO_NAME:
+        if off == K.EP_NO_NAME or off >= len(names):
             return ""
-        return names[off:names.index(b"\0", off)].decode("utf-8", "replace")
+        end = names.find(b"\0", off)
+        return names[off:end if end >= 0 else len(names)].decode("utf-8", "replace")
 
     kinds = {K.EP_SYM_INPUT: "input", K.EP_SYM_DERIVED: "derived", K.EP_SYM_DATA: "data"}
     syms = []
@@ -124,7 +155,9 @@ def read_plan(data: bytes) -> dict:
         s = by_kind[K.EP_SECTION_META]
         try:
             meta = json.loads(data[s.offset:s.offset + s.size] or b"{}")
-        except ValueError:
+        except ValueError:   # also UnicodeDecodeError
+            meta = {}
+        if not isinstance(meta, dict):   # META is ancillary: anything else means no metadata
             meta = {}
     header = dict(version=f"{h.version_major}.{h.version_minor}", header_size=h.header_size,
                   file_size=h.file_size, crc32c=f"0x{h.crc32c:08x}", arena_size=h.arena_size,
@@ -174,10 +207,19 @@ def inspect_text(data: bytes) -> str:
     for i, x in enumerate(t):
         out.append(f"  %{i:<4} {x['storage']:<5} {x['offset']:>10} +{x['nbytes']:<10} {x['dtype']:<8} "
                    f"{_shape_str(x, y)} {x['name']}")
-    if p["meta"].get("fused"):
+    fused = p["meta"].get("fused")
+    if isinstance(fused, list) and fused:
         out.append("fused:")
-        out += [f"  {f}" for f in p["meta"]["fused"]]
-    out.append("arena map (offset, bytes, live ops):")
-    for b in p["meta"].get("arena_map", []):
-        out.append(f"  {b[0]:>10} {b[1]:>10}  ops {b[2]}..{b[3]}  {b[4]}")
+        out += [f"  {f}" for f in fused]
+    amap = p["meta"].get("arena_map", [])
+    rows = amap if isinstance(amap, list) else None
+    if rows is not None and not all(isinstance(b, list) and len(b) == 5 and all(type(x) is int for x in b[:4])
+                                    for b in rows):
+        rows = None
+    if rows is None:
+        out.append("arena map: malformed in the plan's META section (ancillary: ignored)")
+    else:
+        out.append("arena map (offset, bytes, live ops):")
+        for b in rows:
+            out.append(f"  {b[0]:>10} {b[1]:>10}  ops {b[2]}..{b[3]}  {b[4]}")
     return "\n".join(out)

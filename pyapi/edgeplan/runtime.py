@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,8 +107,8 @@ class TensorInfo:
         return "[" + ", ".join(dims) + "]"
 
 
-def _aligned_empty(nbytes: int, align: int = 64) -> tuple[np.ndarray, int]:
-    raw = np.empty(nbytes + align, dtype=np.uint8)
+def _aligned_empty(nbytes: int, align: int = 64, zeroed: bool = False) -> tuple[np.ndarray, int]:
+    raw = (np.zeros if zeroed else np.empty)(nbytes + align, dtype=np.uint8)
     off = (-raw.ctypes.data) % align
     return raw, off
 
@@ -128,12 +129,26 @@ class Session:
     ``plan`` is a path (memory-mapped, weights used in place), bytes, or an ``edgeplan.Plan``.
     ``threads``: threads ``run`` uses, this one included (workers start at open, stop at ``close``;
     outputs are bit-identical for any count; ``self.threads`` is what the runtime runs).
-    ``profile``: time every op (``profile()``); without it the run loop is untouched."""
+    ``profile``: time every op (``profile()``); without it the run loop is untouched.
+
+    Threads: a session runs one call at a time. Calls from several Python threads are serialised by a
+    lock (each ``run`` sets its feeds, runs and copies its outputs under it), so each caller gets the
+    results of its own feeds; for parallel runs, open one session per thread. ``run(copy=False)``
+    returns views of the arena that the next run of this session overwrites.
+    After ``os.fork()``, a session with worker threads (``threads > 1``) fails with a clear error in
+    the child; open a new one there.
+    A plan opened from a path stays mapped: replace the file by renaming a new one over it (as
+    ``Plan.save`` and ``edgeplan compile -o`` do) and this session keeps the plan it opened."""
 
     def __init__(self, plan, *, threads: int = 1, cpu_features_mask: int = 0, check_crc: bool = True,
                  profile: bool = False):
-        if not isinstance(threads, int) or threads < 0:
+        if not isinstance(threads, int) or isinstance(threads, bool) or threads < 0:
             raise ValueError(f"threads must be an int >= 0, got {threads!r}")
+        if isinstance(plan, int) or not (isinstance(plan, (str, os.PathLike, bytes, bytearray, memoryview))
+                                         or hasattr(plan, "to_bytes")):
+            raise TypeError(f"plan must be a path, bytes or an edgeplan.Plan, got {type(plan).__name__}")
+        self._s = None
+        self._lock = threading.RLock()
         lib = self._lib = load_library()
         self._mmap = None
         if isinstance(plan, (str, os.PathLike)):
@@ -169,7 +184,8 @@ class Session:
         self.arena_bytes = int(info.arena_bytes)
         self.planned_bytes = int(info.planned_bytes)
         self.const_bytes = int(info.const_bytes)
-        raw, off = _aligned_empty(self.arena_bytes, K.EP_ARENA_ALIGN)
+        # zeroed (calloc: pages are mapped on first touch), so nothing reads a previous allocation's bytes
+        raw, off = _aligned_empty(self.arena_bytes, K.EP_ARENA_ALIGN, zeroed=True)
         self._arena_raw = raw
         arena_ptr = ffi.from_buffer(raw) + off
         rc = lib.ep_session_open(sp, plan_ptr, plan_len, arena_ptr, self.arena_bytes, opts)
@@ -181,6 +197,12 @@ class Session:
         self.inputs = [self._desc(i, False) for i in range(lib.ep_session_num_inputs(self._s))]
         self.outputs = [self._desc(i, True) for i in range(lib.ep_session_num_outputs(self._s))]
         self._in_index = {t.name: i for i, t in enumerate(self.inputs)}
+        self._fed = set()   # inputs given a value since open
+        # where each input and output lies in the arena (fixed at open)
+        self._io_off = {(out, i): int(ffi.cast("uintptr_t", fn(self._s, i))) - raw.ctypes.data
+                        for out, fn, n in ((False, lib.ep_session_input_buffer, len(self.inputs)),
+                                           (True, lib.ep_session_output_buffer, len(self.outputs)))
+                        for i in range(n)}
         self._variable_outputs = any(t.is_variable for t in self.outputs)
         self._variable = self._variable_outputs or any(t.is_variable for t in self.inputs)
 
@@ -189,18 +211,32 @@ class Session:
         fn = self._lib.ep_session_output_desc if output else self._lib.ep_session_input_desc
         _check(fn(self._s, i, d), "describe")
         r = d.rank
-        names = tuple(ffi.string(d.dim_names[k]).decode() if d.dim_names[k] != ffi.NULL else None for k in range(r))
-        return TensorInfo(ffi.string(d.name).decode(), EP_TO_NUMPY[d.dtype], tuple(d.dims[0:r]), int(d.nbytes),
-                          tuple(d.min_dims[0:r]), tuple(d.max_dims[0:r]), names)
+        names = tuple(ffi.string(d.dim_names[k]).decode(errors="replace") if d.dim_names[k] != ffi.NULL else None
+                      for k in range(r))
+        return TensorInfo(ffi.string(d.name).decode(errors="replace"), EP_TO_NUMPY[d.dtype], tuple(d.dims[0:r]),
+                          int(d.nbytes), tuple(d.min_dims[0:r]), tuple(d.max_dims[0:r]), names)
 
     def _view(self, i: int, output: bool) -> np.ndarray:
+        """Input or output i in the arena, as a slice of the arena's numpy array: the view keeps the
+        arena's memory alive after the session is gone."""
         t = self.outputs[i] if output else self.inputs[i]
-        ptr = (self._lib.ep_session_output_buffer if output else self._lib.ep_session_input_buffer)(self._s, i)
         if t.nbytes == 0:
             return np.empty(t.shape, dtype=t.dtype)
-        return np.frombuffer(ffi.buffer(ptr, t.nbytes), dtype=t.dtype).reshape(t.shape)
+        off = self._io_off[output, i]
+        if not 0 <= off <= len(self._arena_raw) - t.nbytes:
+            raise EdgeplanError(K.EP_ERR_INTERNAL, f"tensor {t.name!r} lies outside the arena")
+        return self._arena_raw[off:off + t.nbytes].view(t.dtype).reshape(t.shape)
+
+    def _live(self) -> None:
+        if self._s is None:
+            raise EdgeplanError(K.EP_ERR_INVALID_ARG, "the session is closed")
 
     def set_input(self, name: str, value) -> None:
+        with self._lock:
+            self._live()
+            self._set_input(name, value)
+
+    def _set_input(self, name: str, value) -> None:
         if name not in self._in_index:
             raise KeyError(f"no input named {name!r}; the plan's inputs are "
                            + ", ".join(f"{t.name!r} {t.dtype} {list(t.shape)}" for t in self.inputs))
@@ -213,6 +249,7 @@ class Session:
             self._set_shape(i, x.shape)
             t = self.inputs[i]
         self._view(i, False)[...] = x
+        self._fed.add(i)
 
     def _set_shape(self, i: int, shape) -> None:
         t = self.inputs[i]
@@ -228,12 +265,25 @@ class Session:
 
     def run(self, feeds: dict | None = None, *, copy: bool = True, **kw) -> dict:
         """Runs the plan. ``feeds`` maps input names to arrays (also as keywords). Inputs not given keep
-        the values set before. Returns a dict of output name -> array (copies unless copy=False)."""
+        the values set before; an input never given is an error. Returns a dict of output name -> array
+        (copies unless copy=False: then views of the arena, overwritten by the next run)."""
         feeds = dict(feeds or {}, **kw)
-        for name, value in feeds.items():
-            self.set_input(name, value)
+        with self._lock:
+            self._live()
+            for name, value in feeds.items():
+                self._set_input(name, value)
+            return self._run(copy)
+
+    def _run(self, copy: bool) -> dict:
+        if len(self._fed) < len(self.inputs):
+            missing = [t for i, t in enumerate(self.inputs) if i not in self._fed]
+            raise ValueError("no value for input(s) " + ", ".join(f"{t.name!r} {t.dtype} {t.shape_str()}"
+                                                                  for t in missing)
+                             + ": give them to run() or set_input() before the first run")
         rc = self._lib.ep_run(self._s)
         if rc != K.EP_OK:
+            if self._variable_outputs:   # a failed run leaves variable outputs empty
+                self.outputs = [self._desc(i, True) for i in range(len(self.outputs))]
             _check(rc, "run failed", ffi.string(self._lib.ep_session_last_error(self._s)).decode(errors="replace"))
         if self._variable_outputs:
             self.outputs = [self._desc(i, True) for i in range(len(self.outputs))]
@@ -244,7 +294,9 @@ class Session:
         return outs
 
     def reset(self) -> None:
-        _check(self._lib.ep_reset(self._s), "reset")
+        with self._lock:
+            self._live()
+            _check(self._lib.ep_reset(self._s), "reset")
 
     def profile(self) -> list:
         """Per-op counters since open or ``profile_reset()`` (zero unless opened with ``profile=True``):
@@ -252,6 +304,11 @@ class Session:
         with ``time.monotonic_ns()`` on Linux), and flops and bytes from the compiler's cost model
         (plan META ``op_cost``; without it flops is 0 and bytes the runtime's operand bytes). In a plan
         with variable dims the cost model's figures (at the bound) are scaled to the current extents."""
+        with self._lock:
+            self._live()
+            return self._profile()
+
+    def _profile(self) -> list:
         lib = self._lib
         p = ffi.new(_t()["profile_p"])
         cost = self._op_cost()
@@ -272,7 +329,9 @@ class Session:
         return out
 
     def profile_reset(self) -> None:
-        _check(self._lib.ep_session_profile_reset(self._s), "profile reset")
+        with self._lock:
+            self._live()
+            _check(self._lib.ep_session_profile_reset(self._s), "profile reset")
 
     def _op_cost(self):
         if not hasattr(self, "_cost"):
@@ -285,13 +344,20 @@ class Session:
                                          and t[x]["storage"] == "const") for op in plan["ops"]]
             except Exception:  # noqa: BLE001 - META is ancillary: a stripped or odd one means no cost
                 cost = None
-            self._cost = cost if isinstance(cost, list) and len(cost) == self.n_ops else None
+            ok = (isinstance(cost, list) and len(cost) == self.n_ops
+                  and all(isinstance(c, list) and len(c) == 2 and all(type(v) is int and v >= 0 for v in c)
+                          for c in cost))
+            self._cost = cost if ok else None   # a malformed cost model is no cost model
         return self._cost
 
     def close(self) -> None:
-        if getattr(self, "_s", None) is not None:
-            self._lib.ep_session_close(self._s)
-            self._s = None
+        lock = getattr(self, "_lock", None)
+        if lock is None:
+            return
+        with lock:
+            if getattr(self, "_s", None) is not None:
+                self._lib.ep_session_close(self._s)
+                self._s = None
 
     def __enter__(self):
         return self

@@ -28,6 +28,7 @@ static void run_inline(uint32_t n_tasks, ep_task_fn fn, void *ctx) {
 
 #if defined(EP_THREADS) && EP_THREADS
 #include <sched.h>
+#include <unistd.h>
 
 #ifndef EP_POOL_PURE_NS
 #define EP_POOL_PURE_NS 20000    /* 20 us of pure spinning, */
@@ -150,6 +151,7 @@ uint32_t ep_pool_start(ep_pool *p, uint32_t n_threads) {
         if (pthread_create(&p->workers[started].thread, NULL, worker_main, &p->workers[started])) break;
     }
     p->n_threads = 1 + started;
+    p->owner = started ? (long)getpid() : 0;
     if (!started) {
         pthread_cond_destroy(&p->done);
         pthread_cond_destroy(&p->wake);
@@ -158,8 +160,14 @@ uint32_t ep_pool_start(ep_pool *p, uint32_t n_threads) {
     return p->n_threads;
 }
 
+int ep_pool_forked(const ep_pool *p) { return p->n_threads > 1 && (long)getpid() != p->owner; }
+
 void ep_pool_stop(ep_pool *p) {
     if (!p || p->n_threads <= 1) return;
+    if (ep_pool_forked(p)) {   /* the child has no workers to join, and the mutex may be held by one */
+        p->n_threads = 1;
+        return;
+    }
     atomic_store(&p->stop, 1);
     post(p);
     for (uint32_t i = 0; i + 1 < p->n_threads; i++) pthread_join(p->workers[i].thread, NULL);
@@ -191,5 +199,6 @@ uint32_t ep_pool_start(ep_pool *p, uint32_t n_threads) {
 }
 
 void ep_pool_stop(ep_pool *p) { (void)p; }
+int ep_pool_forked(const ep_pool *p) { (void)p; return 0; }
 
 #endif

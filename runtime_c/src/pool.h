@@ -39,6 +39,7 @@ struct ep_pool {
     atomic_uint sleepers;           /* workers blocked on wake */
     atomic_int stop;
     int caller_waiting;             /* under mu */
+    long owner;                     /* pid of the process whose threads these are (fork leaves them behind) */
     pthread_mutex_t mu;
     pthread_cond_t wake, done;
     ep_pool_worker workers[EP_MAX_THREADS - 1];
@@ -55,8 +56,12 @@ typedef struct ep_pool ep_pool;
 /* Starts up to n_threads - 1 workers (n_threads clamped to 1..EP_MAX_THREADS); returns the number
  * of threads the pool runs, the caller included (fewer if pthread_create fails; 1 without EP_THREADS). */
 uint32_t ep_pool_start(ep_pool *p, uint32_t n_threads);
-/* Stops and joins the workers; the pool may then be discarded (or started again). */
+/* Stops and joins the workers; the pool may then be discarded (or started again). In a child of
+ * fork(), where the workers do not exist, it only forgets them. */
 void ep_pool_stop(ep_pool *p);
+/* 1 when the pool has workers and this process is a child of fork() of the one that started them: the
+ * workers exist only in the parent, so a parallel job would wait for them for ever. */
+int ep_pool_forked(const ep_pool *p);
 /* CLOCK_MONOTONIC in nanoseconds (the profiler's clock; Python's time.monotonic_ns on Linux). */
 uint64_t ep_now_ns(void);
 

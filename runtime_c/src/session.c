@@ -226,6 +226,7 @@ int ep_session_open(ep_session **out, const void *plan, size_t plan_len, void *a
         s->dynamic |= info->data_dep;
     }
     for (uint32_t i = 0; i < v.n_syms; i++) s->sym_val[i] = -1;
+    if (EP_HAVE_DYNAMIC && s->dynamic && (rc = ep_shapes_check_bound(s, &err))) return rc;
     zero_state(s);
     session_start_extras(s, opt);
     s->magic = EP_SESSION_MAGIC;
@@ -245,8 +246,21 @@ uint32_t ep_session_num_inputs(const ep_session *s) { return ep_session_live(s) 
 uint32_t ep_session_num_outputs(const ep_session *s) { return ep_session_live(s) ? s->n_outputs : 0; }
 
 
+/* Bytes of t at its current shape; 0 with EP_ERR_INTERNAL in *rc when the shape is not a valid one
+ * within the tensor's capacity (open and ep_run prove it is; this keeps a copy in bounds regardless). */
+static uint64_t current_bytes(const ep_tensor *t, int *rc) {
+    for (int d = 0; d < t->rank; d++)
+        if (t->dims[d] < 0) return *rc = EP_ERR_INTERNAL, 0;
+    const uint64_t n = (uint64_t)ep_numel(t) * ep_dtype_size(t->dtype);
+    if (n > t->nbytes) return *rc = EP_ERR_INTERNAL, 0;
+    return *rc = EP_OK, n;
+}
+
 static int describe(const ep_session *s, const ep_tensor *t, ep_io_desc *d) {
     if (!t || !d) return t ? EP_ERR_INVALID_ARG : EP_ERR_INDEX;
+    int rc;
+    const uint64_t nbytes = current_bytes(t, &rc);
+    if (rc) return rc;
     memset(d, 0, sizeof(*d));
     d->name = ep_view_name(&s->view, ep_view_tensor(&s->view, t->index)->name);
     d->dtype = t->dtype;
@@ -261,7 +275,7 @@ static int describe(const ep_session *s, const ep_tensor *t, ep_io_desc *d) {
             d->dim_names[i] = ep_view_name(&s->view, y->name);
         }
     }
-    d->nbytes = (uint64_t)ep_numel(t) * ep_dtype_size(t->dtype);
+    d->nbytes = nbytes;
     d->max_nbytes = r->nbytes;
     return EP_OK;
 }
@@ -296,7 +310,9 @@ const void *ep_session_output_buffer(const ep_session *s, uint32_t i) {
 int ep_session_set_input(ep_session *s, uint32_t i, const void *data, size_t nbytes) {
     const ep_tensor *t = ep_session_io(s, i, 0);
     if (!t) return ep_session_live(s) ? EP_ERR_INDEX : EP_ERR_INVALID_ARG;
-    uint64_t n = (uint64_t)ep_numel(t) * ep_dtype_size(t->dtype);
+    int rc;
+    const uint64_t n = current_bytes(t, &rc);
+    if (rc) return rc;
     if (nbytes != n) return EP_ERR_SIZE;
     if (n && !data) return EP_ERR_INVALID_ARG;
     if (n) memcpy(t->data, data, nbytes);
@@ -306,16 +322,16 @@ int ep_session_set_input(ep_session *s, uint32_t i, const void *data, size_t nby
 int ep_session_get_output(const ep_session *s, uint32_t i, void *data, size_t nbytes) {
     const ep_tensor *t = ep_session_io(s, i, 1);
     if (!t) return ep_session_live(s) ? EP_ERR_INDEX : EP_ERR_INVALID_ARG;
-    uint64_t n = (uint64_t)ep_numel(t) * ep_dtype_size(t->dtype);
+    int rc;
+    const uint64_t n = current_bytes(t, &rc);
+    if (rc) return rc;
     if (nbytes != n) return EP_ERR_SIZE;
     if (n && !data) return EP_ERR_INVALID_ARG;
     if (n) memcpy(data, t->data, nbytes);
     return EP_OK;
 }
 
-int ep_run(ep_session *s) {
-    if (!ep_session_live(s)) return EP_ERR_INVALID_ARG;
-    s->last_error[0] = '\0';
+static int run_ops(ep_session *s) {
     if (EP_HAVE_DYNAMIC && s->dynamic && ep_shapes_bind_inputs(s)) return EP_ERR_INVALID_ARG;
     for (uint32_t i = 0; i < s->n_ops; i++) {
         const ep_bound_op *b = &s->ops[i];
@@ -335,6 +351,16 @@ int ep_run(ep_session *s) {
     /* outputs that are views of an op's output (a reshape at the end) take their dims from the symbols */
     if (EP_HAVE_DYNAMIC && s->dynamic) return ep_shapes_resolve_outputs(s);
     return EP_OK;
+}
+
+int ep_run(ep_session *s) {
+    if (!ep_session_live(s)) return EP_ERR_INVALID_ARG;
+    s->last_error[0] = '\0';
+    if (ep_pool_forked(&s->pool)) return EP_ERR_FORKED;   /* its workers are in the parent */
+    const int rc = run_ops(s);
+    /* a failed run leaves no partial lengths behind: variable output dims read 0 until a run succeeds */
+    if (rc && EP_HAVE_DYNAMIC && s->dynamic) ep_shapes_clear_outputs(s);
+    return rc;
 }
 
 int ep_reset(ep_session *s) {

@@ -48,6 +48,9 @@ int ep_shapes_bind_inputs(ep_session *s);                                  /* ru
 int ep_shapes_resolve_op(ep_session *s, uint32_t i, const ep_bound_op *b);  /* before op i's kernel */
 int ep_shapes_bind_data(ep_session *s, uint32_t i, const ep_bound_op *b);   /* after a data-dependent kernel */
 int ep_shapes_resolve_outputs(ep_session *s);                              /* run end: outputs that are views */
+void ep_shapes_clear_outputs(ep_session *s);        /* a failed run: variable output dims become 0 */
+/* open: every variable dim an op reads or an output has gets a value in time (reason in e) */
+int ep_shapes_check_bound(const ep_session *s, ep_err *e);
 
 /* profile.c: makes op b's kernel a timing trampoline (EP_OPT_PROFILE) */
 void ep_profile_bind(ep_bound_op *b);

@@ -194,8 +194,76 @@ int ep_session_set_input_shape(ep_session *s, uint32_t i, const int32_t *dims, u
 
 int ep_shapes_resolve_outputs(ep_session *s) {
     for (uint32_t i = 0; i < s->n_outputs; i++) {
-        const int rc = resolve_tensor(s, s->n_ops, &s->tensors[s->io_index[s->n_inputs + i]]);
+        ep_tensor *t = &s->tensors[s->io_index[s->n_inputs + i]];
+        const int rc = resolve_tensor(s, s->n_ops, t);
         if (rc) return rc;
+        for (int d = 0; d < t->rank; d++)
+            if (t->dims[d] < 0) {   /* open proves this cannot happen (ep_shapes_check_bound) */
+                snprintf(s->last_error, sizeof(s->last_error), "output %u: a length no op computed", i);
+                return EP_ERR_INTERNAL;
+            }
+    }
+    return EP_OK;
+}
+
+void ep_shapes_clear_outputs(ep_session *s) {
+    for (uint32_t i = 0; i < s->n_outputs; i++) {
+        ep_tensor *t = &s->tensors[s->io_index[s->n_inputs + i]];
+        const ep_tensor_rec *r = ep_view_tensor(&s->view, t->index);
+        for (int d = 0; d < r->rank; d++)
+            if (r->dim_sym[d]) t->dims[d] = 0;
+    }
+}
+
+/* Open: follows the op list as ep_run will and proves that every variable dim an op reads, and every
+ * variable dim of a graph output, has a value by then. A symbol gets its value from an input's shape,
+ * from an earlier op's output (its shape function or a data-dependent kernel), or from its rule once
+ * the rule's source has one. A plan that fails this would run into a length nothing computed. */
+static void close_rules(const ep_plan_view *v, uint8_t *known) {
+    for (uint32_t k = 0; k < v->n_syms; k++) {   /* a rule's source precedes it (checked at parse) */
+        const ep_sym_rec *y = ep_view_sym(v, k);
+        if (!known[k] && y->src && known[y->src - 1u]) known[k] = 1;
+    }
+}
+
+static int first_unknown(const ep_plan_view *v, const ep_tensor *t, const uint8_t *known, int *dim) {
+    const ep_tensor_rec *r = ep_view_tensor(v, t->index);
+    for (int d = 0; d < r->rank; d++)
+        if (r->dim_sym[d] && !known[r->dim_sym[d] - 1u]) {
+            *dim = d;
+            return (int)r->dim_sym[d] - 1;
+        }
+    return -1;
+}
+
+static void learn(const ep_plan_view *v, const ep_tensor *t, uint8_t *known) {
+    const ep_tensor_rec *r = ep_view_tensor(v, t->index);
+    for (int d = 0; d < r->rank; d++)
+        if (r->dim_sym[d]) known[r->dim_sym[d] - 1u] = 1;
+}
+
+int ep_shapes_check_bound(const ep_session *s, ep_err *e) {
+    const ep_plan_view *v = &s->view;
+    uint8_t known[EP_MAX_SYMS];
+    int d = 0, k;
+    memset(known, 0, sizeof(known));
+    for (uint32_t i = 0; i < s->n_inputs; i++) learn(v, &s->tensors[s->io_index[i]], known);
+    close_rules(v, known);
+    for (uint32_t i = 0; i < s->n_ops; i++) {
+        const ep_bound_op *b = &s->ops[i];
+        for (uint16_t j = 0; j < b->op.n_in; j++)
+            if (b->op.in[j] && (k = first_unknown(v, b->op.in[j], known, &d)) >= 0)
+                return ep_fail(e, EP_ERR_PLAN_SHAPE, "op %u (%s '%s'): input %u dim %d ('%s') has no value "
+                               "when the op runs", i, ep_op_info_get(b->op.opcode)->name,
+                               ep_view_name(v, b->name), j, d, sym_name(s, (uint32_t)k));
+        for (uint16_t j = 0; j < b->op.n_out; j++) learn(v, b->op.out[j], known);
+        close_rules(v, known);
+    }
+    for (uint32_t i = 0; i < s->n_outputs; i++) {
+        const ep_tensor *t = &s->tensors[s->io_index[s->n_inputs + i]];
+        if ((k = first_unknown(v, t, known, &d)) >= 0)
+            return ep_fail(e, EP_ERR_PLAN_SHAPE, "output %u '%s': dim %d ('%s') is computed by no op and no input",
+                           i, ep_view_name(v, ep_view_tensor(v, t->index)->name), d, sym_name(s, (uint32_t)k));
     }
     return EP_OK;
 }

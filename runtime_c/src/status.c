@@ -14,6 +14,7 @@ const char *ep_status_str(int status) {
     case EP_ERR_INDEX: return "input/output index out of range";
     case EP_ERR_SIZE: return "buffer size does not match the tensor";
     case EP_ERR_NOT_FOUND: return "no input/output of that name";
+    case EP_ERR_FORKED: return "session used after fork(): open a new one";
     case EP_ERR_PLAN_TRUNCATED: return "plan is truncated";
     case EP_ERR_PLAN_MAGIC: return "not an edgeplan plan";
     case EP_ERR_PLAN_VERSION: return "unsupported plan format version";

@@ -134,6 +134,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "edgeplan-run: cannot allocate %llu arena bytes\n", (unsigned long long)info.arena_bytes);
         return 1;
     }
+    memset(arena, 0, info.arena_bytes ? (size_t)info.arena_bytes : 64);   /* an input not given is zero */
     char err[256] = "";
     ep_options opt;
     memset(&opt, 0, sizeof(opt));
@@ -146,6 +147,7 @@ int main(int argc, char **argv) {
     if (rc) { fprintf(stderr, "edgeplan-run: cannot open %s: %s: %s\n", plan_path, ep_status_str(rc), err); return 1; }
     double t_open = now_ms() - t0;
 
+    unsigned char given[MAX_IO] = {0};
     for (int i = 0; i < n_in; i++) {
         uint32_t idx = (uint32_t)i;
         if (in_names[i] && ep_session_find_input(s, in_names[i], &idx)) {
@@ -180,6 +182,12 @@ int main(int argc, char **argv) {
         }
         ep_session_set_input(s, idx, a.data, a.nbytes);
         free(a.data);
+        if (idx < MAX_IO) given[idx] = 1;
+    }
+    for (uint32_t i = 0; i < ep_session_num_inputs(s) && i < MAX_IO; i++) {
+        ep_io_desc d;
+        if (!given[i] && ep_session_input_desc(s, i, &d) == EP_OK)
+            fprintf(stderr, "edgeplan-run: input '%s' not given (--input): it is zero\n", d.name);
     }
 
     double *times = malloc(sizeof(double) * (size_t)repeat);
@@ -196,7 +204,10 @@ int main(int argc, char **argv) {
     if (!quiet) printf("outputs:\n");
     for (uint32_t i = 0; i < n_outputs; i++) {
         ep_io_desc d;
-        ep_session_output_desc(s, i, &d);
+        if (ep_session_output_desc(s, i, &d) != EP_OK) {
+            fprintf(stderr, "edgeplan-run: output %u: %s\n", i, ep_status_str(EP_ERR_INTERNAL));
+            return 1;
+        }
         if (!quiet) summarize(&d, ep_session_output_buffer(s, i));
     }
     for (int i = 0; i < n_out; i++) {

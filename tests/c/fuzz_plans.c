@@ -269,6 +269,22 @@ int main(int argc, char **argv) {
                 }
                 rc = ep_run(s);
                 if (rc) run_errors++;
+                /* whatever the run did, every output reads back within its capacity */
+                for (uint32_t i = 0; i < ep_session_num_outputs(s); i++) {
+                    ep_io_desc d;
+                    if (ep_session_output_desc(s, i, &d) != EP_OK) continue;
+                    if (d.nbytes > d.max_nbytes) {
+                        fprintf(stderr, "output %u: %llu bytes > its capacity %llu\n", i,
+                                (unsigned long long)d.nbytes, (unsigned long long)d.max_nbytes);
+                        return 1;
+                    }
+                    void *out = malloc((size_t)d.max_nbytes + 1);
+                    if (out && ep_session_get_output(s, i, out, (size_t)d.nbytes) != EP_OK && !rc) {
+                        fprintf(stderr, "output %u: get_output failed after a good run\n", i);
+                        return 1;
+                    }
+                    free(out);
+                }
                 if (ep_reset(s) != EP_OK) { fprintf(stderr, "reset failed\n"); return 1; }
             }
             ran++;

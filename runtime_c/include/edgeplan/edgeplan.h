@@ -5,6 +5,11 @@
  * live in that arena. "Validate at open, trust at run": ep_session_open checks
  * every byte of the plan; ep_run only calls kernels.
  *
+ * Threads: a session is used by one thread at a time (the caller serialises ep_run, ep_reset, the
+ * setters/getters and close on it); different sessions are independent, also over the same plan bytes.
+ * After fork(), a session with worker threads fails with EP_ERR_FORKED in the child: open one there.
+ * The plan bytes and the arena must stay alive and unchanged until ep_session_close (docs/runtime.md).
+ *
  * The declarations between the EP_CDEF markers are also read by the Python
  * wrapper (cffi), so they use plain C only. */
 #ifndef EDGEPLAN_H
@@ -34,6 +39,7 @@ typedef enum ep_status {
     EP_ERR_INDEX = -2,            /* input/output index out of range */
     EP_ERR_SIZE = -3,             /* buffer size does not match the tensor */
     EP_ERR_NOT_FOUND = -4,        /* no input/output of that name */
+    EP_ERR_FORKED = -5,           /* a session with worker threads used in a child of fork(): open one there */
     /* the plan is corrupt, hostile or for another runtime: -100 .. -199 */
     EP_ERR_PLAN_TRUNCATED = -100,
     EP_ERR_PLAN_MAGIC = -101,
