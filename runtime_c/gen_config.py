@@ -2,16 +2,15 @@
 """Writes ep_config.h: which ops and kernel variants this runtime build includes (meson runs it at
 configure time; see meson.options `kernels` and `selective`).
 
-The inventory is read from plan_format.h (EP_OP_<NAME> opcodes and EP_<OP>_VARIANT_<NAME> variants,
-plus variant 0, DEFAULT, for every op), so a new op or variant needs no edit here. For each op the
-header defines EP_HAVE_OP_<OP> (its shape function / opcode table entry) and for each variant
-EP_HAVE_<OP>_<VARIANT> (its kernel table entries, ref and ISA), each 0 or 1. Nothing else reads
-the selection: an excluded kernel is still compiled but referenced by no table, so the linker's
---gc-sections drops it.
+The inventory (ops, their variants, DEFAULT first, and their families) is the op table,
+runtime_c/ops.def, so a new op or variant needs no edit here. For each op the header defines
+EP_HAVE_OP_<OP> (its shape function / opcode table entry) and for each variant EP_HAVE_<OP>_<VARIANT>
+(its kernel table entries, ref and ISA), each 0 or 1. Nothing else reads the selection: an excluded
+kernel is still compiled but referenced by no table, so the linker's --gc-sections drops it.
 
 Selection syntax (-Dkernels): "all", "none", or a comma list of items, each an op ("conv2d"), an
-op and variant ("conv2d:packed"), or a family ("conv", "linear", "pool", "elementwise", "layout",
-"resize", "softmax_reduce"). A selective file (-Dselective, written by `edgeplan compile
+op and variant ("conv2d:packed"), or a family of the op table ("conv", "linear", "pool", "elementwise",
+"layout", "resize", "softmax_reduce", "sequence", "logic", "rnn", "dynamic"). A selective file (-Dselective, written by `edgeplan compile
 --ops-out`) has one "<op> <dtype> <variant>" line per kernel a plan needs; '#' starts a comment.
 Selecting a variant also selects its op; every kernel here has a portable ref version, which the
 table keeps as the fallback of the ISA one.
@@ -19,32 +18,19 @@ table keeps as the fallback of the ISA one.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
+from pathlib import Path
 
-# Families: the src/ops/ files' grouping, for -Dkernels convenience and the size report.
-FAMILIES = {
-    "conv": ["conv2d", "conv_transpose2d"],
-    "linear": ["gemm", "matmul"],
-    "pool": ["maxpool", "avgpool", "global_avgpool"],
-    "elementwise": ["unary", "binary"],
-    "layout": ["concat", "split", "slice", "transpose", "pad", "gather", "copy"],
-    "resize": ["resize"],
-    "softmax_reduce": ["softmax", "reduce"],
-}
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gen_ops import OpsDefError, families, read_ops  # noqa: E402
+
+# -Dkernels families: groups of the op table (ops.def)
+FAMILIES = families(read_ops())
 
 
-def inventory(header_text: str) -> dict:
-    """{op: [variant, ...]} (lower case, DEFAULT first) from plan_format.h."""
-    ops = {}
-    for m in re.finditer(r"^#define EP_OP_(\w+)\s+(\d+)", header_text, re.M):
-        if m.group(1) != "COUNT":
-            ops[m.group(1).lower()] = ["default"]
-    for m in re.finditer(r"^#define EP_(\w+?)_VARIANT_(\w+)\s+(\d+)", header_text, re.M):
-        op = m.group(1).lower()
-        if op in ops:
-            ops[op].append(m.group(2).lower())
-    return ops
+def inventory(ops_def_text: str) -> dict:
+    """{op: [variant, ...]} (lower case, DEFAULT first) from the op table's text."""
+    return {name: sorted(op.variants, key=op.variants.get) for name, op in read_ops(text=ops_def_text).items()}
 
 
 FEATURES = ("dynamic",)   # runtime features a plan may need beyond its kernels ("feature <name>" lines)
@@ -127,13 +113,17 @@ def render(inv: dict, sel: set, origin: str, features=frozenset(FEATURES)) -> st
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--header", required=True, help="plan_format.h")
+    p.add_argument("--ops", required=True, help="the op table, runtime_c/ops.def")
     p.add_argument("--kernels", default="all")
     p.add_argument("--selective", default="", help="ops file from `edgeplan compile --ops-out` (overrides --kernels)")
     p.add_argument("-o", "--output", required=True)
     a = p.parse_args(argv)
-    with open(a.header, encoding="utf-8") as f:
-        inv = inventory(f.read())
+    try:
+        with open(a.ops, encoding="utf-8") as f:
+            inv = inventory(f.read())
+    except OpsDefError as e:
+        print(f"gen_config.py: {e}", file=sys.stderr)
+        return 1
     text = None
     if a.selective:
         with open(a.selective, encoding="utf-8") as f:

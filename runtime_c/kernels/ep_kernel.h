@@ -59,12 +59,17 @@ typedef int (*ep_shape_fn)(const ep_op *op, ep_shape *out, uint64_t *scratch_byt
 
 /* Upper bound on any op's outputs (max_out in every ep_op_info). */
 #define EP_MAX_OP_OUTPUTS 64
+#define EP_VARIADIC 0xFFFF          /* max_in of an op that takes any number of inputs */
+/* op table flags (runtime_c/ops.def) */
+#define EP_OPF_INPLACE 1            /* an output may exactly alias an input (elementwise ops) */
+#define EP_OPF_DATA_DEP 2           /* the kernel sets its outputs' variable dims */
+#define EP_OPF_OUT_DECLARED 4       /* the shape function reads output extents from the declared output */
 
 /* Static description of an opcode. */
 typedef struct ep_op_info {
     const char *name;
     uint32_t params_size;
-    uint16_t min_in, max_in;   /* max_in 0xFFFF: variadic */
+    uint16_t min_in, max_in;   /* max_in EP_VARIADIC: any number */
     uint16_t min_out, max_out;
     ep_shape_fn shape;
     uint8_t inplace;           /* 1: an output may exactly alias an input (elementwise ops) */

@@ -33,10 +33,10 @@ def harness(root, tmp_path_factory):
     out = d / "fuzz_plans"
     rt = root / "runtime_c"
     # every op and variant (what meson's configure step writes for -Dkernels=all)
-    subprocess.run([sys.executable, str(rt / "gen_config.py"), "--header", str(rt / "include" / "edgeplan" / "plan_format.h"),
+    subprocess.run([sys.executable, str(rt / "gen_config.py"), "--ops", str(rt / "ops.def"),
                     "--kernels", "all", "-o", str(d / "ep_config.h")], check=True)
     cmd = [cc, "-std=c11", "-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
-           "-fno-omit-frame-pointer", f"-I{d}", f"-I{rt / 'include'}", f"-I{rt / 'kernels'}", f"-I{rt / 'src'}",
+           "-fno-omit-frame-pointer", f"-I{d}", f"-I{rt}", f"-I{rt / 'include'}", f"-I{rt / 'kernels'}", f"-I{rt / 'src'}",
            str(root / "tests" / "c" / "fuzz_plans.c"), *map(str, _sources(root)), "-lm", "-o", str(out)]
     subprocess.run(cmd, check=True)
     return out

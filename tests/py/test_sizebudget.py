@@ -148,7 +148,7 @@ def test_gen_config_selection(tmp_path):
         import gen_config
     finally:
         sys.path.pop(0)
-    inv = gen_config.inventory((ROOT / "runtime_c/include/edgeplan/plan_format.h").read_text())
+    inv = gen_config.inventory((ROOT / "runtime_c/ops.def").read_text())
     assert inv["conv2d"][:2] == ["default", "packed"] and "winograd" in inv["conv2d"]
     assert gen_config.parse_selection("none", None, inv) == set()
     sel = gen_config.parse_selection("pool,conv2d:packed", None, inv)

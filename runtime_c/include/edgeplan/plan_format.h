@@ -151,7 +151,9 @@ typedef struct ep_io_rec {
     uint32_t kind;          /* EP_IO_* */
 } ep_io_rec;
 
-/* ---- opcodes ---- */
+/* ---- opcodes and kernel variants: one row per op in runtime_c/ops.def ---- */
+/* EP_OPS_BEGIN: generated from runtime_c/ops.def by runtime_c/gen_ops.py; do not edit */
+/* opcodes (ep_op_rec.opcode) */
 #define EP_OP_CONV2D 1
 #define EP_OP_CONV_TRANSPOSE2D 2
 #define EP_OP_GEMM 3
@@ -171,10 +173,71 @@ typedef struct ep_io_rec {
 #define EP_OP_REDUCE 17
 #define EP_OP_GATHER 18
 #define EP_OP_COPY 19
-#define EP_OP_COUNT 37         /* one past the last opcode (speech ops appended at the end) */
-
+#define EP_OP_LAYERNORM 20
+#define EP_OP_WHERE 21
+#define EP_OP_COMPARE 22
+#define EP_OP_EXPAND 23
+#define EP_OP_CAST 24
+#define EP_OP_ARGMAX 25
+#define EP_OP_TOPK 26
+#define EP_OP_CUMSUM 27
+#define EP_OP_TRILU 28
+#define EP_OP_LSTM 29
+#define EP_OP_GRU 30
+#define EP_OP_SCATTERND 31
+#define EP_OP_GATHERND 32
+#define EP_OP_RANGE 33
+#define EP_OP_NONZERO 34
+#define EP_OP_SLICE_DYN 35
+#define EP_OP_SHAPE 36
+#define EP_OP_COUNT 37         /* one past the last opcode */
+/* kernel variants (ep_op_rec.variant): DEFAULT (0) is every op's plain layout; the others'
+ * layouts are described below */
 #define EP_VARIANT_DEFAULT 0
 #define EP_MAX_VARIANTS 4
+#define EP_CONV2D_VARIANT_DEFAULT 0
+#define EP_CONV2D_VARIANT_PACKED 1
+#define EP_CONV2D_VARIANT_DEPTHWISE 2
+#define EP_CONV2D_VARIANT_WINOGRAD 3
+#define EP_CONV_TRANSPOSE2D_VARIANT_DEFAULT 0
+#define EP_CONV_TRANSPOSE2D_VARIANT_PACKED 1
+#define EP_GEMM_VARIANT_DEFAULT 0
+#define EP_GEMM_VARIANT_PACKED 1
+#define EP_MATMUL_VARIANT_DEFAULT 0
+#define EP_UNARY_VARIANT_DEFAULT 0
+#define EP_BINARY_VARIANT_DEFAULT 0
+#define EP_MAXPOOL_VARIANT_DEFAULT 0
+#define EP_AVGPOOL_VARIANT_DEFAULT 0
+#define EP_GLOBAL_AVGPOOL_VARIANT_DEFAULT 0
+#define EP_CONCAT_VARIANT_DEFAULT 0
+#define EP_SPLIT_VARIANT_DEFAULT 0
+#define EP_SLICE_VARIANT_DEFAULT 0
+#define EP_TRANSPOSE_VARIANT_DEFAULT 0
+#define EP_PAD_VARIANT_DEFAULT 0
+#define EP_RESIZE_VARIANT_DEFAULT 0
+#define EP_SOFTMAX_VARIANT_DEFAULT 0
+#define EP_REDUCE_VARIANT_DEFAULT 0
+#define EP_GATHER_VARIANT_DEFAULT 0
+#define EP_COPY_VARIANT_DEFAULT 0
+#define EP_LAYERNORM_VARIANT_DEFAULT 0
+#define EP_WHERE_VARIANT_DEFAULT 0
+#define EP_COMPARE_VARIANT_DEFAULT 0
+#define EP_EXPAND_VARIANT_DEFAULT 0
+#define EP_CAST_VARIANT_DEFAULT 0
+#define EP_ARGMAX_VARIANT_DEFAULT 0
+#define EP_TOPK_VARIANT_DEFAULT 0
+#define EP_CUMSUM_VARIANT_DEFAULT 0
+#define EP_TRILU_VARIANT_DEFAULT 0
+#define EP_LSTM_VARIANT_DEFAULT 0
+#define EP_GRU_VARIANT_DEFAULT 0
+#define EP_SCATTERND_VARIANT_DEFAULT 0
+#define EP_GATHERND_VARIANT_DEFAULT 0
+#define EP_RANGE_VARIANT_DEFAULT 0
+#define EP_NONZERO_VARIANT_DEFAULT 0
+#define EP_SLICE_DYN_VARIANT_DEFAULT 0
+#define EP_SHAPE_VARIANT_DEFAULT 0
+/* EP_OPS_END */
+
 
 /* activations fused into epilogues and standalone unary kinds */
 #define EP_ACT_NONE 0
@@ -387,18 +450,14 @@ typedef struct ep_reduce_params {
 /* CONV2D variant 1, groups 1: W is [ceil(M/MR), C*KH*KW, MR] (M from the output; panel p row i is
  * output channel p*MR+i, zero past M; K index (c*KH + kh)*KW + kw). Scratch: im2col strips
  * [s][K][NR], s >= 1 (the kernel packs as many NR-pixel strips per pass as the scratch holds). */
-#define EP_CONV2D_VARIANT_PACKED 1
 /* CONV2D variant 2, depthwise (groups == C == M): W as variant 0. Scratch: s >= 1 slots of one
  * zero-padded input plane split into stride phases, Hp*SW*PW floats each, Hp = (OH-1)*SH + (KH-1)*DH + 1,
  * PW = ceil(OW/16)*16 + ((KW-1)*DW)/SW (with threads, min(threads, s) planes are padded at once). */
-#define EP_CONV2D_VARIANT_DEPTHWISE 2
 /* CONV2D variant 3, Winograd F(4x4, 3x3), 3x3 stride 1 dilation 1 groups 1: W is the transformed
  * filter G g G^T as [36][ceil(M/MR)][C][MR]. Scratch: T tiles of 4x4 outputs per pass, T a multiple
  * of NR, 36*(C + ceil(M/MR)*MR)*T floats. */
-#define EP_CONV2D_VARIANT_WINOGRAD 3
 /* GEMM variant 1: B is [ceil(N/NR), K, NR] (N from the output; strip j column i is column
  * j*NR+i of B, zero past N). No scratch. */
-#define EP_GEMM_VARIANT_PACKED 1
 /* CONV_TRANSPOSE2D variant 1, polyphase packed, groups 1 (docs/kernels.md). Per axis (stride s, dilation d,
  * kernel k): T = d >= s ? k : (k-1)*d/s + 1 shifts D(j) = d >= s ? j*d/s : j. W is GEMM-B strips
  * [ceil(R/NR), K, NR] of the phase matrix Wp[K, R]: R = M*SH*SW columns r = (m*SH + fh)*SW + fw
@@ -407,21 +466,7 @@ typedef struct ep_reduce_params {
  * Y[m, qh*SH + fh - pad_t, qw*SW + fw - pad_l] = act(B[m] + sum_k X[c, qh - DH(jh), qw - DW(jw)] Wp[k, r]).
  * Scratch: input panels [s][K][MR], s >= 1: MR pixels of the phase grid each (the kernel packs as many
  * panels per pass as the scratch holds), minimum K*MR*4 bytes whatever the extents. */
-#define EP_CONV_TRANSPOSE2D_VARIANT_PACKED 1
-/* ---- sequence / audio ops (speech, issue 3 part 1): static shapes ---- */
-#define EP_OP_LAYERNORM 20
-#define EP_OP_WHERE 21
-#define EP_OP_COMPARE 22
-#define EP_OP_EXPAND 23
-#define EP_OP_CAST 24
-#define EP_OP_ARGMAX 25
-#define EP_OP_TOPK 26
-#define EP_OP_CUMSUM 27
-#define EP_OP_TRILU 28
-#define EP_OP_LSTM 29
-#define EP_OP_GRU 30
-#define EP_OP_SCATTERND 31
-#define EP_OP_GATHERND 32
+/* ---- sequence / audio ops: static shapes ---- */
 
 /* LAYERNORM: in X f32 [.., rank >= 1], Scale and Bias (optional) f32 with numel = inner =
  * prod(X.dims[axis:]) (the compiler broadcasts constants to that shape); out Y (X's shape), then
@@ -552,14 +597,11 @@ typedef struct ep_gathernd_params {
 /* ---- data-dependent sizes (1.1): the kernel sets the output's variable dim, which must be tagged
  * with a DATA symbol; the record dim is its capacity. More than the capacity fails the run with
  * EP_ERR_RUN_BOUND. ---- */
-#define EP_OP_RANGE 33
-#define EP_OP_NONZERO 34
 /* RANGE: in Start, Limit, Delta: one element each, same dtype (F32, I32 or I64), runtime values;
  * out Y[n] of that dtype, Y[i] = start + i * delta, n = max(ceil((limit - start) / delta), 0).
  * delta == 0 fails the run with EP_ERR_RUN_INDEX. Uses ep_where_params (reserved). */
 /* NONZERO: in X (F32, I8, U8, I16, I32, I64 or BOOL), rank >= 1; out Y I64 [rank, n]: the indices
  * of X's nonzero elements in row-major order. Uses ep_where_params (reserved). */
-#define EP_OP_SLICE_DYN 35
 /* SLICE_DYN: ONNX Slice with run-time starts and ends. in X (any dtype), Starts and Ends (I32 or I64,
  * [n], n <= rank(X), same dtype); out Y of X's rank. For k < n, axis axes[k] is sliced with steps[k]:
  * starts/ends are clamped as ONNX does (negative counts from the end); the extent is the number of
@@ -573,7 +615,6 @@ typedef struct ep_slice_dyn_params {
 /* SHAPE (1.1): in X (any dtype, its current shape); out Y I32 or I64 [n], n <= 8: Y[k] = X.dims[dims[k]]
  * when dims[k] >= 0, else values[k]. The compiler emits it where a model computes with a variable length
  * (ONNX Shape feeding arithmetic); a Shape of fixed dims is folded. */
-#define EP_OP_SHAPE 36
 typedef struct ep_shape_params {
     int32_t dims[8];        /* dims[k] in -1..rank-1 for k < n; -1 past n */
     int32_t values[8];      /* used where dims[k] == -1; 0 past n */
