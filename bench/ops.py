@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Single-op micro-benchmark of the ISA kernels (issue 6): MATMUL (both operands at run time), SOFTMAX /
+"""Single-op micro-benchmark of the ISA kernels: MATMUL (both operands at run time), SOFTMAX /
 LOGSOFTMAX, LAYERNORM, MAXPOOL / AVGPOOL, GRU / LSTM. A benchmark, not a test.
 
 Each case is a one-op plan (compile_graph, host target) run in one Session opened twice: with the CPU's
 features (the AVX2+FMA or NEON kernel) and with them masked off (cpu_features_mask: the reference kernel,
-which is what the op ran before issue 6 on x86). Times are the op's own time from the session profiler
+which is what the op ran before the ISA kernels on x86). Times are the op's own time from the session profiler
 (ep_session_profile, CLOCK_MONOTONIC; no Python call overhead), the best of --runs runs (the machine is
 shared: the minimum is the stable figure).
 

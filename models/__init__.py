@@ -18,7 +18,7 @@ from .tts import TTS_SYMBOLS, hifigan, tts, tts_acoustic
 from .yolo import yolo
 
 BUILDERS = {"resnet50": resnet50, "mobilenetv2": mobilenetv2, "yolo": yolo, "tiny": tiny,
-            # speech (issue 3): seed and architecture keywords only, symbolic sequence dims
+            # speech: seed and architecture keywords only, symbolic sequence dims
             "asr": asr, "kws": kws, "tts_acoustic": tts_acoustic, "hifigan": hifigan,
             "tts": tts}                 # tts = tts_acoustic then hifigan in one graph (tokens -> audio)
 NAMES = list(BUILDERS)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from .plan import Plan
 from .runtime import EdgeplanError, Session, TensorInfo
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 __all__ = ["compile", "Plan", "Session", "EdgeplanError", "TensorInfo", "__version__"]
 
 

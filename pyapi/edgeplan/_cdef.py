@@ -25,7 +25,7 @@ def _region(text: str) -> str:
     m = re.search(r"/\* EP_CDEF_BEGIN \*/(.*?)/\* EP_CDEF_END \*/", text, re.S)
     if not m:
         raise RuntimeError("header lacks EP_CDEF markers")
-    return m.group(1).replace("EP_API ", "")
+    return m.group(1).replace("EP_NODISCARD ", "").replace("EP_API ", "")
 
 
 def _load():

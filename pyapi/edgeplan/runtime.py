@@ -60,7 +60,8 @@ def _t():
         opn = ffi.typeof(lib.ep_session_open).args
         _types = {"session_pp": opn[0], "options_p": opn[5],
                   "info_p": ffi.typeof(lib.ep_plan_query).args[2],
-                  "desc_p": ffi.typeof(lib.ep_session_input_desc).args[2],
+                  "desc_p": ffi.typeof(lib.ep_session_io_desc).args[3],
+                  "sinfo_p": ffi.typeof(lib.ep_session_query).args[1],
                   "profile_p": ffi.typeof(lib.ep_session_profile).args[2]}
     return _types
 
@@ -192,24 +193,26 @@ class Session:
         _check(rc, "cannot open plan", _errtext(err_buf))
         self._s = sp[0]
         self._plan_ptr = plan_ptr
-        self.threads = int(lib.ep_session_num_threads(self._s))
-        self.n_ops = int(lib.ep_session_num_ops(self._s))
-        self.inputs = [self._desc(i, False) for i in range(lib.ep_session_num_inputs(self._s))]
-        self.outputs = [self._desc(i, True) for i in range(lib.ep_session_num_outputs(self._s))]
+        si = ffi.new(t["sinfo_p"])
+        si.struct_size = ffi.sizeof(si[0])
+        _check(lib.ep_session_query(self._s, si), "session")
+        self._last_error = si.last_error   # the session's own buffer: stable while it is open
+        self.threads = int(si.n_threads)
+        self.n_ops = int(si.n_ops)
+        self.inputs = [self._desc(i, False) for i in range(si.n_inputs)]
+        self.outputs = [self._desc(i, True) for i in range(si.n_outputs)]
         self._in_index = {t.name: i for i, t in enumerate(self.inputs)}
         self._fed = set()   # inputs given a value since open
         # where each input and output lies in the arena (fixed at open)
-        self._io_off = {(out, i): int(ffi.cast("uintptr_t", fn(self._s, i))) - raw.ctypes.data
-                        for out, fn, n in ((False, lib.ep_session_input_buffer, len(self.inputs)),
-                                           (True, lib.ep_session_output_buffer, len(self.outputs)))
-                        for i in range(n)}
+        self._io_off = {(out, i): int(ffi.cast("uintptr_t", lib.ep_session_io_buffer(self._s, int(out), i)))
+                        - raw.ctypes.data
+                        for out, n in ((False, len(self.inputs)), (True, len(self.outputs))) for i in range(n)}
         self._variable_outputs = any(t.is_variable for t in self.outputs)
         self._variable = self._variable_outputs or any(t.is_variable for t in self.inputs)
 
     def _desc(self, i: int, output: bool) -> TensorInfo:
         d = ffi.new(_t()["desc_p"])
-        fn = self._lib.ep_session_output_desc if output else self._lib.ep_session_input_desc
-        _check(fn(self._s, i, d), "describe")
+        _check(self._lib.ep_session_io_desc(self._s, K.EP_IO_OUTPUT if output else K.EP_IO_INPUT, i, d), "describe")
         r = d.rank
         names = tuple(ffi.string(d.dim_names[k]).decode(errors="replace") if d.dim_names[k] != ffi.NULL else None
                       for k in range(r))
@@ -284,7 +287,7 @@ class Session:
         if rc != K.EP_OK:
             if self._variable_outputs:   # a failed run leaves variable outputs empty
                 self.outputs = [self._desc(i, True) for i in range(len(self.outputs))]
-            _check(rc, "run failed", ffi.string(self._lib.ep_session_last_error(self._s)).decode(errors="replace"))
+            _check(rc, "run failed", ffi.string(self._last_error).decode(errors="replace"))
         if self._variable_outputs:
             self.outputs = [self._desc(i, True) for i in range(len(self.outputs))]
         outs = {}

@@ -49,18 +49,19 @@ typedef struct known_section {
     int required;
 } known_section;
 
-static const known_section KNOWN[] = {
-    {EP_SECTION_TENSORS, sizeof(ep_tensor_rec), 1},
-    {EP_SECTION_OPS, sizeof(ep_op_rec), 1},
-    {EP_SECTION_OPIO, sizeof(uint32_t), 0},
-    {EP_SECTION_PARAMS, 0, 0},
-    {EP_SECTION_CONST, 0, 0},
-    {EP_SECTION_IO, sizeof(ep_io_rec), 1},
-    {EP_SECTION_NAMES, 0, 0},
-    {EP_SECTION_META, 0, 0},
-    {EP_SECTION_SYMS, sizeof(ep_sym_rec), 0},
+/* The sections this reader knows, by index into seen[] below. */
+enum { S_TENSORS, S_OPS, S_OPIO, S_PARAMS, S_CONST, S_IO, S_NAMES, S_META, S_SYMS, N_KNOWN };
+static const known_section KNOWN[N_KNOWN] = {
+    [S_TENSORS] = {EP_SECTION_TENSORS, sizeof(ep_tensor_rec), 1},
+    [S_OPS] = {EP_SECTION_OPS, sizeof(ep_op_rec), 1},
+    [S_OPIO] = {EP_SECTION_OPIO, sizeof(uint32_t), 0},
+    [S_PARAMS] = {EP_SECTION_PARAMS, 0, 0},
+    [S_CONST] = {EP_SECTION_CONST, 0, 0},
+    [S_IO] = {EP_SECTION_IO, sizeof(ep_io_rec), 1},
+    [S_NAMES] = {EP_SECTION_NAMES, 0, 0},
+    [S_META] = {EP_SECTION_META, 0, 0},
+    [S_SYMS] = {EP_SECTION_SYMS, sizeof(ep_sym_rec), 0},
 };
-#define N_KNOWN (sizeof(KNOWN) / sizeof(KNOWN[0]))
 
 static int parse_sections(ep_plan_view *v, ep_err *e) {
     const ep_plan_header *h = v->hdr;
@@ -92,20 +93,18 @@ static int parse_sections(ep_plan_view *v, ep_err *e) {
     for (size_t k = 0; k < N_KNOWN; k++)
         if (KNOWN[k].required && !seen[k])
             return ep_fail(e, EP_ERR_PLAN_SECTION, "required section kind %u missing", KNOWN[k].kind);
-#define SEC(kind_idx) seen[kind_idx]
-    v->tensors = v->base + SEC(0)->offset; v->n_tensors = SEC(0)->count; v->tensor_stride = SEC(0)->record_size;
-    v->ops = v->base + SEC(1)->offset; v->n_ops = SEC(1)->count; v->op_stride = SEC(1)->record_size;
-    if (SEC(2)) {
-        if (SEC(2)->record_size != sizeof(uint32_t))
-            return ep_fail(e, EP_ERR_PLAN_SECTION, "OPIO records must be 4 bytes");
-        v->opio = (const uint32_t *)(const void *)(v->base + SEC(2)->offset); v->n_opio = SEC(2)->count;
+    const ep_section *t = seen[S_TENSORS], *o = seen[S_OPS], *io = seen[S_IO], *x;
+    v->tensors = v->base + t->offset; v->n_tensors = t->count; v->tensor_stride = t->record_size;
+    v->ops = v->base + o->offset; v->n_ops = o->count; v->op_stride = o->record_size;
+    v->io = v->base + io->offset; v->n_io = io->count; v->io_stride = io->record_size;
+    if ((x = seen[S_OPIO])) {
+        if (x->record_size != sizeof(uint32_t)) return ep_fail(e, EP_ERR_PLAN_SECTION, "OPIO records must be 4 bytes");
+        v->opio = (const uint32_t *)(const void *)(v->base + x->offset); v->n_opio = x->count;
     }
-    if (SEC(3)) { v->params = v->base + SEC(3)->offset; v->params_size = SEC(3)->size; }
-    if (SEC(4)) { v->consts = v->base + SEC(4)->offset; v->const_size = SEC(4)->size; }
-    v->io = v->base + SEC(5)->offset; v->n_io = SEC(5)->count; v->io_stride = SEC(5)->record_size;
-    if (SEC(6)) { v->names = (const char *)(v->base + SEC(6)->offset); v->names_size = SEC(6)->size; }
-    if (SEC(8)) { v->syms = v->base + SEC(8)->offset; v->n_syms = SEC(8)->count; v->sym_stride = SEC(8)->record_size; }
-#undef SEC
+    if ((x = seen[S_PARAMS])) { v->params = v->base + x->offset; v->params_size = x->size; }
+    if ((x = seen[S_CONST])) { v->consts = v->base + x->offset; v->const_size = x->size; }
+    if ((x = seen[S_NAMES])) { v->names = (const char *)(v->base + x->offset); v->names_size = x->size; }
+    if ((x = seen[S_SYMS])) { v->syms = v->base + x->offset; v->n_syms = x->count; v->sym_stride = x->record_size; }
     if (v->n_syms > EP_MAX_SYMS) return ep_fail(e, EP_ERR_PLAN_SECTION, "%u symbols > %d", v->n_syms, EP_MAX_SYMS);
     if (v->n_syms && !EP_HAVE_DYNAMIC)
         return ep_fail(e, EP_ERR_PLAN_UNSUPPORTED, "the plan has variable dims; this runtime was built without "

@@ -27,7 +27,7 @@ void ep_profile_bind(ep_bound_op *b) {
     b->fn = prof_trampoline;
 }
 
-int ep_session_profile(const ep_session *s, uint32_t i, ep_op_profile *out) {
+ep_status ep_session_profile(const ep_session *s, uint32_t i, ep_op_profile *out) {
     if (!ep_session_live(s) || !out) return EP_ERR_INVALID_ARG;
     if (i >= s->n_ops) return EP_ERR_INDEX;
     const ep_bound_op *b = &s->ops[i];
@@ -48,7 +48,7 @@ int ep_session_profile(const ep_session *s, uint32_t i, ep_op_profile *out) {
     return EP_OK;
 }
 
-int ep_session_profile_reset(ep_session *s) {
+ep_status ep_session_profile_reset(ep_session *s) {
     if (!ep_session_live(s)) return EP_ERR_INVALID_ARG;
     for (uint32_t i = 0; i < s->n_ops; i++) {
         ep_bound_op *b = &s->ops[i];

@@ -19,12 +19,12 @@ uint64_t ep_session_table_bytes(const ep_plan_view *v) {
     return align_up(b, EP_ARENA_ALIGN);
 }
 
-int ep_plan_validate(const void *plan, size_t plan_len) {
+ep_status ep_plan_validate(const void *plan, size_t plan_len) {
     ep_plan_view v;
     return ep_plan_parse(&v, plan, plan_len, 1, NULL);
 }
 
-int ep_plan_query(const void *plan, size_t plan_len, ep_plan_info *info) {
+ep_status ep_plan_query(const void *plan, size_t plan_len, ep_plan_info *info) {
     ep_plan_view v;
     if (!info) return EP_ERR_INVALID_ARG;
     int rc = ep_plan_parse(&v, plan, plan_len, 0, NULL);   /* structure only: open checks the CRC */
@@ -137,8 +137,8 @@ static int check_aliasing(const ep_bound_op *b, const ep_op_info *info, uint32_t
     return EP_OK;
 }
 
-int ep_session_open(ep_session **out, const void *plan, size_t plan_len, void *arena, size_t arena_len,
-                    const ep_options *opt) {
+ep_status ep_session_open(ep_session **out, const void *plan, size_t plan_len, void *arena, size_t arena_len,
+                          const ep_options *opt) {
     ep_err err = {0, 0};
     uint64_t mask = ~(uint64_t)0;
     int check_crc = 1;
@@ -242,8 +242,15 @@ void ep_session_close(ep_session *s) {
 }
 
 
-uint32_t ep_session_num_inputs(const ep_session *s) { return ep_session_live(s) ? s->n_inputs : 0; }
-uint32_t ep_session_num_outputs(const ep_session *s) { return ep_session_live(s) ? s->n_outputs : 0; }
+ep_status ep_session_query(const ep_session *s, ep_session_info *info) {
+    if (!ep_session_live(s) || !info || info->struct_size < offsetof(ep_session_info, n_threads) + 4)
+        return EP_ERR_INVALID_ARG;
+    const uint32_t size = info->struct_size;
+    ep_session_info v = {sizeof(v), s->n_inputs, s->n_outputs, s->n_ops, s->pool.n_threads, 0, s->last_error};
+    memcpy(info, &v, size < sizeof(v) ? size : sizeof(v));
+    info->struct_size = size;
+    return EP_OK;
+}
 
 
 /* Bytes of t at its current shape; 0 with EP_ERR_INTERNAL in *rc when the shape is not a valid one
@@ -280,14 +287,16 @@ static int describe(const ep_session *s, const ep_tensor *t, ep_io_desc *d) {
     return EP_OK;
 }
 
-int ep_session_input_desc(const ep_session *s, uint32_t i, ep_io_desc *d) { return describe(s, ep_session_io(s, i, 0), d); }
-int ep_session_output_desc(const ep_session *s, uint32_t i, ep_io_desc *d) { return describe(s, ep_session_io(s, i, 1), d); }
+ep_status ep_session_io_desc(const ep_session *s, uint32_t kind, uint32_t i, ep_io_desc *d) {
+    if (kind > EP_IO_OUTPUT) return EP_ERR_INVALID_ARG;
+    return describe(s, ep_session_io(s, i, (int)kind), d);
+}
 
-static int find(const ep_session *s, const char *name, uint32_t *index, int output) {
-    if (!ep_session_live(s) || !name || !index) return EP_ERR_INVALID_ARG;
-    uint32_t n = output ? s->n_outputs : s->n_inputs;
+ep_status ep_session_find(const ep_session *s, uint32_t kind, const char *name, uint32_t *index) {
+    if (!ep_session_live(s) || !name || !index || kind > EP_IO_OUTPUT) return EP_ERR_INVALID_ARG;
+    uint32_t n = kind == EP_IO_OUTPUT ? s->n_outputs : s->n_inputs;
     for (uint32_t i = 0; i < n; i++) {
-        const ep_tensor *t = ep_session_io(s, i, output);
+        const ep_tensor *t = ep_session_io(s, i, (int)kind);
         if (strcmp(ep_view_name(&s->view, ep_view_tensor(&s->view, t->index)->name), name) == 0) {
             *index = i;
             return EP_OK;
@@ -295,19 +304,13 @@ static int find(const ep_session *s, const char *name, uint32_t *index, int outp
     }
     return EP_ERR_NOT_FOUND;
 }
-int ep_session_find_input(const ep_session *s, const char *name, uint32_t *i) { return find(s, name, i, 0); }
-int ep_session_find_output(const ep_session *s, const char *name, uint32_t *i) { return find(s, name, i, 1); }
 
-void *ep_session_input_buffer(ep_session *s, uint32_t i) {
-    const ep_tensor *t = ep_session_io(s, i, 0);
-    return t ? t->data : NULL;
-}
-const void *ep_session_output_buffer(const ep_session *s, uint32_t i) {
-    const ep_tensor *t = ep_session_io(s, i, 1);
+void *ep_session_io_buffer(ep_session *s, uint32_t kind, uint32_t i) {
+    const ep_tensor *t = kind <= EP_IO_OUTPUT ? ep_session_io(s, i, (int)kind) : NULL;
     return t ? t->data : NULL;
 }
 
-int ep_session_set_input(ep_session *s, uint32_t i, const void *data, size_t nbytes) {
+ep_status ep_session_set_input(ep_session *s, uint32_t i, const void *data, size_t nbytes) {
     const ep_tensor *t = ep_session_io(s, i, 0);
     if (!t) return ep_session_live(s) ? EP_ERR_INDEX : EP_ERR_INVALID_ARG;
     int rc;
@@ -319,7 +322,7 @@ int ep_session_set_input(ep_session *s, uint32_t i, const void *data, size_t nby
     return EP_OK;
 }
 
-int ep_session_get_output(const ep_session *s, uint32_t i, void *data, size_t nbytes) {
+ep_status ep_session_get_output(const ep_session *s, uint32_t i, void *data, size_t nbytes) {
     const ep_tensor *t = ep_session_io(s, i, 1);
     if (!t) return ep_session_live(s) ? EP_ERR_INDEX : EP_ERR_INVALID_ARG;
     int rc;
@@ -353,7 +356,7 @@ static int run_ops(ep_session *s) {
     return EP_OK;
 }
 
-int ep_run(ep_session *s) {
+ep_status ep_run(ep_session *s) {
     if (!ep_session_live(s)) return EP_ERR_INVALID_ARG;
     s->last_error[0] = '\0';
     if (ep_pool_forked(&s->pool)) return EP_ERR_FORKED;   /* its workers are in the parent */
@@ -363,13 +366,12 @@ int ep_run(ep_session *s) {
     return rc;
 }
 
-int ep_reset(ep_session *s) {
+ep_status ep_reset(ep_session *s) {
     if (!ep_session_live(s)) return EP_ERR_INVALID_ARG;
     zero_state(s);
     return EP_OK;
 }
 
-const char *ep_session_last_error(const ep_session *s) { return ep_session_live(s) ? s->last_error : ""; }
 
 /* ---- threads and profiling (profile.c) ---- */
 
@@ -386,5 +388,3 @@ static void session_start_extras(ep_session *s, const ep_options *opt) {
     }
 }
 
-uint32_t ep_session_num_ops(const ep_session *s) { return ep_session_live(s) ? s->n_ops : 0; }
-uint32_t ep_session_num_threads(const ep_session *s) { return ep_session_live(s) ? s->pool.n_threads : 0; }

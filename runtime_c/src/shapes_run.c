@@ -173,7 +173,7 @@ int ep_shapes_bind_inputs(ep_session *s) {
     return EP_OK;
 }
 
-int ep_session_set_input_shape(ep_session *s, uint32_t i, const int32_t *dims, uint32_t rank) {
+ep_status ep_session_set_input_shape(ep_session *s, uint32_t i, const int32_t *dims, uint32_t rank) {
     const ep_tensor *c = ep_session_io(s, i, 0);
     if (!c) return ep_session_live(s) ? EP_ERR_INDEX : EP_ERR_INVALID_ARG;
     ep_tensor *t = &s->tensors[c->index];

@@ -2,12 +2,12 @@
 #include "internal.h"
 
 #ifndef EP_VERSION_STRING
-#define EP_VERSION_STRING "0.1.0"
+#define EP_VERSION_STRING "0.2.0"
 #endif
 
 const char *ep_version(void) { return EP_VERSION_STRING; }
 
-const char *ep_status_str(int status) {
+const char *ep_status_str(ep_status status) {
     switch (status) {
     case EP_OK: return "ok";
     case EP_ERR_INVALID_ARG: return "invalid argument";

@@ -146,15 +146,17 @@ int main(int argc, char **argv) {
     rc = ep_session_open(&s, plan, plan_len, arena, (size_t)info.arena_bytes, &opt);
     if (rc) { fprintf(stderr, "edgeplan-run: cannot open %s: %s: %s\n", plan_path, ep_status_str(rc), err); return 1; }
     double t_open = now_ms() - t0;
+    ep_session_info si = {.struct_size = sizeof(si)};
+    if (ep_session_query(s, &si)) { fprintf(stderr, "edgeplan-run: %s\n", ep_status_str(EP_ERR_INTERNAL)); return 1; }
 
     unsigned char given[MAX_IO] = {0};
     for (int i = 0; i < n_in; i++) {
         uint32_t idx = (uint32_t)i;
-        if (in_names[i] && ep_session_find_input(s, in_names[i], &idx)) {
+        if (in_names[i] && ep_session_find(s, EP_IO_INPUT, in_names[i], &idx)) {
             fprintf(stderr, "edgeplan-run: the plan has no input '%s'\n", in_names[i]); return 1;
         }
         ep_io_desc d;
-        if (ep_session_input_desc(s, idx, &d)) { fprintf(stderr, "edgeplan-run: the plan has only %u inputs\n", ep_session_num_inputs(s)); return 1; }
+        if (ep_session_io_desc(s, EP_IO_INPUT, idx, &d)) { fprintf(stderr, "edgeplan-run: the plan has only %u inputs\n", si.n_inputs); return 1; }
         npy_array a;
         if (npy_read(in_paths[i], &a, err, sizeof(err))) { fprintf(stderr, "edgeplan-run: %s\n", err); return 1; }
         int same = a.dtype == d.dtype && a.rank == d.rank;
@@ -167,7 +169,7 @@ int main(int argc, char **argv) {
                 dims[k] = (int32_t)a.dims[k];
             }
             same = fits && ep_session_set_input_shape(s, idx, dims, (uint32_t)d.rank) == EP_OK;
-            if (same) ep_session_input_desc(s, idx, &d);
+            if (same && ep_session_io_desc(s, EP_IO_INPUT, idx, &d)) same = 0;
         }
         if (!same) {
             fprintf(stderr, "edgeplan-run: input '%s' expects %s [", d.name, dtype_name(d.dtype));
@@ -180,13 +182,14 @@ int main(int argc, char **argv) {
             fprintf(stderr, "]\n");
             return 1;
         }
-        ep_session_set_input(s, idx, a.data, a.nbytes);
+        rc = ep_session_set_input(s, idx, a.data, a.nbytes);
         free(a.data);
+        if (rc) { fprintf(stderr, "edgeplan-run: input '%s': %s\n", d.name, ep_status_str(rc)); return 1; }
         if (idx < MAX_IO) given[idx] = 1;
     }
-    for (uint32_t i = 0; i < ep_session_num_inputs(s) && i < MAX_IO; i++) {
+    for (uint32_t i = 0; i < si.n_inputs && i < MAX_IO; i++) {
         ep_io_desc d;
-        if (!given[i] && ep_session_input_desc(s, i, &d) == EP_OK)
+        if (!given[i] && ep_session_io_desc(s, EP_IO_INPUT, i, &d) == EP_OK)
             fprintf(stderr, "edgeplan-run: input '%s' not given (--input): it is zero\n", d.name);
     }
 
@@ -196,33 +199,36 @@ int main(int argc, char **argv) {
         double t = now_ms();
         rc = ep_run(s);
         times[r] = now_ms() - t;
-        if (rc) { fprintf(stderr, "edgeplan-run: run failed: %s\n", ep_session_last_error(s)); return 1; }
+        if (rc) {
+            fprintf(stderr, "edgeplan-run: run failed: %s: %s\n", ep_status_str(rc), si.last_error);
+            return 1;
+        }
     }
     qsort(times, (size_t)repeat, sizeof(double), cmp_double);
 
-    uint32_t n_outputs = ep_session_num_outputs(s);
+    const uint32_t n_outputs = si.n_outputs;
     if (!quiet) printf("outputs:\n");
     for (uint32_t i = 0; i < n_outputs; i++) {
         ep_io_desc d;
-        if (ep_session_output_desc(s, i, &d) != EP_OK) {
+        if (ep_session_io_desc(s, EP_IO_OUTPUT, i, &d) != EP_OK) {
             fprintf(stderr, "edgeplan-run: output %u: %s\n", i, ep_status_str(EP_ERR_INTERNAL));
             return 1;
         }
-        if (!quiet) summarize(&d, ep_session_output_buffer(s, i));
+        if (!quiet) summarize(&d, ep_session_io_buffer(s, EP_IO_OUTPUT, i));
     }
     for (int i = 0; i < n_out; i++) {
         uint32_t idx = (uint32_t)i;
-        if (out_names[i] && ep_session_find_output(s, out_names[i], &idx)) {
+        if (out_names[i] && ep_session_find(s, EP_IO_OUTPUT, out_names[i], &idx)) {
             fprintf(stderr, "edgeplan-run: the plan has no output '%s'\n", out_names[i]); return 1;
         }
         ep_io_desc d;
-        if (ep_session_output_desc(s, idx, &d)) { fprintf(stderr, "edgeplan-run: the plan has only %u outputs\n", n_outputs); return 1; }
-        if (npy_write(out_paths[i], d.dtype, d.rank, d.dims, ep_session_output_buffer(s, idx), d.nbytes)) {
+        if (ep_session_io_desc(s, EP_IO_OUTPUT, idx, &d)) { fprintf(stderr, "edgeplan-run: the plan has only %u outputs\n", n_outputs); return 1; }
+        if (npy_write(out_paths[i], d.dtype, d.rank, d.dims, ep_session_io_buffer(s, EP_IO_OUTPUT, idx), d.nbytes)) {
             fprintf(stderr, "edgeplan-run: cannot write %s\n", out_paths[i]); return 1;
         }
     }
     printf("latency: median %.3f ms, min %.3f ms over %d run%s, %u thread%s\n", times[repeat / 2], times[0], repeat,
-           repeat > 1 ? "s" : "", ep_session_num_threads(s), ep_session_num_threads(s) > 1 ? "s" : "");
+           repeat > 1 ? "s" : "", si.n_threads, si.n_threads > 1 ? "s" : "");
     printf("open: %.3f ms; arena: %llu bytes (tensors %llu, session %llu); weights: %llu bytes in place; peak RSS: %ld KiB\n",
            t_open, (unsigned long long)info.arena_bytes, (unsigned long long)info.planned_bytes,
            (unsigned long long)info.session_bytes, (unsigned long long)info.const_bytes, peak_rss_kib());

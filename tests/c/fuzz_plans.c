@@ -178,10 +178,12 @@ static int run_clean(char **paths, int n) {
         ep_session *s = NULL;
         int rc = ep_session_open(&s, p, len, arena, (size_t)info.arena_bytes, NULL);
         if (!rc) {
-            for (uint32_t k = 0; k < ep_session_num_inputs(s); k++) {
+            ep_session_info si = {.struct_size = sizeof(si)};
+            if (ep_session_query(s, &si)) { fprintf(stderr, "query failed\n"); return 1; }
+            for (uint32_t k = 0; k < si.n_inputs; k++) {
                 ep_io_desc d;
-                ep_session_input_desc(s, k, &d);
-                memset(ep_session_input_buffer(s, k), 0, (size_t)d.nbytes);
+                if (ep_session_io_desc(s, EP_IO_INPUT, k, &d)) { fprintf(stderr, "desc failed\n"); return 1; }
+                memset(ep_session_io_buffer(s, EP_IO_INPUT, k), 0, (size_t)d.nbytes);
             }
             rc = ep_run(s);
         }
@@ -251,9 +253,11 @@ int main(int argc, char **argv) {
             rejected_open++;
         } else {
             for (int pass = 0; pass < 2; pass++) {   /* variable dims: two random lengths in bounds */
-                for (uint32_t i = 0; i < ep_session_num_inputs(s); i++) {
+                ep_session_info si = {.struct_size = sizeof(si)};
+                if (ep_session_query(s, &si)) { fprintf(stderr, "query failed\n"); return 1; }
+                for (uint32_t i = 0; i < si.n_inputs; i++) {
                     ep_io_desc d;
-                    if (ep_session_input_desc(s, i, &d) != EP_OK) continue;
+                    if (ep_session_io_desc(s, EP_IO_INPUT, i, &d) != EP_OK) continue;
                     int32_t dims[8];
                     int variable = 0;
                     for (int k = 0; k < d.rank && k < 8; k++) {
@@ -263,16 +267,19 @@ int main(int argc, char **argv) {
                             variable = 1;
                         }
                     }
-                    if (variable && ep_session_set_input_shape(s, i, dims, (uint32_t)d.rank) == EP_OK)
-                        ep_session_input_desc(s, i, &d);
-                    memset(ep_session_input_buffer(s, i), (int)below(256), (size_t)d.nbytes);
+                    if (variable && ep_session_set_input_shape(s, i, dims, (uint32_t)d.rank) == EP_OK &&
+                        ep_session_io_desc(s, EP_IO_INPUT, i, &d) != EP_OK) {
+                        fprintf(stderr, "desc failed after a shape was set\n");
+                        return 1;
+                    }
+                    memset(ep_session_io_buffer(s, EP_IO_INPUT, i), (int)below(256), (size_t)d.nbytes);
                 }
                 rc = ep_run(s);
                 if (rc) run_errors++;
                 /* whatever the run did, every output reads back within its capacity */
-                for (uint32_t i = 0; i < ep_session_num_outputs(s); i++) {
+                for (uint32_t i = 0; i < si.n_outputs; i++) {
                     ep_io_desc d;
-                    if (ep_session_output_desc(s, i, &d) != EP_OK) continue;
+                    if (ep_session_io_desc(s, EP_IO_OUTPUT, i, &d) != EP_OK) continue;
                     if (d.nbytes > d.max_nbytes) {
                         fprintf(stderr, "output %u: %llu bytes > its capacity %llu\n", i,
                                 (unsigned long long)d.nbytes, (unsigned long long)d.max_nbytes);

@@ -545,7 +545,7 @@ static void t_conv(int iters, int variant, int shape) {
     }
 }
 
-/* ---- issue 6: SOFTMAX, LAYERNORM, LSTM / GRU (several outputs, own tolerances), MATMUL at the edges ----
+/* ---- SOFTMAX, LAYERNORM, LSTM / GRU (several outputs, own tolerances), MATMUL at the edges ----
  * The reference, NEON, feature-masked and 3-thread runs of the table entry on the same inputs; the
  * masked run must equal the reference, the threaded one the single-thread NEON run, bit for bit.
  *   SOFTMAX: |neon - ref| <= 2e-6 |ref| + 1e-37 (neon_exp4 vs expf: the x86 bound; the floor covers

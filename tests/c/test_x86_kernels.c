@@ -608,7 +608,7 @@ static void int_binary_case(int iter, int have_x86) {
     free(want.base), free(got.base), free(a), free(b);
 }
 
-/* ---------------- MATMUL, SOFTMAX, LAYERNORM, MAXPOOL / AVGPOOL, LSTM / GRU (variant 0, issue 6) ----------------
+/* ---------------- MATMUL, SOFTMAX, LAYERNORM, MAXPOOL / AVGPOOL, LSTM / GRU (variant 0) ----------------
  * The AVX2 kernel of each op against its reference kernel on the same inputs, seeded random shapes (odd
  * tails of every vector width, ranks 2..4 with broadcast batch dims, extents 1 and 0 where legal), with
  * guard cells around every output, once on one thread and once on the 3-thread pool (bit-identical).

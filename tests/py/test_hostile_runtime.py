@@ -75,7 +75,7 @@ def test_a_failed_run_leaves_variable_outputs_empty_not_negative():
     for i, t in enumerate(sess.outputs):
         assert all(d >= 0 for d in t.shape) and t.nbytes <= np.prod(t.max_shape) * t.dtype.itemsize
         d = ffi.new("ep_io_desc *")
-        assert lib.ep_session_output_desc(sess._s, i, d) == K.EP_OK
+        assert lib.ep_session_io_desc(sess._s, K.EP_IO_OUTPUT, i, d) == K.EP_OK
         buf = ffi.new("char[]", max(1, int(d.max_nbytes)))
         assert lib.ep_session_get_output(sess._s, i, buf, d.nbytes) == K.EP_OK
 

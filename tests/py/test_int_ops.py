@@ -1,4 +1,4 @@
-"""Round / Floor / Ceil and integer element-wise arithmetic and reductions (issue 3: what real speech
+"""Round / Floor / Ceil and integer element-wise arithmetic and reductions (what real speech
 exports need, e.g. `frame_index + 1` on int64 positions and length arithmetic), against onnxruntime on
 seeded random shapes, and against numpy where onnxruntime has no result (overflow wraps, INT_MIN / -1
 is INT_MIN); a zero divisor fails the run, as it does in onnxruntime (docs/plan-format.md, BINARY)."""

@@ -239,7 +239,7 @@ def test_conv_transpose_scratch_too_small_is_refused():
         Session(compile_graph(g, target="x86-64"))
 
 
-# ---- issue 6: MATMUL (both operands at run time), SOFTMAX, LAYERNORM, MAXPOOL / AVGPOOL, LSTM / GRU ----
+# ---- MATMUL (both operands at run time), SOFTMAX, LAYERNORM, MAXPOOL / AVGPOOL, LSTM / GRU ----
 # One-op plans run on the AVX2 kernels, with the features masked (the reference kernels) and on 2 threads.
 # Tolerances: the kernel checks (tests/c/test_x86_kernels.c) bound each op; here end to end, max-relative.
 

@@ -1,4 +1,4 @@
-"""The profiler (issue 6 part 4): per-op counters behind EP_OPT_PROFILE, the compiler's cost model in the
+"""The profiler: per-op counters behind EP_OPT_PROFILE, the compiler's cost model in the
 plan META (op_cost), and `edgeplan profile` with its Chrome trace (trace-event JSON)."""
 import json
 import shutil

@@ -1,4 +1,4 @@
-"""Binary-size budgets (issue 5, docs/size.md): the size probes of the runtime for aarch64 (cross,
+"""Binary-size budgets (docs/size.md): the size probes of the runtime for aarch64 (cross,
 -Os, stripped) and x86-64 are built and checked against sizebudget/budgets.toml and the committed
 baseline; a budget set below the actual size fails and names the component; a selective build runs
 the plan it was built for and rejects ops it lacks; compile --board checks the board's RAM."""

@@ -1,4 +1,4 @@
-"""The speech demo commands (issue 3 part 5): `edgeplan asr PLAN WAV` and `edgeplan tts PLAN -o out.wav`,
+"""The speech demo commands: `edgeplan asr PLAN WAV` and `edgeplan tts PLAN -o out.wav`,
 WAV in and out with the standard library (edgeplan.wav), and the combined TTS model (models/tts.py tts:
 acoustic model + vocoder in one graph).
 

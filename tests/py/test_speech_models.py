@@ -1,4 +1,4 @@
-"""The speech model builders (models/asr.py, kws.py, tts.py; issue 3 part 4): valid ONNX with symbolic
+"""The speech model builders (models/asr.py, kws.py, tts.py): valid ONNX with symbolic
 sequence dims, runnable by onnxruntime at the shortest, a typical and a long length with finite, sane
 outputs of the declared shapes; the streaming keyword spotter equals whole-sequence processing when run
 chunk by chunk; and static instances compiled by edgeplan match onnxruntime.
@@ -306,7 +306,7 @@ def test_edgeplan_tts_acoustic_fixed_length_needs_a_frames_bound():
 
 
 # -------------------------------------------------------------------------------- one plan, every length
-# (issue 3: the shortest, a typical and the maximum length, each against onnxruntime, from ONE plan
+# (the shortest, a typical and the maximum length, each against onnxruntime, from ONE plan
 # whose arena is planned for the maximum)
 ASR_BOUND = (400, 48000)          # 25 ms .. 3 s at 16 kHz (the demo plan goes to 10 s)
 

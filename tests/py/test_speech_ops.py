@@ -1,4 +1,4 @@
-"""The sequence / audio ops (issue 3 part 1, static shapes) against onnxruntime on seeded random shapes
+"""The sequence / audio ops (static shapes) against onnxruntime on seeded random shapes
 and attributes: single-node models, weights and shape operands as initializers, data as runtime inputs.
 fp32 tolerance: rtol 1e-4 on the output's scale (max |diff| / max |ref|); integer and bool outputs
 exactly. The recurrent ops run up to 7 steps of float32 state, still rounding-level differences."""

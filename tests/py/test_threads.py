@@ -1,4 +1,4 @@
-"""The session's worker threads (issue 6 part 2; runtime_c/src/pool.c, docs/performance.md "Threads"):
+"""The session's worker threads (runtime_c/src/pool.c, docs/performance.md "Threads"):
 outputs bit-identical for 1 and N threads on the zoo models, threads started at open and joined at close,
 the arena independent of the thread count, and --threads in both command lines."""
 import os

@@ -11,12 +11,13 @@
  * The plan bytes and the arena must stay alive and unchanged until ep_session_close (docs/runtime.md).
  *
  * The declarations between the EP_CDEF markers are also read by the Python
- * wrapper (cffi), so they use plain C only. */
+ * wrapper (cffi), so they use plain C only. API versioning: docs/runtime.md. */
 #ifndef EDGEPLAN_H
 #define EDGEPLAN_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include "plan_format.h"   /* EP_IO_INPUT / EP_IO_OUTPUT, EP_DTYPE_*, EP_CPU_* */
 
 #if defined(_WIN32)
 #  define EP_API __declspec(dllexport)
@@ -24,6 +25,13 @@
 #  define EP_API __attribute__((visibility("default")))
 #else
 #  define EP_API
+#endif
+
+/* A status a caller should not drop. */
+#if defined(__GNUC__)
+#  define EP_NODISCARD __attribute__((warn_unused_result))
+#else
+#  define EP_NODISCARD
 #endif
 
 #ifdef __cplusplus
@@ -122,50 +130,55 @@ typedef struct ep_io_desc {
     uint64_t max_nbytes;        /* bytes at the bound (the buffer's capacity) */
 } ep_io_desc;
 
+/* What a session runs with (ep_session_query). */
+typedef struct ep_session_info {
+    uint32_t struct_size;       /* sizeof(ep_session_info), set by the caller: fields past it are not written */
+    uint32_t n_inputs;
+    uint32_t n_outputs;
+    uint32_t n_ops;
+    uint32_t n_threads;         /* threads ep_run uses, the caller included (1 when n_threads <= 1 or the
+                                   build has no threads) */
+    uint32_t reserved;
+    const char *last_error;     /* detail for the last failed ep_run (names the op), or "" */
+} ep_session_info;
+
 EP_API const char *ep_version(void);
-EP_API const char *ep_status_str(int status);
+EP_API const char *ep_status_str(ep_status status);
 
 /* Checks the CRC, the container and every record (op shapes are checked at open). */
-EP_API int ep_plan_validate(const void *plan, size_t plan_len);
+EP_NODISCARD EP_API ep_status ep_plan_validate(const void *plan, size_t plan_len);
 /* Reads what opening needs; checks the structure but not the CRC (cheap; open checks it). */
-EP_API int ep_plan_query(const void *plan, size_t plan_len, ep_plan_info *info);
+EP_NODISCARD EP_API ep_status ep_plan_query(const void *plan, size_t plan_len, ep_plan_info *info);
 
-EP_API int ep_session_open(ep_session **out, const void *plan, size_t plan_len,
-                           void *arena, size_t arena_len, const ep_options *options);
+EP_NODISCARD EP_API ep_status ep_session_open(ep_session **out, const void *plan, size_t plan_len,
+                                              void *arena, size_t arena_len, const ep_options *options);
 /* Joins the session's worker threads, if any: with n_threads > 1, close before freeing or reusing the arena. */
 EP_API void ep_session_close(ep_session *s);
+EP_NODISCARD EP_API ep_status ep_session_query(const ep_session *s, ep_session_info *info);
 
-EP_API uint32_t ep_session_num_inputs(const ep_session *s);
-EP_API uint32_t ep_session_num_outputs(const ep_session *s);
-EP_API int ep_session_input_desc(const ep_session *s, uint32_t i, ep_io_desc *desc);
-EP_API int ep_session_output_desc(const ep_session *s, uint32_t i, ep_io_desc *desc);
-EP_API int ep_session_find_input(const ep_session *s, const char *name, uint32_t *index);
-EP_API int ep_session_find_output(const ep_session *s, const char *name, uint32_t *index);
-
-/* Zero-copy views into the arena. Inputs keep their contents across runs. */
-EP_API void *ep_session_input_buffer(ep_session *s, uint32_t i);
-EP_API const void *ep_session_output_buffer(const ep_session *s, uint32_t i);
+/* Graph inputs and outputs: kind is EP_IO_INPUT or EP_IO_OUTPUT, i counts within the kind. */
+EP_NODISCARD EP_API ep_status ep_session_io_desc(const ep_session *s, uint32_t kind, uint32_t i, ep_io_desc *desc);
+EP_NODISCARD EP_API ep_status ep_session_find(const ep_session *s, uint32_t kind, const char *name, uint32_t *i);
+/* The zero-copy view into the arena (NULL when out of range). Write inputs, read outputs; inputs keep
+ * their contents across runs. */
+EP_API void *ep_session_io_buffer(ep_session *s, uint32_t kind, uint32_t i);
 /* Variable-length inputs: sets input i's shape for the next runs. Each variable dim must lie in its
  * [min, max] (EP_ERR_RUN_BOUND otherwise, nothing changed), static dims must match (EP_ERR_SIZE).
  * Inputs sharing a symbol must agree when ep_run starts. Outputs get their shapes from the run. */
-EP_API int ep_session_set_input_shape(ep_session *s, uint32_t i, const int32_t *dims, uint32_t rank);
+EP_NODISCARD EP_API ep_status ep_session_set_input_shape(ep_session *s, uint32_t i, const int32_t *dims,
+                                                         uint32_t rank);
 /* Copying forms: nbytes must equal the tensor's size at its current shape. */
-EP_API int ep_session_set_input(ep_session *s, uint32_t i, const void *data, size_t nbytes);
-EP_API int ep_session_get_output(const ep_session *s, uint32_t i, void *data, size_t nbytes);
+EP_NODISCARD EP_API ep_status ep_session_set_input(ep_session *s, uint32_t i, const void *data, size_t nbytes);
+EP_NODISCARD EP_API ep_status ep_session_get_output(const ep_session *s, uint32_t i, void *data, size_t nbytes);
 
-EP_API int ep_run(ep_session *s);
+EP_NODISCARD EP_API ep_status ep_run(ep_session *s);
 /* Zeroes the streaming state (tensors the plan marks EP_TENSOR_FLAG_STATE): the next run starts
  * a new stream. Open starts with zeroed state too. */
-EP_API int ep_reset(ep_session *s);
-/* Detail for the last failed ep_run (names the op), or "". */
-EP_API const char *ep_session_last_error(const ep_session *s);
+EP_NODISCARD EP_API ep_status ep_reset(ep_session *s);
 
-EP_API uint32_t ep_session_num_ops(const ep_session *s);
-/* Threads ep_run uses, the caller included (1 when n_threads <= 1 or the build has no threads). */
-EP_API uint32_t ep_session_num_threads(const ep_session *s);
 /* Op i's counters (zero unless opened with EP_OPT_PROFILE; names and bytes are always filled). */
-EP_API int ep_session_profile(const ep_session *s, uint32_t op, ep_op_profile *out);
-EP_API int ep_session_profile_reset(ep_session *s);
+EP_NODISCARD EP_API ep_status ep_session_profile(const ep_session *s, uint32_t op, ep_op_profile *out);
+EP_NODISCARD EP_API ep_status ep_session_profile_reset(ep_session *s);
 
 /* CPU features, as found by the runtime (EP_CPU_* bits). */
 EP_API uint64_t ep_cpu_features(void);

@@ -621,4 +621,45 @@ typedef struct ep_shape_params {
 } ep_shape_params;
 /* EP_CDEF_END */
 
+/* Record sizes are part of the format: a change here is a format change (docs/plan-format.md). */
+#if defined(__cplusplus)
+#  define EP_RECORD_SIZE(type, bytes) static_assert(sizeof(type) == (bytes), #type " is " #bytes " bytes")
+#else
+#  define EP_RECORD_SIZE(type, bytes) _Static_assert(sizeof(type) == (bytes), #type " is " #bytes " bytes")
+#endif
+EP_RECORD_SIZE(ep_plan_header, 64);
+EP_RECORD_SIZE(ep_section, 32);
+EP_RECORD_SIZE(ep_tensor_rec, 72);
+EP_RECORD_SIZE(ep_op_rec, 40);
+EP_RECORD_SIZE(ep_sym_rec, 32);
+EP_RECORD_SIZE(ep_io_rec, 8);
+EP_RECORD_SIZE(ep_conv2d_params, 56);
+EP_RECORD_SIZE(ep_conv_transpose2d_params, 64);
+EP_RECORD_SIZE(ep_gemm_params, 16);
+EP_RECORD_SIZE(ep_matmul_params, 8);
+EP_RECORD_SIZE(ep_unary_params, 16);
+EP_RECORD_SIZE(ep_binary_params, 16);
+EP_RECORD_SIZE(ep_pool_params, 48);
+EP_RECORD_SIZE(ep_global_pool_params, 8);
+EP_RECORD_SIZE(ep_axis_params, 8);
+EP_RECORD_SIZE(ep_slice_params, 64);
+EP_RECORD_SIZE(ep_transpose_params, 32);
+EP_RECORD_SIZE(ep_pad_params, 72);
+EP_RECORD_SIZE(ep_resize_params, 56);
+EP_RECORD_SIZE(ep_softmax_params, 8);
+EP_RECORD_SIZE(ep_reduce_params, 16);
+EP_RECORD_SIZE(ep_layernorm_params, 8);
+EP_RECORD_SIZE(ep_where_params, 8);
+EP_RECORD_SIZE(ep_compare_params, 8);
+EP_RECORD_SIZE(ep_cast_params, 8);
+EP_RECORD_SIZE(ep_argmax_params, 16);
+EP_RECORD_SIZE(ep_topk_params, 16);
+EP_RECORD_SIZE(ep_cumsum_params, 16);
+EP_RECORD_SIZE(ep_trilu_params, 16);
+EP_RECORD_SIZE(ep_rnn_params, 24);
+EP_RECORD_SIZE(ep_scatternd_params, 8);
+EP_RECORD_SIZE(ep_gathernd_params, 8);
+EP_RECORD_SIZE(ep_slice_dyn_params, 64);
+EP_RECORD_SIZE(ep_shape_params, 64);
+
 #endif
