@@ -64,6 +64,7 @@ def parse_dims(dims) -> dict:
             raise _err(f"--dim {'='.join(map(str, item))}: expected NAME=MIN..MAX (e.g. T=1..3000) or NAME=OTHER")
         name, rng = item
         if isinstance(rng, str) and ".." not in rng and rng.isidentifier():
+            _once(out, name, rng)
             out[str(name)] = rng
             continue
         if isinstance(rng, str):
@@ -80,8 +81,17 @@ def parse_dims(dims) -> dict:
             raise _err(f"dims['{name}'] must be (min, max), got {rng!r}") from None
         if not 0 <= lo <= hi or hi > 2**31 - 1:
             raise _err(f"dims['{name}'] = ({lo}, {hi}): need 0 <= min <= max < 2^31")
+        _once(out, name, f"{lo}..{hi}")
         out[str(name)] = (lo, hi)
     return out
+
+
+def _once(out: dict, name, given: str) -> None:
+    """A dim may be declared once: a second --dim of the same name is an error, not a silent override."""
+    prev = out.get(str(name))
+    if prev is not None:
+        was = prev if isinstance(prev, str) else f"{prev[0]}..{prev[1]}"
+        raise _err(f"--dim {name}={given}: '{name}' is already declared ({name}={was}); declare each dim once")
 
 
 def _trace_values(lo: int, hi: int, seed: int) -> list:

@@ -8,6 +8,7 @@ of bytes (Reshape, Flatten, Squeeze, Unsqueeze): no op is emitted for it.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -78,7 +79,7 @@ class Tensor:
 
     @property
     def nbytes(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
+        return math.prod(int(d) for d in self.shape) * np.dtype(self.dtype).itemsize
 
     def storage(self) -> "Tensor":
         """The tensor that owns this one's bytes (follows view chains)."""

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import graph, ir
+from .._cdef import K
+from . import graph, ir, limits
 from .errors import Problems
+from .writer import FieldError, pack_params
 
 
 class NodeError(Exception):
@@ -17,6 +19,17 @@ class _Poisoned(Exception):
 
 
 PAD8 = 8
+
+
+def tensor_problem(shape, dtype, io=False):
+    """Why a tensor of this shape and dtype cannot be in a plan (limits.tensor_problem), or None. Graph
+    inputs (io) must also have a dtype the plan has a code for; constants of other dtypes may still be
+    converted by the lowering that takes them."""
+    if io and np.dtype(dtype) not in graph.DTYPES:
+        known = ", ".join(sorted(d.name for d in graph.DTYPES))
+        desc = f"[{', '.join(str(int(d)) for d in shape)}] {np.dtype(dtype).name}"
+        return f"{desc}, a dtype plans do not hold ({known})"
+    return limits.tensor_problem(shape, dtype, K.EP_MAX_RANK)
 
 
 def pad8(values, fill):
@@ -51,6 +64,10 @@ class Lowerer:
 
     def new(self, base, shape, dtype, data=None, view_of=None) -> graph.Tensor:
         shape = tuple(int(d) for d in shape)
+        why = tensor_problem(shape, dtype)
+        if why:
+            raise NodeError(f"{'output' if self.node is not None and base in self.node.outputs else 'tensor'} "
+                            f"'{base}' {why}")
         if data is not None:
             data = np.asarray(data, dtype=dtype, order="C").reshape(shape)
         return self._add(graph.Tensor(self.unique(base), np.dtype(dtype), shape, data=data, view_of=view_of))
@@ -149,7 +166,19 @@ class Lowerer:
 
     # ---------------------------------------------------------------- ops
     def emit(self, kind: str, inputs, outputs, params=None, inplace=None, name=None) -> graph.Op:
+        """Append a runtime op; its params must fit their C struct fields (packed here once, so a value
+        out of range is the node's error, not the writer's)."""
         assert kind in graph.OPCODES, kind
+        for t in list(inputs) + list(outputs):
+            if t is not None and np.dtype(t.dtype) not in graph.DTYPES:
+                known = ", ".join(sorted(d.name for d in graph.DTYPES))
+                raise NodeError(f"tensor '{t.name}' has dtype {np.dtype(t.dtype).name}, which plans do not hold "
+                                f"({known})")
+        try:
+            pack_params(kind, dict(params or {}))
+        except FieldError as e:
+            raise NodeError(f"parameter '{e.field}' = {e.value} does not fit the plan's {e.ctype} field "
+                            f"({e.reason})") from None
         op = graph.Op(kind, list(inputs), list(outputs), dict(params or {}),
                       name=name if name is not None else (self.node.name if self.node is not None else ""),
                       inplace=inplace)
@@ -179,6 +208,12 @@ class Lowerer:
         except NodeError as e:
             del self.ops[n_ops:]
             self.problems.add(n, str(e))
+            self.poisoned.update(o for o in n.outputs if o)
+        except (ValueError, TypeError, IndexError, KeyError, ArithmeticError) as e:
+            # what malformed attributes make numpy or int() raise (a string where ints belong, say)
+            del self.ops[n_ops:]
+            self.problems.add(n, f"cannot lower the node, its attributes or inputs are malformed "
+                                 f"({type(e).__name__}: {e})")
             self.poisoned.update(o for o in n.outputs if o)
         finally:
             self.node = None
@@ -212,8 +247,17 @@ def lower_model(m: ir.Model, problems: Problems, handlers: dict, notes: list, sy
     inputs = []
     for name in m.inputs:
         v = m.values[name]
+        if v.shape is not None and any(isinstance(d, int) and d < 0 for d in v.shape):
+            problems.add(None, f"input '{name}' has negative dims {list(v.shape)}")
+            low.poisoned.add(name)
+            continue
         if v.dtype is None or not v.is_static:
             problems.add(None, f"input '{name}' has unknown dtype or shape")
+            low.poisoned.add(name)
+            continue
+        why = tensor_problem(v.shape, v.dtype, io=True)
+        if why:
+            problems.add(None, f"input '{name}' {why}")
             low.poisoned.add(name)
             continue
         t = low.new(name, v.shape, v.dtype)

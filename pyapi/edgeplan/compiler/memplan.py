@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .errors import CompileError, Problem
 from .graph import Graph, Tensor
+from .limits import MAX_ARENA_BYTES, fmt_bytes
 
 ALIGN = 64
 
@@ -112,18 +114,22 @@ def liveness(graph: Graph) -> tuple[list, list]:
     return out, merges
 
 
-def lower_bound(buffers: list) -> int:
-    if not buffers:
-        return 0
+def _live_peak(buffers: list) -> tuple:
+    """(largest sum of simultaneously live bytes, the first op index where it is reached)."""
     events = {}
     for b in buffers:
         events[b.first] = events.get(b.first, 0) + b.size
         events[b.last + 1] = events.get(b.last + 1, 0) - b.size
-    live = peak = 0
+    live = peak = at = 0
     for t in sorted(events):
         live += events[t]
-        peak = max(peak, live)
-    return peak
+        if live > peak:
+            peak, at = live, t
+    return peak, at
+
+
+def lower_bound(buffers: list) -> int:
+    return _live_peak(buffers)[0]
 
 
 def _place(buffers: list, order: list) -> int:
@@ -156,8 +162,42 @@ STRATEGIES = {
 }
 
 
+def _refuse_arena(graph: Graph, buffers: list, arena: int, bound: int) -> CompileError:
+    """The error for an arena above MAX_ARENA_BYTES, naming the largest buffers live at the peak and
+    the nodes that produce them."""
+    producer = {}
+    for op in graph.ops:
+        for t in op.outputs:
+            producer.setdefault(t.storage(), op)
+    inputs = {t.storage() for t in graph.inputs}
+    at = _live_peak(buffers)[1]
+    live = sorted((b for b in buffers if b.first <= at <= b.last), key=lambda b: -b.size)
+    parts = []
+    for b in live[:4]:
+        if b.op >= 0:
+            op = graph.ops[b.op]
+            parts.append(f"scratch of node '{op.name or op.kind}' ({op.kind}) {fmt_bytes(b.size)}")
+            continue
+        t = b.tensors[0]
+        if t in inputs:
+            src = "graph input"
+        elif t in producer:
+            src = f"from node '{producer[t].name or producer[t].kind}' ({producer[t].kind})"
+        else:
+            src = "state"
+        parts.append(f"'{t.name}' {list(t.shape)} {t.dtype.name} {fmt_bytes(b.size)} ({src})")
+    return CompileError([Problem(None, None,
+        f"the plan needs an arena of {fmt_bytes(arena)} ({fmt_bytes(bound)} of tensors live at once), above the "
+        f"{fmt_bytes(MAX_ARENA_BYTES)} limit (what a 32-bit board can address); the largest live then: "
+        f"{'; '.join(parts)}. Pin smaller input shapes, or bound the variable dims lower")])
+
+
 def plan_memory(graph: Graph) -> MemoryPlan:
+    """Offsets for every buffer; raises CompileError when the arena would exceed MAX_ARENA_BYTES."""
     buffers, merges = liveness(graph)
+    bound = lower_bound(buffers)
+    if bound > MAX_ARENA_BYTES:
+        raise _refuse_arena(graph, buffers, bound, bound)
     results = {}
     best = None
     for name, order_fn in STRATEGIES.items():
@@ -168,6 +208,8 @@ def plan_memory(graph: Graph) -> MemoryPlan:
     name, offsets = best
     for b, off in zip(buffers, offsets):
         b.offset = off
+    if results[name] > MAX_ARENA_BYTES:
+        raise _refuse_arena(graph, buffers, results[name], bound)
     tensor_offsets = {}
     scratch = {}
     for b in buffers:

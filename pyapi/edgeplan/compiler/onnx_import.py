@@ -2,12 +2,13 @@
 into constants."""
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
 
-from . import ir
-from .errors import CompileError, Problems
+from . import ir, limits
+from .errors import CompileError, Problem, Problems
 
 # 22-28 only widened the type lists of the ops we claim (bfloat16, float8, int4/2): the f32 semantics
 # are those of 21, and the ONNX node tests at those opsets check it (tests/py/test_onnx_node.py).
@@ -16,13 +17,154 @@ DEFAULT_DOMAINS = ("", "ai.onnx")
 
 
 def load(model):
-    """An onnx.ModelProto from a ModelProto, serialized bytes or a path."""
+    """An onnx.ModelProto from a ModelProto, serialized bytes or a path. The external data of a model read
+    from a path is read here, from files inside the model's directory only (read_external); a ModelProto
+    or bytes must carry its data."""
     import onnx
     if isinstance(model, onnx.ModelProto):
-        return model
-    if isinstance(model, (bytes, bytearray, memoryview)):
-        return onnx.load_from_string(bytes(model))
-    return onnx.load(os.fspath(model))
+        m, base, given = model, None, "a ModelProto"
+    elif isinstance(model, (bytes, bytearray, memoryview)):
+        m, base, given = onnx.load_from_string(bytes(model)), None, "bytes"
+    else:
+        path = os.fspath(model)
+        m = onnx.load(path, load_external_data=False)
+        base, given = os.path.dirname(os.path.abspath(path)), path
+    read_external(m, base, given)
+    return m
+
+
+def _graph_tensors(g, where=""):
+    """(description, TensorProto) of every tensor stored in graph g and its subgraphs."""
+    for t in g.initializer:
+        yield f"initializer '{t.name}'{where}", t
+    for sp in g.sparse_initializer:
+        yield f"sparse initializer '{sp.values.name}'{where}", sp.values
+        yield f"sparse initializer '{sp.values.name}' (indices){where}", sp.indices
+    yield from _node_tensors(g.node, where)
+
+
+def _node_tensors(nodes, where=""):
+    """(description, TensorProto) of every tensor in the attributes of nodes and their subgraphs."""
+    from onnx import AttributeProto
+    for idx, p in enumerate(nodes):
+        node = f"node '{p.name or f'{p.op_type}_{idx}'}' ({p.op_type})"
+        for a in p.attribute:
+            what = f"{node} attribute '{a.name}'{where}"
+            if a.type == AttributeProto.TENSOR:
+                yield what, a.t
+            elif a.type == AttributeProto.TENSORS:
+                for t in a.tensors:
+                    yield what, t
+            elif a.type == AttributeProto.SPARSE_TENSOR:
+                yield what, a.sparse_tensor.values
+                yield what + " (indices)", a.sparse_tensor.indices
+            elif a.type == AttributeProto.GRAPH:
+                yield from _graph_tensors(a.g, f" (in the subgraph of {node})")
+            elif a.type == AttributeProto.GRAPHS:
+                for sub in a.graphs:
+                    yield from _graph_tensors(sub, f" (in a subgraph of {node})")
+
+
+def _external_problem(t, base: str, given: str):
+    """Why the external data of t cannot be read from base (None if it can), as a phrase."""
+    info = {e.key: e.value for e in t.external_data}
+    loc = info.get("location", "")
+    if base is None:
+        return (f"keeps its data in the external file '{loc}', but the model was given as {given}, with no "
+                f"directory to read it from: pass the model's path (or load it with onnx.load(path), which "
+                f"reads its external data)")
+    if not loc:
+        return "is marked as external data but names no file (no 'location')"
+    if os.path.isabs(loc) or os.path.splitdrive(loc)[0]:
+        return (f"keeps its data in '{loc}', an absolute path: external data must be a file inside the "
+                f"model's directory {base}")
+    full = os.path.normpath(os.path.join(base, loc))
+    real_base = os.path.realpath(base)
+    if os.path.commonpath([os.path.realpath(full), real_base]) != real_base:
+        return (f"keeps its data in '{loc}', which is outside the model's directory {base}; external data "
+                f"must be a file inside it")
+    if not os.path.isfile(full):
+        return f"keeps its data in '{loc}', which does not exist in {base}" + (
+            "" if not os.path.exists(full) else " as a regular file")
+    try:
+        offset, length = int(info.get("offset", 0) or 0), info.get("length")
+        length = None if length in (None, "") else int(length)
+    except ValueError:
+        return f"has a non-integer offset or length for its external file '{loc}'"
+    size = os.path.getsize(full)
+    if offset < 0 or (length is not None and length < 0):
+        return f"has a negative offset or length for its external file '{loc}'"
+    if offset > size or (length is not None and offset + length > size):
+        end = offset if length is None else offset + length
+        return f"needs bytes up to {end} of its external file '{loc}', which has {size}"
+    return None
+
+
+def read_external(model, base, given: str) -> None:
+    """Read every external tensor of model into it from the model's directory `base` (None: a model
+    given as bytes or a ModelProto, which has none), or raise CompileError naming each tensor and file
+    that cannot be read: missing, outside base (absolute, '..', a symlink out), or too short."""
+    from onnx import TensorProto, external_data_helper
+    tensors = list(_graph_tensors(model.graph))
+    for f in model.functions:
+        tensors += _node_tensors(f.node, f" (in function '{f.name}')")
+    ext = [(what, t) for what, t in tensors if t.data_location == TensorProto.EXTERNAL]
+    probs = Problems()
+    for what, t in ext:
+        why = _external_problem(t, base, given)
+        if why:
+            probs.add(None, f"{what} {why}")
+    probs.raise_if_any()
+    for what, t in ext:
+        loc = next((e.value for e in t.external_data if e.key == "location"), "")
+        try:
+            external_data_helper.load_external_data_for_tensor(t, base)
+        except Exception as e:  # noqa: BLE001 - onnx's own checks (symlinks, bounds) raise several types
+            probs.add(None, f"{what}: cannot read its external data file '{loc}': {e}")
+    probs.raise_if_any()
+
+
+# bits per element of the packed sub-byte types (raw_data holds ceil(n * bits / 8) bytes)
+def _sub_byte_bits() -> dict:
+    from onnx import TensorProto
+    bits = {"UINT4": 4, "INT4": 4, "FLOAT4E2M1": 4, "UINT2": 2, "INT2": 2, "FLOAT6E2M3": 6, "FLOAT6E3M2": 6}
+    return {getattr(TensorProto, k): v for k, v in bits.items() if hasattr(TensorProto, k)}
+
+
+def tensor_data_problem(t):
+    """Why the data of TensorProto t does not match its dims and type (None if it does), as a phrase:
+    raw_data must hold exactly the bytes its dims need, a typed field exactly the values."""
+    from onnx import TensorProto, helper
+    if t.data_location == TensorProto.EXTERNAL:
+        return None
+    dims = [int(d) for d in t.dims]
+    if any(d < 0 for d in dims):
+        return f"has negative dims {dims}"
+    if t.data_type == TensorProto.UNDEFINED:
+        return "has no data type"
+    try:
+        dt = np.dtype(helper.tensor_dtype_to_np_dtype(t.data_type))
+        field = helper.tensor_dtype_to_field(t.data_type)
+    except Exception:  # noqa: BLE001
+        return f"has unknown data type {t.data_type}"
+    n = math.prod(dims)
+    type_name = dt.name if dt != object else "string"
+    sub = _sub_byte_bits()
+    if t.HasField("raw_data"):
+        if t.data_type == TensorProto.STRING:
+            return "is a string tensor with raw_data (strings are stored in string_data)"
+        want = (n * sub.get(t.data_type, dt.itemsize * 8) + 7) // 8
+        have = len(t.raw_data)
+        if have != want:
+            return f"has {have} bytes of raw_data, but its dims {dims} of {type_name} need {want} bytes"
+        return None
+    if t.data_type in sub:
+        return None    # packed typed values: numpy_helper checks them when converting
+    want = n * (2 if t.data_type in (TensorProto.COMPLEX64, TensorProto.COMPLEX128) else 1)
+    have = len(getattr(t, field))
+    if have != want:
+        return f"has {have} values in {field}, but its dims {dims} of {type_name} need {want}"
+    return None
 
 
 def np_dtype(elem_type: int):
@@ -36,21 +178,42 @@ def np_dtype(elem_type: int):
 
 
 def tensor_to_array(t) -> np.ndarray:
-    from onnx import numpy_helper
+    """The data of TensorProto t (check_graph has checked it against its dims). load() has read all
+    external data, so a tensor still marked external was out of its reach: ValueError, never a read
+    relative to the current directory."""
+    from onnx import TensorProto, numpy_helper
+    if t.data_location == TensorProto.EXTERNAL:
+        raise ValueError("keeps its data in an external file that was not read")
     return numpy_helper.to_array(t)
 
 
 def sparse_to_array(sp) -> np.ndarray:
-    vals = tensor_to_array(sp.values)
-    idx = tensor_to_array(sp.indices).astype(np.int64)
+    """The dense array of SparseTensorProto sp; ValueError when its indices do not fit its dims or its
+    dense form is above the size a constant may be materialised at (limits.fold_limit)."""
     dims = tuple(int(d) for d in sp.dims)
-    dense = np.zeros(int(np.prod(dims, dtype=np.int64)), dtype=vals.dtype)
-    if idx.ndim == 1:
+    if any(d < 0 for d in dims):
+        raise ValueError(f"has negative dims {list(dims)}")
+    vals = tensor_to_array(sp.values).reshape(-1)
+    idx = tensor_to_array(sp.indices).astype(np.int64)
+    dense_bytes = limits.nbytes(dims, vals.dtype)
+    stored = vals.nbytes + idx.nbytes
+    if dense_bytes > limits.fold_limit(stored):
+        raise ValueError(f"its dense form {list(dims)} {vals.dtype.name} is {limits.fmt_bytes(dense_bytes)}, above the "
+                         f"limit for a constant built at compile time ({limits.fold_limit_text(stored)})")
+    total = math.prod(dims)
+    if idx.ndim == 1 and idx.shape[0] == vals.size:
+        if idx.size and (idx.min() < 0 or idx.max() >= total):
+            raise ValueError(f"has an index outside [0, {total}) of its dims {list(dims)}")
+        dense = np.zeros(total, dtype=vals.dtype)
         dense[idx] = vals
         return dense.reshape(dims)
-    dense = dense.reshape(dims)
-    dense[tuple(idx.T)] = vals
-    return dense
+    if idx.ndim == 2 and idx.shape == (vals.size, len(dims)):
+        if idx.size and ((idx < 0).any() or (idx >= np.array(dims, np.int64)).any()):
+            raise ValueError(f"has an index outside its dims {list(dims)}")
+        dense = np.zeros(dims, dtype=vals.dtype)
+        dense[tuple(idx.T)] = vals
+        return dense
+    raise ValueError(f"has indices of shape {list(idx.shape)} for {vals.size} values of a rank-{len(dims)} tensor")
 
 
 def attr_value(a):
@@ -159,6 +322,10 @@ def pin_inputs(model, shapes, inits=(), symbols=None) -> None:
                 probs.add(None, f"shapes['{name}'] must be a tuple of ints, got {pin!r}")
                 continue
             if not tt.HasField("shape"):
+                wrong = [p for p in pin if not 0 <= p <= limits.MAX_DIM]
+                if wrong:
+                    probs.add(None, f"input '{name}' pinned to {pin}: dims must be in [0, {limits.MAX_DIM}]")
+                    continue
                 for d in pin:
                     tt.shape.dim.add().dim_value = d
                 continue
@@ -171,6 +338,10 @@ def pin_inputs(model, shapes, inits=(), symbols=None) -> None:
                 if p < 0:
                     bad = True
                     probs.add(None, f"input '{name}' dim {k} pinned to {p}: dims must be >= 0")
+                elif p > limits.MAX_DIM:
+                    bad = True
+                    probs.add(None, f"input '{name}' dim {k} pinned to {p}: dims must be <= {limits.MAX_DIM} "
+                                    f"(plans store dims as int32)")
                 elif d.HasField("dim_value") and d.dim_value != p:
                     bad = True
                     probs.add(None, f"input '{name}' dim {k} is {d.dim_value} in the model but "
@@ -217,6 +388,7 @@ def import_model(model, shapes=None, symbols=None) -> ir.Model:
             model = inliner.inline_local_functions(model)
         except Exception:  # noqa: BLE001
             pass
+    check_graph(model)
     skel, big = skeleton(model)
     pin_inputs(skel, shapes, big, symbols)
     skel = infer_shapes(skel)
@@ -257,17 +429,81 @@ def skeleton(model):
 
 
 def ir_problem(msg):
-    from .errors import Problem
     return Problem(None, None, msg)
+
+
+def node_names(g) -> list:
+    """The name of every node of graph g as errors report it: its own, made unique, or op_type_index."""
+    names, out = set(), []
+    for idx, p in enumerate(g.node):
+        name = p.name
+        if not name or name in names:
+            name = f"{p.op_type}_{idx}" if not name else f"{name}_{idx}"
+        names.add(name)
+        out.append(name)
+    return out
+
+
+def check_graph(model) -> None:
+    """Raise CompileError listing every way the graph is not a valid ONNX graph that later passes would
+    otherwise accept silently: no outputs, a tensor defined twice (two nodes writing one name, a node
+    writing a graph input or an initializer, a repeated input or initializer), a node without an op_type,
+    and stored tensors whose data does not match their dims (tensor_data_problem)."""
+    g = model.graph
+    probs = Problems()
+    if not len(g.output):
+        probs.add(None, "the graph has no outputs: there is nothing to compute")
+    inputs, inits = set(), set()
+    for vi in g.input:
+        if vi.name in inputs:
+            probs.add(None, f"graph input '{vi.name}' is declared twice")
+        inputs.add(vi.name)
+    for t in list(g.initializer) + [sp.values for sp in g.sparse_initializer]:
+        if t.name in inits:
+            probs.add(None, f"initializer '{t.name}' is given twice")
+        inits.add(t.name)
+    for what, t in _graph_tensors(g):
+        why = tensor_data_problem(t)
+        if why:
+            probs.add(None, f"{what} {why}")
+    producer: dict = {}
+    for name, p in zip(node_names(g), g.node):
+        if not p.op_type:
+            probs.append(Problem(name, "", "the node has no op_type (the model is malformed)"))
+        for o in p.output:
+            if not o:
+                continue
+            prev = producer.get(o)
+            if prev == (name, p.op_type):
+                why = f"lists output '{o}' twice"
+            elif prev is not None:
+                why = (f"writes tensor '{o}', which node '{prev[0]}' ({prev[1]}) writes too: every tensor must "
+                       f"have exactly one producer (onnxruntime refuses this graph too)")
+            elif o in inits:
+                why = f"writes tensor '{o}', which is an initializer: every tensor must have exactly one producer"
+            elif o in inputs:
+                why = f"writes tensor '{o}', which is a graph input: every tensor must have exactly one producer"
+            else:
+                producer[o] = (name, p.op_type)
+                continue
+            probs.append(Problem(name, p.op_type, why))
+    probs.raise_if_any()
 
 
 def to_ir(model, skel, opset: int) -> ir.Model:
     """IR from model's constants and skel's (pinned, inferred) graph."""
     out = ir.Model(opset)
+    probs = Problems()
     for t in model.graph.initializer:
-        out.set_const(t.name, tensor_to_array(t))
+        try:
+            out.set_const(t.name, tensor_to_array(t))
+        except Exception as e:  # noqa: BLE001 - numpy_helper raises several types for malformed data
+            probs.add(None, f"initializer '{t.name}' cannot be read: {e}")
     for sp in model.graph.sparse_initializer:
-        out.set_const(sp.values.name, sparse_to_array(sp))
+        try:
+            out.set_const(sp.values.name, sparse_to_array(sp))
+        except Exception as e:  # noqa: BLE001
+            probs.add(None, f"sparse initializer '{sp.values.name}' cannot be read: {e}")
     g = skel.graph
     for vi in list(g.input) + list(g.value_info) + list(g.output):
         if out.const(vi.name) is not None:
@@ -284,20 +520,20 @@ def to_ir(model, skel, opset: int) -> ir.Model:
             v.shape = shp
     out.inputs = [vi.name for vi in g.input if out.const(vi.name) is None]
     out.outputs = [vi.name for vi in g.output]
-    names = set()
-    probs = Problems()
-    for idx, p in enumerate(g.node):
-        name = p.name
-        if not name or name in names:
-            name = f"{p.op_type}_{idx}" if not name else f"{name}_{idx}"
-        names.add(name)
+    for name, p in zip(node_names(g), g.node):
         if p.op_type == "Constant" and p.domain in DEFAULT_DOMAINS:
             try:
+                if len(p.output) != 1 or not p.output[0]:
+                    raise ValueError(f"Constant needs exactly one output, has {len(p.output)}")
                 out.set_const(p.output[0], constant_node_value(p))
             except Exception as e:  # noqa: BLE001
                 probs.append(ir_problem(f"node '{name}' (Constant): {e}"))
             continue
-        attrs = {a.name: attr_value(a) for a in p.attribute}
+        try:
+            attrs = {a.name: attr_value(a) for a in p.attribute}
+        except Exception as e:  # noqa: BLE001 - a malformed tensor attribute
+            probs.append(Problem(name, p.op_type, f"an attribute cannot be read: {e}"))
+            continue
         out.nodes.append(ir.Node(p.op_type, list(p.input), list(p.output), attrs, name,
                                  "" if p.domain in DEFAULT_DOMAINS else p.domain, proto=p))
         for o in p.output:

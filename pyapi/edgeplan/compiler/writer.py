@@ -10,6 +10,7 @@ import json
 import numpy as np
 
 from .._cdef import K, ffi
+from .errors import CompileError, Problem
 from .graph import DTYPES, OPCODES, Graph, Tensor
 from .memplan import MemoryPlan
 
@@ -34,13 +35,21 @@ class _Names:
         return self.index[s]
 
 
+class FieldError(ValueError):
+    """A value does not fit the field of a plan record (an int32 dim of 2^40, say)."""
+
+    def __init__(self, ctype: str, field: str, value, reason: str):
+        self.ctype, self.field, self.value, self.reason = ctype, field, value, reason
+        super().__init__(f"{ctype}.{field} = {value!r}: {reason}")
+
+
 def _record(ctype: str, fields: dict) -> bytes:
     rec = ffi.new(ctype + " *")
     for k, v in fields.items():
         try:
             setattr(rec, k, v)
-        except (TypeError, OverflowError, AttributeError) as e:
-            raise ValueError(f"{ctype}.{k} = {v!r}: {e}") from None
+        except (TypeError, OverflowError, AttributeError, IndexError) as e:
+            raise FieldError(ctype, k, v, str(e)) from None
     return bytes(ffi.buffer(rec))
 
 
@@ -86,16 +95,19 @@ def write_plan(graph: Graph, mem: MemoryPlan, *, required_features: int = 0, met
     for i, op in enumerate(graph.ops):
         first = len(opio)
         opio += [tid(t) for t in op.inputs] + [tid(t) for t in op.outputs]
-        p = pack_params(op.kind, op.params)
-        _pad(params, 8)
-        p_off = len(params)
-        params += p
-        s_off, s_size = mem.scratch.get(i, (0, 0))
-        op_recs += _record("ep_op_rec", dict(
-            opcode=getattr(K, OPCODES[op.kind][0]), variant=op.variant, flags=0,
-            n_in=len(op.inputs), n_out=len(op.outputs), io_first=first,
-            params_offset=p_off, params_size=len(p), name=names.add(op.name),
-            scratch_offset=s_off, scratch_size=s_size))
+        try:
+            p = pack_params(op.kind, op.params)
+            _pad(params, 8)
+            p_off = len(params)
+            params += p
+            s_off, s_size = mem.scratch.get(i, (0, 0))
+            op_recs += _record("ep_op_rec", dict(
+                opcode=getattr(K, OPCODES[op.kind][0]), variant=op.variant, flags=0,
+                n_in=len(op.inputs), n_out=len(op.outputs), io_first=first,
+                params_offset=p_off, params_size=len(p), name=names.add(op.name),
+                scratch_offset=s_off, scratch_size=s_size))
+        except FieldError as e:
+            raise CompileError([Problem(op.name or op.kind, op.kind, f"does not fit the plan: {e}")]) from None
     for t in graph.outputs:
         tid(t)
 
@@ -113,16 +125,20 @@ def write_plan(graph: Graph, mem: MemoryPlan, *, required_features: int = 0, met
         else:
             storage, offset = K.EP_STORAGE_ARENA, mem.offsets.get(s, 0)
         shape = [int(d) for d in t.shape]
-        if len(shape) > K.EP_MAX_RANK:
-            raise ValueError(f"tensor '{t.name}' has rank {len(shape)} > {K.EP_MAX_RANK}")
+        if len(shape) > K.EP_MAX_RANK or np.dtype(t.dtype) not in DTYPES:
+            raise CompileError([Problem(None, None, f"tensor '{t.name}' ({np.dtype(t.dtype).name}, rank {len(shape)}) "
+                                                    f"cannot be stored in a plan")])
         flags = ((K.EP_TENSOR_FLAG_INPUT if t.is_input else 0) | (K.EP_TENSOR_FLAG_OUTPUT if t.is_output else 0)
                  | (K.EP_TENSOR_FLAG_STATE if t.is_state else 0))
         sym = [int(k) for k in t.dim_sym] if t.dim_sym else [0] * len(shape)
-        tensor_recs += _record("ep_tensor_rec", dict(
-            dtype=DTYPES[np.dtype(t.dtype)], storage=storage, rank=len(shape), flags=flags,
-            name=names.add(t.name), offset=offset, nbytes=t.nbytes,
-            dims=shape + [0] * (K.EP_MAX_RANK - len(shape)), dim_sym=sym + [0] * (K.EP_MAX_RANK - len(sym)),
-            quant=K.EP_NO_QUANT))
+        try:
+            tensor_recs += _record("ep_tensor_rec", dict(
+                dtype=DTYPES[np.dtype(t.dtype)], storage=storage, rank=len(shape), flags=flags,
+                name=names.add(t.name), offset=offset, nbytes=t.nbytes,
+                dims=shape + [0] * (K.EP_MAX_RANK - len(shape)), dim_sym=sym + [0] * (K.EP_MAX_RANK - len(sym)),
+                quant=K.EP_NO_QUANT))
+        except FieldError as e:
+            raise CompileError([Problem(None, None, f"tensor '{t.name}' does not fit the plan: {e}")]) from None
 
     io = bytearray()
     for t in graph.inputs:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 from ..._cdef import K
+from ..limits import PARAM_LIMIT
 from ..lowering import NodeError
 
 
@@ -25,9 +26,31 @@ def norm_axis(axis, rank, what="axis"):
     return a % rank if rank else 0
 
 
+def check_range(what, vals, nsp, lo):
+    """Window attribute `what` (kernel sizes, strides, dilations, pads, ...) has nsp values in
+    [lo, PARAM_LIMIT], the range the runtime accepts for conv and pool params (limits.py)."""
+    vals = [int(v) for v in vals]
+    if nsp is not None and len(vals) != nsp:
+        raise NodeError(f"{what} {vals} do not match {nsp} spatial dims")
+    if any(v < lo for v in vals):
+        raise NodeError(f"{what} must be >= {lo}, got {vals}")
+    if any(v > PARAM_LIMIT for v in vals):
+        raise NodeError(f"{what} must be <= {PARAM_LIMIT} (the runtime's limit), got {vals}")
+    return vals
+
+
+def check_window(kernel, strides, dilations):
+    """Kernel sizes, strides and dilations of a conv/pool window: one per spatial dim, each >= 1."""
+    nsp = len(kernel)
+    check_range("kernel sizes", kernel, nsp, 1)
+    check_range("strides", strides, nsp, 1)
+    check_range("dilations", dilations, nsp, 1)
+
+
 def window(n, in_sp, kernel, strides, dilations, ceil_mode=False):
     """(pads_begin, pads_end, out_sp) of a conv/pool window over spatial dims in_sp (ONNX rules)."""
     nsp = len(in_sp)
+    check_window(kernel, strides, dilations)
     auto = n.attrs.get("auto_pad", "NOTSET")
     k_eff = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
     if auto in ("SAME_UPPER", "SAME_LOWER"):
@@ -45,6 +68,7 @@ def window(n, in_sp, kernel, strides, dilations, ceil_mode=False):
         pads = ints(n, "pads", [0] * (2 * nsp))
         if len(pads) != 2 * nsp:
             raise NodeError(f"pads {pads} do not match {nsp} spatial dims")
+        check_range("pads", pads, None, 0)
     else:
         raise NodeError(f"auto_pad '{auto}' is unsupported")
     begin, end = pads[:nsp], pads[nsp:]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._cdef import K
+from .. import limits
 from ..lowering import NodeError
 from .sequence import const_int
 
@@ -58,6 +59,14 @@ def lower_stft(ctx, n):
     bins = N // 2 + 1 if onesided else N
     F = (L - N) // step + 1
     name = n.outputs[0]
+    # the DFT basis (and, with a run-time window, the frame indices) are constants built here
+    basis_bytes = limits.nbytes((N * C, 2 * bins), np.float32)
+    if basis_bytes > limits.MAX_FOLD_BYTES:
+        raise NodeError(f"frame_length {N} needs a DFT basis of {limits.fmt_bytes(basis_bytes)}, above the "
+                        f"{limits.fmt_bytes(limits.MAX_FOLD_BYTES)} limit for a constant built at compile time")
+    if N * C > limits.PARAM_LIMIT or step * C > limits.PARAM_LIMIT:
+        raise NodeError(f"frame_length {N} / frame_step {step} exceed the runtime's window limit "
+                        f"{limits.PARAM_LIMIT}")
     if Wt is None or Wt.data is not None:
         # signal [B, L, C] is [B, 1, 1, L*C] row-major; a 1 x N*C filter at stride step*C sees frame f as
         # the N*C values (n, c) from f*step; output channel 2k+j is (re, im)[j] of bin k
@@ -72,6 +81,10 @@ def lower_stft(ctx, n):
         ctx.emit("transpose", [ctx.view(y4, (Bn, 2 * bins, F))], [yt], {"perm": [0, 2, 1, 3, 4, 5, 6, 7]})
         ctx.view_output(n, 0, yt, (Bn, F, bins, 2))
         return
+    if limits.nbytes((F, N), np.int64) > limits.MAX_FOLD_BYTES:
+        raise NodeError(f"{F} frames of {N} need {limits.fmt_bytes(limits.nbytes((F, N), np.int64))} of frame "
+                        f"indices, above the {limits.fmt_bytes(limits.MAX_FOLD_BYTES)} limit for a constant built "
+                        f"at compile time")
     idx = ctx.const(name + "/frame_idx", (np.arange(F)[:, None] * step + np.arange(N)[None, :]).astype(np.int64))
     frames = ctx.tmp(name + "/frames", (Bn, F, N, C))
     ctx.emit("gather", [S, idx], [frames], {"axis": 1})

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..lowering import NodeError
-from ._util import check_kernel_shape, epilogue_params, ints, window
+from ._util import check_kernel_shape, check_range, check_window, epilogue_params, ints, window
 
 
 def _rank_check(n, X, W):
@@ -88,6 +88,11 @@ def lower_conv_transpose(ctx, n):
     strides = ints(n, "strides", [1] * nsp)
     dil = ints(n, "dilations", [1] * nsp)
     opad = ints(n, "output_padding", [0] * nsp)
+    check_window(kernel, strides, dil)
+    check_range("output_padding", opad, nsp, 0)
+    if any(op >= max(s, d) for op, s, d in zip(opad, strides, dil)):
+        raise NodeError(f"output_padding {opad} must be smaller than the stride or the dilation "
+                        f"(strides {strides}, dilations {dil})")
     k_eff = [(k - 1) * d + 1 for k, d in zip(kernel, dil)]
     auto = n.attrs.get("auto_pad", "NOTSET")
     out_shape = n.attrs.get("output_shape")
@@ -116,9 +121,11 @@ def lower_conv_transpose(ctx, n):
         pads = [0] * (2 * nsp) if auto == "VALID" else ints(n, "pads", [0] * (2 * nsp))
         if len(pads) != 2 * nsp:
             raise NodeError(f"pads {pads} do not match {nsp} spatial dims")
+        check_range("pads", pads, None, 0)
         begin, end = pads[:nsp], pads[nsp:]
     else:
         raise NodeError(f"auto_pad '{auto}' is unsupported")
+    check_range("pads", begin + end, None, 0)
     outs = [s * (i - 1) + op + ke - b - e for i, s, ke, op, b, e in zip(in_sp, strides, k_eff, opad, begin, end)]
     if any(o <= 0 for o in outs):
         raise NodeError(f"output spatial dims {outs} are empty")

@@ -62,8 +62,8 @@ def lower_resize(ctx, n):
         if len(sc) != len(axes):
             raise NodeError(f"{len(sc)} scales for {len(axes)} axes")
         for a, s in zip(axes, sc.astype(np.float32)):
-            if not s > 0:
-                raise NodeError(f"scale {float(s)} must be > 0")
+            if not (s > 0 and math.isfinite(s)):
+                raise NodeError(f"scale {float(s)} must be a finite number > 0")
             scales[a] = float(s)
             out[a] = int(math.floor(float(np.float32(s) * np.float32(X.shape[a]))))
     elif sizes is not None:

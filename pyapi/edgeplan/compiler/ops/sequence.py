@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._cdef import K
+from .. import limits
 from ..lowering import NodeError
 from ._util import norm_axis
 
@@ -55,6 +56,11 @@ def expand_to(ctx, t, shape, base):
     except ValueError:
         raise NodeError(f"'{t.name}' {t.shape} does not broadcast to {shape}") from None
     if t.data is not None:
+        size = limits.nbytes(shape, t.dtype)
+        if size > limits.fold_limit(t.data.nbytes):
+            raise NodeError(f"broadcasting constant '{t.name}' to {list(shape)} would build "
+                            f"{limits.fmt_bytes(size)}, above the limit for a constant built at compile time "
+                            f"({limits.fold_limit_text(t.data.nbytes)})")
         return ctx.const(base, np.ascontiguousarray(np.broadcast_to(t.data, shape)))
     y = ctx.tmp(base, shape, t.dtype)
     ctx.emit("expand", [t], [y], {})

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._cdef import K
-from .. import acts, ir
+from .. import acts, ir, limits
 
 BINARY = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "PRelu"}
 
@@ -349,7 +349,8 @@ def _gemm_node(m, n):
                 return [n]
             if bs[0] == 1:
                 cname = m.add_const(f"{n.name}.bias", np.broadcast_to(Cb[0], (N,)).copy())
-            elif rows is not None and bs[0] in (1, rows):
+            elif (rows is not None and bs[0] in (1, rows)
+                  and limits.nbytes((rows, N), np.float32) <= limits.fold_limit(Cb.nbytes)):
                 cname = m.add_const(f"{n.name}.bias", np.broadcast_to(Cb, (rows, N)).copy())
             else:
                 return [n]
