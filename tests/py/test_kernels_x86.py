@@ -1,5 +1,5 @@
-"""Packed kernel variants end to end: kernel selection (compiler/passes/select.py), the pre-packed weight
-layouts, the C shape functions' checks, and the zoo models against onnxruntime with the packed variants,
+"""Packed kernel variants end to end: kernel selection (compiler/passes/select.py and the ops' SELECT rules),
+the pre-packed weight layouts, the C shape functions' checks, and the zoo models against onnxruntime with the packed variants,
 on the AVX2+FMA kernels and with the CPU features masked off (the portable reference fallbacks)."""
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import onnxruntime as ort
 from edgeplan import EdgeplanError, Session
 from edgeplan._cdef import K
 from edgeplan.compiler.graph import Graph, Op, Tensor
+from edgeplan.compiler import target
+from edgeplan.compiler.ops import conv, linear, rnn
 from edgeplan.compiler.passes import select
 from edgeplan.compiler.pipeline import compile_graph, compile_model
 
@@ -71,7 +73,7 @@ def _conv_graph(c=5, m=11, h=9, w=13, k=3, stride=1, groups=1, act=K.EP_ACT_RELU
     return Graph([x, wt, b, y] + ([r] if residual else []), [op], [x, r] if residual else [x], [y])
 
 
-WINO_ANY = select.Target("winograd-any", packed=True, winograd=True, pack_bytes=64 * 1024, winograd_budget=100.0)
+WINO_ANY = target.Target("winograd-any", packed=True, winograd=True, pack_bytes=64 * 1024, winograd_budget=100.0)
 
 
 @pytest.mark.parametrize("case", [dict(), dict(k=1), dict(k=1, stride=2), dict(k=5, stride=2, m=40, c=7),
@@ -124,11 +126,11 @@ def test_gemm_packed_matches_numpy():
 
 def test_packing_layouts():
     w = np.arange(7 * 2 * 3 * 3, dtype=np.float32).reshape(7, 2, 3, 3)
-    p = select.pack_conv_weights(w)
+    p = conv.pack_conv_weights(w)
     assert p.shape == (2, 18, 6)
     assert p[0, 5, 3] == w[3].reshape(-1)[5] and p[1, 4, 0] == w[6].reshape(-1)[4] and not p[1, :, 1:].any()
     b = np.arange(5 * 20, dtype=np.float32).reshape(5, 20)
-    q = select.pack_gemm_b(b)
+    q = linear.pack_gemm_b(b)
     assert q.shape == (2, 5, 16) and q[1, 2, 3] == b[2, 19] and not q[1, :, 4:].any()
 
 
@@ -147,7 +149,7 @@ def test_scratch_too_small_is_refused():
 
 def test_unknown_target():
     with pytest.raises(ValueError, match="unknown target"):
-        select.get_target("z80")
+        target.get_target("z80")
 
 
 # ---- ConvTranspose: the polyphase packed variant (EP_CONV_TRANSPOSE2D_VARIANT_PACKED) ----
@@ -200,7 +202,7 @@ def test_conv_transpose_packed_matches_generic(case):
 
 def test_conv_transpose_packing_layout():
     w = np.arange(3 * 2 * 1 * 4, dtype=np.float32).reshape(3, 2, 1, 4) + 1   # C 3, M 2, k (1, 4), stride 2
-    p = select.pack_conv_transpose_weights(w, (1, 2), (1, 1))
+    p = conv.pack_conv_transpose_weights(w, (1, 2), (1, 1))
     # R = M*1*2 = 4 columns (m, fw), K = C*1*2 = 6 rows (c, jw); tap kw -> phase kw % 2, shift index kw // 2
     assert p.shape == (1, 6, 16) and not p[:, :, 4:].any()
     for c in range(3):
@@ -209,7 +211,7 @@ def test_conv_transpose_packing_layout():
                 assert p[0, c * 2 + kw // 2, m * 2 + kw % 2] == w[c, m, 0, kw]
     assert np.count_nonzero(p) == w.size
     # k 3 s 2: phase 1 has one tap, so one zero per (c, m) pair; dilation >= stride: one shift per tap
-    assert select.ct_taps(3, 2, 1) == 2 and select.ct_taps(3, 1, 2) == 3 and select.ct_taps(16, 8, 1) == 2
+    assert conv.ct_taps(3, 2, 1) == 2 and conv.ct_taps(3, 1, 2) == 3 and conv.ct_taps(16, 8, 1) == 2
 
 
 def test_hifigan_uses_the_variant_and_keeps_its_size():
@@ -316,11 +318,11 @@ def test_rnn_scratch_holds_the_hoisted_projection():
     g1, feeds = _rnn_graph("gru", t, 1, 24, h, lbr=1)
     p1 = compile_graph(g1, target="x86-64")
     assert g1.ops[0].variant == K.EP_VARIANT_DEFAULT
-    assert g1.ops[0].scratch == (2 + 3) * h * 4 + min(t, select.RNN_CHUNK) * 3 * h * 4
+    assert g1.ops[0].scratch == (2 + 3) * h * 4 + min(t, rnn.RNN_CHUNK) * 3 * h * 4
     g2, _ = _rnn_graph("gru", t, 1, 24, h, lbr=1)
     p2 = compile_graph(g2, target="generic")
     assert g2.ops[0].scratch == (2 + 3) * h * 4
-    assert select.rnn_scratch(4, 1 << 16, 100, 256 * 1024) == 6 * (1 << 16) * 4   # a row over the budget: none
+    assert rnn.rnn_scratch(4, 1 << 16, 100, 256 * 1024) == 6 * (1 << 16) * 4   # a row over the budget: none
     a, b = Session(p1).run(feeds), Session(p2).run(feeds)
     for k in a:
         assert rel_err(a[k], b[k]) <= 1e-6

@@ -86,6 +86,7 @@ def test_workers_start_at_open_and_join_at_close(plans):
 def test_depthwise_scratch_has_a_slot_per_thread():
     from edgeplan._cdef import K
     from edgeplan.compiler.frontend import lower
+    from edgeplan.compiler.ops import conv
     from edgeplan.compiler.passes import select
     g = lower(zoo().build("mobilenetv2", size=64))
     select.select_kernels(g, "x86-64")
@@ -93,7 +94,7 @@ def test_depthwise_scratch_has_a_slot_per_thread():
     assert dw
     for op in dw:
         oh, ow = op.outputs[0].shape[2:]
-        assert op.scratch == select.conv_dw_scratch(op.params, oh, ow) * min(op.inputs[0].shape[1], 4)
+        assert op.scratch == conv.conv_dw_scratch(op.params, oh, ow) * min(op.inputs[0].shape[1], 4)
 
 
 def _bin(name):

@@ -29,11 +29,11 @@ import numpy as np
 from .._cdef import K
 from .errors import CompileError, Problem, Problems
 from .graph import Graph, Tensor
+from .optable import OPS
 
 N_TRACES = 7
 # ops whose shape function takes (some of) its output extents from the plan rather than computing them
-OUT_DECLARED = {"slice", "split", "expand", "copy", "resize"}
-DATA_DEP = {"range", "nonzero"}
+OUT_DECLARED = {name for name, o in OPS.items() if o.out_declared}
 
 
 @dataclass

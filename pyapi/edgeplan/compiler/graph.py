@@ -15,46 +15,10 @@ from typing import Optional
 import numpy as np
 
 from .._cdef import NUMPY_TO_EP
+from .optable import OPS
 
-# op name -> (EP_OP_* constant name, C params struct)
-OPCODES = {
-    "conv2d": ("EP_OP_CONV2D", "ep_conv2d_params"),
-    "conv_transpose2d": ("EP_OP_CONV_TRANSPOSE2D", "ep_conv_transpose2d_params"),
-    "gemm": ("EP_OP_GEMM", "ep_gemm_params"),
-    "matmul": ("EP_OP_MATMUL", "ep_matmul_params"),
-    "unary": ("EP_OP_UNARY", "ep_unary_params"),
-    "binary": ("EP_OP_BINARY", "ep_binary_params"),
-    "maxpool": ("EP_OP_MAXPOOL", "ep_pool_params"),
-    "avgpool": ("EP_OP_AVGPOOL", "ep_pool_params"),
-    "global_avgpool": ("EP_OP_GLOBAL_AVGPOOL", "ep_global_pool_params"),
-    "concat": ("EP_OP_CONCAT", "ep_axis_params"),
-    "split": ("EP_OP_SPLIT", "ep_axis_params"),
-    "slice": ("EP_OP_SLICE", "ep_slice_params"),
-    "transpose": ("EP_OP_TRANSPOSE", "ep_transpose_params"),
-    "pad": ("EP_OP_PAD", "ep_pad_params"),
-    "resize": ("EP_OP_RESIZE", "ep_resize_params"),
-    "softmax": ("EP_OP_SOFTMAX", "ep_softmax_params"),
-    "reduce": ("EP_OP_REDUCE", "ep_reduce_params"),
-    "gather": ("EP_OP_GATHER", "ep_axis_params"),
-    "copy": ("EP_OP_COPY", "ep_axis_params"),
-    "layernorm": ("EP_OP_LAYERNORM", "ep_layernorm_params"),
-    "where": ("EP_OP_WHERE", "ep_where_params"),
-    "compare": ("EP_OP_COMPARE", "ep_compare_params"),
-    "expand": ("EP_OP_EXPAND", "ep_where_params"),
-    "cast": ("EP_OP_CAST", "ep_cast_params"),
-    "argmax": ("EP_OP_ARGMAX", "ep_argmax_params"),
-    "topk": ("EP_OP_TOPK", "ep_topk_params"),
-    "cumsum": ("EP_OP_CUMSUM", "ep_cumsum_params"),
-    "trilu": ("EP_OP_TRILU", "ep_trilu_params"),
-    "lstm": ("EP_OP_LSTM", "ep_rnn_params"),
-    "gru": ("EP_OP_GRU", "ep_rnn_params"),
-    "scatternd": ("EP_OP_SCATTERND", "ep_scatternd_params"),
-    "gathernd": ("EP_OP_GATHERND", "ep_gathernd_params"),
-    "range": ("EP_OP_RANGE", "ep_where_params"),
-    "nonzero": ("EP_OP_NONZERO", "ep_where_params"),
-    "slice_dyn": ("EP_OP_SLICE_DYN", "ep_slice_dyn_params"),
-    "shape": ("EP_OP_SHAPE", "ep_shape_params"),
-}
+# runtime op name -> (EP_OP_* constant name, C params struct), from the op table (runtime_c/ops.def)
+OPCODES = {name: (o.const, o.params) for name, o in OPS.items()}
 
 # numpy dtype -> EP_DTYPE_* value (ONNX TensorProto numbering), from the C header
 DTYPES = NUMPY_TO_EP
@@ -110,3 +74,26 @@ class Graph:
     fused: list = field(default_factory=list)   # human-readable notes of what passes did
     meta: dict = field(default_factory=dict)
     syms: list = field(default_factory=list)    # dynamic.Sym records of variable dims (plan SYMS section)
+
+    def replace_const(self, op: Op, index: int, data: np.ndarray, suffix: str) -> Tensor:
+        """Gives op a new float32 constant as input `index` (a repacked weight, named '<old>:<suffix>');
+        the old tensor leaves the graph unless something else still uses it."""
+        old = op.inputs[index]
+        new = Tensor(f"{old.name}:{suffix}", np.dtype(np.float32), tuple(int(d) for d in data.shape), data=data)
+        op.inputs[index] = new
+        self.tensors.append(new)
+        still_used = any(t is old for o in self.ops for t in o.inputs) or any(
+            t.view_of is old for t in self.tensors) or old.is_input or old.is_output
+        if not still_used:
+            self.tensors.remove(old)
+        return new
+
+
+def const_f32(t: Tensor | None):
+    """t's constant data (through views) in t's shape when it is a float32 constant, else None."""
+    if t is None:
+        return None
+    s = t.storage()
+    if s.data is None or np.dtype(s.dtype) != np.float32:
+        return None
+    return np.asarray(s.data).reshape(t.shape)

@@ -270,9 +270,6 @@ def lower_model(m: ir.Model, problems: Problems, handlers: dict, notes: list, sy
                     else f"op '{n.op_type}' of domain '{n.domain}' is unsupported (only the default ONNX domain)")
             if n.note:
                 what += f" ({n.note})"
-            from .ops import UNSUPPORTED
-            if (n.domain, n.op_type) in UNSUPPORTED:
-                what += f": {UNSUPPORTED[(n.domain, n.op_type)]}"
             problems.add(n, what)
             low.poisoned.update(o for o in n.outputs if o)
             continue

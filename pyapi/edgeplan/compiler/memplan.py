@@ -80,7 +80,7 @@ def liveness(graph: Graph) -> tuple[list, list]:
               | {t.storage() for t in state})
 
     buffers: dict = {}
-    order = sorted(first, key=lambda s: (first[s], id(s)))
+    order = sorted(first, key=lambda s: first[s])   # stable: ties keep first-touch order (deterministic)
     owner: dict = {}
     merges = []
     for i, op in enumerate(graph.ops):

@@ -12,6 +12,7 @@ import numpy as np
 from .._cdef import K, ffi
 from .errors import CompileError, Problem
 from .graph import DTYPES, OPCODES, Graph, Tensor
+from .optable import OPS
 from .memplan import MemoryPlan
 
 SEC_ALIGN = 64
@@ -66,11 +67,12 @@ def pack_params(kind: str, params: dict) -> bytes:
 
 
 def _minor_version(graph: Graph) -> int:
-    """The lowest minor version that expresses the plan (docs/plan-format.md, compatibility policy):
-    1.1 adds symbols (variable dims), state tensors and the data-dependent ops."""
-    if graph.syms or any(t.is_state for t in graph.tensors) or any(op.kind in ("range", "nonzero") for op in graph.ops):
-        return 1
-    return 0
+    """The lowest minor version that expresses the plan (docs/plan-format.md, compatibility policy): the
+    newest of its ops (the op table's `since`), and 1.1 for symbols (variable dims) and state tensors."""
+    v = max((OPS[op.kind].since for op in graph.ops), default=0)
+    if graph.syms or any(t.is_state for t in graph.tensors):
+        v = max(v, 1)
+    return v
 
 
 def write_plan(graph: Graph, mem: MemoryPlan, *, required_features: int = 0, meta: dict | None = None) -> bytes:

@@ -3,8 +3,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._cdef import K
+from ..graph import const_f32
 from ..lowering import NodeError
-from ._util import check_kernel_shape, check_range, check_window, epilogue_params, ints, window
+from ..target import Upgrade
+from ._util import check_kernel_shape, check_range, check_window, epilogue_params, ints, prod, window
+from .linear import MR, NR, pack_gemm_b
+
+F32 = np.dtype(np.float32)
 
 
 def _rank_check(n, X, W):
@@ -156,3 +162,172 @@ LOWER = {
     ("", "Conv"): lower_conv,
     ("", "ConvTranspose"): lower_conv_transpose,
 }
+
+
+# ---- kernel variants (passes/select.py runs these; layouts in plan_format.h EP_CONV*_VARIANT_*) ----
+# weight layouts
+
+def pack_conv_weights(w: np.ndarray) -> np.ndarray:
+    """W[M, C, KH, KW] -> [ceil(M/MR), C*KH*KW, MR], zero rows past M."""
+    m = w.shape[0]
+    k = int(np.prod(w.shape[1:]))
+    panels = -(-m // MR)
+    a = np.zeros((panels * MR, k), F32)
+    a[:m] = w.reshape(m, k)
+    return np.ascontiguousarray(a.reshape(panels, MR, k).transpose(0, 2, 1))
+
+
+# Winograd F(4x4, 3x3) (Lavin & Gray 2016; points 0, +-1, +-2, inf)
+WINO_G = np.array([[1 / 4, 0, 0], [-1 / 6, -1 / 6, -1 / 6], [-1 / 6, 1 / 6, -1 / 6],
+                   [1 / 24, 1 / 12, 1 / 6], [1 / 24, -1 / 12, 1 / 6], [0, 0, 1]], np.float64)
+
+
+def pack_winograd_weights(w: np.ndarray) -> np.ndarray:
+    """W[M, C, 3, 3] -> U = G g G^T as [36][ceil(M/MR)][C][MR] (element xi*6+nu), zero rows past M."""
+    m, c = w.shape[:2]
+    u = np.einsum("ik,mckl,jl->ijmc", WINO_G, w.astype(np.float64), WINO_G).reshape(36, m, c)
+    panels = -(-m // MR)
+    p = np.zeros((36, panels * MR, c), np.float64)
+    p[:, :m] = u
+    return np.ascontiguousarray(p.reshape(36, panels, MR, c).transpose(0, 1, 3, 2)).astype(F32)
+
+
+def ct_taps(k: int, s: int, d: int) -> int:
+    """Distinct tap shifts of ConvTranspose PACKED along an axis (plan_format.h): shift j is j*d//s
+    when d >= s (then every tap has its own), else j."""
+    return k if d >= s else (k - 1) * d // s + 1
+
+
+def pack_conv_transpose_weights(w: np.ndarray, stride, dilation) -> np.ndarray:
+    """W[C, M, KH, KW] (groups 1) -> the polyphase matrix Wp[(c, jh, jw), (m, fh, fw)] as GEMM-B strips
+    [ceil(M*sh*sw/NR), C*TH*TW, NR]: tap kh lands in phase fh = kh*dh % sh with shift index jh (its shift is
+    kh*dh // sh); zero where a phase has no tap (plan_format.h EP_CONV_TRANSPOSE2D_VARIANT_PACKED)."""
+    c, m, kh_n, kw_n = w.shape
+    (sh, sw), (dh, dw) = (int(v) for v in stride), (int(v) for v in dilation)
+    th, tw = ct_taps(kh_n, sh, dh), ct_taps(kw_n, sw, dw)
+    wp = np.zeros((c, th, tw, m, sh, sw), F32)
+    for kh in range(kh_n):
+        jh = kh if dh >= sh else kh * dh // sh
+        for kw in range(kw_n):
+            jw = kw if dw >= sw else kw * dw // sw
+            wp[:, jh, jw, :, kh * dh % sh, kw * dw % sw] = w[:, :, kh, kw]
+    return pack_gemm_b(wp.reshape(c * th * tw, m * sh * sw))
+
+
+# scratch (mirrors the C shape functions, runtime_c/src/ops/conv2d.c; the C side demands the minimum)
+
+def conv_packed_scratch(k: int, pixels: int, pack_bytes: int) -> int:
+    strip = k * NR * 4
+    strips = -(-pixels // NR)
+    return strip * max(1, min(strips, pack_bytes // strip))
+
+
+def conv_transpose_scratch(k: int, pixels: int, pack_bytes: int) -> int:
+    """Input panels of MR phase-grid pixels, K*MR floats each: as many as pack_bytes holds (>= 1)."""
+    slot = k * MR * 4
+    if slot == 0:
+        return 0
+    panels = -(-pixels // MR)
+    return slot * max(1, min(panels, pack_bytes // slot))
+
+
+def conv_dw_scratch(p: dict, oh: int, ow: int, slots: int = 1) -> int:
+    """One padded input plane per slot: the depthwise kernels run min(threads, slots) threads
+    (runtime_c/kernels/dw_common.h); the C shape function demands one."""
+    sh, sw = p["stride"]
+    dh, dw = p["dilation"]
+    kh, kw = p["kernel"]
+    hp = (oh - 1) * sh + (kh - 1) * dh + 1
+    pw = -(-ow // 16) * 16 + (kw - 1) * dw // sw
+    return hp * sw * pw * 4 * max(1, slots)
+
+
+def winograd_scratch(c: int, m: int, tiles: int, pack_bytes: int) -> int:
+    per_tile = 36 * (c + -(-m // MR) * MR) * 4
+    t = max(NR, min(-(-tiles // NR) * NR, pack_bytes * 4 // (per_tile * NR) * NR))
+    return per_tile * t
+
+
+def winograd_ok(p: dict, c: int, m: int, oh: int, ow: int, tg) -> bool:
+    return (tg.winograd and tuple(p["kernel"]) == (3, 3) and tuple(p["stride"]) == (1, 1)
+            and tuple(p["dilation"]) == (1, 1) and int(p.get("groups", 1)) == 1
+            and min(c, m) >= tg.winograd_min_channels and oh * ow >= 64)
+
+
+def select_conv2d(graph, op, tg, upgrades: list) -> None:
+    """Packed (groups 1) or depthwise (groups == C == M) variant; where Winograd applies, it is offered
+    as an Upgrade (its filters take more bytes) with the packed variant as the fallback."""
+    p = op.params
+    x, w = op.inputs[0], op.inputs[1]
+    y = op.outputs[0]
+    wd = const_f32(w)
+    if wd is None or len(x.shape) != 4 or len(y.shape) != 4 or 0 in y.shape or 0 in x.shape:
+        return
+    n, c = x.shape[:2]
+    m, oh, ow = y.shape[1:]
+    g = int(p.get("groups", 1))
+    kh, kw = p["kernel"]
+    if g == 1:
+        def packed():
+            op.variant = K.EP_CONV2D_VARIANT_PACKED
+            graph.replace_const(op, 1, pack_conv_weights(wd), "packed")
+            op.scratch = conv_packed_scratch(c * kh * kw, oh * ow, tg.pack_bytes)
+
+        if winograd_ok(p, c, m, oh, ow, tg):
+            tiles = -(-oh // 4) * -(-ow // 4)
+            extra = 4 * c * (36 * -(-m // MR) * MR - 9 * m)
+            saved = m * c * (9 * oh * ow - 36 * tiles)       # multiplies saved
+            if saved > 0:
+                def winograd():
+                    op.variant = K.EP_CONV2D_VARIANT_WINOGRAD
+                    graph.replace_const(op, 1, pack_winograd_weights(wd), "wino")
+                    op.scratch = winograd_scratch(c, m, tiles, tg.pack_bytes)
+                upgrades.append(Upgrade(saved / extra, extra, winograd, packed))
+                return
+        packed()
+    elif g == c == m and c > 1:
+        op.variant = K.EP_CONV2D_VARIANT_DEPTHWISE
+        op.scratch = conv_dw_scratch(p, oh, ow, min(c * n, tg.threads))
+
+
+def select_conv_transpose2d(graph, op, tg, upgrades: list) -> None:
+    """Polyphase packed variant for groups 1 while the phase weights grow at most ct_expand times."""
+    p = op.params
+    x, w = op.inputs[0], op.inputs[1]
+    y = op.outputs[0]
+    wd = const_f32(w)
+    if (wd is None or wd.ndim != 4 or len(x.shape) != 4 or len(y.shape) != 4 or 0 in y.shape or 0 in x.shape
+            or int(p.get("groups", 1)) != 1):
+        return
+    c, m, kh, kw = wd.shape
+    (sh, sw), (dh, dw) = p["stride"], p["dilation"]
+    th, tw = ct_taps(kh, sh, dh), ct_taps(kw, sw, dw)
+    if sh * th * sw * tw > tg.ct_expand * kh * kw:
+        return
+    op.variant = K.EP_CONV_TRANSPOSE2D_VARIANT_PACKED
+    graph.replace_const(op, 1, pack_conv_transpose_weights(wd, (sh, sw), (dh, dw)), "packed")
+    oh, ow = (int(v) for v in y.shape[2:])
+    pt, pl = (int(v) for v in p["pads"][:2])
+    pixels = ((pt + oh - 1) // sh - pt // sh + 1) * ((pl + ow - 1) // sw - pl // sw + 1)
+    op.scratch = conv_transpose_scratch(c * th * tw, pixels, tg.pack_bytes)
+
+
+# ---- cost (compiler/cost.py): 2 flops per multiply-add of the direct algorithm, whatever the variant ----
+
+def flops_conv2d(op) -> int:
+    y = op.outputs[0]
+    c = int(op.inputs[0].shape[1])
+    g = int(op.params.get("groups", 1)) or 1
+    kh, kw = (int(v) for v in op.params["kernel"])
+    return 2 * prod(y.shape) * (c // g) * kh * kw
+
+
+def flops_conv_transpose2d(op) -> int:
+    x, y = op.inputs[0], op.outputs[0]
+    g = int(op.params.get("groups", 1)) or 1
+    kh, kw = (int(v) for v in op.params["kernel"])
+    return 2 * prod(x.shape) * (int(y.shape[1]) // g) * kh * kw
+
+
+SELECT = {"conv2d": select_conv2d, "conv_transpose2d": select_conv_transpose2d}
+FLOPS = {"conv2d": flops_conv2d, "conv_transpose2d": flops_conv_transpose2d}

@@ -41,3 +41,14 @@ LOWER = {
     ("", "Range"): lower_range,
     ("", "NonZero"): lower_nonzero,
 }
+
+
+# ---- constant folding (passes/fold.py): ConstantOfShape is only ever folded (its shape is constant) ----
+
+def _fold_const_of_shape(node, a):
+    val = node.attrs.get("value")
+    val = np.zeros(1, np.float32) if val is None else np.asarray(val).reshape(-1)
+    return np.full(tuple(int(d) for d in a[0].reshape(-1)), val[0], dtype=val.dtype)
+
+
+FOLD = {"ConstantOfShape": _fold_const_of_shape}

@@ -131,3 +131,21 @@ LOWER = {("", t): lower_unary for t in acts.UNARY_TYPES if t != "EpAct"}
 LOWER[("edgeplan", "EpAct")] = lower_unary
 LOWER.update({("", t): lower_binary for t in BIN_KIND})
 LOWER[("", "BatchNormalization")] = lower_batchnorm
+
+
+# ---- constant folding (passes/fold.py): numpy semantics where they equal ONNX's ----
+
+def _fold_div(node, a):
+    x, y = a
+    if np.issubdtype(x.dtype, np.integer):   # ONNX integer Div truncates towards zero
+        q = np.abs(x) // np.abs(y)
+        return (q * np.sign(x) * np.sign(y)).astype(np.result_type(x, y))
+    return (x / y).astype(x.dtype)
+
+
+FOLD = {
+    "Add": lambda n, a: np.add(a[0], a[1]).astype(np.result_type(a[0], a[1])),
+    "Sub": lambda n, a: np.subtract(a[0], a[1]).astype(np.result_type(a[0], a[1])),
+    "Mul": lambda n, a: np.multiply(a[0], a[1]).astype(np.result_type(a[0], a[1])),
+    "Div": _fold_div,
+}

@@ -229,3 +229,12 @@ LOWER = {
     ("", "Pad"): lower_pad,
     ("", "Gather"): lower_gather,
 }
+
+
+# ---- constant folding (passes/fold.py) ----
+
+FOLD = {
+    "Concat": lambda n, a: np.concatenate(a, axis=int(n.attrs.get("axis", 0))),
+    "Gather": lambda n, a: np.take(a[0], a[1].astype(np.int64), axis=int(n.attrs.get("axis", 0))),
+    "Transpose": lambda n, a: np.ascontiguousarray(np.transpose(a[0], n.attrs.get("perm"))),
+}

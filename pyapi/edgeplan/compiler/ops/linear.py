@@ -5,8 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..._cdef import K
+from ..graph import const_f32
 from ..lowering import NodeError
 from ._util import epilogue_params, prod
+
+MR = K.EP_PACK_MR   # rows of a packed-weight panel (plan_format.h)
+NR = K.EP_PACK_NR   # columns of a packed strip
 
 
 def lower_epgemm(ctx, n):
@@ -135,3 +139,33 @@ LOWER = {
     ("", "MatMul"): lower_matmul,
     ("", "Gemm"): lower_gemm,
 }
+
+
+# ---- kernel variants (passes/select.py runs these; layout in plan_format.h EP_GEMM_VARIANT_PACKED) ----
+
+def pack_gemm_b(b: np.ndarray) -> np.ndarray:
+    """B[K, N] -> [ceil(N/NR), K, NR], zero columns past N."""
+    k, n = b.shape
+    strips = -(-n // NR)
+    p = np.zeros((k, strips * NR), np.float32)
+    p[:, :n] = b
+    return np.ascontiguousarray(p.reshape(k, strips, NR).transpose(1, 0, 2))
+
+
+def select_gemm(graph, op, tg, upgrades: list) -> None:
+    """Packed B (the GEMM micro-kernel's strips) where B is a constant matrix."""
+    b = const_f32(op.inputs[1])
+    if b is None or b.ndim != 2 or 0 in b.shape or op.outputs[0].shape[0] == 0:
+        return
+    op.variant = K.EP_GEMM_VARIANT_PACKED
+    graph.replace_const(op, 1, pack_gemm_b(b), "packed")
+
+
+# ---- cost (compiler/cost.py): 2 flops per multiply-add ----
+
+def flops_matmul(op) -> int:   # gemm and matmul: Y[..., M, N] over K = A.shape[-1]
+    return 2 * prod(op.outputs[0].shape) * int(op.inputs[0].shape[-1])
+
+
+SELECT = {"gemm": select_gemm}
+FLOPS = {"gemm": flops_matmul, "matmul": flops_matmul}

@@ -5,7 +5,7 @@ import numpy as np
 
 from ..._cdef import K
 from ..lowering import NodeError
-from ._util import ints, window
+from ._util import ints, prod, window
 
 
 def lower_pool(ctx, n):
@@ -87,3 +87,17 @@ LOWER = {
     ("", "GlobalAveragePool"): lower_global_avg,
     ("", "GlobalMaxPool"): lower_global_max,
 }
+
+
+# ---- cost (compiler/cost.py): one flop per window tap ----
+
+def flops_pool(op) -> int:
+    kh, kw = (int(v) for v in op.params["kernel"])
+    return sum(prod(t.shape) for t in op.outputs) * kh * kw
+
+
+def flops_global_pool(op) -> int:
+    return prod(op.inputs[0].shape)
+
+
+FLOPS = {"maxpool": flops_pool, "avgpool": flops_pool, "global_avgpool": flops_global_pool}

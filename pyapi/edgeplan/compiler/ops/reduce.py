@@ -67,3 +67,8 @@ def lower_softmax(ctx, n):
 LOWER = {("", t): lower_reduce for t in KINDS}
 LOWER[("", "Softmax")] = lower_softmax
 LOWER[("", "LogSoftmax")] = lower_softmax
+
+
+# ---- cost (compiler/cost.py): per input element, one for a reduction, four for softmax ----
+
+FLOPS = {"reduce": lambda op: prod(op.inputs[0].shape), "softmax": lambda op: 4 * prod(op.inputs[0].shape)}

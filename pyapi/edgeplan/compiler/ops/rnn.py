@@ -83,3 +83,41 @@ def lower_rnn(ctx, n):
 
 
 LOWER = {("", "LSTM"): lower_rnn, ("", "GRU"): lower_rnn}
+
+
+# ---- kernel variants (passes/select.py runs these) ----
+
+RNN_CHUNK = 32   # LSTM / GRU: timesteps per hoisted input projection (the gain flattens from ~8)
+
+
+def rnn_scratch(g: int, h: int, t: int, pack_bytes: int) -> int:
+    """LSTM / GRU variant 0: the minimum (h, c and the gates, (2 + G) * H floats) plus room for the input
+    projections of a chunk of timesteps, which the ISA kernels then compute for the whole chunk ahead of
+    the steps (kernels/rnn_tmpl.h; the reference ignores the extra). At most RNN_CHUNK steps and about
+    pack_bytes; nothing extra below two steps."""
+    row = 4 * g * h
+    steps = min(t, RNN_CHUNK, pack_bytes // row) if pack_bytes else 0
+    return (2 + g) * h * 4 + (row * steps if steps >= 2 else 0)
+
+
+def select_rnn(graph, op, tg, upgrades: list) -> None:
+    """Variant 0 on every target; packed targets give it scratch for the hoisted input projections."""
+    x = op.inputs[0]
+    p = op.params
+    t = int(x.shape[1] if p.get("layout", 0) else x.shape[0])
+    op.scratch = rnn_scratch(4 if op.kind == "lstm" else 3, int(p["hidden_size"]), t, tg.pack_bytes)
+
+
+# ---- cost (compiler/cost.py) ----
+
+def flops_rnn(op) -> int:
+    """2 flops per multiply-add of the gate matmuls, over every step and direction."""
+    x = op.inputs[0]
+    h = int(op.params["hidden_size"])
+    dirs = 2 if int(op.params.get("direction", 0)) == K.EP_RNN_BIDIRECTIONAL else 1
+    gates = 4 if op.kind == "lstm" else 3
+    return 2 * int(x.shape[0]) * int(x.shape[1]) * dirs * gates * h * (int(x.shape[-1]) + h)
+
+
+SELECT = {"lstm": select_rnn, "gru": select_rnn}
+FLOPS = {"lstm": flops_rnn, "gru": flops_rnn}

@@ -8,7 +8,7 @@ import numpy as np
 from ..._cdef import K
 from .. import limits
 from ..lowering import NodeError
-from ._util import norm_axis
+from ._util import norm_axis, prod
 
 MAX_RANK = 8
 # dtypes the compare / cast / where kernels handle (plan_format.h)
@@ -261,3 +261,13 @@ LOWER = {
     ("", "GatherND"): lower_gathernd,
 }
 LOWER.update({("", t): lower_compare for t in CMP})
+
+
+# ---- cost (compiler/cost.py): per input element ----
+
+FLOPS = {"layernorm": lambda op: 8 * prod(op.inputs[0].shape), "cumsum": lambda op: prod(op.inputs[0].shape)}
+
+
+# ---- constant folding (passes/fold.py) ----
+
+FOLD = {"Equal": lambda n, a: np.equal(a[0], a[1]), "Where": lambda n, a: np.where(a[0], a[1], a[2])}

@@ -134,3 +134,48 @@ LOWER = {
     ("", "CastLike"): lower_cast,
     ("", "Expand"): lower_expand,
 }
+
+
+# ---- constant folding (passes/fold.py): numpy evaluations of the same ops on constants ----
+
+def _fold_axes(node, arrays):
+    if len(arrays) > 1 and arrays[1] is not None:
+        return [int(a) for a in np.asarray(arrays[1]).reshape(-1)]
+    v = node.attrs.get("axes")
+    return None if v is None else [int(a) for a in v]
+
+
+def _fold_squeeze(node, a):
+    axes = _fold_axes(node, a)
+    x = a[0]
+    if axes is None:
+        return x.reshape(tuple(d for d in x.shape if d != 1))
+    return np.squeeze(x, axis=tuple(ax % x.ndim for ax in axes)) if axes else x
+
+
+def _fold_unsqueeze(node, a):
+    x = a[0]
+    axes = _fold_axes(node, a)
+    r = x.ndim + len(axes)
+    shape = list(x.shape)
+    for ax in sorted(ax % r for ax in axes):
+        shape.insert(ax, 1)
+    return x.reshape(shape)
+
+
+def _fold_reshape(node, a):
+    x, shp = a[0], [int(d) for d in a[1].reshape(-1)]
+    if not node.attrs.get("allowzero", 0):
+        shp = [x.shape[i] if d == 0 else d for i, d in enumerate(shp)]
+    return x.reshape(shp)
+
+
+def _fold_cast(node, a):
+    dt = np_dtype(int(node.attrs["to"]))
+    if dt is None:
+        raise ValueError("unsupported Cast target")
+    return a[0].astype(dt)
+
+
+FOLD = {"Identity": lambda n, a: a[0], "Cast": _fold_cast, "Squeeze": _fold_squeeze,
+        "Unsqueeze": _fold_unsqueeze, "Reshape": _fold_reshape}

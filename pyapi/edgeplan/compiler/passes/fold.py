@@ -1,5 +1,6 @@
 """Constant folding: every node whose inputs are all constants is evaluated (numpy for the common shape
-ops, onnx.reference.ReferenceEvaluator on a one-node model otherwise); Shape and Size of tensors with
+ops, by the op's FOLD entry beside its lowering in ops/<family>.py; onnx.reference.ReferenceEvaluator on a
+one-node model otherwise); Shape and Size of tensors with
 static shapes become constants. Between rounds, shapes are re-inferred so that Shape→...→Reshape chains
 fold away completely."""
 from __future__ import annotations
@@ -10,6 +11,7 @@ import numpy as np
 
 from .. import ir, limits
 from ..errors import Problems
+from ..ops import FOLD
 from ..onnx_import import infer_shapes, np_dtype, shape_of
 
 NEVER_FOLD = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
@@ -19,86 +21,6 @@ MAX_ROUNDS = 8
 # ops the compiler supports only by evaluating them at compile time (static shapes, constant inputs);
 # Dropout (inference) is removed by cleanup. The ONNX node tests claim these too.
 FOLDED_OPS = ("Shape", "Size", "ConstantOfShape", "Range", "Dropout", "MelWeightMatrix")
-
-
-def _axes(node, arrays, key="axes"):
-    if len(arrays) > 1 and arrays[1] is not None:
-        return [int(a) for a in np.asarray(arrays[1]).reshape(-1)]
-    v = node.attrs.get(key)
-    return None if v is None else [int(a) for a in v]
-
-
-def _squeeze(node, a):
-    axes = _axes(node, a)
-    x = a[0]
-    if axes is None:
-        return x.reshape(tuple(d for d in x.shape if d != 1))
-    return np.squeeze(x, axis=tuple(ax % x.ndim for ax in axes)) if axes else x
-
-
-def _unsqueeze(node, a):
-    x = a[0]
-    axes = _axes(node, a)
-    r = x.ndim + len(axes)
-    shape = list(x.shape)
-    for ax in sorted(ax % r for ax in axes):
-        shape.insert(ax, 1)
-    return x.reshape(shape)
-
-
-def _reshape(node, a):
-    x, shp = a[0], [int(d) for d in a[1].reshape(-1)]
-    if not node.attrs.get("allowzero", 0):
-        shp = [x.shape[i] if d == 0 else d for i, d in enumerate(shp)]
-    return x.reshape(shp)
-
-
-def _cast(node, a):
-    dt = np_dtype(int(node.attrs["to"]))
-    if dt is None:
-        raise ValueError("unsupported Cast target")
-    return a[0].astype(dt)
-
-
-def _div(node, a):
-    x, y = a
-    if np.issubdtype(x.dtype, np.integer):
-        q = np.abs(x) // np.abs(y)
-        return (q * np.sign(x) * np.sign(y)).astype(np.result_type(x, y))
-    return (x / y).astype(x.dtype)
-
-
-def _const_of_shape(node, a):
-    val = node.attrs.get("value")
-    val = np.zeros(1, np.float32) if val is None else np.asarray(val).reshape(-1)
-    return np.full(tuple(int(d) for d in a[0].reshape(-1)), val[0], dtype=val.dtype)
-
-
-def _gather(node, a):
-    return np.take(a[0], a[1].astype(np.int64), axis=int(node.attrs.get("axis", 0)))
-
-
-def _concat(node, a):
-    return np.concatenate(a, axis=int(node.attrs.get("axis", 0)))
-
-
-NUMPY = {
-    "Identity": lambda n, a: a[0],
-    "Cast": _cast,
-    "Squeeze": _squeeze,
-    "Unsqueeze": _unsqueeze,
-    "Reshape": _reshape,
-    "Concat": _concat,
-    "Gather": _gather,
-    "Add": lambda n, a: np.add(a[0], a[1]).astype(np.result_type(a[0], a[1])),
-    "Sub": lambda n, a: np.subtract(a[0], a[1]).astype(np.result_type(a[0], a[1])),
-    "Mul": lambda n, a: np.multiply(a[0], a[1]).astype(np.result_type(a[0], a[1])),
-    "Div": _div,
-    "Equal": lambda n, a: np.equal(a[0], a[1]),
-    "Where": lambda n, a: np.where(a[0], a[1], a[2]),
-    "ConstantOfShape": _const_of_shape,
-    "Transpose": lambda n, a: np.ascontiguousarray(np.transpose(a[0], n.attrs.get("perm"))),
-}
 
 
 def _ref_eval(node, arrays, opset):
@@ -122,7 +44,7 @@ def _ref_eval(node, arrays, opset):
 
 
 def evaluate(node, arrays, opset) -> list:
-    f = NUMPY.get(node.op_type)
+    f = FOLD.get(node.op_type)
     if f is not None and node.domain == "" and len(node.outputs) == 1:
         try:
             return [np.asarray(f(node, arrays))]

@@ -1,0 +1,71 @@
+"""Kernel-selection targets: which variants a board's runtime has fast kernels for, and the budgets that
+decide between them (passes/select.py runs the selection; each op's rule sits with its lowering in
+ops/<family>.py, its SELECT table).
+
+Targets:
+  generic   variant 0 everywhere (the reference layouts, least scratch)
+  x86-64    packed GEMM for Conv (groups 1) and Gemm, the depthwise kernel, Winograd F(4x4,3x3) for
+            3x3 stride-1 convolutions with enough channels. Winograd filters take 4x the bytes of 3x3 ones
+            (36 vs 9 per channel pair), so layers are taken by MACs saved per extra byte while the extra
+            stays within winograd_budget x the model's constant bytes (0.5: plan at most 1.5x)
+  x86-64-compact  the same without Winograd (plan size as generic, plus MR padding)
+  aarch64   packed GEMM and depthwise (the NEON kernels), no Winograd
+  host      the entry for this machine (x86-64, aarch64, else generic)
+Every packed target also takes the polyphase packed ConvTranspose (groups 1) while its phase weights stay within
+ct_expand x the plain ones (1 for the HiFi-GAN kernel = 2 x stride; x86-64-compact allows no growth).
+LSTM / GRU stay variant 0 on every target; packed targets give them scratch for the hoisted input projection
+of up to RNN_CHUNK timesteps (ops/rnn.py, docs/kernels.md).
+"""
+from __future__ import annotations
+
+import platform
+from dataclasses import dataclass
+from typing import Callable
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    packed: bool = False          # packed GEMM / depthwise variants
+    winograd: bool = False        # Winograd F(4x4, 3x3) for 3x3 stride-1 convolutions
+    pack_bytes: int = 0           # scratch budget of one im2col pass (about half the L2)
+    winograd_min_channels: int = 16
+    winograd_budget: float = 0.0  # extra constant bytes Winograd may add, as a fraction of the model's
+    threads: int = 4              # depthwise scratch holds this many padded planes: one per thread
+    ct_expand: float = 4.0        # ConvTranspose PACKED while sh*TH*sw*TW <= ct_expand * KH*KW (weight growth)
+
+
+TARGETS = {
+    "generic": Target("generic"),
+    "x86-64": Target("x86-64", packed=True, winograd=True, pack_bytes=256 * 1024, winograd_budget=0.5),
+    "x86-64-compact": Target("x86-64-compact", packed=True, pack_bytes=256 * 1024, ct_expand=1.0),
+    # NEON boards (kernels/neon/ overrides PACKED and DEPTHWISE; Winograd is not ported there yet)
+    "aarch64": Target("aarch64", packed=True, pack_bytes=128 * 1024),
+}
+
+
+def host_target() -> str:
+    machine = platform.machine().lower()
+    if machine in ("x86_64", "amd64"):
+        return "x86-64"
+    return "aarch64" if machine in ("aarch64", "arm64") else "generic"
+
+
+def get_target(target) -> Target:
+    if isinstance(target, Target):
+        return target
+    name = host_target() if target in (None, "host") else target
+    if name not in TARGETS:
+        raise ValueError(f"unknown target {target!r} (known: host, {', '.join(TARGETS)})")
+    return TARGETS[name]
+
+
+@dataclass
+class Upgrade:
+    """A variant that needs more constant bytes than the one an op has (a larger weight layout, e.g.
+    Winograd's transformed filters): an op's select rule offers it instead of taking it, and select_kernels
+    takes the offers by gain per extra byte while they fit the target's budget. apply() switches the op to
+    the variant; fallback() gives it the variant it gets without the upgrade."""
+    gain: float                  # e.g. multiplies saved per extra constant byte
+    extra: int                   # constant bytes the variant adds
+    apply: Callable[[], None]
+    fallback: Callable[[], None]
