@@ -96,6 +96,26 @@ def _struct(ctype: str, buf: bytes, off: int):
     return ffi.cast(ctype + " *", ffi.from_buffer(buf) + off)[0]
 
 
+def query(data: bytes) -> dict:
+    """What ep_plan_query reports for a well-formed plan, computed from its header and section table:
+    arena_bytes (exactly what ep_session_open needs on any board), planned_bytes, session_bytes,
+    const_bytes. Needs no runtime library; the session tables' size uses the figures edgeplan.h
+    publishes (EP_SESSION_*_BYTES)."""
+    h = _struct("ep_plan_header", data, 0)
+    count, size = {}, {}
+    for i in range(h.section_count):
+        sec = _struct("ep_section", data, h.section_table_offset + i * ffi.sizeof("ep_section"))
+        count[sec.kind], size[sec.kind] = sec.count, sec.size
+    tables = (K.EP_SESSION_BYTES + count.get(K.EP_SECTION_TENSORS, 0) * K.EP_SESSION_TENSOR_BYTES
+              + count.get(K.EP_SECTION_OPS, 0) * K.EP_SESSION_OP_BYTES
+              + count.get(K.EP_SECTION_OPIO, 0) * K.EP_SESSION_OPIO_BYTES
+              + count.get(K.EP_SECTION_IO, 0) * K.EP_SESSION_IO_BYTES
+              + count.get(K.EP_SECTION_SYMS, 0) * K.EP_SESSION_SYM_BYTES)
+    tables = -(-tables // K.EP_ARENA_ALIGN) * K.EP_ARENA_ALIGN
+    return {"arena_bytes": tables + h.arena_size, "planned_bytes": h.arena_size, "session_bytes": tables,
+            "const_bytes": size.get(K.EP_SECTION_CONST, 0)}
+
+
 def read_plan(data: bytes) -> dict:
     """Parses plan bytes into plain Python (for inspect and tests). Assumes a valid plan."""
     h = _struct("ep_plan_header", data, 0)

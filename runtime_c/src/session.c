@@ -9,13 +9,20 @@ static void session_start_extras(ep_session *s, const ep_options *opt);
 
 static uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
+/* The published per-item figures (edgeplan.h) bound the structs on every target; the tables are carved
+ * with these strides, so their size does not depend on the build. Each is a multiple of 16, which keeps
+ * every table 16-byte aligned. */
+_Static_assert(sizeof(struct ep_session) <= EP_SESSION_BYTES && EP_SESSION_BYTES % 16 == 0, "EP_SESSION_BYTES");
+_Static_assert(sizeof(ep_tensor) <= EP_SESSION_TENSOR_BYTES && EP_SESSION_TENSOR_BYTES % 16 == 0, "tensor");
+_Static_assert(sizeof(ep_bound_op) <= EP_SESSION_OP_BYTES && EP_SESSION_OP_BYTES % 16 == 0, "op");
+_Static_assert(sizeof(ep_tensor *) <= EP_SESSION_OPIO_BYTES, "opio");
+_Static_assert(sizeof(uint32_t) <= EP_SESSION_IO_BYTES, "io");
+_Static_assert(sizeof(int64_t) <= EP_SESSION_SYM_BYTES, "sym");
+
 uint64_t ep_session_table_bytes(const ep_plan_view *v) {
-    uint64_t b = align_up(sizeof(struct ep_session), 16);
-    b += align_up((uint64_t)v->n_tensors * sizeof(ep_tensor), 16);
-    b += align_up((uint64_t)v->n_ops * sizeof(ep_bound_op), 16);
-    b += align_up((uint64_t)v->n_opio * sizeof(ep_tensor *), 16);
-    b += align_up((uint64_t)v->n_io * sizeof(uint32_t), 16);
-    b += align_up((uint64_t)v->n_syms * sizeof(int64_t), 16);
+    const uint64_t b = EP_SESSION_BYTES + (uint64_t)v->n_tensors * EP_SESSION_TENSOR_BYTES +
+                       (uint64_t)v->n_ops * EP_SESSION_OP_BYTES + (uint64_t)v->n_opio * EP_SESSION_OPIO_BYTES +
+                       (uint64_t)v->n_io * EP_SESSION_IO_BYTES + (uint64_t)v->n_syms * EP_SESSION_SYM_BYTES;
     return align_up(b, EP_ARENA_ALIGN);
 }
 
@@ -168,20 +175,20 @@ ep_status ep_session_open(ep_session **out, const void *plan, size_t plan_len, v
         return ep_fail(&err, EP_ERR_ARENA_TOO_SMALL, "arena too small: %llu bytes given, %llu needed",
                        (unsigned long long)arena_len, (unsigned long long)need);
 
-    /* carve the session tables */
+    /* carve the session tables: the larger tables first, so that each starts aligned for its type */
     uint8_t *p = (uint8_t *)arena;
     ep_session *s = (ep_session *)(void *)p;
     memset(s, 0, sizeof(*s));
-    p += align_up(sizeof(*s), 16);
+    p += EP_SESSION_BYTES;
     s->tensors = (ep_tensor *)(void *)p;
-    p += align_up((uint64_t)v.n_tensors * sizeof(ep_tensor), 16);
+    p += (uint64_t)v.n_tensors * EP_SESSION_TENSOR_BYTES;
     s->ops = (ep_bound_op *)(void *)p;
-    p += align_up((uint64_t)v.n_ops * sizeof(ep_bound_op), 16);
-    s->io_ptrs = (ep_tensor **)(void *)p;
-    p += align_up((uint64_t)v.n_opio * sizeof(ep_tensor *), 16);
-    s->io_index = (uint32_t *)(void *)p;
-    p += align_up((uint64_t)v.n_io * sizeof(uint32_t), 16);
+    p += (uint64_t)v.n_ops * EP_SESSION_OP_BYTES;
     s->sym_val = (int64_t *)(void *)p;
+    p += (uint64_t)v.n_syms * EP_SESSION_SYM_BYTES;
+    s->io_ptrs = (ep_tensor **)(void *)p;
+    p += (uint64_t)v.n_opio * EP_SESSION_OPIO_BYTES;
+    s->io_index = (uint32_t *)(void *)p;
     s->n_syms = v.n_syms;
     s->dynamic = EP_HAVE_DYNAMIC && v.n_syms > 0;   /* plan.c refuses symbols when the build has no support */
     s->region = (uint8_t *)arena + tables;

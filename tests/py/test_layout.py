@@ -32,3 +32,17 @@ def test_cffi_layout_matches_c_compiler(tmp_path):
 def test_documented_record_sizes(struct, size):
     # docs/plan-format.md states these sizes; changing one is a major format change
     assert _cdef.ffi.sizeof(struct) == size
+
+
+def test_the_compiler_knows_the_arena_the_runtime_will_ask_for():
+    """plan.query (header, section table and the EP_SESSION_*_BYTES figures; no runtime library) equals
+    ep_plan_query, so the compiler's arena figure is the board's whatever its word size."""
+    import edgeplan
+    from edgeplan.plan import query
+    from edgeplan.runtime import plan_info
+    from conftest import zoo
+    from test_dynamic import conv_encoder
+    for plan in (edgeplan.compile(zoo().build("tiny")), edgeplan.compile(conv_encoder(), dims={"T": (1, 64)})):
+        c = plan_info(plan.data)
+        assert query(plan.data) == {k: c[k] for k in ("arena_bytes", "planned_bytes", "session_bytes", "const_bytes")}
+        assert plan.report["arena_bytes"] == c["arena_bytes"]

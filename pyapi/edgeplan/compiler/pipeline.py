@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..plan import Plan
+from ..plan import Plan, query
 from .graph import Graph
 from .cost import op_costs
 from .kernelset import features, kernel_set
@@ -22,8 +22,7 @@ def compile_graph(graph: Graph, *, source: str = "", required_features: int = 0,
             "strategy": mem.strategy, "lower_bound": mem.lower_bound, "target": graph.meta.get("target", ""),
             "kernels": kernel_set(graph), "features": features(graph), "op_cost": op_costs(graph)}
     data = write_plan(graph, mem, required_features=required_features, meta=meta)
-    from ..runtime import plan_info
-    info = plan_info(data)
+    info = query(data)
     const_bytes = info["const_bytes"]
     report = dict(
         n_ops=len(graph.ops), op_counts=dict(Counter(op.kind for op in graph.ops)), fused=list(graph.fused),

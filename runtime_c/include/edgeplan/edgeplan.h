@@ -76,6 +76,19 @@ typedef enum ep_status {
 
 typedef struct ep_session ep_session;
 
+/* The session's tables in the arena, per plan: what ep_plan_query's session_bytes adds to the plan's
+ * tensor region. Fixed figures (each an upper bound of the C struct on every target, checked by
+ * _Static_assert in src/session.c), so a compiler computes a board's exact arena without the board's
+ * build: session_bytes = align64(EP_SESSION_BYTES + n_tensors * EP_SESSION_TENSOR_BYTES
+ *   + n_ops * EP_SESSION_OP_BYTES + n_opio * EP_SESSION_OPIO_BYTES + n_io * EP_SESSION_IO_BYTES
+ *   + n_syms * EP_SESSION_SYM_BYTES), n_opio being the OPIO section's count and n_io the IO section's. */
+#define EP_SESSION_BYTES 1024
+#define EP_SESSION_TENSOR_BYTES 64
+#define EP_SESSION_OP_BYTES 128
+#define EP_SESSION_OPIO_BYTES 8
+#define EP_SESSION_IO_BYTES 4
+#define EP_SESSION_SYM_BYTES 8
+
 /* What a plan needs, read without opening it. */
 typedef struct ep_plan_info {
     uint32_t version_major;
