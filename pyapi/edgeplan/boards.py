@@ -74,7 +74,7 @@ class Board:
         im2col budget of half the L2 per pass; no Winograd (no NEON Winograd kernel yet, the
         reference one would be slower than packed GEMM). x86-64 is the compiler's own x86 target.
         armv7 runs the reference kernels, whose fastest forms are variant 0."""
-        from .compiler.passes.select import TARGETS, Target
+        from .compiler.target import TARGETS, Target
         if self.arch == "x86_64":
             return TARGETS["x86-64"]
         if self.arch == "aarch64":
