@@ -2,12 +2,180 @@
 from __future__ import annotations
 
 import argparse
+import errno
+import io
+import math
+import os
 import resource
 import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
+
+
+# ------------------------------------------------------------------------------------------ refusals
+# Every refusal is one line on stderr, "edgeplan: <what failed>: <why>[; what to do]", and a non-zero
+# exit (2 for a command line that cannot work, 1 for an input or output that fails); no traceback.
+
+def die(msg: str, code: int = 1) -> NoReturn:
+    """Prints ``edgeplan: msg`` on stderr and exits with ``code``."""
+    print(f"edgeplan: {msg}", file=sys.stderr)
+    raise SystemExit(code)
+
+
+def os_reason(e: OSError) -> str:
+    """The reason of an OSError without the errno and path decoration ("No such file or directory")."""
+    return e.strerror or str(e)
+
+
+def _int_at_least(lo: int):
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if v < lo:
+            raise argparse.ArgumentTypeError(f"must be {lo} or more, got {v}")
+        return v
+    parse.__name__ = f"int >= {lo}"
+    return parse
+
+
+positive_int = _int_at_least(1)       # argparse types: a bad value is argparse's one-line error
+nonnegative_int = _int_at_least(0)
+MAX_RATE = 768000                     # Hz: the highest rate audio hardware records at; far past any model
+
+
+def positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(v) or v <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text}")
+    return v
+
+
+def sample_rate(text: str) -> int:
+    v = positive_int(text)
+    if v > MAX_RATE:
+        raise argparse.ArgumentTypeError(f"{v} Hz is past {MAX_RATE} Hz")
+    return v
+
+
+# ------------------------------------------------------------------------------------------ files
+def _same_file(a, b) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_writable(path, flag: str, keep=()) -> str:
+    """Refuses an output path before any long work: empty, a directory (or a name ending in a
+    separator), a missing parent or one that is not a directory, no permission, or one of ``keep`` (the
+    command's own input files, which an output must not replace). Returns the path."""
+    path = os.fspath(path)
+    if not path:
+        die(f"{flag} needs a file name", 2)
+    for k in keep:
+        if k is not None and _same_file(path, k):
+            die(f"{flag} {path} is {os.fspath(k)}, an input of this command; give the output another name", 2)
+    p = Path(path)
+    if path.endswith(("/", os.sep)) or p.is_dir():
+        die(f"cannot write {path}: {os.strerror(errno.EISDIR)}; give a file name in it")
+    parent = p.parent
+    if not parent.exists():
+        die(f"cannot write {path}: {os.strerror(errno.ENOENT)} (directory {parent} does not exist)")
+    if not parent.is_dir():
+        die(f"cannot write {path}: {os.strerror(errno.ENOTDIR)} ({parent} is a file)")
+    if not os.access(parent, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        die(f"cannot write {path}: {os.strerror(errno.EACCES)}")
+    return path
+
+
+def write_file(path, data: bytes) -> None:
+    """Writes ``data`` at exactly ``path`` (plan.write_atomic: a new file in the same directory renamed
+    over it, so an existing file is replaced by a complete result or left as it was, never truncated or
+    half written). A failure exits with one line."""
+    from edgeplan.plan import write_atomic
+    try:
+        write_atomic(path, data)
+    except OSError as e:
+        die(f"cannot write {os.fspath(path)}: {os_reason(e)}")
+
+
+def npy_bytes(x: np.ndarray) -> bytes:
+    f = io.BytesIO()
+    np.save(f, np.asarray(x), allow_pickle=False)
+    return f.getvalue()
+
+
+NPY_MAGIC = b"\x93NUMPY"
+
+
+def load_npy(path, flag: str = "--input") -> np.ndarray:
+    """One numeric array from a .npy file (never unpickles); anything else exits with one line."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(NPY_MAGIC))
+            if head != NPY_MAGIC:
+                what = ("a .npz archive; save one array with np.save" if head[:4] == b"PK\x03\x04"
+                        else "not a .npy file (save the array with np.save)")
+                die(f"{flag} {path}: {what}")
+            f.seek(0)
+            return np.lib.format.read_array(f, allow_pickle=False)
+    except OSError as e:
+        die(f"cannot read {path}: {os_reason(e)}")
+    except ValueError as e:      # object (pickled) arrays, a truncated file, a corrupt header
+        die(f"cannot read {path} as a .npy array: {e}")
+
+
+def open_session(path, **kw):
+    """A Session on the plan at ``path``; an unreadable or invalid plan exits with one line."""
+    from edgeplan import EdgeplanError, Session
+    try:
+        return Session(path, **kw)
+    except OSError as e:
+        die(f"cannot read {path}: {os_reason(e)}" if e.filename is not None or e.strerror else str(e))
+    except (EdgeplanError, ValueError) as e:
+        msg = str(e)
+        die(msg if msg.startswith(f"{path}:") else f"{path}: {msg}")
+
+
+def _io_list(ts) -> str:
+    return ", ".join(f"{t.name!r} {t.dtype} {t.shape_str()}" for t in ts)
+
+
+def read_inputs(sess, items, feeds=None) -> dict:
+    """--input [NAME=]FILE.npy items -> feeds, each checked against the plan's input (name, dtype,
+    shape) as it is read, so an error names the file. FILE alone needs a plan with one input."""
+    from edgeplan import EdgeplanError
+    feeds = dict(feeds or {})
+    names = [t.name for t in sess.inputs]
+    for item in items or ():
+        name, sep, path = item.partition("=")
+        if sep and name not in names and Path(item).is_file():   # a file name that holds '='
+            name, sep, path = "", "", item
+        if not sep:
+            if len(names) != 1:
+                die(f"--input {item}: the plan has {len(names)} inputs ({_io_list(sess.inputs)}); "
+                    "use --input NAME=FILE.npy", 2)
+            name, path = names[0], item
+        elif name not in names:
+            die(f"--input {item}: the plan has no input {name!r}; its inputs: {_io_list(sess.inputs)}", 2)
+        if not path:
+            die(f"--input {item}: no file after '='", 2)
+        x = load_npy(path)
+        try:
+            sess.set_input(name, x)
+        except (EdgeplanError, TypeError, ValueError) as e:
+            die(f"--input {path}: {e}")
+        feeds[name] = x
+    return feeds
 
 
 def _parse_shapes(items) -> dict:
@@ -65,20 +233,29 @@ def _compile(model, shapes, out=None, board=None, dims=None, state=None):
         print(f"edgeplan: cannot compile {model if isinstance(model, str) else 'model'}:\n{e}", file=sys.stderr)
         raise SystemExit(1) from None
     except OSError as e:
-        print(f"edgeplan: {e}", file=sys.stderr)
-        raise SystemExit(1) from None
+        die(f"cannot read {e.filename or model}: {os_reason(e)}")
     except Exception as e:  # noqa: BLE001 - e.g. protobuf's DecodeError for a file that is not ONNX
         if type(e).__name__ != "DecodeError":
             raise
-        print(f"edgeplan: {model} is not an ONNX model ({e})", file=sys.stderr)
-        raise SystemExit(1) from None
+        die(f"{model} is not an ONNX model ({e})")
     if out:
-        plan.save(out)
+        save_plan(plan, out)
     return plan
+
+
+def save_plan(plan, path) -> None:
+    try:
+        plan.save(path)
+    except OSError as e:
+        die(f"cannot write {path}: {os_reason(e)}")
 
 
 def cmd_compile(a) -> int:
     out = a.output or str(Path(a.model).with_suffix(".eplan"))
+    # the outputs are checked before compiling, so a bad path fails at once, not after the compile
+    check_writable(out, "-o", keep=(a.model,))
+    if a.ops_out:
+        check_writable(a.ops_out, "--ops-out", keep=(a.model,))
     t = time.perf_counter()
     board = _board(a.board)
     plan = _compile(a.model, _parse_shapes(a.shape), None, board=board, dims=a.dim, state=_parse_state(a.state))
@@ -89,13 +266,13 @@ def cmd_compile(a) -> int:
         if not fits:
             print(f"edgeplan: {a.model} does not fit in {board.name}'s RAM; plan not written", file=sys.stderr)
             return 1
-    plan.save(out)
+    save_plan(plan, out)
     print(f"compiled {a.model} -> {out}{f' for {a.board}' if a.board else ''} in {time.perf_counter() - t:.2f} s")
     print(plan.summary())
     if a.ops_out:   # the kernel set, for a selective runtime build: meson -Dselective=FILE
         from edgeplan.compiler.kernelset import ops_text
-        Path(a.ops_out).write_text(ops_text(plan.report.get("kernels", []), source=out,
-                                            features=plan.report.get("features", [])))
+        write_file(a.ops_out, ops_text(plan.report.get("kernels", []), source=out,
+                                       features=plan.report.get("features", [])).encode())
         print(f"kernel set ({len(plan.report.get('kernels', []))} kernels) -> {a.ops_out}")
     return 0
 
@@ -112,7 +289,14 @@ def cmd_size(a) -> int:
         except ImportError:
             print("edgeplan: sizebudget not found (run from a checkout, or set EDGEPLAN_SRC)", file=sys.stderr)
             return 2
-    return size_main(a.args, prog="edgeplan size")
+    try:
+        return size_main(a.args, prog="edgeplan size")
+    except OSError as e:                  # `size measure FILE`: a missing file or a directory
+        die(f"size: cannot read {e.filename or ' '.join(a.args)}: {os_reason(e)}")
+    except Exception as e:  # noqa: BLE001 - pyelftools' ELFError: `size measure` on a file that is not ELF
+        if type(e).__name__ != "ELFError":
+            raise
+        die(f"size: {' '.join(a.args)}: not an ELF file ({e})")
 
 
 def _board(name):
@@ -125,16 +309,45 @@ def _board(name):
         raise SystemExit(f"edgeplan: {e}") from None
 
 
-def cmd_bundle(a) -> int:
-    from edgeplan.bundle import BuildError, make_bundle
+def _bundle_failed(a, e: Exception) -> int:
+    from edgeplan.bundle import BuildError
     from edgeplan.compiler.errors import CompileError
-    board = _board(a.board)
-    t = time.perf_counter()
-    try:
-        out = make_bundle(a.model, board, a.output, shapes=_parse_shapes(a.shape), selective=a.selective)
-    except (BuildError, CompileError) as e:
+    if isinstance(e, BuildError):       # its message starts with "edgeplan:" and carries the build's tail
         print(f"{e}", file=sys.stderr)
         return 1
+    if isinstance(e, CompileError):
+        print(f"edgeplan: cannot compile {a.model}:\n{e}", file=sys.stderr)
+        return 1
+    if isinstance(e, OSError):
+        die(f"cannot write the bundle to {a.output}: {os_reason(e)}" + (f" ({e.filename})" if e.filename else ""))
+    if type(e).__name__ == "DecodeError":   # protobuf's, for a file that is not ONNX
+        die(f"{a.model} is not an ONNX model ({e})")
+    raise e
+
+
+def cmd_bundle(a) -> int:
+    from edgeplan.bundle import make_bundle
+    board = _board(a.board)
+    shapes = _parse_shapes(a.shape)
+    # checked before the bundle folder is made and the runtime is built (minutes on a cross toolchain)
+    try:
+        with open(a.model, "rb"):
+            pass
+    except OSError as e:
+        die(f"cannot read {a.model}: {os_reason(e)}")
+    if Path(a.output).exists() and not Path(a.output).is_dir():
+        die(f"cannot write the bundle to {a.output}: {os.strerror(errno.ENOTDIR)} (it is a file)")
+    t = time.perf_counter()
+    fresh = not Path(a.output).exists()
+    try:
+        out = make_bundle(a.model, board, a.output, shapes=shapes, selective=a.selective)
+    except Exception as e:  # noqa: BLE001 - sorted out in _bundle_failed, which re-raises the unexpected
+        if fresh:           # make_bundle makes the folder before it compiles: leave no empty one behind
+            try:
+                os.rmdir(a.output)
+            except OSError:
+                pass
+        return _bundle_failed(a, e)
     print(f"bundle for {board.name} written to {out}/ in {time.perf_counter() - t:.1f} s:")
     for f in sorted(p for p in Path(out).rglob("*") if p.is_file()):
         print(f"  {f.relative_to(out)}  ({f.stat().st_size:,} bytes)")
@@ -142,10 +355,10 @@ def cmd_bundle(a) -> int:
     return 0
 
 
-def _run_and_report(sess, feeds: dict, repeat: int, outputs=None) -> dict:
+def _run_and_report(sess, feeds: dict, repeat: int) -> dict:
     times = []
     outs = {}
-    for _ in range(max(1, repeat)):
+    for _ in range(repeat):
         t = time.perf_counter()
         outs = sess.run(feeds)
         times.append((time.perf_counter() - t) * 1e3)
@@ -171,71 +384,60 @@ def _random_feeds(sess, seed=0) -> dict:
     return feeds
 
 
-def cmd_run(a) -> int:
-    from edgeplan import EdgeplanError, Session
-    try:
-        sess = Session(a.plan, threads=a.threads)
-    except (EdgeplanError, OSError, ValueError) as e:
-        print(f"edgeplan: {e}", file=sys.stderr)
-        return 1
-    feeds = _random_feeds(sess) if a.random else {}
-    for item in a.input or []:
+def output_targets(sess, items, keep=()) -> list:
+    """--output [NAME=]FILE.npy items -> [(output name, path)], names and paths checked before the run
+    (none may be one of ``keep``). FILE alone: the i-th --output takes the plan's i-th output, as
+    edgeplan-run does."""
+    names = [t.name for t in sess.outputs]
+    targets = []
+    for i, item in enumerate(items or ()):
         name, sep, path = item.partition("=")
         if not sep:
-            if len(sess.inputs) != 1:
-                print("edgeplan: the plan has several inputs; use --input NAME=FILE.npy", file=sys.stderr)
-                return 2
-            name, path = sess.inputs[0].name, item
-        try:
-            feeds[name] = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as e:
-            print(f"edgeplan: cannot read {path} as a .npy array: {e}", file=sys.stderr)
-            return 1
+            if i >= len(names):
+                die(f"--output {item}: the plan has {len(names)} output(s) ({_io_list(sess.outputs)}), so "
+                    f"--output number {i + 1} needs a name: --output NAME=FILE.npy", 2)
+            name, path = names[i], item
+        elif name not in names:
+            die(f"--output {item}: the plan has no output {name!r}; its outputs: {_io_list(sess.outputs)}", 2)
+        if not path:
+            die(f"--output {item}: no file after '='", 2)
+        targets.append((name, check_writable(path, "--output", keep)))
+    return targets
+
+
+def cmd_run(a) -> int:
+    from edgeplan import EdgeplanError
+    sess = open_session(a.plan, threads=a.threads)
+    targets = output_targets(sess, a.output, keep=(a.plan,))
+    feeds = read_inputs(sess, a.input, _random_feeds(sess) if a.random else {})
     missing = [t.name for t in sess.inputs if t.name not in feeds]
     if missing:
-        print(f"edgeplan: no value for input(s) {', '.join(missing)}: give --input NAME=FILE.npy or --random",
-              file=sys.stderr)
-        return 2
+        die(f"no value for input(s) {', '.join(missing)}: give --input NAME=FILE.npy or --random", 2)
     try:
         outs = _run_and_report(sess, feeds, a.repeat)
     except (EdgeplanError, KeyError, TypeError, ValueError) as e:
-        print(f"edgeplan: {e}", file=sys.stderr)
-        return 1
-    for item in a.output or []:
-        name, sep, path = item.partition("=")
-        if not sep:
-            name, path = next(iter(outs)), item
-        np.save(path, outs[name])
+        die(f"{a.plan}: {e}")
+    for name, path in targets:      # exactly the path given (no ".npy" appended, unlike np.save)
+        write_file(path, npy_bytes(outs[name]))
     return 0
 
 
 def cmd_profile(a) -> int:
-    from edgeplan import EdgeplanError, Session
-    from edgeplan.profile import profile_session, random_feeds, report_text, write_trace
-    try:
-        sess = Session(a.plan, threads=a.threads, profile=True)
-    except (EdgeplanError, OSError, ValueError) as e:
-        print(f"edgeplan: {e}", file=sys.stderr)
-        return 1
-    feeds = random_feeds(sess)
-    for item in a.input or []:
-        name, sep, path = item.partition("=")
-        if not sep:
-            name, path = sess.inputs[0].name, item
-        try:
-            feeds[name] = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as e:
-            print(f"edgeplan: cannot read {path} as a .npy array: {e}", file=sys.stderr)
-            return 1
+    import json
+    from edgeplan import EdgeplanError
+    from edgeplan.profile import chrome_trace, profile_session, random_feeds, report_text
+    sess = open_session(a.plan, threads=a.threads, profile=True)
+    if a.trace:
+        check_writable(a.trace, "--trace", keep=(a.plan,))
+    feeds = read_inputs(sess, a.input, random_feeds(sess))
     try:
         result = profile_session(sess, feeds, runs=a.runs, warmup=a.warmup, trace=bool(a.trace))
     except (EdgeplanError, KeyError, TypeError, ValueError) as e:
-        print(f"edgeplan: {e}", file=sys.stderr)
-        return 1
+        die(f"{a.plan}: {e}")
     print(f"{a.plan}: {sess.n_ops} ops")
     print(report_text(result, top=a.top))
     if a.trace:
-        write_trace(result, a.trace, title=Path(a.plan).name)
+        write_file(a.trace, json.dumps(chrome_trace(result, title=Path(a.plan).name)).encode())
         print(f"trace ({len(result['events'])} events) -> {a.trace} (chrome://tracing or ui.perfetto.dev)")
     return 0
 
@@ -247,8 +449,7 @@ def cmd_inspect(a) -> int:
     try:
         data = Path(a.plan).read_bytes()
     except OSError as e:
-        print(f"edgeplan: {e}", file=sys.stderr)
-        return 1
+        die(f"cannot read {a.plan}: {os_reason(e)}")
     buf = np.frombuffer(data, dtype=np.uint8).copy()
     rc = load_library().ep_plan_validate(ffi.from_buffer(buf), len(data))
     if rc:
@@ -260,22 +461,36 @@ def cmd_inspect(a) -> int:
 
 
 def cmd_demo(a) -> int:
-    import tempfile
-    from edgeplan import Session, models
+    from edgeplan.speech import zoo_models
+    models = zoo_models()
+    if a.model not in models.NAMES:
+        die(f"--model {a.model!r}: unknown zoo model; choose from {', '.join(models.NAMES)}", 2)
     print(f"building the zoo model '{a.model}' (deterministic weights) ...")
     kw = {"size": a.size} if a.size else {}
-    model = models.build(a.model, **kw)
+    try:
+        model = models.build(a.model, **kw)
+    except (TypeError, ValueError) as e:
+        die(f"cannot build the zoo model {a.model!r}{f' at --size {a.size}' if a.size else ''}: {e}")
+    # a speech model's sequence dim is symbolic: pinned at the zoo's typical length (models.INPUTS)
+    name, shape = models.INPUTS.get(a.model, (None, None))
+    first = next((x for x in model.graph.input if x.name == name), None)
+    symbolic = first is not None and any(d.dim_param for d in first.type.tensor_type.shape.dim)
+    shapes = {name: tuple(shape)} if symbolic else {}
+    dims = None
+    if a.model in ("tts", "tts_acoustic") and shapes:   # mel frames: the token durations' sum, each <= MAX_DURATION
+        from importlib import import_module
+        dims = [f"frames=1..{import_module(models.__name__ + '.tts').MAX_DURATION * shape[-1]}"]
     with tempfile.TemporaryDirectory() as d:
         onnx_path = Path(d) / f"{a.model}.onnx"
         import onnx
         onnx.save(model, onnx_path)
         plan_path = Path(d) / f"{a.model}.eplan"
         t = time.perf_counter()
-        plan = _compile(str(onnx_path), {}, plan_path)
+        plan = _compile(str(onnx_path), shapes, plan_path, dims=dims)
         print(f"compiled in {time.perf_counter() - t:.2f} s")
         print(plan.summary())
         t = time.perf_counter()
-        sess = Session(plan_path)
+        sess = open_session(plan_path)
         print(f"opened {plan_path.name} in {(time.perf_counter() - t) * 1e3:.2f} ms")
         _run_and_report(sess, _random_feeds(sess), a.repeat)
     return 0
@@ -286,7 +501,7 @@ def main(argv=None) -> int:
     sub = p.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("compile", help="compile an ONNX model into a plan")
     c.add_argument("model")
-    c.add_argument("-o", "--output")
+    c.add_argument("-o", "--output", help="the plan file (default: the model's name with .eplan)")
     c.add_argument("--shape", action="append", metavar="NAME=D0,D1,...", help="pin an input's shape")
     c.add_argument("--dim", action="append", metavar="NAME=MIN..MAX",
                    help="bound a variable dim by the model's dim name (e.g. T=1..3000) or a data-dependent "
@@ -308,19 +523,21 @@ def main(argv=None) -> int:
     r = sub.add_parser("run", help="run a plan")
     r.add_argument("plan")
     r.add_argument("--input", action="append", metavar="[NAME=]FILE.npy")
-    r.add_argument("--output", action="append", metavar="[NAME=]FILE.npy")
+    r.add_argument("--output", action="append", metavar="[NAME=]FILE.npy",
+                   help="write an output as .npy at exactly FILE (no .npy appended); FILE alone: the i-th "
+                        "--output takes the plan's i-th output")
     r.add_argument("--random", action="store_true", help="feed seeded random inputs")
-    r.add_argument("--repeat", type=int, default=1)
-    r.add_argument("--threads", type=int, default=1, help="threads per run, this one included (default 1)")
+    r.add_argument("--repeat", type=positive_int, default=1)
+    r.add_argument("--threads", type=positive_int, default=1, help="threads per run, this one included (default 1)")
     r.set_defaults(fn=cmd_run)
     pr = sub.add_parser("profile", help="per-op time, share, GFLOP/s and bytes of a plan; Chrome trace")
     pr.add_argument("plan")
-    pr.add_argument("--runs", type=int, default=10, help="timed runs (default 10)")
-    pr.add_argument("--warmup", type=int, default=2, help="untimed runs first (default 2)")
-    pr.add_argument("--threads", type=int, default=1, help="threads per run, this one included (default 1)")
+    pr.add_argument("--runs", type=positive_int, default=10, help="timed runs (default 10)")
+    pr.add_argument("--warmup", type=nonnegative_int, default=2, help="untimed runs first (default 2)")
+    pr.add_argument("--threads", type=positive_int, default=1, help="threads per run, this one included (default 1)")
     pr.add_argument("--input", action="append", metavar="[NAME=]FILE.npy", help="inputs (default: seeded random)")
     pr.add_argument("--trace", metavar="OUT.json", help="write a Chrome trace-event file of every timed run")
-    pr.add_argument("--top", type=int, default=0, help="print only the N slowest ops")
+    pr.add_argument("--top", type=nonnegative_int, default=0, help="print only the N slowest ops (0: all)")
     pr.set_defaults(fn=cmd_profile)
     i = sub.add_parser("inspect", help="show a plan's header, sections, tensors, ops and arena map")
     i.add_argument("plan")
@@ -329,18 +546,30 @@ def main(argv=None) -> int:
                         add_help=False)
     sz.add_argument("args", nargs=argparse.REMAINDER)
     sz.set_defaults(fn=cmd_size)
-    d = sub.add_parser("demo", help="build a zoo CNN, compile it, run it")
+    d = sub.add_parser("demo", help="build a zoo model, compile it, run it on seeded random inputs")
     d.add_argument("--model", default="mobilenetv2")
-    d.add_argument("--size", type=int, default=0)
-    d.add_argument("--repeat", type=int, default=5)
+    d.add_argument("--size", type=nonnegative_int, default=0, help="input size (0: the model's default)")
+    d.add_argument("--repeat", type=positive_int, default=5)
     d.set_defaults(fn=cmd_demo)
     from edgeplan.speech import add_parsers as add_speech_parsers   # edgeplan asr / tts (speech.py)
     add_speech_parsers(sub)
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["size"]:          # everything after "size" is sizebudget's own command line
-        return cmd_size(argparse.Namespace(args=argv[1:]))
-    a = p.parse_args(argv)
-    return a.fn(a)
+    try:
+        if argv[:1] == ["size"]:          # everything after "size" is sizebudget's own command line
+            return cmd_size(argparse.Namespace(args=argv[1:]))
+        a = p.parse_args(argv)
+        rc = a.fn(a)
+        sys.stdout.flush()                # here, so a closed pipe is caught below, not at exit
+        return rc
+    except KeyboardInterrupt:
+        print("edgeplan: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:               # `edgeplan ... | head`: the reader left; stop quietly
+        try:   # the interpreter's last flush of stdout would fail again: point it at /dev/null
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 141
 
 
 if __name__ == "__main__":

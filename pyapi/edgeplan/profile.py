@@ -22,15 +22,19 @@ def random_feeds(sess, seed: int = 0) -> dict:
 
 
 def profile_session(sess: Session, feeds: dict, runs: int = 10, warmup: int = 2, trace: bool = False) -> dict:
-    """Runs `sess` (opened with profile=True) and returns {"ops": per-op rows, "runs_ns": wall time of each
-    run, "events": trace events (when trace), "threads": n}."""
-    sess.run(feeds, copy=False)
-    for _ in range(max(0, warmup - 1)):
+    """Runs `sess` (opened with profile=True) ``warmup`` times untimed, then ``runs`` (>= 1) timed runs, and
+    returns {"ops": per-op rows, "runs_ns": wall time of each run, "events": trace events (when trace),
+    "threads": n}. A count out of range raises ValueError."""
+    if not (isinstance(runs, int) and runs >= 1 and isinstance(warmup, int) and warmup >= 0):
+        raise ValueError(f"profile_session: need runs >= 1 and warmup >= 0, got runs={runs!r} warmup={warmup!r}")
+    for name, value in feeds.items():
+        sess.set_input(name, value)
+    for _ in range(warmup):
         sess.run(copy=False)
     sess.profile_reset()
     events, runs_ns = [], []
     base = None
-    for r in range(max(1, runs)):
+    for r in range(runs):
         t0 = time.monotonic_ns()
         sess.run(copy=False)
         t1 = time.monotonic_ns()

@@ -40,21 +40,26 @@ def ctc_greedy(ids) -> list:
 
 
 def load_vocab(path) -> list:
-    """One token per line, in id order (line 1 is id 0, the blank); "▁" stands for a space."""
+    """One token per line, in id order (line 1 is id 0, the blank); "▁" stands for a space. A file
+    that is not UTF-8 text raises ValueError (UnicodeDecodeError)."""
     with open(path, encoding="utf-8") as f:
         return [line.rstrip("\r\n") for line in f]
 
 
+def vocab_text(vocab) -> str:
+    return "".join((SPACE if tok == " " else tok) + "\n" for tok in vocab)
+
+
 def write_vocab(path, vocab) -> None:
     with open(path, "w", encoding="utf-8") as f:
-        f.writelines((SPACE if tok == " " else tok) + "\n" for tok in vocab)
+        f.write(vocab_text(vocab))
 
 
 def decode_text(ids, vocab) -> str:
     return "".join(vocab[i] if 0 <= i < len(vocab) else f"<{i}>" for i in ids).replace(SPACE, " ")
 
 
-def _models():
+def zoo_models():
     """The model builders' package: edgeplan.models when installed, else a checkout's models/."""
     try:
         from edgeplan import models
@@ -68,7 +73,7 @@ def _models():
 def text_tokens(text: str) -> np.ndarray:
     """Text -> the TTS model's token ids [1, N] (models/tts.py TTS_SYMBOLS; other characters dropped)."""
     from importlib import import_module
-    return import_module(_models().__name__ + ".tts").tts_tokens(text)
+    return import_module(zoo_models().__name__ + ".tts").tts_tokens(text)
 
 
 # ------------------------------------------------------------------------------------------ ASR
@@ -163,12 +168,9 @@ def synthesize(sess, tokens) -> dict:
 
 # ------------------------------------------------------------------------------------------ commands
 def _open(path, threads: int):
-    from . import EdgeplanError, Session
+    from .cli import open_session
     t = time.perf_counter()
-    try:
-        sess = Session(path, threads=threads)
-    except (EdgeplanError, OSError, ValueError) as e:
-        raise SystemExit(f"edgeplan: {e}") from None
+    sess = open_session(path, threads=threads)
     return sess, (time.perf_counter() - t) * 1e3
 
 
@@ -183,49 +185,58 @@ def _footer(sess, times_ms: list, audio_s: float) -> None:
           f"in place; peak RSS {_peak_rss_kib() / 1024:.1f} MiB")
 
 
+def _read_vocab(path) -> list:
+    from .cli import die, os_reason
+    try:
+        return load_vocab(path)
+    except OSError as e:
+        die(f"cannot read {path}: {os_reason(e)}")
+    except UnicodeDecodeError:
+        die(f"--vocab {path}: not a UTF-8 text file (one token per line, blank first)")
+
+
 def cmd_asr(a) -> int:
     from . import EdgeplanError
+    from .cli import check_writable, die, os_reason, write_file
+    if bool(a.plan) != bool(a.wav) or not (a.plan or a.write_vocab):
+        die("asr needs PLAN and WAV (or only --write-vocab FILE)", 2)
+    chunk = None
+    if a.chunk_seconds is not None:      # positive and finite (argparse); at least one sample at the rate
+        chunk = int(round(a.chunk_seconds * a.rate))
+        if chunk < 1:
+            die(f"--chunk-seconds {a.chunk_seconds}: under one sample at {a.rate} Hz", 2)
     if a.write_vocab:
-        write_vocab(a.write_vocab, _models().ASR_VOCAB)
-        print(f"wrote the ASR model's vocabulary ({len(_models().ASR_VOCAB)} tokens, blank first) -> {a.write_vocab}")
+        vocab = zoo_models().ASR_VOCAB
+        write_file(check_writable(a.write_vocab, "--write-vocab", keep=(a.plan, a.wav)), vocab_text(vocab).encode())
+        print(f"wrote the ASR model's vocabulary ({len(vocab)} tokens, blank first) -> {a.write_vocab}")
         if not a.plan:
             return 0
-    if not a.plan or not a.wav:
-        print("edgeplan asr: give PLAN and WAV (or only --write-vocab FILE)", file=sys.stderr)
-        return 2
-    vocab = None
-    if a.vocab or a.write_vocab:
-        try:
-            vocab = load_vocab(a.vocab or a.write_vocab)
-        except OSError as e:
-            print(f"edgeplan: {e}", file=sys.stderr)
-            return 1
+    vocab = _read_vocab(a.vocab or a.write_vocab) if a.vocab or a.write_vocab else None
     try:
         audio, rate = read_wav(a.wav, rate=a.rate)
-    except (WavError, OSError) as e:
-        print(f"edgeplan: {e}", file=sys.stderr)
-        return 1
+    except OSError as e:
+        die(f"cannot read {a.wav}: {os_reason(e)}")
+    except WavError as e:
+        swapped = str(a.plan).lower().endswith(".wav") and not str(a.wav).lower().endswith(".wav")
+        die(f"{e}" + ("; the order is: edgeplan asr PLAN WAV" if swapped else ""))
     sess, open_ms = _open(a.plan, a.threads)
     try:
         x_info, out_name, _ = asr_io(sess)
     except ValueError as e:
-        print(f"edgeplan: {a.plan}: {e}", file=sys.stderr)
-        return 1
+        die(f"{a.plan}: {e}")
     dur = len(audio) / rate
     lo, hi = x_info.min_shape[-1], x_info.max_shape[-1]
     print(f"{a.wav}: {len(audio)} samples, {dur:.3f} s at {rate} Hz")
     print(f"{a.plan}: input {x_info.name!r} {x_info.shape_str()} ({lo / rate:.3f}..{hi / rate:.3f} s), "
           f"output {out_name!r}; opened in {open_ms:.1f} ms")
-    chunk = int(round(a.chunk_seconds * rate)) if a.chunk_seconds else None
     if chunk is not None and chunk > hi:
         print(f"note: --chunk-seconds {a.chunk_seconds} is past the plan's bound; chunks of {hi} samples")
     times, r = [], None
-    for _ in range(max(1, a.repeat)):
+    for _ in range(a.repeat):
         try:
             r = transcribe(sess, audio, chunk)
         except (EdgeplanError, ValueError) as e:
-            print(f"edgeplan: {e}", file=sys.stderr)
-            return 1
+            die(f"{a.plan}: {e}")
         times.append(r["run_ms"])
     if len(r["spans"]) > 1:
         why = "--chunk-seconds" if chunk else f"the audio is longer than the plan's bound of {hi} samples"
@@ -243,33 +254,62 @@ def cmd_asr(a) -> int:
     return 0
 
 
+def _parse_tokens(text: str) -> np.ndarray:
+    """--tokens "1,2,3" (commas and/or spaces) -> int64 ids; each must be an integer 0 <= id < 2^63."""
+    from .cli import die
+    try:
+        ids = [int(v) for v in text.replace(" ", ",").split(",") if v]
+    except ValueError:
+        die(f"--tokens expects comma-separated integer ids, got {text!r}", 2)
+    if not ids:
+        die("--tokens is empty; give token ids such as --tokens 20,17,24", 2)
+    bad = [v for v in ids if not 0 <= v < 1 << 63]
+    if bad:
+        die(f"--tokens: id {bad[0]} is out of range (token ids are 0 or more)", 2)
+    return np.array(ids, np.int64)
+
+
+def _text_tokens(text: str) -> np.ndarray:
+    """--text -> the zoo TTS model's ids. A text with no letter or punctuation mark the model knows is
+    refused (the model would be given one space), and the characters dropped are named."""
+    from .cli import die
+    symbols = zoo_models().TTS_SYMBOLS
+    known = set(symbols[1:])
+    if not any(c in known and c != " " for c in text.lower()):
+        die(f"--text {text!r} has no character the TTS model speaks (it knows {''.join(symbols[2:])!r} "
+            "and space)", 2)
+    dropped = sorted({c for c in text.lower() if c not in known})
+    if dropped:
+        print(f"note: characters the model does not know were dropped: {''.join(dropped)!r}")
+    return text_tokens(text).reshape(-1)
+
+
 def cmd_tts(a) -> int:
+    import io
     from . import EdgeplanError
+    from ._cdef import K
+    from .cli import check_writable, die, write_file
     if (a.tokens is None) == (a.text is None):
-        print("edgeplan tts: give --tokens 1,2,3 or --text \"...\" (one of them)", file=sys.stderr)
-        return 2
-    if a.text is not None:
-        tokens = text_tokens(a.text).reshape(-1)
-    else:
-        try:
-            tokens = np.array([int(v) for v in a.tokens.replace(" ", ",").split(",") if v], np.int64)
-        except ValueError:
-            print(f"edgeplan: --tokens expects comma-separated integer ids, got {a.tokens!r}", file=sys.stderr)
-            return 2
+        die("tts needs --tokens 1,2,3 or --text \"...\" (one of them)", 2)
+    # everything is checked before the plan runs; the wav is written only once the audio is ready
+    tokens = _text_tokens(a.text) if a.text is not None else _parse_tokens(a.tokens)
+    check_writable(a.output, "-o", keep=(a.plan,))
     sess, open_ms = _open(a.plan, a.threads)
     try:
         tok, out_name = tts_io(sess)
     except ValueError as e:
-        print(f"edgeplan: {a.plan}: {e}", file=sys.stderr)
-        return 1
+        die(f"{a.plan}: {e}")
     print(f"{a.plan}: input {tok.name!r} {tok.shape_str()}, output {out_name!r}; opened in {open_ms:.1f} ms")
     times, r = [], None
-    for _ in range(max(1, a.repeat)):
+    for _ in range(a.repeat):
         try:
             r = synthesize(sess, tokens)
-        except (EdgeplanError, ValueError) as e:
-            print(f"edgeplan: {e}", file=sys.stderr)
-            return 1
+        except EdgeplanError as e:
+            hint = ("; is every token id below the model's vocabulary size?"
+                    if e.status == K.EP_ERR_RUN_INDEX and a.tokens is not None else "")
+            die(f"{a.plan}: {e}{hint}")
+        except ValueError as e:
+            die(f"{a.plan}: {e}")
         times.append(r["run_ms"])
     y = r["audio"]
     print(f"tokens: {len(tokens)} ({' '.join(map(str, tokens.tolist()))})"
@@ -279,7 +319,12 @@ def cmd_tts(a) -> int:
         print(f"frames: {r['frames']}" + (f" (durations {' '.join(map(str, d.tolist()))})" if d is not None else ""))
     dur = len(y) / a.model_rate
     rate = a.rate or a.model_rate
-    n = write_wav(a.output, resample(y, a.model_rate, rate), rate)
+    buf = io.BytesIO()
+    try:
+        n = write_wav(buf, resample(y, a.model_rate, rate), rate)
+    except ValueError as e:         # NaN or Inf in the plan's audio
+        die(f"{a.plan}: {e}; {a.output} not written")
+    write_file(a.output, buf.getvalue())
     print(f"samples: {len(y)} ({dur:.3f} s at {a.model_rate} Hz)"
           + (f", resampled to {n} at {rate} Hz" if rate != a.model_rate else "")
           + f" -> {a.output} (16-bit PCM mono)")
@@ -289,29 +334,31 @@ def cmd_tts(a) -> int:
 
 def add_parsers(sub) -> None:
     """The asr and tts subcommands, on cli.main's subparsers."""
+    from .cli import positive_float, positive_int, sample_rate
     s = sub.add_parser("asr", help="speech to text: run an ASR plan on a 16 kHz mono wav (CTC greedy decoding)")
     s.add_argument("plan", nargs="?", help="ASR plan: audio [1, samples] -> tokens [1, frames]")
     s.add_argument("wav", nargs="?", help="PCM wav (8/16/24/32-bit; several channels are averaged)")
     s.add_argument("--vocab", metavar="FILE", help="one token per line, blank first; prints the text")
     s.add_argument("--write-vocab", metavar="FILE", help="write the zoo ASR model's vocabulary (models/asr.py) to "
                    "FILE (and use it, if PLAN and WAV are given too)")
-    s.add_argument("--chunk-seconds", type=float, metavar="S",
+    s.add_argument("--chunk-seconds", type=positive_float, metavar="S",
                    help="recognise the audio in pieces of S seconds (default: whole, or pieces of the plan's "
                         "bound when the audio is longer)")
-    s.add_argument("--rate", type=int, default=ASR_RATE, help=f"the plan's sample rate (default {ASR_RATE}); "
-                   "a wav at another rate is an error (no resampling)")
-    s.add_argument("--repeat", type=int, default=1, help="runs to time (median)")
-    s.add_argument("--threads", type=int, default=1, help="threads per run, this one included (default 1)")
+    s.add_argument("--rate", type=sample_rate, default=ASR_RATE, help=f"the plan's sample rate (default "
+                   f"{ASR_RATE}); a wav at another rate is an error (no resampling)")
+    s.add_argument("--repeat", type=positive_int, default=1, help="runs to time (median)")
+    s.add_argument("--threads", type=positive_int, default=1, help="threads per run, this one included (default 1)")
     s.set_defaults(fn=cmd_asr)
     t = sub.add_parser("tts", help="text to speech: run a TTS plan (tokens -> audio) and write a wav")
     t.add_argument("plan", help="TTS plan: tokens [1, N] int64 -> audio [1, 1, samples]")
     t.add_argument("--tokens", metavar="1,2,3", help="token ids")
     t.add_argument("--text", help="text, turned into the zoo TTS model's token ids (models/tts.py)")
-    t.add_argument("-o", "--output", default="out.wav")
-    t.add_argument("--model-rate", type=int, default=TTS_RATE,
+    t.add_argument("-o", "--output", default="out.wav",
+                   help="the wav (default out.wav); an existing file is replaced only once the audio is ready")
+    t.add_argument("--model-rate", type=sample_rate, default=TTS_RATE,
                    help=f"the plan's audio sample rate (default {TTS_RATE}, models/tts.py)")
-    t.add_argument("--rate", type=int, help="sample rate of the wav written (default: the model's); another rate is "
-                        "resampled (FFT), e.g. --rate 16000 for edgeplan asr")
-    t.add_argument("--repeat", type=int, default=1, help="runs to time (median)")
-    t.add_argument("--threads", type=int, default=1, help="threads per run, this one included (default 1)")
+    t.add_argument("--rate", type=sample_rate, help="sample rate of the wav written (default: the model's); another "
+                   "rate is resampled (FFT), e.g. --rate 16000 for edgeplan asr")
+    t.add_argument("--repeat", type=positive_int, default=1, help="runs to time (median)")
+    t.add_argument("--threads", type=positive_int, default=1, help="threads per run, this one included (default 1)")
     t.set_defaults(fn=cmd_tts)

@@ -31,6 +31,8 @@ def read_wav(path, rate: int | None = None, mono: bool = True) -> tuple[np.ndarr
         raise WavError(f"{path}: not a PCM WAV file ({e})") from None
     except EOFError:
         raise WavError(f"{path}: truncated WAV file") from None
+    except RuntimeError:        # wave's chunk reader, on a chunk size past the end of the file
+        raise WavError(f"{path}: not a PCM WAV file (a chunk runs past the end of the file)") from None
     if rate is not None and sr != rate:
         raise WavError(f"{path}: sample rate {sr} Hz, expected {rate} Hz (resample it first, e.g. "
                        f"`sox {Path(path).name} -r {rate} out.wav` or `ffmpeg -i {Path(path).name} -ar {rate} "
@@ -60,6 +62,8 @@ def read_wav(path, rate: int | None = None, mono: bool = True) -> tuple[np.ndarr
 def resample(x, src: int, dst: int) -> np.ndarray:
     """Band-limited resampling of float samples [n] from ``src`` to ``dst`` Hz (FFT: the spectrum cut or
     zero-extended; length round(n * dst / src)). For wav files going between models, not for quality."""
+    if not (src > 0 and dst > 0):
+        raise ValueError(f"resample: rates must be above 0 Hz, got {src} -> {dst}")
     x = np.asarray(x, dtype=np.float32).reshape(-1)
     if src == dst or x.size == 0:
         return x
@@ -73,7 +77,11 @@ def resample(x, src: int, dst: int) -> np.ndarray:
 
 def write_wav(path, samples, rate: int) -> int:
     """Writes float samples ([n], or any shape with one non-unit dim, e.g. [1, 1, n]) as 16-bit PCM mono
-    at ``rate`` Hz; values are clipped to [-1, 32767 / 32768]. Returns the number of samples written."""
+    at ``rate`` Hz; values are clipped to [-1, 32767 / 32768]. Returns the number of samples written.
+    ``path``: a file name or a binary file object. Everything is checked before the file is opened, so a
+    bad argument leaves an existing file as it was."""
+    if not 1 <= int(rate) < 1 << 32:
+        raise ValueError(f"write_wav: sample rate {rate} Hz (need 1 .. 2^32 - 1)")
     x = np.asarray(samples, dtype=np.float32)
     if x.ndim != 1:
         if sum(d != 1 for d in x.shape) > 1:
@@ -83,9 +91,17 @@ def write_wav(path, samples, rate: int) -> int:
         raise ValueError("write_wav: samples contain NaN or Inf")
     # the reader's scale (int16 / 32768), so a read-write round trip is exact to half a step
     pcm = np.clip(np.round(x.astype(np.float64) * 32768.0), -32768, 32767).astype("<i2")
-    with wave.open(str(path), "wb") as w:
+    if hasattr(path, "write"):
+        _write_pcm16(path, pcm, int(rate))
+    else:   # opened here: wave.open(name) that fails leaves a half-made writer whose __del__ complains
+        with open(path, "wb") as f:
+            _write_pcm16(f, pcm, int(rate))
+    return int(pcm.size)
+
+
+def _write_pcm16(f, pcm: np.ndarray, rate: int) -> None:
+    with wave.open(f, "wb") as w:
         w.setnchannels(1)
         w.setsampwidth(2)
-        w.setframerate(int(rate))
+        w.setframerate(rate)
         w.writeframes(pcm.tobytes())
-    return int(pcm.size)
