@@ -18,11 +18,15 @@ table keeps as the fallback of the ISA one.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gen_ops import OpsDefError, families, read_ops  # noqa: E402
+# the op table's reader, runtime_c/gen_ops.py (this script runs from meson, outside any package)
+_spec = importlib.util.spec_from_file_location("gen_ops", Path(__file__).resolve().parent / "gen_ops.py")
+gen_ops = sys.modules["gen_ops"] = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(gen_ops)
+OpsDefError, families, read_ops = gen_ops.OpsDefError, gen_ops.families, gen_ops.read_ops
 
 # -Dkernels families: groups of the op table (ops.def)
 FAMILIES = families(read_ops())

@@ -1,7 +1,7 @@
-"""sizebudget: binary-size budgets of the edgeplan runtime per board (docs/size.md).
+"""edgeplan.sizebudget (the checkout's sizebudget/): binary-size budgets of the edgeplan runtime per board (docs/size.md).
 
-    python -m sizebudget                      # build the probes for aarch64 + x86-64, table + checks
-    python -m sizebudget measure lib.so --objects build/runtime_c/libedgeplan.so.p
+    python -m edgeplan.sizebudget             # build the probes for aarch64 + x86-64, table + checks
+    python -m edgeplan.sizebudget measure lib.so --objects build/runtime_c/libedgeplan.so.p
     edgeplan size ...                         # the same CLI
 
 Modules: elfsize (ELF -> per-component sizes, pyelftools), probes (meson builds of the size probes),

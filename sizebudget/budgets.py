@@ -112,7 +112,7 @@ def check_ratchet(probe: str, rep: Report, base: dict, threshold=(64, 0.01)) -> 
     return [Finding(probe, "ratchet",
                     f"{probe}: grew {old:,} -> {new:,} bytes (+{new - old:,}, allowed +{allowed:,}); "
                     f"grew: {names or 'no single component'}. If intended, run "
-                    f"`python -m sizebudget --update-baseline` and commit sizebudget/baseline.json")]
+                    f"`python -m edgeplan.sizebudget --update-baseline` and commit sizebudget/baseline.json")]
 
 
 def load_baseline(path: Path) -> dict:

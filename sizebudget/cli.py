@@ -1,9 +1,9 @@
-"""python -m sizebudget / edgeplan size.
+"""python -m edgeplan.sizebudget / edgeplan size.
 
-    python -m sizebudget [check] [--board B ...] [--config C ...] [--json] [--update-baseline]
+    python -m edgeplan.sizebudget [check] [--board B ...] [--config C ...] [--json] [--update-baseline]
         builds the size probes (default boards: generic-aarch64 and x86-64; configs core, mobilenetv2,
         all), prints the per-component tables and fails (exit 1) on a budget breach or a ratchet failure.
-    python -m sizebudget measure FILE.so [--objects DIR|LIB.a|X.o ...] [--json] [--budget BYTES]
+    python -m edgeplan.sizebudget measure FILE.so [--objects DIR|LIB.a|X.o ...] [--json] [--budget BYTES]
         the table of any linked ELF.
 """
 from __future__ import annotations

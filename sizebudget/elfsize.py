@@ -26,21 +26,19 @@ from pathlib import Path
 
 from elftools.elf.elffile import ELFFile
 
+from edgeplan.compiler.optable import FAMILIES, OPS
+
 # Output sections -> the categories of the target metric (.text + .rodata + .data). .data.rel.ro holds
 # const tables of pointers (opcode table, kernel tables), which are .rodata in a static firmware link.
 CATEGORIES = {".text": "text", ".rodata": "rodata", ".data": "data", ".data.rel.ro": "data", ".bss": "bss",
               ".tbss": "bss", ".tdata": "data", ".sdata": "data", ".sbss": "bss"}
 METRIC = ("text", "rodata", "data")          # "size" = the sum of these
 
-FAMILY_OF_STEM = {
-    "conv2d": "conv", "conv_transpose2d": "conv", "dwconv": "conv", "conv": "conv", "winograd": "conv",
-    "packed": "packed-gemm", "gemm": "linear", "matmul": "linear", "linear": "linear",
-    "pool": "pool", "maxpool": "pool", "avgpool": "pool",
-    "unary": "elementwise", "binary": "elementwise", "elementwise": "elementwise", "act": "act",
-    "concat": "layout", "split": "layout", "slice": "layout", "transpose": "layout", "pad": "layout",
-    "gather": "layout", "copy": "layout", "layout": "layout",
-    "resize": "resize", "softmax": "softmax_reduce", "reduce": "softmax_reduce", "softmax_reduce": "softmax_reduce",
-}
+# kernel and shape-function file stems -> family: the op table's (each op and each family name), and the
+# files named after a kernel's technique rather than an op
+FAMILY_OF_STEM = {**{name: o.family for name, o in OPS.items()}, **{f: f for f in FAMILIES},
+                  "dwconv": "conv", "conv": "conv", "winograd": "conv", "conv_transpose": "conv",
+                  "packed": "packed-gemm", "act": "act", "index": "sequence"}
 # runtime features outside the minimal core (their own groups, so the core budget stays the plan loader,
 # session and executor): the thread pool, run-time shape resolution for variable dims, the profiler
 OPTIONAL_CORE = {"pool": "threads/pool", "shapes_run": "dynamic/shapes_run", "profile": "profile/profile"}

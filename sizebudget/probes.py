@@ -29,21 +29,15 @@ class ProbeError(RuntimeError):
 
 
 def _edgeplan():
-    """edgeplan's boards/bundle modules: the installed package, else the checkout's pyapi/."""
-    try:
-        import edgeplan.boards  # noqa: F401
-    except ImportError:
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pyapi"))
-    import edgeplan.boards  # noqa: F811
-    import edgeplan.bundle
-    return edgeplan.boards, edgeplan.bundle
+    """edgeplan's boards and bundle modules (this package's parent)."""
+    from edgeplan import boards, bundle
+    return boards, bundle
 
 
 def source_root() -> Path:
-    here = Path(__file__).resolve().parents[1]
-    if (here / "runtime_c" / "meson.build").is_file():
-        return here
-    return _edgeplan()[1].source_root()
+    """The runtime's sources: this checkout, else those installed with the package (edgeplan/_src)."""
+    from edgeplan.bundle import source_root as root
+    return root()
 
 
 def _cross_value(cross_file: Path, key: str) -> str:
@@ -80,11 +74,7 @@ def model_ops_file(model: str, board, out: Path) -> Path:
     """Compiles the zoo model for the board and writes its kernel set (edgeplan compile --ops-out)."""
     import edgeplan
     from edgeplan.compiler.kernelset import ops_text
-    try:
-        from edgeplan import models
-    except ImportError:
-        sys.path.insert(0, str(source_root()))
-        import models  # the checkout's models/
+    from edgeplan import models
     plan = edgeplan.compile(models.build(model), board=board)
     out.parent.mkdir(parents=True, exist_ok=True)
     text = ops_text(plan.report["kernels"], source=f"zoo {model} for {board.name}")

@@ -3,8 +3,16 @@
 ``edgeplan.Session`` needs only numpy and cffi; ``edgeplan.compile`` also needs onnx (imported lazily)."""
 from __future__ import annotations
 
-from .plan import Plan
-from .runtime import EdgeplanError, Session, TensorInfo
+from pathlib import Path as _Path
+
+# edgeplan.models and edgeplan.sizebudget are top-level folders of a source checkout (models/,
+# sizebudget/) and subpackages of the installed package; in a checkout they are found there.
+_root = _Path(__file__).resolve().parents[2]
+if not (_Path(__file__).parent / "models").is_dir() and (_root / "models" / "__init__.py").is_file():
+    __path__.append(str(_root))  # noqa: F821 - the package's own __path__
+
+from .plan import Plan  # noqa: E402
+from .runtime import EdgeplanError, Session, TensorInfo  # noqa: E402
 
 __version__ = "0.2.0"
 __all__ = ["compile", "Plan", "Session", "EdgeplanError", "TensorInfo", "__version__"]

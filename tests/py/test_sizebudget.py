@@ -18,8 +18,8 @@ AARCH64_CC = "aarch64-linux-gnu-gcc"
 
 
 def sizebudget(*args, timeout=600, env=None):
-    """python -m sizebudget from the checkout (cwd first on sys.path), edgeplan from the install."""
-    return subprocess.run([sys.executable, "-m", "sizebudget", *map(str, args)], cwd=ROOT, capture_output=True,
+    """python -m edgeplan.sizebudget (the checkout's sizebudget/, installed as a subpackage)."""
+    return subprocess.run([sys.executable, "-m", "edgeplan.sizebudget", *map(str, args)], cwd=ROOT, capture_output=True,
                           text=True, timeout=timeout, env=env)
 
 
