@@ -19,7 +19,6 @@ import platform
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,11 +104,7 @@ def main() -> int:
     import onnx
     import onnxruntime
     import edgeplan
-    try:
-        from edgeplan import models
-    except ImportError:
-        sys.path.insert(0, str(ROOT))
-        import models
+    from edgeplan import models
     rows = []
     with tempfile.TemporaryDirectory() as d:
         for name in a.models:

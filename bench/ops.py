@@ -19,7 +19,6 @@ import argparse
 import numpy as np
 
 from edgeplan import Session
-from edgeplan._cdef import K
 from edgeplan.compiler.graph import Graph, Op, Tensor
 from edgeplan.compiler.pipeline import compile_graph
 

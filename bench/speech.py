@@ -157,13 +157,8 @@ def main() -> int:
     import onnx
     import onnxruntime
     import edgeplan
-    try:
-        from edgeplan import models
-    except ImportError:
-        sys.path.insert(0, str(ROOT))
-        import models
-    from importlib import import_module
-    tts_mod = import_module(models.__name__ + ".tts")
+    from edgeplan import models
+    from edgeplan.models import tts as tts_mod
     only = set(a.only or ["asr", "kws", "tts"])
     rows = []
     with tempfile.TemporaryDirectory() as d:

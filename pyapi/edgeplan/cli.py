@@ -3,179 +3,17 @@ from __future__ import annotations
 
 import argparse
 import errno
-import io
-import math
 import os
-import resource
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import NoReturn
 
 import numpy as np
 
-
-# ------------------------------------------------------------------------------------------ refusals
-# Every refusal is one line on stderr, "edgeplan: <what failed>: <why>[; what to do]", and a non-zero
-# exit (2 for a command line that cannot work, 1 for an input or output that fails); no traceback.
-
-def die(msg: str, code: int = 1) -> NoReturn:
-    """Prints ``edgeplan: msg`` on stderr and exits with ``code``."""
-    print(f"edgeplan: {msg}", file=sys.stderr)
-    raise SystemExit(code)
-
-
-def os_reason(e: OSError) -> str:
-    """The reason of an OSError without the errno and path decoration ("No such file or directory")."""
-    return e.strerror or str(e)
-
-
-def _int_at_least(lo: int):
-    def parse(text: str) -> int:
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if v < lo:
-            raise argparse.ArgumentTypeError(f"must be {lo} or more, got {v}")
-        return v
-    parse.__name__ = f"int >= {lo}"
-    return parse
-
-
-positive_int = _int_at_least(1)       # argparse types: a bad value is argparse's one-line error
-nonnegative_int = _int_at_least(0)
-MAX_RATE = 768000                     # Hz: the highest rate audio hardware records at; far past any model
-
-
-def positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(v) or v <= 0:
-        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text}")
-    return v
-
-
-def sample_rate(text: str) -> int:
-    v = positive_int(text)
-    if v > MAX_RATE:
-        raise argparse.ArgumentTypeError(f"{v} Hz is past {MAX_RATE} Hz")
-    return v
-
-
-# ------------------------------------------------------------------------------------------ files
-def _same_file(a, b) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
-
-
-def check_writable(path, flag: str, keep=()) -> str:
-    """Refuses an output path before any long work: empty, a directory (or a name ending in a
-    separator), a missing parent or one that is not a directory, no permission, or one of ``keep`` (the
-    command's own input files, which an output must not replace). Returns the path."""
-    path = os.fspath(path)
-    if not path:
-        die(f"{flag} needs a file name", 2)
-    for k in keep:
-        if k is not None and _same_file(path, k):
-            die(f"{flag} {path} is {os.fspath(k)}, an input of this command; give the output another name", 2)
-    p = Path(path)
-    if path.endswith(("/", os.sep)) or p.is_dir():
-        die(f"cannot write {path}: {os.strerror(errno.EISDIR)}; give a file name in it")
-    parent = p.parent
-    if not parent.exists():
-        die(f"cannot write {path}: {os.strerror(errno.ENOENT)} (directory {parent} does not exist)")
-    if not parent.is_dir():
-        die(f"cannot write {path}: {os.strerror(errno.ENOTDIR)} ({parent} is a file)")
-    if not os.access(parent, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
-        die(f"cannot write {path}: {os.strerror(errno.EACCES)}")
-    return path
-
-
-def write_file(path, data: bytes) -> None:
-    """Writes ``data`` at exactly ``path`` (plan.write_atomic: a new file in the same directory renamed
-    over it, so an existing file is replaced by a complete result or left as it was, never truncated or
-    half written). A failure exits with one line."""
-    from edgeplan.plan import write_atomic
-    try:
-        write_atomic(path, data)
-    except OSError as e:
-        die(f"cannot write {os.fspath(path)}: {os_reason(e)}")
-
-
-def npy_bytes(x: np.ndarray) -> bytes:
-    f = io.BytesIO()
-    np.save(f, np.asarray(x), allow_pickle=False)
-    return f.getvalue()
-
-
-NPY_MAGIC = b"\x93NUMPY"
-
-
-def load_npy(path, flag: str = "--input") -> np.ndarray:
-    """One numeric array from a .npy file (never unpickles); anything else exits with one line."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(len(NPY_MAGIC))
-            if head != NPY_MAGIC:
-                what = ("a .npz archive; save one array with np.save" if head[:4] == b"PK\x03\x04"
-                        else "not a .npy file (save the array with np.save)")
-                die(f"{flag} {path}: {what}")
-            f.seek(0)
-            return np.lib.format.read_array(f, allow_pickle=False)
-    except OSError as e:
-        die(f"cannot read {path}: {os_reason(e)}")
-    except ValueError as e:      # object (pickled) arrays, a truncated file, a corrupt header
-        die(f"cannot read {path} as a .npy array: {e}")
-
-
-def open_session(path, **kw):
-    """A Session on the plan at ``path``; an unreadable or invalid plan exits with one line."""
-    from edgeplan import EdgeplanError, Session
-    try:
-        return Session(path, **kw)
-    except OSError as e:
-        die(f"cannot read {path}: {os_reason(e)}" if e.filename is not None or e.strerror else str(e))
-    except (EdgeplanError, ValueError) as e:
-        msg = str(e)
-        die(msg if msg.startswith(f"{path}:") else f"{path}: {msg}")
-
-
-def _io_list(ts) -> str:
-    return ", ".join(f"{t.name!r} {t.dtype} {t.shape_str()}" for t in ts)
-
-
-def read_inputs(sess, items, feeds=None) -> dict:
-    """--input [NAME=]FILE.npy items -> feeds, each checked against the plan's input (name, dtype,
-    shape) as it is read, so an error names the file. FILE alone needs a plan with one input."""
-    from edgeplan import EdgeplanError
-    feeds = dict(feeds or {})
-    names = [t.name for t in sess.inputs]
-    for item in items or ():
-        name, sep, path = item.partition("=")
-        if sep and name not in names and Path(item).is_file():   # a file name that holds '='
-            name, sep, path = "", "", item
-        if not sep:
-            if len(names) != 1:
-                die(f"--input {item}: the plan has {len(names)} inputs ({_io_list(sess.inputs)}); "
-                    "use --input NAME=FILE.npy", 2)
-            name, path = names[0], item
-        elif name not in names:
-            die(f"--input {item}: the plan has no input {name!r}; its inputs: {_io_list(sess.inputs)}", 2)
-        if not path:
-            die(f"--input {item}: no file after '='", 2)
-        x = load_npy(path)
-        try:
-            sess.set_input(name, x)
-        except (EdgeplanError, TypeError, ValueError) as e:
-            die(f"--input {path}: {e}")
-        feeds[name] = x
-    return feeds
+from .cliutil import (check_writable, die, io_list, nonnegative_int, npy_bytes, open_session, os_reason,
+                      peak_rss_kib, positive_int, read_inputs, write_file)
+from .speech import add_parsers as add_speech_parsers   # edgeplan asr / tts
 
 
 def _parse_shapes(items) -> dict:
@@ -189,18 +27,6 @@ def _parse_shapes(items) -> dict:
         except ValueError:
             raise SystemExit(f"edgeplan: --shape expects NAME=D0,D1,..., got {item!r}") from None
     return shapes
-
-
-def _peak_rss_kib() -> int:
-    # VmHWM is this process's own peak; ru_maxrss also carries a parent's peak across exec on Linux
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
 def _summary(name: str, y: np.ndarray) -> str:
@@ -278,17 +104,8 @@ def cmd_compile(a) -> int:
 
 
 def cmd_size(a) -> int:
-    """edgeplan size: sizebudget's CLI (installed with the package, or the checkout's sizebudget/)."""
-    try:
-        from sizebudget.cli import main as size_main
-    except ImportError:
-        from edgeplan.bundle import source_root
-        sys.path.insert(0, str(source_root()))
-        try:
-            from sizebudget.cli import main as size_main
-        except ImportError:
-            print("edgeplan: sizebudget not found (run from a checkout, or set EDGEPLAN_SRC)", file=sys.stderr)
-            return 2
+    """edgeplan size: the size checker's CLI (edgeplan.sizebudget; the checkout's sizebudget/)."""
+    from .sizebudget.cli import main as size_main
     try:
         return size_main(a.args, prog="edgeplan size")
     except OSError as e:                  # `size measure FILE`: a missing file or a directory
@@ -369,7 +186,7 @@ def _run_and_report(sess, feeds: dict, repeat: int) -> dict:
     print(f"latency: median {times[len(times) // 2]:.3f} ms, min {times[0]:.3f} ms over {len(times)} run(s), "
           f"{getattr(sess, 'threads', 1)} thread(s)")
     print(f"arena: {sess.arena_bytes:,} bytes (tensors {sess.planned_bytes:,}); weights {sess.const_bytes:,} bytes "
-          f"in place; peak RSS {_peak_rss_kib() / 1024:.1f} MiB")
+          f"in place; peak RSS {peak_rss_kib() / 1024:.1f} MiB")
     return outs
 
 
@@ -394,11 +211,11 @@ def output_targets(sess, items, keep=()) -> list:
         name, sep, path = item.partition("=")
         if not sep:
             if i >= len(names):
-                die(f"--output {item}: the plan has {len(names)} output(s) ({_io_list(sess.outputs)}), so "
+                die(f"--output {item}: the plan has {len(names)} output(s) ({io_list(sess.outputs)}), so "
                     f"--output number {i + 1} needs a name: --output NAME=FILE.npy", 2)
             name, path = names[i], item
         elif name not in names:
-            die(f"--output {item}: the plan has no output {name!r}; its outputs: {_io_list(sess.outputs)}", 2)
+            die(f"--output {item}: the plan has no output {name!r}; its outputs: {io_list(sess.outputs)}", 2)
         if not path:
             die(f"--output {item}: no file after '='", 2)
         targets.append((name, check_writable(path, "--output", keep)))
@@ -460,9 +277,38 @@ def cmd_inspect(a) -> int:
     return 0
 
 
+def _runner() -> str | None:
+    """The C runner edgeplan-run: next to this interpreter (a venv or pip install), else on PATH."""
+    import shutil
+    p = Path(sys.executable).with_name("edgeplan-run")
+    return str(p) if p.is_file() else shutil.which("edgeplan-run")
+
+
+def _run_in_child(plan_path: Path, repeat: int) -> int:
+    """Runs the plan in a process of its own, so the figures it prints (latency, arena, peak RSS) are the
+    runtime's and not this compiler's: the C runner as a board runs it, else `edgeplan run`."""
+    import subprocess
+    sess = open_session(plan_path)
+    d = plan_path.parent
+    args = []
+    for t, (name, x) in zip(sess.inputs, _random_feeds(sess).items()):
+        path = d / f"input{len(args) // 2}.npy"
+        write_file(path, npy_bytes(x))
+        args += ["--input", f"{name}={path}"]
+    sess.close()
+    runner = _runner()
+    if runner:
+        cmd = [runner, str(plan_path), *args, "--repeat", str(repeat)]
+        print(f"running it with the C runner ({Path(runner).name}, its own process):")
+    else:
+        cmd = [sys.executable, "-m", "edgeplan.cli", "run", str(plan_path), *args, "--repeat", str(repeat)]
+        print("running it with `edgeplan run` in its own process (edgeplan-run not found):")
+    sys.stdout.flush()
+    return subprocess.run(cmd).returncode
+
+
 def cmd_demo(a) -> int:
-    from edgeplan.speech import zoo_models
-    models = zoo_models()
+    from edgeplan import models
     if a.model not in models.NAMES:
         die(f"--model {a.model!r}: unknown zoo model; choose from {', '.join(models.NAMES)}", 2)
     print(f"building the zoo model '{a.model}' (deterministic weights) ...")
@@ -478,8 +324,8 @@ def cmd_demo(a) -> int:
     shapes = {name: tuple(shape)} if symbolic else {}
     dims = None
     if a.model in ("tts", "tts_acoustic") and shapes:   # mel frames: the token durations' sum, each <= MAX_DURATION
-        from importlib import import_module
-        dims = [f"frames=1..{import_module(models.__name__ + '.tts').MAX_DURATION * shape[-1]}"]
+        from edgeplan.models.tts import MAX_DURATION
+        dims = [f"frames=1..{MAX_DURATION * shape[-1]}"]
     with tempfile.TemporaryDirectory() as d:
         onnx_path = Path(d) / f"{a.model}.onnx"
         import onnx
@@ -489,11 +335,7 @@ def cmd_demo(a) -> int:
         plan = _compile(str(onnx_path), shapes, plan_path, dims=dims)
         print(f"compiled in {time.perf_counter() - t:.2f} s")
         print(plan.summary())
-        t = time.perf_counter()
-        sess = open_session(plan_path)
-        print(f"opened {plan_path.name} in {(time.perf_counter() - t) * 1e3:.2f} ms")
-        _run_and_report(sess, _random_feeds(sess), a.repeat)
-    return 0
+        return _run_in_child(plan_path, a.repeat)
 
 
 def main(argv=None) -> int:
@@ -551,7 +393,6 @@ def main(argv=None) -> int:
     d.add_argument("--size", type=nonnegative_int, default=0, help="input size (0: the model's default)")
     d.add_argument("--repeat", type=positive_int, default=5)
     d.set_defaults(fn=cmd_demo)
-    from edgeplan.speech import add_parsers as add_speech_parsers   # edgeplan asr / tts (speech.py)
     add_speech_parsers(sub)
     argv = list(sys.argv[1:] if argv is None else argv)
     try:

@@ -16,11 +16,12 @@ builders for ``--text`` / ``--write-vocab``, which take the symbol tables from e
 """
 from __future__ import annotations
 
-import sys
 import time
 
 import numpy as np
 
+from .cliutil import (check_writable, die, open_session, os_reason, peak_rss_kib, positive_float, positive_int,
+                      sample_rate, write_file)
 from .wav import WavError, read_wav, resample, write_wav
 
 ASR_RATE = 16000          # models/asr.py SAMPLE_RATE: the ASR model's input rate
@@ -59,21 +60,10 @@ def decode_text(ids, vocab) -> str:
     return "".join(vocab[i] if 0 <= i < len(vocab) else f"<{i}>" for i in ids).replace(SPACE, " ")
 
 
-def zoo_models():
-    """The model builders' package: edgeplan.models when installed, else a checkout's models/."""
-    try:
-        from edgeplan import models
-    except ImportError:                     # running from a checkout (pyapi/ on the path)
-        from pathlib import Path
-        sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-        import models
-    return models
-
-
 def text_tokens(text: str) -> np.ndarray:
     """Text -> the TTS model's token ids [1, N] (models/tts.py TTS_SYMBOLS; other characters dropped)."""
-    from importlib import import_module
-    return import_module(zoo_models().__name__ + ".tts").tts_tokens(text)
+    from edgeplan.models.tts import tts_tokens   # onnx and the builders: only when text is spoken
+    return tts_tokens(text)
 
 
 # ------------------------------------------------------------------------------------------ ASR
@@ -168,25 +158,22 @@ def synthesize(sess, tokens) -> dict:
 
 # ------------------------------------------------------------------------------------------ commands
 def _open(path, threads: int):
-    from .cli import open_session
     t = time.perf_counter()
     sess = open_session(path, threads=threads)
     return sess, (time.perf_counter() - t) * 1e3
 
 
 def _footer(sess, times_ms: list, audio_s: float) -> None:
-    from .cli import _peak_rss_kib
     times_ms = sorted(times_ms)
     med = times_ms[len(times_ms) // 2]
     rtf = med / 1e3 / audio_s if audio_s > 0 else float("inf")
     print(f"latency: {med:.2f} ms (median of {len(times_ms)} run(s), min {times_ms[0]:.2f} ms), "
           f"real-time factor {rtf:.4f} ({audio_s:.3f} s of audio), {sess.threads} thread(s)")
     print(f"arena: {sess.arena_bytes:,} bytes (tensors {sess.planned_bytes:,}); weights {sess.const_bytes:,} bytes "
-          f"in place; peak RSS {_peak_rss_kib() / 1024:.1f} MiB")
+          f"in place; peak RSS {peak_rss_kib() / 1024:.1f} MiB")
 
 
 def _read_vocab(path) -> list:
-    from .cli import die, os_reason
     try:
         return load_vocab(path)
     except OSError as e:
@@ -197,7 +184,6 @@ def _read_vocab(path) -> list:
 
 def cmd_asr(a) -> int:
     from . import EdgeplanError
-    from .cli import check_writable, die, os_reason, write_file
     if bool(a.plan) != bool(a.wav) or not (a.plan or a.write_vocab):
         die("asr needs PLAN and WAV (or only --write-vocab FILE)", 2)
     chunk = None
@@ -206,7 +192,7 @@ def cmd_asr(a) -> int:
         if chunk < 1:
             die(f"--chunk-seconds {a.chunk_seconds}: under one sample at {a.rate} Hz", 2)
     if a.write_vocab:
-        vocab = zoo_models().ASR_VOCAB
+        from edgeplan.models import ASR_VOCAB as vocab
         write_file(check_writable(a.write_vocab, "--write-vocab", keep=(a.plan, a.wav)), vocab_text(vocab).encode())
         print(f"wrote the ASR model's vocabulary ({len(vocab)} tokens, blank first) -> {a.write_vocab}")
         if not a.plan:
@@ -256,7 +242,6 @@ def cmd_asr(a) -> int:
 
 def _parse_tokens(text: str) -> np.ndarray:
     """--tokens "1,2,3" (commas and/or spaces) -> int64 ids; each must be an integer 0 <= id < 2^63."""
-    from .cli import die
     try:
         ids = [int(v) for v in text.replace(" ", ",").split(",") if v]
     except ValueError:
@@ -272,8 +257,7 @@ def _parse_tokens(text: str) -> np.ndarray:
 def _text_tokens(text: str) -> np.ndarray:
     """--text -> the zoo TTS model's ids. A text with no letter or punctuation mark the model knows is
     refused (the model would be given one space), and the characters dropped are named."""
-    from .cli import die
-    symbols = zoo_models().TTS_SYMBOLS
+    from edgeplan.models import TTS_SYMBOLS as symbols
     known = set(symbols[1:])
     if not any(c in known and c != " " for c in text.lower()):
         die(f"--text {text!r} has no character the TTS model speaks (it knows {''.join(symbols[2:])!r} "
@@ -288,7 +272,6 @@ def cmd_tts(a) -> int:
     import io
     from . import EdgeplanError
     from ._cdef import K
-    from .cli import check_writable, die, write_file
     if (a.tokens is None) == (a.text is None):
         die("tts needs --tokens 1,2,3 or --text \"...\" (one of them)", 2)
     # everything is checked before the plan runs; the wav is written only once the audio is ready
@@ -334,7 +317,6 @@ def cmd_tts(a) -> int:
 
 def add_parsers(sub) -> None:
     """The asr and tts subcommands, on cli.main's subparsers."""
-    from .cli import positive_float, positive_int, sample_rate
     s = sub.add_parser("asr", help="speech to text: run an ASR plan on a 16 kHz mono wav (CTC greedy decoding)")
     s.add_argument("plan", nargs="?", help="ASR plan: audio [1, samples] -> tokens [1, frames]")
     s.add_argument("wav", nargs="?", help="PCM wav (8/16/24/32-bit; several channels are averaged)")

@@ -340,7 +340,6 @@ def _assign_symbols(g0: Graph, gs: list, ranges: dict, trace_vals: dict, input_n
         if sig not in by_sig:
             by_sig[sig] = len(syms)
         syms.append(Sym(name, K.EP_SYM_DATA, lo, t.shape[d]))
-    roots = list(range(len(syms)))
     tags: dict = {}
     for i, t in enumerate(g0.tensors):
         tag = []

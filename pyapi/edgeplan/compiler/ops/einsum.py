@@ -4,7 +4,6 @@ use ("bhqd,bhkd->bhqk", "bhqk,bhkd->bhqd", "bij,bjk->bik", "ij->ji"). Ellipses, 
 in one operand (diagonals) and three or more operands are rejected with the equation named."""
 from __future__ import annotations
 
-import numpy as np
 
 from ..._cdef import K
 from ..lowering import NodeError
