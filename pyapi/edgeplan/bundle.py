@@ -126,9 +126,9 @@ def make_bundle(model, board, out_dir, *, shapes: dict | None = None, build_dir=
     import edgeplan
     b = board if isinstance(board, Board) else load_board(board)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     stem = name or (Path(model).stem if isinstance(model, (str, os.PathLike)) else "model")
-    plan = edgeplan.compile(model, shapes=shapes, board=b)
+    plan = edgeplan.compile(model, shapes=shapes, board=b)   # before anything is written
+    out.mkdir(parents=True, exist_ok=True)
     plan_name = f"{stem}.eplan"
     plan.save(str(out / plan_name))
     build = Path(build_dir) if build_dir else out / ".build"

@@ -81,9 +81,11 @@ def status_str(status: int) -> str:
 
 def _check(rc: int, what: str, detail: str = "") -> None:
     if rc != K.EP_OK:
-        msg = f"{what}: {status_str(rc)} ({rc})"
-        if detail:
-            msg += f": {detail}"
+        status = status_str(rc)
+        if detail.startswith(status):    # the reason already says it ("not an edgeplan plan (bad magic)")
+            msg = f"{what}: {detail} ({rc})"
+        else:
+            msg = f"{what}: {status} ({rc})" + (f": {detail}" if detail else "")
         raise EdgeplanError(rc, msg)
 
 
@@ -261,7 +263,7 @@ class Session:
             for d, n, lo, hi in zip(shape, t.dim_names, t.min_shape, t.max_shape))
         if bad:
             raise ValueError(f"input {t.name!r} expects shape {t.shape_str()}, got {list(shape)}"
-                             + ("" if t.is_variable else " (this plan has no variable dims: compile it with dims=)"))
+                             + ("" if t.is_variable else " (this plan has no variable dims: compile it with --dim NAME=MIN..MAX, or dims= in Python)"))
         dims = ffi.new("int32_t[]", [int(d) for d in shape] or [0])
         _check(self._lib.ep_session_set_input_shape(self._s, i, dims, len(shape)), f"input {t.name!r} shape")
         self.inputs[i] = self._desc(i, False)
