@@ -18,6 +18,7 @@ from conftest import zoo
 
 ROOT = Path(__file__).resolve().parents[2]
 
+import edgeplan  # noqa: E402
 from edgeplan._cdef import K  # noqa: E402
 from edgeplan.compiler import graph  # noqa: E402
 from edgeplan.compiler.errors import CompileError  # noqa: E402
@@ -802,3 +803,21 @@ def test_resize_sizes_from_shape_chain_opset11(tmp_path):
     assert g.ops[1].params["scales"][:4] == [1.0, 1.0, 2.0, 2.0]
     feeds = {"x": _w(1, 2, 4, 5)}
     np.testing.assert_allclose(run_graph(g, feeds)[0], _ort_run(m, feeds)[0], rtol=1e-5, atol=1e-6)
+
+
+def test_a_negative_input_dim_is_symbolic_and_can_be_pinned_or_bounded():
+    """Paddle writes a free batch dim as dim_value -1: it is a symbolic dim named '<input>_dim<k>', pinned
+    by shapes= / --shape or bounded by dims= / --dim like any named one."""
+    from onnx import TensorProto, helper
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [-1, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    model = helper.make_model(helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y]),
+                              opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(CompileError, match="input 'x' dim 0 \\('x_dim0'\\) is symbolic"):
+        edgeplan.compile(model)
+    v = np.array([[-1, 2, -3], [4, -5, 6]], np.float32)
+    np.testing.assert_array_equal(edgeplan.Session(edgeplan.compile(model, shapes={"x": (2, 3)})).run(x=v)["y"],
+                                  np.maximum(v, 0))
+    sess = edgeplan.Session(edgeplan.compile(model, dims={"x_dim0": (1, 4)}))
+    np.testing.assert_array_equal(sess.run(x=v)["y"], np.maximum(v, 0))
+    assert model.graph.input[0].type.tensor_type.shape.dim[0].dim_value == -1   # the caller's model untouched

@@ -267,3 +267,23 @@ def test_shape_ops_fold_when_static():
     plan = edgeplan.compile(model)
     assert set(plan.report["op_counts"]) <= {"binary"}      # Shape/Cast/ConstantOfShape folded away
     check(model, {"x": x})
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_lrn(seed):
+    """Across-channel LRN, window sizes up to beyond C: 4-D with odd sizes against onnxruntime (all it
+    runs), then 3-D and 5-D inputs and even sizes against the ONNX definition in float64 (onnxruntime and
+    the ONNX reference evaluator take only 4-D)."""
+    rng = np.random.default_rng(seed)
+    c = int(rng.integers(1, 9))
+    attrs = dict(alpha=float(rng.uniform(1e-4, 1.0)), beta=float(rng.uniform(0.25, 1.5)), bias=float(rng.uniform(0.5, 2.0)))
+    x = 3 * f32(rng, int(rng.integers(1, 3)), c, int(rng.integers(1, 6)), int(rng.integers(1, 6)))
+    check(build("LRN", {"x": x}, {}, ["x"], dict(attrs, size=2 * int(rng.integers(0, c // 2 + 2)) + 1)), {"x": x})
+    for shape in [(2, c, 5), (1, c, 3, 2, 2)]:
+        x = 3 * f32(rng, *shape)
+        size = 2 * int(rng.integers(1, c // 2 + 2))
+        m = build("LRN", {"x": x}, {}, ["x"], dict(attrs, size=size))
+        sq = x.astype(np.float64) ** 2
+        win = np.stack([sq[:, max(0, k - (size - 1) // 2):k + size // 2 + 1].sum(axis=1) for k in range(c)], axis=1)
+        ref = x / (attrs["bias"] + attrs["alpha"] / size * win) ** attrs["beta"]
+        assert rel_err(edgeplan.Session(edgeplan.compile(m)).run(x=x)["y"], ref) <= 1e-5

@@ -30,6 +30,39 @@ def load(model):
         m = onnx.load(path, load_external_data=False)
         base, given = os.path.dirname(os.path.abspath(path)), path
     read_external(m, base, given)
+    return normalize(m, copy=m is model)
+
+
+def normalize(m, copy: bool):
+    """The model as the compiler reads it (a copy when `copy` and anything changes):
+    - an opset below MIN_OPSET converted to MIN_OPSET by onnx's version converter (the semantics of every
+      op kept, e.g. Upsample becomes Resize), so old exports run as they come;
+    - a graph-input dim written as a negative value (Paddle's -1 batch) made symbolic, named
+      '<input>_dim<k>' unless it has a name, so that --shape pins it and --dim bounds it. A 0 stays 0: ONNX
+      defines it as an empty dim (and its node tests use it so)."""
+    import onnx
+    opset = default_opset(m)
+    if 0 < opset < MIN_OPSET:
+        from onnx import version_converter
+        try:
+            m, copy = version_converter.convert_version(m, MIN_OPSET), False
+        except Exception as e:  # noqa: BLE001 - the converter's errors are RuntimeError, ValueError, ...
+            msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise CompileError([ir_problem(
+                f"the model uses opset {opset}; converting it to opset {MIN_OPSET} (onnx.version_converter) "
+                f"failed: {msg}. Export it at opset {MIN_OPSET} or later")]) from None
+    inits = {t.name for t in m.graph.initializer}
+    bad = [(vi, k) for vi in m.graph.input if vi.name not in inits and vi.type.HasField("tensor_type")
+           for k, d in enumerate(vi.type.tensor_type.shape.dim) if d.HasField("dim_value") and d.dim_value < 0]
+    if bad:
+        if copy:
+            m, copy = onnx.ModelProto.FromString(m.SerializeToString()), False
+        by_name = {vi.name: vi for vi in m.graph.input}
+        for vi, k in bad:
+            d = by_name[vi.name].type.tensor_type.shape.dim[k]
+            name = d.dim_param or f"{vi.name}_dim{k}"
+            d.Clear()
+            d.dim_param = name
     return m
 
 
@@ -380,8 +413,8 @@ def import_model(model, shapes=None, symbols=None) -> ir.Model:
     opset = default_opset(model)
     if not MIN_OPSET <= opset <= MAX_OPSET:
         what = "imports no default-domain (ai.onnx) opset" if opset == 0 else f"uses default-domain opset {opset}"
-        raise CompileError([ir_problem(f"the model {what}; edgeplan supports opsets {MIN_OPSET}-{MAX_OPSET} "
-                                       f"(convert it with onnx.version_converter.convert_version)")])
+        raise CompileError([ir_problem(f"the model {what}; edgeplan reads opsets 1-{MAX_OPSET} (older ones "
+                                       f"converted to {MIN_OPSET}): re-export it at an opset up to {MAX_OPSET}")])
     if len(model.functions):
         try:
             from onnx import inliner

@@ -121,6 +121,9 @@ OPS = {
     'gru': OpSpec(30, 'EP_OP_GRU', 'ep_rnn_params', 4, 6, 2, 2, False, False, False, 'rnn', 0,
                   ('default',),
                   (('ref', 'default', 'ep_ref_gru_f32'), ('x86', 'default', 'ep_x86_gru_f32'), ('neon', 'default', 'ep_neon_gru_f32'))),
+    'lrn': OpSpec(37, 'EP_OP_LRN', 'ep_lrn_params', 1, 1, 1, 1, False, False, False, 'norm', 2,
+                  ('default',),
+                  (('ref', 'default', 'ep_ref_lrn_f32'),)),
     'range': OpSpec(33, 'EP_OP_RANGE', 'ep_where_params', 3, 3, 1, 1, False, True, False, 'dynamic', 1,
                   ('default',),
                   (('ref', 'default', 'ep_ref_range_any'),)),
@@ -146,5 +149,6 @@ FAMILIES = {
     'sequence': ('layernorm', 'argmax', 'topk', 'cumsum', 'trilu'),
     'logic': ('where', 'compare', 'expand', 'cast', 'scatternd', 'gathernd'),
     'rnn': ('lstm', 'gru'),
+    'norm': ('lrn',),
     'dynamic': ('range', 'nonzero', 'slice_dyn', 'shape'),
 }

@@ -1,4 +1,4 @@
-/* edgeplan plan format v1: on-disk records, opcodes and op parameter structs.
+/* edgeplan plan format v1 (1.2): on-disk records, opcodes and op parameter structs.
  *
  * This header is the single source of truth for the binary layout. The Python
  * writer (pyapi/edgeplan/compiler/writer.py) builds every record through cffi
@@ -15,7 +15,7 @@
 /* EP_CDEF_BEGIN */
 #define EP_PLAN_MAGIC 0x4E4C5045
 #define EP_PLAN_VERSION_MAJOR 1
-#define EP_PLAN_VERSION_MINOR 1
+#define EP_PLAN_VERSION_MINOR 2
 #define EP_MAX_RANK 8
 #define EP_SECTION_ALIGN 64
 #define EP_ARENA_ALIGN 64
@@ -190,7 +190,8 @@ typedef struct ep_io_rec {
 #define EP_OP_NONZERO 34
 #define EP_OP_SLICE_DYN 35
 #define EP_OP_SHAPE 36
-#define EP_OP_COUNT 37         /* one past the last opcode */
+#define EP_OP_LRN 37
+#define EP_OP_COUNT 38         /* one past the last opcode */
 /* kernel variants (ep_op_rec.variant): DEFAULT (0) is every op's plain layout; the others'
  * layouts are described below */
 #define EP_VARIANT_DEFAULT 0
@@ -236,6 +237,7 @@ typedef struct ep_io_rec {
 #define EP_NONZERO_VARIANT_DEFAULT 0
 #define EP_SLICE_DYN_VARIANT_DEFAULT 0
 #define EP_SHAPE_VARIANT_DEFAULT 0
+#define EP_LRN_VARIANT_DEFAULT 0
 /* EP_OPS_END */
 
 
@@ -594,6 +596,18 @@ typedef struct ep_gathernd_params {
     int32_t reserved;
 } ep_gathernd_params;
 
+/* ---- normalisation (1.2) ---- */
+/* LRN: in X f32 [N, C, d1, ...] (rank 3..8); out Y of X's shape. Across channels, with the window
+ * [c - (size-1)/2, c + size/2] clipped to [0, C):
+ * Y[n,c,...] = X[n,c,...] / (bias + alpha / size * sum over the window of X[n,c',...]^2) ^ beta
+ * (ONNX LRN). */
+typedef struct ep_lrn_params {
+    int32_t size;           /* 1..EP_PARAM_LIMIT */
+    float alpha;            /* finite */
+    float beta;             /* finite */
+    float bias;             /* finite */
+} ep_lrn_params;
+
 /* ---- data-dependent sizes (1.1): the kernel sets the output's variable dim, which must be tagged
  * with a DATA symbol; the record dim is its capacity. More than the capacity fails the run with
  * EP_ERR_RUN_BOUND. ---- */
@@ -661,5 +675,6 @@ EP_RECORD_SIZE(ep_scatternd_params, 8);
 EP_RECORD_SIZE(ep_gathernd_params, 8);
 EP_RECORD_SIZE(ep_slice_dyn_params, 64);
 EP_RECORD_SIZE(ep_shape_params, 64);
+EP_RECORD_SIZE(ep_lrn_params, 16);
 
 #endif
