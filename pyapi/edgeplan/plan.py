@@ -54,7 +54,8 @@ class Plan:
         if r.get("inplace"):
             lines.append(f"in place: {len(r['inplace'])} ops reuse an input buffer")
         if r.get("symbols"):
-            lines.append("variable dims: " + ", ".join(f"{n}={lo}..{hi}" for n, lo, hi in r["symbols"])
+            lines.append("variable dims: " + ", ".join(f"{y[0]}={y[1]}..{y[2]}" + (f":{y[3]}" if len(y) > 3 else "")
+                                                 for y in r["symbols"])
                          + " (one plan serves every length; the arena is planned for the maximum)")
         if r.get("state"):
             lines.append(f"streaming state: {', '.join(r['state'])} (kept across runs; reset() zeroes it)")
@@ -145,7 +146,8 @@ def read_plan(data: bytes) -> dict:
         for i in range(s.count):
             y = _struct("ep_sym_rec", data, s.offset + i * s.record_size)
             syms.append(dict(name=name(y.name), kind=kinds.get(y.kind, str(y.kind)), min=y.min, max=y.max,
-                             rule=(y.src - 1, y.mul, y.add, y.div) if y.src else None))
+                             rule=(y.src - 1, y.mul, y.add, y.div) if y.src else None, step=max(1, y.step),
+                             src2=y.src2 - 1 if y.src2 else None))
     tensors = []
     s = by_kind[K.EP_SECTION_TENSORS]
     for i in range(s.count):
@@ -212,8 +214,10 @@ def inspect_text(data: bytes) -> str:
                    "derived": "computed by the ops' shape functions"}.get(sym["kind"], sym["kind"])
             if sym["rule"]:
                 src, mul, add, div = sym["rule"]
-                how = f"floor(({mul}*{y[src]['name']} + {add}) / {div})"
-            out.append(f"  {sym['name']}={sym['min']}..{sym['max']}  ({sym['kind']}: {how})")
+                of = y[src]["name"] + (f"*{y[sym['src2']]['name']}" if sym["src2"] is not None else "")
+                how = f"floor(({mul}*{of} + {add}) / {div})"
+            step = f":{sym['step']}" if sym["step"] > 1 else ""
+            out.append(f"  {sym['name']}={sym['min']}..{sym['max']}{step}  ({sym['kind']}: {how})")
     state = [x["name"] for x in t if x["flags"] & K.EP_TENSOR_FLAG_STATE]
     if state:
         out.append("streaming state (kept in the arena across runs, zeroed by reset): " + ", ".join(state))

@@ -98,15 +98,17 @@ class TensorInfo:
     min_shape: tuple = ()       # per dim, the smallest value (== max_shape for static dims)
     max_shape: tuple = ()       # per dim, the bound the arena is planned for
     dim_names: tuple = ()       # per dim, the symbol name of a variable dim ("T"), else None
+    steps: tuple = ()           # per dim, 1 or the step a variable dim's values are multiples of
 
     @property
     def is_variable(self) -> bool:
         return any(n is not None for n in self.dim_names)
 
     def shape_str(self) -> str:
-        """The shape with variable dims as NAME=MIN..MAX: "[1, 80, T=1..3000]"."""
-        dims = [f"{n}={lo}..{hi}" if n is not None else str(d)
-                for d, n, lo, hi in zip(self.shape, self.dim_names, self.min_shape, self.max_shape)]
+        """The shape with variable dims as NAME=MIN..MAX[:STEP]: "[1, 80, T=1..3000]", "[1, 3, H=320..1280:32, ...]"."""
+        steps = self.steps or (1,) * len(self.shape)
+        dims = [f"{n}={lo}..{hi}" + (f":{st}" if st > 1 else "") if n is not None else str(d)
+                for d, n, lo, hi, st in zip(self.shape, self.dim_names, self.min_shape, self.max_shape, steps)]
         return "[" + ", ".join(dims) + "]"
 
 
@@ -219,7 +221,8 @@ class Session:
         names = tuple(ffi.string(d.dim_names[k]).decode(errors="replace") if d.dim_names[k] != ffi.NULL else None
                       for k in range(r))
         return TensorInfo(ffi.string(d.name).decode(errors="replace"), EP_TO_NUMPY[d.dtype], tuple(d.dims[0:r]),
-                          int(d.nbytes), tuple(d.min_dims[0:r]), tuple(d.max_dims[0:r]), names)
+                          int(d.nbytes), tuple(d.min_dims[0:r]), tuple(d.max_dims[0:r]), names,
+                          tuple(d.dim_steps[0:r]))
 
     def _view(self, i: int, output: bool) -> np.ndarray:
         """Input or output i in the arena, as a slice of the arena's numpy array: the view keeps the
@@ -259,8 +262,8 @@ class Session:
     def _set_shape(self, i: int, shape) -> None:
         t = self.inputs[i]
         bad = len(shape) != len(t.shape) or any(
-            (n is None and d != hi) or not lo <= d <= hi
-            for d, n, lo, hi in zip(shape, t.dim_names, t.min_shape, t.max_shape))
+            (n is None and d != hi) or not lo <= d <= hi or d % st
+            for d, n, lo, hi, st in zip(shape, t.dim_names, t.min_shape, t.max_shape, t.steps))
         if bad:
             raise ValueError(f"input {t.name!r} expects shape {t.shape_str()}, got {list(shape)}"
                              + ("" if t.is_variable else " (this plan has no variable dims: compile it with --dim NAME=MIN..MAX, or dims= in Python)"))

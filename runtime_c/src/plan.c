@@ -153,16 +153,22 @@ static int check_tensor(const ep_plan_view *v, uint32_t i, ep_err *e) {
 #define EP_SYM_COEF_LIMIT (1 << 24)
 static int check_sym(const ep_plan_view *v, uint32_t i, ep_err *e) {
     const ep_sym_rec *y = ep_view_sym(v, i);
-    if (y->kind < EP_SYM_INPUT || y->kind > EP_SYM_DATA || y->reserved || y->reserved2)
+    if (y->kind < EP_SYM_INPUT || y->kind > EP_SYM_DATA || y->reserved)
         return ep_fail(e, EP_ERR_PLAN_SECTION, "symbol %u: unknown kind %u", i, y->kind);
+    if (y->step < 0 || y->step > EP_SYM_COEF_LIMIT || (y->step > 1 && (y->kind != EP_SYM_INPUT ||
+                                                                       y->min % y->step || y->max % y->step)))
+        return ep_fail(e, EP_ERR_PLAN_SECTION, "symbol %u: bad step %d", i, y->step);
     if (!name_ok(v, y->name)) return ep_fail(e, EP_ERR_PLAN_SECTION, "symbol %u: bad name offset", i);
     if (y->min < 0 || y->min > y->max) return ep_fail(e, EP_ERR_PLAN_SECTION, "symbol %u: bad bounds", i);
     if (y->src) {
         if (y->kind != EP_SYM_DERIVED || y->src > i || y->div < 1 || y->div > EP_SYM_COEF_LIMIT ||
             y->mul < -EP_SYM_COEF_LIMIT || y->mul > EP_SYM_COEF_LIMIT || y->add < -EP_SYM_COEF_LIMIT ||
-            y->add > EP_SYM_COEF_LIMIT)
+            y->add > EP_SYM_COEF_LIMIT || y->src2 > i)
             return ep_fail(e, EP_ERR_PLAN_SECTION, "symbol %u: bad rule", i);
-    } else if (y->mul || y->add || y->div) {
+        /* a product of two symbols: |mul * a * b + add| stays below 2^57 */
+        if (y->src2 && (int64_t)ep_view_sym(v, y->src - 1u)->max * ep_view_sym(v, y->src2 - 1u)->max > ((int64_t)1 << 32))
+            return ep_fail(e, EP_ERR_PLAN_SECTION, "symbol %u: product rule too large", i);
+    } else if (y->mul || y->add || y->div || y->src2) {
         return ep_fail(e, EP_ERR_PLAN_SECTION, "symbol %u: rule without a source", i);
     }
     return EP_OK;

@@ -283,10 +283,12 @@ static int describe(const ep_session *s, const ep_tensor *t, ep_io_desc *d) {
     for (int i = 0; i < t->rank; i++) {
         d->dims[i] = t->dims[i];
         d->max_dims[i] = d->min_dims[i] = r->dims[i];
+        d->dim_steps[i] = 1;
         if (EP_HAVE_DYNAMIC && r->dim_sym[i]) {
             const ep_sym_rec *y = ep_view_sym(&s->view, r->dim_sym[i] - 1u);
             d->min_dims[i] = y->min;
             d->dim_names[i] = ep_view_name(&s->view, y->name);
+            if (y->step > 1) d->dim_steps[i] = y->step;
         }
     }
     d->nbytes = nbytes;

@@ -19,8 +19,13 @@ static int64_t sym_get(ep_session *s, uint32_t k) {
     if (s->sym_val[k] >= 0) return s->sym_val[k];
     const ep_sym_rec *y = ep_view_sym(&s->view, k);
     if (!y->src) return SYM_UNBOUND;
-    const int64_t x = sym_get(s, y->src - 1u);   /* src < k (checked at parse): depth <= 254 */
+    int64_t x = sym_get(s, y->src - 1u);   /* src, src2 < k (checked at parse): depth <= 254 */
     if (x < 0) return x;
+    if (y->src2) {   /* both factors within their symbols' maxima, whose product is <= 2^32 */
+        const int64_t x2 = sym_get(s, y->src2 - 1u);
+        if (x2 < 0) return x2;
+        x *= x2;
+    }
     const int64_t a = (int64_t)y->mul * x + y->add;          /* |.| < 2^56 */
     const int64_t q = a / y->div - (a % y->div != 0 && a < 0);
     if (q < 0 || q > y->max) return SYM_OUT_OF_BOUNDS;
@@ -184,6 +189,7 @@ ep_status ep_session_set_input_shape(ep_session *s, uint32_t i, const int32_t *d
         if (EP_HAVE_DYNAMIC && r->dim_sym[d]) {
             const ep_sym_rec *y = ep_view_sym(&s->view, r->dim_sym[d] - 1u);
             if (dims[d] < y->min || dims[d] > y->max) return EP_ERR_RUN_BOUND;
+            if (y->step > 1 && dims[d] % y->step) return EP_ERR_INVALID_ARG;   /* off the symbol's step */
         } else if (dims[d] != r->dims[d]) {
             return EP_ERR_SIZE;
         }
@@ -222,7 +228,7 @@ void ep_shapes_clear_outputs(ep_session *s) {
 static void close_rules(const ep_plan_view *v, uint8_t *known) {
     for (uint32_t k = 0; k < v->n_syms; k++) {   /* a rule's source precedes it (checked at parse) */
         const ep_sym_rec *y = ep_view_sym(v, k);
-        if (!known[k] && y->src && known[y->src - 1u]) known[k] = 1;
+        if (!known[k] && y->src && known[y->src - 1u] && (!y->src2 || known[y->src2 - 1u])) known[k] = 1;
     }
 }
 

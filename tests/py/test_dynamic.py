@@ -362,3 +362,62 @@ def test_bad_dims_are_explained(arg, msg):
     from edgeplan.compiler.dynamic import parse_dims
     with pytest.raises(CompileError, match=msg):
         edgeplan.compile(conv_encoder(), dims=parse_dims([arg]))
+
+
+def detector(seed=0):
+    """A YOLO-shaped head: three stride-2 convs, a 2x nearest upsample concatenated with a skip, a 1x1
+    head, then the exporter's flatten of H x W into one axis ([1, 4, -1] and a transpose)."""
+    rng = np.random.default_rng(seed)
+    inits = [nh.from_array(np.array([1, 1, 2, 2], np.float32), "sc"), nh.from_array(np.array([1, 4, -1], np.int64), "shp")]
+
+    def conv(x, cin, cout, k, s, name):
+        inits.append(nh.from_array((rng.standard_normal((cout, cin, k, k)) * 0.2).astype(np.float32), name + "_w"))
+        return h.make_node("Conv", [x, name + "_w"], [name], name=name, kernel_shape=[k, k], strides=[s, s],
+                           pads=[k // 2] * 4)
+    nodes = [conv("images", 3, 8, 3, 2, "c1"), h.make_node("Relu", ["c1"], ["r1"]), conv("r1", 8, 16, 3, 2, "c2"),
+             h.make_node("Relu", ["c2"], ["r2"]), conv("r2", 16, 16, 3, 2, "c3"),
+             h.make_node("Resize", ["c3", "", "sc"], ["up"], mode="nearest"),
+             h.make_node("Concat", ["up", "r2"], ["cat"], axis=1), conv("cat", 32, 4, 1, 1, "head"),
+             h.make_node("Reshape", ["head", "shp"], ["flat"]), h.make_node("Transpose", ["flat"], ["out"], perm=[0, 2, 1])]
+    g = h.make_graph(nodes, "det", [h.make_tensor_value_info("images", TP.FLOAT, [1, 3, "height", "width"])],
+                     [h.make_tensor_value_info("out", TP.FLOAT, None)], inits)
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+def test_one_detector_plan_serves_every_multiple_of_its_stride():
+    """--dim height=64..256:32: one plan, every multiple of 32 in range for both sides, the arena planned
+    for the largest; the flattened H*W axis is a rule over two symbols (plan 1.2)."""
+    m = detector()
+    plan = edgeplan.compile(m, dims={"height": (64, 256, 32), "width": (64, 256, 32)})
+    assert plan.data[6:8] == (2).to_bytes(2, "little")                      # minor version 1.2
+    assert "height=64..256:32" in plan.summary() and "height=64..256:32" in plan.inspect()
+    sess = edgeplan.Session(plan)
+    assert sess.inputs[0].shape_str() == "[1, 3, height=64..256:32, width=64..256:32]"
+    ref = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    for hw in [(256, 256), (64, 128), (160, 96), (64, 64), (224, 256)]:
+        x = np.random.default_rng(hw[0] + hw[1]).standard_normal((1, 3) + hw).astype(np.float32)
+        y = sess.run(images=x)["out"]
+        r = ref.run(None, {"images": x})[0]
+        assert y.shape == r.shape == (1, hw[0] * hw[1] // 16, 4) and rel_err(y, r) <= 1e-5, hw
+    with pytest.raises(ValueError, match="expects shape \\[1, 3, height=64..256:32, width=64..256:32\\], got \\[1, 3, 100, 128\\]"):
+        sess.run(images=np.zeros((1, 3, 100, 128), np.float32))
+    from edgeplan._cdef import ffi                                         # the C API refuses it too
+    dims = ffi.new("int32_t[]", [1, 3, 96, 100])
+    assert sess._lib.ep_session_set_input_shape(sess._s, 0, dims, 4) == K.EP_ERR_INVALID_ARG
+
+
+@pytest.mark.parametrize("dims, msg", [
+    ({"height": "64..250:32"}, "the step must be in 1..2\\^24 and divide both MIN and MAX"),
+    ({"height": "64..256:x"}, "MIN, MAX and STEP must be integers"),
+])
+def test_bad_steps_are_explained(dims, msg):
+    from edgeplan.compiler.errors import CompileError
+    with pytest.raises(CompileError, match=msg):
+        edgeplan.compile(detector(), dims=dict(dims, width="64..256:32"))
+
+
+def test_shape_and_dim_on_one_input_is_an_error_naming_both():
+    from edgeplan.compiler.errors import CompileError
+    with pytest.raises(CompileError, match="input 'images' dim 2 \\('height'\\) is both pinned by --shape "
+                                           "images=1,3,64,64 and bounded by --dim height=64..256:32"):
+        edgeplan.compile(detector(), shapes={"images": (1, 3, 64, 64)}, dims={"height": (64, 256, 32)})

@@ -46,6 +46,17 @@ class Sym:
     mul: int = 0
     add: int = 0
     div: int = 0
+    step: int = 0           # INPUT symbols: values are multiples of step (> 1), plan 1.2
+    src2: int = 0           # 1 + index of a second source whose value multiplies src's (plan 1.2)
+
+
+class Bound(tuple):
+    """A declared dim range (lo, hi) with the step its values are multiples of (1: any)."""
+
+    def __new__(cls, lo: int, hi: int, step: int = 1):
+        b = super().__new__(cls, (lo, hi))
+        b.step = step
+        return b
 
 
 def _err(msg: str) -> CompileError:
@@ -53,7 +64,8 @@ def _err(msg: str) -> CompileError:
 
 
 def parse_dims(dims) -> dict:
-    """{name: (lo, hi)} from a dict of pairs / "lo..hi" strings, or CLI strings "T=1..3000". A value that is
+    """{name: Bound(lo, hi, step)} from a dict of pairs / triples (lo, hi, step) / "lo..hi[:step]" strings,
+    or CLI strings "T=1..3000", "height=320..1280:32" (every multiple of 32 in range). A value that is
     another dim's name ("pe": "T") declares a data-dependent length equal to that dim at run time (checked
     when it runs): {name: "T"}."""
     out = {}
@@ -68,21 +80,30 @@ def parse_dims(dims) -> dict:
             out[str(name)] = rng
             continue
         if isinstance(rng, str):
-            lo, sep, hi = rng.partition("..")
+            text = rng
+            body, colon, step = rng.partition(":")
+            lo, sep, hi = body.partition("..")
             if not sep:
-                raise _err(f"--dim {name}={rng}: expected NAME=MIN..MAX, e.g. T=1..3000")
+                raise _err(f"--dim {name}={text}: expected NAME=MIN..MAX[:STEP], e.g. T=1..3000")
             try:
-                rng = (int(lo or 0), int(hi))
+                rng = (int(lo or 0), int(hi)) + ((int(step),) if colon else ())
             except ValueError:
-                raise _err(f"--dim {name}={rng}: MIN and MAX must be integers, e.g. T=1..3000") from None
+                raise _err(f"--dim {name}={text}: MIN, MAX and STEP must be integers, e.g. T=1..3000 or "
+                           f"H=320..1280:32") from None
         try:
-            lo, hi = (int(v) for v in rng)
+            vals = [int(v) for v in rng]
+            if len(vals) not in (2, 3):
+                raise ValueError
         except (TypeError, ValueError):
-            raise _err(f"dims['{name}'] must be (min, max), got {rng!r}") from None
+            raise _err(f"dims['{name}'] must be (min, max) or (min, max, step), got {rng!r}") from None
+        lo, hi, step = vals + [1] * (3 - len(vals))
         if not 0 <= lo <= hi or hi > 2**31 - 1:
             raise _err(f"dims['{name}'] = ({lo}, {hi}): need 0 <= min <= max < 2^31")
-        _once(out, name, f"{lo}..{hi}")
-        out[str(name)] = (lo, hi)
+        if not 1 <= step <= 1 << 24 or lo % step or hi % step:
+            raise _err(f"dims['{name}'] = {lo}..{hi}:{step}: the step must be in 1..2^24 and divide both "
+                       f"MIN and MAX (e.g. H=320..1280:32)")
+        _once(out, name, f"{lo}..{hi}" + (f":{step}" if step > 1 else ""))
+        out[str(name)] = Bound(lo, hi, step)
     return out
 
 
@@ -94,11 +115,17 @@ def _once(out: dict, name, given: str) -> None:
         raise _err(f"--dim {name}={given}: '{name}' is already declared ({name}={was}); declare each dim once")
 
 
-def _trace_values(lo: int, hi: int, seed: int) -> list:
-    """hi first (the plan), then N_TRACES - 1 other values from the upper half of [lo, hi], in a
-    per-symbol order so that independent symbols never change in lockstep. Small extents are avoided:
-    an extent of 1 lets the lowering simplify (a transpose of a unit dim becomes a view), and the plan
-    must be the bound's op list; the runtime's shape functions serve the small lengths."""
+def _trace_values(lo: int, hi: int, seed: int, step: int = 1) -> list:
+    """hi first (the plan), then N_TRACES - 1 other values from the upper half of [lo, hi] (multiples of
+    step), in a per-symbol order so that independent symbols never change in lockstep. Small extents are
+    avoided: an extent of 1 lets the lowering simplify (a transpose of a unit dim becomes a view), and the
+    plan must be the bound's op list; the runtime's shape functions serve the small lengths."""
+    if step > 1:
+        vals = list(range(max(lo, -(-((hi + 1) // 2) // step) * step), hi + 1, step))
+        pool = vals[:-1] or vals
+        rng = random.Random(seed * 7919 + 17)
+        rng.shuffle(pool)
+        return [hi] + [pool[k % len(pool)] for k in range(N_TRACES - 1)]
     base = max(lo, (hi + 1) // 2, min(2, hi))
     mid = (base + hi) // 2
     pool = sorted({v for v in (base, base + 1, mid, mid + 1, hi - 1, hi - 2, hi - 3, hi - 5) if base <= v <= hi})
@@ -265,14 +292,25 @@ def lower_dynamic(model, shapes, dims: dict) -> Graph:
     from .frontend import lower
 
     model = onnx_import.load(model)
-    input_names = {p for ps in onnx_import.input_dim_params(model).values() for p in ps if p}
+    params = onnx_import.input_dim_params(model)
+    input_names = {p for ps in params.values() for p in ps if p}
     ranges = parse_dims(dims)
+    for name, pin in (shapes or {}).items():     # a dim pinned by --shape and bounded by --dim: which one?
+        for k, p in enumerate(params.get(name, ())):
+            if p in ranges:
+                b = ranges[p]
+                want = (f"{b[0]}..{b[1]}" + (f":{b.step}" if getattr(b, "step", 1) > 1 else "")
+                        if isinstance(b, tuple) else b)
+                raise _err(f"input '{name}' dim {k} ('{p}') is both pinned by --shape {name}="
+                           f"{','.join(map(str, pin))} and bounded by --dim {p}={want}: give one of them "
+                           f"(--dim: one plan for every value in range; --shape: a plan for that value)")
     aliases = {k: v for k, v in ranges.items() if isinstance(v, str)}
     ranges = {k: v for k, v in ranges.items() if not isinstance(v, str)}
     bad = {k: v for k, v in aliases.items() if v not in ranges}
     if bad:
         raise _err(f"dims {bad}: a length declared equal to another dim needs that dim bounded too")
-    trace_vals = {name: _trace_values(lo, hi, k) for k, (name, (lo, hi)) in enumerate(sorted(ranges.items()))}
+    trace_vals = {name: _trace_values(b[0], b[1], k, getattr(b, "step", 1))
+                  for k, (name, b) in enumerate(sorted(ranges.items()))}
     trace_vals.update({k: trace_vals[v] for k, v in aliases.items()})
     graphs = []
     for j in range(N_TRACES):
@@ -328,7 +366,8 @@ def _assign_symbols(g0: Graph, gs: list, ranges: dict, trace_vals: dict, input_n
             if sig in by_sig:
                 continue
             by_sig[sig] = len(syms)
-            syms.append(Sym(name, K.EP_SYM_INPUT, lo, hi))
+            step = getattr(ranges[name], "step", 1)
+            syms.append(Sym(name, K.EP_SYM_INPUT, lo, hi, step=step if step > 1 else 0))
     data_at: dict = {}
     for k, (t, d, name, declared) in enumerate(g0.meta.get("data_dims", ())):
         if name in aliases:     # equal to that dim's symbol (by its traced values); the run checks it
@@ -368,19 +407,36 @@ def _assign_symbols(g0: Graph, gs: list, ranges: dict, trace_vals: dict, input_n
         # the simplest floor-affine function of an earlier symbol (a conv's output of its input's length);
         # a rule the runtime will use must start from a symbol known at that point
         usable = need[k][2] if k in need else None
+
+        def ok(r):
+            return usable is None or r in usable or syms[r].src
+
         best = None
         for r in range(k):
-            if usable is not None and r not in usable and not syms[r].src:
+            if not ok(r):
                 continue
             f = _fit(sig_of[r], sig)
             if f and (best is None or (f[2], abs(f[0]), abs(f[1])) < (best[1][2], abs(best[1][0]), abs(best[1][1]))):
-                best = (r, f)
+                best = ((r,), f)
+        if best is None:   # a product of two lengths (a flattened H x W): the runtime's two-source rule
+            for r in range(k):
+                for r2 in range(r, k):
+                    if not (ok(r) and ok(r2)) or syms[r].hi * syms[r2].hi > 1 << 32:
+                        continue
+                    f = _fit([a * b for a, b in zip(sig_of[r], sig_of[r2])], sig)
+                    if f and (best is None or (f[2], abs(f[0])) < (best[1][2], abs(best[1][0]))):
+                        best = ((r, r2), f)
         if best:
-            r, (mul, add, div) = best
-            y.name = _rule_name(syms[r].name, mul, add, div)
-            y.lo = max(0, min(y.lo, (mul * syms[r].lo + add) // div))
+            rs, (mul, add, div) = best
+            src = "*".join(syms[r].name for r in rs)
+            y.name = _rule_name(src if len(rs) == 1 else f"({src})", mul, add, div)
+            lo = 1
+            for r in rs:
+                lo *= syms[r].lo
+            y.lo = max(0, min(y.lo, (mul * lo + add) // div))
             if k in need:
-                y.src, y.mul, y.add, y.div = r + 1, mul, add, div
+                y.src, y.mul, y.add, y.div = rs[0] + 1, mul, add, div
+                y.src2 = rs[1] + 1 if len(rs) > 1 else 0
         else:
             y.name = f"d{k}"
         if k in need and not y.src:

@@ -30,7 +30,7 @@ def compile_graph(graph: Graph, *, source: str = "", required_features: int = 0,
         strategy=mem.strategy, strategies=mem.strategies, session_bytes=info["session_bytes"],
         arena_bytes=info["arena_bytes"], inplace=mem.inplace, plan_bytes=len(data), kernels=meta["kernels"],
         features=meta["features"],
-        symbols=[(y.name, y.lo, y.hi) for y in graph.syms],
+        symbols=[(y.name, y.lo, y.hi) + ((y.step,) if y.step > 1 else ()) for y in graph.syms],
         state=[t.name for t in graph.tensors if t.is_state])
     return Plan(data, report)
 

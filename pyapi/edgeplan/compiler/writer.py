@@ -68,10 +68,13 @@ def pack_params(kind: str, params: dict) -> bytes:
 
 def _minor_version(graph: Graph) -> int:
     """The lowest minor version that expresses the plan (docs/plan-format.md, compatibility policy): the
-    newest of its ops (the op table's `since`), and 1.1 for symbols (variable dims) and state tensors."""
+    newest of its ops (the op table's `since`), 1.1 for symbols (variable dims) and state tensors, 1.2 for
+    a symbol with a step or a rule over two symbols."""
     v = max((OPS[op.kind].since for op in graph.ops), default=0)
     if graph.syms or any(t.is_state for t in graph.tensors):
         v = max(v, 1)
+    if any(getattr(y, "step", 0) > 1 or getattr(y, "src2", 0) for y in graph.syms):
+        v = max(v, 2)      # 1.2: symbols with a step, or a rule over two symbols
     return v
 
 
@@ -151,7 +154,8 @@ def write_plan(graph: Graph, mem: MemoryPlan, *, required_features: int = 0, met
     sym_recs = bytearray()
     for y in graph.syms:
         sym_recs += _record("ep_sym_rec", dict(
-            name=names.add(y.name), kind=y.kind, src=y.src, min=y.lo, max=y.hi, mul=y.mul, add=y.add, div=y.div))
+            name=names.add(y.name), kind=y.kind, src=y.src, min=y.lo, max=y.hi, mul=y.mul, add=y.add, div=y.div,
+            step=getattr(y, "step", 0), src2=getattr(y, "src2", 0)))
     meta_blob = json.dumps(meta or {}, sort_keys=True).encode()
     sections = [
         (K.EP_SECTION_TENSORS, True, bytes(tensor_recs), len(tensors), ffi.sizeof("ep_tensor_rec")),

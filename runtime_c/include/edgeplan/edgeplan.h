@@ -141,6 +141,7 @@ typedef struct ep_io_desc {
     int32_t max_dims[8];        /* per dim: the bound the arena is planned for */
     const char *dim_names[8];   /* symbol name of a variable dim ("T"), NULL for a static one */
     uint64_t max_nbytes;        /* bytes at the bound (the buffer's capacity) */
+    int32_t dim_steps[8];       /* per dim: 1, or the step a variable dim's values are multiples of */
 } ep_io_desc;
 
 /* What a session runs with (ep_session_query). */

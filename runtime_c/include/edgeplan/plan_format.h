@@ -123,9 +123,13 @@ typedef struct ep_op_rec {
  * value at run time; its record dim is the symbol's max (the bound the arena is planned for).
  * INPUT symbols take their value from the graph inputs' shapes (ep_session_set_input_shape).
  * DERIVED symbols are bound by the first op whose shape function computes them, or, when src != 0,
- * computed as floor((mul * value(src-1) + add) / div) the first time they are needed.
+ * computed as floor((mul * value(src-1) + add) / div) the first time they are needed; with src2 != 0
+ * (1.2) the product value(src-1) * value(src2-1) takes value(src-1)'s place (a flattened H x W), and
+ * the two sources' maxima multiply to at most 2^32.
  * DATA symbols are bound by a data-dependent op's kernel (RANGE, NONZERO).
- * A value outside [min, max] fails the run with EP_ERR_RUN_BOUND. */
+ * A value outside [min, max] fails the run with EP_ERR_RUN_BOUND. An INPUT symbol with step > 1 (1.2)
+ * takes only multiples of step (min and max are multiples): a detector's input side, say, where every
+ * stride-32 stage must divide evenly; ep_session_set_input_shape refuses others (EP_ERR_INVALID_ARG). */
 #define EP_SYM_INPUT 1
 #define EP_SYM_DERIVED 2
 #define EP_SYM_DATA 3
@@ -134,13 +138,14 @@ typedef struct ep_sym_rec {
     uint32_t name;          /* NAMES offset (e.g. "T") or EP_NO_NAME */
     uint8_t kind;           /* EP_SYM_* */
     uint8_t src;            /* 0, or 1 + index of an earlier symbol (DERIVED only) */
-    uint16_t reserved;
+    uint8_t src2;           /* 1.2: 0, or 1 + index of a second earlier symbol multiplying src's value */
+    uint8_t reserved;
     int32_t min;            /* 0 <= min <= max */
     int32_t max;
     int32_t mul;            /* |mul|, |add| <= 2^24, 1 <= div <= 2^24 */
     int32_t add;
     int32_t div;
-    int32_t reserved2;
+    int32_t step;           /* 1.2, INPUT only: 0 or 1 any value; 2..2^24 multiples of step (1.1: 0) */
 } ep_sym_rec;
 
 /* ---- graph I/O record: 8 bytes ---- */
