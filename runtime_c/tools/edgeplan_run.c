@@ -174,7 +174,10 @@ int main(int argc, char **argv) {
         if (!same) {
             fprintf(stderr, "edgeplan-run: input '%s' expects %s [", d.name, dtype_name(d.dtype));
             for (int k = 0; k < d.rank; k++) {
-                if (d.dim_names[k]) fprintf(stderr, k ? ", %s=%d..%d" : "%s=%d..%d", d.dim_names[k], d.min_dims[k], d.max_dims[k]);
+                if (d.dim_names[k]) {
+                    fprintf(stderr, k ? ", %s=%d..%d" : "%s=%d..%d", d.dim_names[k], d.min_dims[k], d.max_dims[k]);
+                    if (d.dim_steps[k] > 1) fprintf(stderr, ":%d", d.dim_steps[k]);
+                }
                 else fprintf(stderr, k ? ", %d" : "%d", d.dims[k]);
             }
             fprintf(stderr, "], %s holds %s [", in_paths[i], dtype_name(a.dtype));
