@@ -10,6 +10,31 @@ from .errors import Problems
 from .writer import FieldError, pack_params
 
 
+# ops the compiler evaluates at compile time only (passes/fold.py): one that is left has an input whose shape
+# or value is not known then
+COMPILE_TIME_ONLY = {"Shape": "the shape of", "Size": "the shape of", "ConstantOfShape": "the value of",
+                     "EyeLike": "the shape of", "MelWeightMatrix": "the values of"}
+
+
+def _compile_time_only(m: ir.Model, n: ir.Node, producers: dict) -> str:
+    """Why node n, an op evaluated at compile time, could not be: the first input whose shape (or value)
+    is unknown, and the node it comes from."""
+    need = COMPILE_TIME_ONLY[n.op_type]
+    for name in (i for i in n.inputs if i):
+        known = m.static_shape(name) is not None if need == "the shape of" else m.const(name) is not None
+        if known:
+            continue
+        p = producers.get(name)
+        why = "has no static shape" if need == "the shape of" else "is not a constant"
+        if p is None:
+            return (f"{n.op_type} is evaluated at compile time, but its input '{name}' {why}: it is a graph "
+                    f"input with unpinned dims; pin them (--shape)")
+        return (f"{n.op_type} is evaluated at compile time, but its input '{name}' {why}: it comes from node "
+                f"'{p.name}' ({p.op_type}), so it is only known at run time, and edgeplan does not compute "
+                f"{n.op_type} at run time there")
+    return f"{n.op_type} is evaluated at compile time, but it could not be ({n.note or 'no reason recorded'})"
+
+
 class NodeError(Exception):
     """A node cannot be lowered; the message says what is unsupported."""
 
@@ -263,15 +288,20 @@ def lower_model(m: ir.Model, problems: Problems, handlers: dict, notes: list, sy
         t = low.new(name, v.shape, v.dtype)
         t.is_input = True
         inputs.append(low.bind(name, t))
+    producers = m.producers()
     for n in m.nodes:
         h = handlers.get((n.domain, n.op_type))
         if h is None:
+            low.poisoned.update(o for o in n.outputs if o)
+            if n.domain == "" and n.op_type in COMPILE_TIME_ONLY:
+                if not any(i in low.poisoned for i in n.inputs if i):   # else the cause is reported upstream
+                    problems.add(n, _compile_time_only(m, n, producers))
+                continue
             what = (f"op type '{n.op_type}' is unsupported" if n.domain == ""
                     else f"op '{n.op_type}' of domain '{n.domain}' is unsupported (only the default ONNX domain)")
             if n.note:
                 what += f" ({n.note})"
             problems.add(n, what)
-            low.poisoned.update(o for o in n.outputs if o)
             continue
         low.lower_node(n, h)
     outputs = []
