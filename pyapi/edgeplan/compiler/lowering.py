@@ -297,6 +297,14 @@ def lower_model(m: ir.Model, problems: Problems, handlers: dict, notes: list, sy
                 if not any(i in low.poisoned for i in n.inputs if i):   # else the cause is reported upstream
                     problems.add(n, _compile_time_only(m, n, producers))
                 continue
+            if n.domain == "" and n.op_type == "If":
+                p = producers.get(n.input(0))
+                src = f"node '{p.name}' ({p.op_type})" if p is not None else "a graph input"
+                problems.add(n, f"its condition '{n.input(0)}' is only known at run time (it comes from {src}); "
+                                f"edgeplan takes an If's branch at compile time, when the condition is a "
+                                f"constant once the shapes are pinned (--shape); an If decided at run time is "
+                                f"not supported yet")
+                continue
             what = (f"op type '{n.op_type}' is unsupported" if n.domain == ""
                     else f"op '{n.op_type}' of domain '{n.domain}' is unsupported (only the default ONNX domain)")
             if n.note:

@@ -258,12 +258,74 @@ class _Budget:
         return None
 
 
+def _rename_graph(g, names: dict) -> None:
+    """Renames, in place, the values of GraphProto g and of the graphs nested in its nodes' attributes."""
+    from onnx import AttributeProto
+    for p in g.node:
+        for k, v in enumerate(p.input):
+            if v in names:
+                p.input[k] = names[v]
+        for k, v in enumerate(p.output):
+            if v in names:
+                p.output[k] = names[v]
+        for a in p.attribute:
+            if a.type == AttributeProto.GRAPH:
+                _rename_graph(a.g, names)
+            elif a.type == AttributeProto.GRAPHS:
+                for sub in a.graphs:
+                    _rename_graph(sub, names)
+    for vi in list(g.output) + list(g.value_info):
+        if vi.name in names:
+            vi.name = names[vi.name]
+
+
+def _inline_if(m: ir.Model, n: ir.Node, cond: bool) -> list:
+    """The nodes that replace If node n whose condition is the constant `cond`: the taken branch's nodes
+    (its own values renamed under the If's name, so they cannot collide; names it reads from the outer
+    scope kept), its initializers and Constants as constants, and an Identity per If output. A nested If
+    is one of those nodes, folded in a later round if its condition becomes constant."""
+    import onnx
+    from onnx import helper, numpy_helper
+    from ..onnx_import import constant_node_value
+    g = onnx.GraphProto()
+    g.CopyFrom(n.attrs["then_branch" if cond else "else_branch"])
+    prefix = (n.name or "if") + ("/then/" if cond else "/else/")
+    own = [t.name for t in g.initializer] + [o for p in g.node for o in p.output if o]
+    names = {v: m.fresh(prefix + v) for v in own}
+    _rename_graph(g, names)
+    for t in g.initializer:
+        m.set_const(names[t.name] if t.name in names else t.name, numpy_helper.to_array(t))
+    nodes = []
+    for k, p in enumerate(g.node):
+        if p.op_type == "Constant" and p.domain in ("", "ai.onnx"):
+            m.set_const(p.output[0], constant_node_value(p))
+            continue
+        p.name = p.name or f"{prefix}{p.op_type}_{k}"
+        attrs = {a.name: helper.get_attribute_value(a) for a in p.attribute}
+        nodes.append(ir.Node(p.op_type, list(p.input), list(p.output), attrs, p.name,
+                             "" if p.domain in ("", "ai.onnx") else p.domain, proto=p))
+        for v in list(p.input) + list(p.output):
+            if v:
+                m.value(v)
+    for src, dst in zip((o.name for o in g.output), n.outputs):
+        if not dst:
+            continue
+        ident = helper.make_node("Identity", [src], [dst], name=f"{prefix}out:{dst}")
+        nodes.append(ir.Node("Identity", [src], [dst], {}, ident.name, "", proto=ident))
+        m.value(src)
+    return nodes
+
+
 def _fold_round(m: ir.Model, budget: _Budget, problems: Problems) -> int:
     done = 0
     keep = []
     for n in m.nodes:
         arrays = [m.const(i) if i else None for i in n.inputs]
         out = None
+        if n.domain == "" and n.op_type == "If" and arrays and arrays[0] is not None and arrays[0].size == 1:
+            keep += _inline_if(m, n, bool(arrays[0].reshape(-1)[0]))    # the branch the constant takes
+            done += 1
+            continue
         if n.domain == "" and n.op_type == "Shape" and m.static_shape(n.inputs[0]) is not None:
             out = [_shape_const(n, m.static_shape(n.inputs[0]))]
         elif n.domain == "" and n.op_type == "Size" and m.static_shape(n.inputs[0]) is not None:
