@@ -287,3 +287,31 @@ def test_lrn(seed):
         win = np.stack([sq[:, max(0, k - (size - 1) // 2):k + size // 2 + 1].sum(axis=1) for k in range(c)], axis=1)
         ref = x / (attrs["bias"] + attrs["alpha"] / size * win) ** attrs["beta"]
         assert rel_err(edgeplan.Session(edgeplan.compile(m)).run(x=x)["y"], ref) <= 1e-5
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_normalisations(seed):
+    """InstanceNormalization, GroupNormalization (per-channel and opset-18 per-group affine),
+    MeanVarianceNormalization, LpNormalization (p 1, 2; a zero slice gives 0) and RMSNormalization, on
+    seeded 3-D to 5-D shapes."""
+    rng = np.random.default_rng(seed)
+    g = int(rng.integers(1, 4))
+    c = g * int(rng.integers(1, 4))
+    x = f32(rng, 2, c, *[int(v) for v in rng.integers(1, 6, size=int(rng.integers(1, 4)))])
+    eps = float(rng.choice([1e-5, 1e-3]))
+    check(build("InstanceNormalization", {"x": x}, {"s": f32(rng, c), "b": f32(rng, c)}, ["x", "s", "b"],
+                dict(epsilon=eps)), {"x": x})
+    check(build("GroupNormalization", {"x": x}, {"s": f32(rng, c), "b": f32(rng, c)}, ["x", "s", "b"],
+                dict(num_groups=g, epsilon=eps), opset=21), {"x": x})
+    check(build("GroupNormalization", {"x": x}, {"s": f32(rng, g), "b": f32(rng, g)}, ["x", "s", "b"],
+                dict(num_groups=g, epsilon=eps), opset=18), {"x": x})
+    if x.ndim == 4:
+        check(build("MeanVarianceNormalization", {"x": x}, {}, ["x"]), {"x": x})
+    check(build("MeanVarianceNormalization", {"x": x}, {}, ["x"], dict(axes=[1, x.ndim - 1])), {"x": x})
+    z = x.copy()
+    z[0, :, 0] = 0.0                    # a zero norm along axis 1 at these positions
+    for p in (1, 2):
+        check(build("LpNormalization", {"x": z}, {}, ["x"], dict(p=p, axis=1)), {"x": z})
+    axis = int(rng.integers(1, x.ndim))
+    check(build("RMSNormalization", {"x": x}, {"s": f32(rng, *x.shape[axis:])}, ["x", "s"],
+                dict(axis=axis, epsilon=eps), opset=23), {"x": x})
