@@ -19,7 +19,7 @@ __all__ = ["compile", "Plan", "Session", "EdgeplanError", "TensorInfo", "__versi
 
 
 def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None = None,  # noqa: A001
-            state: dict | None = None) -> Plan:
+            state: dict | None = None, consts: dict | None = None) -> Plan:
     """Compiles an ONNX model (path, bytes or ModelProto) into a Plan.
 
     ``shapes`` pins input dims, e.g. ``{"x": (1, 3, 640, 640)}``. ``dims`` bounds variable dims by the
@@ -27,6 +27,8 @@ def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None 
     for the maximum; a data-dependent length (Range, NonZero) is bounded the same way under its name.
     ``state`` maps a graph input to the graph output fed back into it after every run
     (``{"h_in": "h_out"}``): the plan keeps it in the arena and ``Session.reset()`` zeroes it.
+    ``consts`` freezes graph inputs to values the deployment always feeds (``{"sr": 16000}``): they leave
+    the plan's inputs, and what depends on them (an If on the sample rate) is decided at compile time.
     ``board`` (a name from ``edgeplan.boards.list_boards()`` or a Board) picks kernel variants and
     weight packing for that board instead of this host."""
     from .compiler.pipeline import compile_model
@@ -35,4 +37,4 @@ def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None 
         from .boards import Board, load_board
         b = board if isinstance(board, Board) else load_board(board)
         target = b.target()
-    return compile_model(model, shapes=shapes, target=target, dims=dims, state=state)
+    return compile_model(model, shapes=shapes, target=target, dims=dims, state=state, consts=consts)

@@ -47,14 +47,31 @@ def _parse_state(items) -> dict:
     return state
 
 
-def _compile(model, shapes, out=None, board=None, dims=None, state=None):
+def _parse_consts(items) -> dict:
+    consts = {}
+    for item in items or ():
+        name, sep, vals = item.partition("=")
+        try:
+            if not sep or not name or name in consts:
+                raise ValueError
+            nums = [float(v) for v in vals.split(",") if v.strip()]
+            if not nums:
+                raise ValueError
+        except ValueError:
+            die(f"--const expects NAME=V or NAME=V1,V2,... once per input (e.g. sr=16000), got {item!r}", 2)
+        consts[name] = nums[0] if len(nums) == 1 else nums
+    return consts
+
+
+def _compile(model, shapes, out=None, board=None, dims=None, state=None, consts=None):
     import edgeplan
     from edgeplan.compiler.errors import CompileError
     try:
         if dims:
             from edgeplan.compiler.dynamic import parse_dims
             dims = parse_dims(list(dims))
-        plan = edgeplan.compile(model, shapes=shapes, board=board, dims=dims or None, state=state or None)
+        plan = edgeplan.compile(model, shapes=shapes, board=board, dims=dims or None, state=state or None,
+                                consts=consts or None)
     except CompileError as e:
         print(f"edgeplan: cannot compile {model if isinstance(model, str) else 'model'}:\n{e}", file=sys.stderr)
         raise SystemExit(1) from None
@@ -84,7 +101,8 @@ def cmd_compile(a) -> int:
         check_writable(a.ops_out, "--ops-out", keep=(a.model,))
     t = time.perf_counter()
     board = _board(a.board)
-    plan = _compile(a.model, _parse_shapes(a.shape), None, board=board, dims=a.dim, state=_parse_state(a.state))
+    plan = _compile(a.model, _parse_shapes(a.shape), None, board=board, dims=a.dim, state=_parse_state(a.state),
+                    consts=_parse_consts(a.const))
     if board is not None:   # weights + arena + runtime against the board's RAM (sizebudget, docs/size.md)
         from edgeplan.boards import ram_check
         fits, text = ram_check(board, plan)
@@ -350,6 +368,9 @@ def main(argv=None) -> int:
                         "length; one plan serves every value in range, its arena planned for MAX")
     c.add_argument("--state", action="append", metavar="INPUT=OUTPUT",
                    help="streaming state: OUTPUT is fed back into INPUT after every run, kept in the arena")
+    c.add_argument("--const", action="append", metavar="INPUT=V[,V...]",
+                   help="freeze an input to the value the deployment always feeds (e.g. sr=16000): it leaves "
+                        "the plan, and what depends on it is decided at compile time")
     c.add_argument("--board", help="pick kernel variants and weight packing for this board (see boards/)")
     c.add_argument("--ops-out", metavar="FILE", help="write the plan's kernel set (op dtype variant per line) for "
                    "a selective runtime build: meson -Dselective=FILE")

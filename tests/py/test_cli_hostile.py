@@ -293,3 +293,11 @@ def test_profile_session_counts(w):
             profile_session(s, random_feeds(s), runs=runs, warmup=warmup)
     r = profile_session(s, random_feeds(s), runs=2, warmup=0)     # warmup 0: no untimed run
     assert len(r["runs_ns"]) == 2 and max(o["calls"] for o in r["ops"]) == 2
+
+
+def test_compile_const_malformed_or_unknown(w, tmp_path):
+    out = tmp_path / "t.eplan"
+    for bad in ("sr", "sr=", "sr=abc", "=5"):
+        refused(cli("compile", w / "tiny.onnx", "--const", bad, "-o", out), "--const", code=2)
+    r = cli("compile", w / "tiny.onnx", "--const", "sr=16000", "-o", out)     # a compile error: its problem list
+    assert r.returncode == 1 and "Traceback" not in r.stderr and "consts['sr']: the model has no input 'sr'" in r.stderr

@@ -824,3 +824,22 @@ def test_a_negative_input_dim_is_symbolic_and_can_be_pinned_or_bounded():
     sess = edgeplan.Session(edgeplan.compile(model, dims={"x_dim0": (1, 4)}))
     np.testing.assert_array_equal(sess.run(x=v)["y"], np.maximum(v, 0))
     assert model.graph.input[0].type.tensor_type.shape.dim[0].dim_value == -1   # the caller's model untouched
+
+
+def test_consts_freeze_an_input_and_bad_ones_are_named():
+    """consts={'k': 3}: the input leaves the plan and what depends on it folds; a wrong name, count or
+    dtype is a CompileError naming the input."""
+    from onnx import TensorProto, helper, numpy_helper
+    g = helper.make_graph([helper.make_node("Mul", ["x", "k"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+                           helper.make_tensor_value_info("k", TensorProto.FLOAT, [])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    sess = edgeplan.Session(edgeplan.compile(model, consts={"k": 3}))
+    assert [t.name for t in sess.inputs] == ["x"]
+    np.testing.assert_array_equal(sess.run(x=np.array([1, 2], np.float32))["y"], [3, 6])
+    for consts, msg in [({"nope": 1}, "consts\\['nope'\\]: the model has no input 'nope' \\(inputs: x, k\\)"),
+                        ({"k": [1, 2]}, "consts\\['k'\\] = \\[1, 2\\]: input 'k' has shape \\[\\]: give 1 value"),
+                        ({"x": "a"}, "consts\\['x'\\] = 'a'")]:
+        with pytest.raises(CompileError, match=msg):
+            edgeplan.compile(model, consts=consts)

@@ -373,3 +373,30 @@ def test_pypi_model_matches_onnxruntime(mid, case):
     m = MODELS[mid]
     errs = run_case(mid, case, model_file(mid))
     print(f"{mid} ({m['from']}): " + ", ".join(f"{k} rel_err {v:.2e}" for k, v in errs.items()))
+
+
+def test_silero_vad_runs_as_a_stream_with_its_state():
+    """Silero VAD as deployed: sr frozen to 16000 (--const), so its If on the sample rate is decided at
+    compile time; its LSTM state kept in the arena (--state state=stateN) over 24 chunks of 512 samples,
+    against onnxruntime fed its own state back. Tolerance 1e-5 of the probability: 24 steps of one small
+    recurrent model (measured ~1e-7)."""
+    import edgeplan
+    path = model_file("silero_vad")
+    plan = edgeplan.compile(str(path), shapes={"input": (1, 512), "state": (2, 1, 128)}, consts={"sr": 16000},
+                            state={"state": "stateN"})
+    sess = edgeplan.Session(plan)
+    assert [t.name for t in sess.inputs] == ["input"]
+    ref = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(0)
+    state = np.zeros((2, 1, 128), np.float32)
+    t = np.arange(512 * 24) / 16000
+    audio = (0.3 * np.sin(2 * np.pi * 220 * t) * (t > 0.3) + 0.01 * rng.standard_normal(t.size)).astype(np.float32)
+    for k in range(24):
+        x = audio[None, k * 512:(k + 1) * 512]
+        got = sess.run(input=x)["output"]
+        want, state = ref.run(None, {"input": x, "state": state, "sr": np.array(16000, np.int64)})
+        assert abs(float(got.ravel()[0]) - float(want.ravel()[0])) <= 1e-5, k
+    sess.reset()
+    first = audio[None, :512]
+    want0 = ref.run(None, {"input": first, "state": np.zeros((2, 1, 128), np.float32), "sr": np.array(16000, np.int64)})[0]
+    assert abs(float(sess.run(input=first)["output"].ravel()[0]) - float(want0.ravel()[0])) <= 1e-5

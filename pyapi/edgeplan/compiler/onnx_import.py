@@ -33,6 +33,46 @@ def load(model):
     return normalize(m, copy=m is model)
 
 
+def freeze_inputs(model, consts: dict):
+    """model (loaded, see load) with the graph inputs named in consts made initializers of those values:
+    an input the deployment always feeds the same value (Silero VAD's sample rate), so that what depends
+    on it (an If on it, a shape computed from it) is decided at compile time. A value is a number or a list
+    of numbers, cast to the input's dtype, in the input's declared shape (a scalar input: one number)."""
+    import onnx
+    from onnx import numpy_helper
+    m = onnx.ModelProto.FromString(model.SerializeToString())
+    inputs = {vi.name: vi for vi in m.graph.input}
+    inits = {t.name for t in m.graph.initializer}
+    probs = Problems()
+    for name, value in consts.items():
+        vi = inputs.get(name)
+        if vi is None or name in inits:
+            real = [v for v in inputs if v not in inits]
+            probs.add(None, f"consts['{name}']: the model has no input '{name}' (inputs: {', '.join(real)})")
+            continue
+        dt, shape = shape_of(vi.type)
+        if dt is None:
+            probs.add(None, f"consts['{name}']: input '{name}' has a dtype edgeplan cannot hold")
+            continue
+        try:
+            arr = np.asarray(value, dtype=np.float64)
+            if shape is None or any(d is None for d in shape):
+                raise ValueError(f"input '{name}' has no fixed shape {list(shape or [])}")
+            if arr.size != math.prod(shape):
+                raise ValueError(f"input '{name}' has shape {list(shape)}: give {math.prod(shape)} value(s), "
+                                 f"got {arr.size}")
+            if np.issubdtype(dt, np.integer) and not np.array_equal(arr, np.round(arr)):
+                raise ValueError(f"input '{name}' is {np.dtype(dt).name}: give integers")
+            arr = arr.astype(dt).reshape(shape)
+        except (TypeError, ValueError) as e:
+            probs.add(None, f"consts['{name}'] = {value!r}: {e}")
+            continue
+        m.graph.initializer.append(numpy_helper.from_array(arr, name))
+        m.graph.input.remove(vi)
+    probs.raise_if_any()
+    return m
+
+
 def normalize(m, copy: bool):
     """The model as the compiler reads it (a copy when `copy` and anything changes):
     - an opset below MIN_OPSET converted to MIN_OPSET by onnx's version converter (the semantics of every

@@ -35,11 +35,15 @@ def compile_graph(graph: Graph, *, source: str = "", required_features: int = 0,
     return Plan(data, report)
 
 
-def compile_model(model, shapes: dict | None = None, target=None, dims=None, state=None) -> Plan:
+def compile_model(model, shapes: dict | None = None, target=None, dims=None, state=None, consts=None) -> Plan:
     """dims: {name: (min, max)} bounds of variable dims (model dim names, or data-dependent lengths);
-    state: {input name: output name} pairs kept in the arena across runs (compiler/dynamic.py)."""
-    from . import dynamic
+    state: {input name: output name} pairs kept in the arena across runs (compiler/dynamic.py);
+    consts: {input name: value} inputs frozen to a value at compile time (onnx_import.freeze_inputs)."""
+    from . import dynamic, onnx_import
     from .frontend import lower
+    source = model if isinstance(model, str) else getattr(getattr(model, "graph", None), "name", "")
+    if consts:
+        model = onnx_import.freeze_inputs(onnx_import.load(model), dict(consts))
     if dims:
         graph = dynamic.lower_dynamic(model, shapes, dims)
     else:
@@ -47,5 +51,4 @@ def compile_model(model, shapes: dict | None = None, target=None, dims=None, sta
         dynamic.tag_data_dims(graph)
     if state:
         dynamic.apply_state(graph, dict(state))
-    source = model if isinstance(model, str) else getattr(getattr(model, "graph", None), "name", "")
     return compile_graph(graph, source=str(source), target=target)
