@@ -315,3 +315,22 @@ def test_normalisations(seed):
     axis = int(rng.integers(1, x.ndim))
     check(build("RMSNormalization", {"x": x}, {"s": f32(rng, *x.shape[axis:])}, ["x", "s"],
                 dict(axis=axis, epsilon=eps), opset=23), {"x": x})
+
+
+def test_clip_with_run_time_bounds():
+    """Clip whose min is computed from the data (a log-mel floor: max - 1), and min/max as graph inputs,
+    min > max included (every value becomes max, as ONNX defines it)."""
+    from onnx import numpy_helper as nh
+    x = f32(np.random.default_rng(12), 3, 4)
+    nodes = [helper.make_node("ReduceMax", ["x"], ["mx"], keepdims=0), helper.make_node("Sub", ["mx", "one"], ["lo"]),
+             helper.make_node("Clip", ["x", "lo"], ["y"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          [nh.from_array(np.array(1, np.float32), "one")])
+    check(helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)]), {"x": x})
+    g = helper.make_graph([helper.make_node("Clip", ["x", "lo", "hi"], ["y"])], "g",
+                          [helper.make_tensor_value_info(k, TensorProto.FLOAT, s) for k, s in (("x", [3, 4]), ("lo", []), ("hi", []))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    for lo, hi in ((-0.5, 0.7), (0.5, -0.7)):
+        check(m, {"x": x, "lo": np.array(lo, np.float32), "hi": np.array(hi, np.float32)})

@@ -21,9 +21,28 @@ INT_OPS = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Mod"}
 NO_ACT = {"act": K.EP_ACT_NONE, "act_alpha": 0.0, "act_beta": 0.0}
 
 
+def _clip_at_run_time(ctx, n, X) -> bool:
+    """Clip whose min or max is computed at run time (a log-mel floor from the signal's peak): max then
+    min as binary ops, exactly min(max(x, lo), hi) as ONNX defines it. False when both are constants."""
+    bounds = [(i, K.EP_BIN_MAX if i == 1 else K.EP_BIN_MIN) for i in (1, 2) if n.input(i)]
+    if all(ctx.m.const(n.input(i)) is not None for i, _ in bounds):
+        return False
+    y = X
+    for j, (i, kind) in enumerate(bounds):
+        b = ctx.input(n, i)
+        ctx.need_f32(b)
+        if len(b.shape) and b.shape != (1,):
+            raise NodeError(f"{'min' if i == 1 else 'max'} must be a scalar, got shape {list(b.shape)}")
+        y = binary(ctx, kind, y, b, out_name=f"{n.outputs[0]}/{'min' if i == 1 else 'max'}",
+                   bind=(n, 0) if j == len(bounds) - 1 else None)
+    return True
+
+
 def lower_unary(ctx, n):
     X = ctx.input(n, 0)
     ctx.need_f32(X)
+    if n.op_type == "Clip" and n.domain == "" and _clip_at_run_time(ctx, n, X):
+        return
     try:
         kind, alpha, beta = acts.activation(ctx.m, n)
     except acts.ActError as e:
