@@ -23,7 +23,7 @@ STATIC_INPUTS = {
     "Split": (1,), "Unsqueeze": (1,), "Squeeze": (1,), "Clip": (1, 2), "ReduceMean": (1,), "ReduceSum": (1,),
     "ReduceMax": (1,), "ReduceMin": (1,), "ReduceProd": (1,), "ReduceSumSquare": (1,), "ReduceL2": (1,),
     "ConstantOfShape": (0,), "Expand": (1,), "Tile": (1,), "Range": (0, 1, 2), "TopK": (1,),
-    "CumSum": (1,), "Trilu": (1,), "STFT": (1, 3), "MelWeightMatrix": (0, 1, 2, 3, 4),
+    "CumSum": (1,), "Trilu": (1,), "STFT": (1, 3), "MelWeightMatrix": (0, 1, 2, 3, 4), "OneHot": (1, 2),
 }
 
 # cases of claimed ops that are out of scope, with the reason

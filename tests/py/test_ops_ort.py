@@ -334,3 +334,34 @@ def test_clip_with_run_time_bounds():
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
     for lo, hi in ((-0.5, 0.7), (0.5, -0.7)):
         check(m, {"x": x, "lo": np.array(lo, np.float32), "hi": np.array(hi, np.float32)})
+
+
+@pytest.mark.parametrize("axis", [-1, 0, 1])
+@pytest.mark.parametrize("dt", [np.int64, np.float32])
+def test_onehot(axis, dt):
+    """OneHot with negative indices (counted from the end) and ones past the depth (an all-off row),
+    int64 or float32 indices, float and int64 values."""
+    idx = np.random.default_rng(13).integers(-7, 7, size=(3, 4)).astype(dt)
+    vals_list = [np.array([0.5, 2.0], np.float32)] + ([np.array([0, 7], np.int64)] if dt == np.int64 else [])
+    for vals in vals_list:   # (the combinations onnxruntime has kernels for)
+        node = helper.make_node("OneHot", ["i", "d", "v"], ["y"], axis=axis)
+        g = helper.make_graph([node], "g", [helper.make_tensor_value_info("i", helper.np_dtype_to_tensor_dtype(idx.dtype), idx.shape)],
+                              [helper.make_tensor_value_info("y", helper.np_dtype_to_tensor_dtype(vals.dtype), None)],
+                              [numpy_helper.from_array(np.array(5, np.int64 if dt == np.int64 else np.float32), "d"),
+                               numpy_helper.from_array(vals, "v")])
+        check(helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)]), {"i": idx})
+
+
+def test_batchnorm_with_statistics_computed_in_the_graph():
+    """A Keras LayerNormalization exported as FusedBatchNorm: mean and variance come from Reduce nodes."""
+    rng = np.random.default_rng(14)
+    x = f32(rng, 2, 4, 3, 5)
+    nodes = [helper.make_node("ReduceMean", ["x"], ["m4"], axes=[0, 2, 3], keepdims=0),
+             helper.make_node("Mul", ["x", "x"], ["x2"]),
+             helper.make_node("ReduceMean", ["x2"], ["q"], axes=[0, 2, 3], keepdims=0),
+             helper.make_node("Mul", ["m4", "m4"], ["m2"]), helper.make_node("Sub", ["q", "m2"], ["v"]),
+             helper.make_node("BatchNormalization", ["x", "s", "b", "m4", "v"], ["y"], epsilon=1e-3)]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          [numpy_helper.from_array(f32(rng, 4), "s"), numpy_helper.from_array(f32(rng, 4), "b")])
+    check(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), {"x": x})

@@ -215,8 +215,7 @@ SPECS = {
     "mtcnn_onet": Case({"input_3": Normal((4, 48, 48, 3), 0.5)}),
 
     # ---- Magika: file bytes, 256 = padding -----------------------------------------------------------------
-    "magika_standard_v1": Case({"bytes": Ints((1, 1536), 0, 257, "float32")},
-                                 xfail="node 'model/tf.one_hot/one_hot' (OneHot): op type 'OneHot' is unsupported"),
+    "magika_standard_v1": Case({"bytes": Ints((1, 1536), 0, 257, "float32")}),
     "magika_standard_v3_3": Case({"bytes": Ints((1, 2048), 0, 257, "int32")}),
 
     # ---- speech / text -------------------------------------------------------------------------------------

@@ -122,6 +122,29 @@ def lower_binary(ctx, n):
                      params=epilogue_params(n) if last else None, bind=(n, 0) if last else None)
 
 
+def _batchnorm_at_run_time(ctx, n, X, C: int) -> None:
+    """BatchNormalization whose statistics are computed in the graph (a Keras LayerNormalization exported
+    as FusedBatchNorm): (x - mean) / sqrt(var + eps) * scale + bias, as binary and unary ops."""
+    shp = (C,) + (1,) * (len(X.shape) - 2)
+    name = n.outputs[0]
+    per_c = []
+    for i, what in ((1, "scale"), (2, "bias"), (3, "mean"), (4, "var")):
+        t = ctx.input(n, i, what)
+        ctx.need_f32(t)
+        if int(np.prod(t.shape)) != C:
+            raise NodeError(f"{what} must have {C} values, has {int(np.prod(t.shape))}")
+        per_c.append(ctx.view(t, shp, f"{name}/bn_{what}"))
+    sc, bi, mean, var = per_c
+    eps = ctx.const(name + "/bn_eps", np.array(float(n.attrs.get("epsilon", 1e-5)), np.float32))
+    std = ctx.tmp(name + "/bn_std", shp)
+    ctx.emit("unary", [binary(ctx, K.EP_BIN_ADD, var, eps, out_name=name + "/bn_var_eps")], [std],
+             {"kind": K.EP_ACT_SQRT, "alpha": 0.0, "beta": 0.0}, inplace=0)
+    y = binary(ctx, K.EP_BIN_DIV, binary(ctx, K.EP_BIN_SUB, X, mean, out_name=name + "/bn_centred"), std,
+               out_name=name + "/bn_normed")
+    binary(ctx, K.EP_BIN_ADD, binary(ctx, K.EP_BIN_MUL, y, sc, out_name=name + "/bn_scaled"), bi,
+           params=epilogue_params(n), bind=(n, 0))
+
+
 def lower_batchnorm(ctx, n):
     """Standalone inference BatchNormalization: y = x * s + t with s, t constants shaped [C, 1, ...]."""
     if n.attrs.get("training_mode", 0) or any(o for o in n.outputs[1:]):
@@ -131,6 +154,8 @@ def lower_batchnorm(ctx, n):
     if len(X.shape) < 2:
         raise NodeError(f"input rank {len(X.shape)} < 2")
     C = X.shape[1]
+    if any(ctx.m.const(n.input(i)) is None for i in range(1, 5)):
+        return _batchnorm_at_run_time(ctx, n, X, C)
     p = [ctx.const_input(n, i, w).astype(np.float64).reshape(-1) for i, w in
          ((1, "scale"), (2, "bias"), (3, "mean"), (4, "var"))]
     if any(len(a) != C for a in p):

@@ -271,3 +271,51 @@ FLOPS = {"layernorm": lambda op: 8 * prod(op.inputs[0].shape), "cumsum": lambda 
 # ---- constant folding (passes/fold.py) ----
 
 FOLD = {"Equal": lambda n, a: np.equal(a[0], a[1]), "Where": lambda n, a: np.where(a[0], a[1], a[2])}
+
+
+# ---- OneHot: compare and where ----
+
+def lower_onehot(ctx, n):
+    """OneHot(indices, depth, values) along axis: y = where(indices' == arange(depth), on, off), indices'
+    the indices with a negative one counted from the end (+ depth); an index out of [-depth, depth) gives
+    an all-off row, as ONNX defines it."""
+    idx = ctx.input(n, 0)
+    rank_ok(idx)
+    if idx.dtype == np.float32:           # ONNX casts non-integer indices (towards zero)
+        as_int = ctx.tmp(n.outputs[0] + "/indices", idx.shape, np.int64)
+        ctx.emit("cast", [idx], [as_int], {"to": K.EP_DTYPE_I64})
+        idx = as_int
+    if idx.dtype not in (np.dtype(np.int32), np.dtype(np.int64)):
+        raise NodeError(f"indices have dtype {idx.dtype.name}; int32, int64 and float32 are supported")
+    depth = ctx.const_input(n, 1, "depth").reshape(-1)
+    if depth.size != 1 or not float(depth[0]).is_integer() or int(depth[0]) < 1:
+        raise NodeError(f"depth must be one positive integer, got {depth.tolist()}")
+    depth = int(depth[0])
+    vals = ctx.const_input(n, 2, "values").reshape(-1)
+    if vals.size != 2:
+        raise NodeError(f"values must be [off, on], got {vals.size} values")
+    need_dtype(ctx.const(n.outputs[0] + "/dtype", vals[:1]), BASIC, "values")
+    r = len(idx.shape) + 1
+    axis = norm_axis(n.attrs.get("axis", -1), r)
+    if r > MAX_RANK:
+        raise NodeError(f"the output would have rank {r} > {MAX_RANK}")
+    b = n.outputs[0]
+    dt = idx.dtype
+    neg = ctx.tmp(b + "/neg", idx.shape, np.bool_)
+    ctx.emit("compare", [idx, ctx.const(b + "/zero", np.zeros((), dt))], [neg], {"kind": K.EP_CMP_LESS})
+    from .elementwise import binary
+    wrapped = binary(ctx, K.EP_BIN_ADD, idx, ctx.const(b + "/depth", np.array(depth, dt)), out_name=b + "/wrapped")
+    fixed = ctx.tmp(b + "/idx", idx.shape, dt)
+    ctx.emit("where", [neg, wrapped, idx], [fixed], {})
+    col = list(idx.shape)
+    col.insert(axis, 1)
+    lane = [1] * r
+    lane[axis] = depth
+    hit = ctx.tmp(b + "/hit", [d if k != axis else depth for k, d in enumerate(col)], np.bool_)
+    ctx.emit("compare", [ctx.view(fixed, col, b + "/col"), ctx.const(b + "/lanes", np.arange(depth, dtype=dt).reshape(lane))],
+             [hit], {"kind": K.EP_CMP_EQUAL})
+    y = ctx.output(n, 0, hit.shape, vals.dtype)
+    ctx.emit("where", [hit, ctx.const(b + "/on", vals[1:2].reshape(())), ctx.const(b + "/off", vals[:1].reshape(()))], [y], {})
+
+
+LOWER[("", "OneHot")] = lower_onehot
