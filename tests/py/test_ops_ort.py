@@ -365,3 +365,45 @@ def test_batchnorm_with_statistics_computed_in_the_graph():
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
                           [numpy_helper.from_array(f32(rng, 4), "s"), numpy_helper.from_array(f32(rng, 4), "b")])
     check(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), {"x": x})
+
+
+def _ms_model(op, feeds, consts, order, attrs=None, outputs=("y",)):
+    vi = [helper.make_tensor_value_info(k, TensorProto.FLOAT, v.shape) for k, v in feeds.items()]
+    node = helper.make_node(op, list(order), list(outputs), domain="com.microsoft", **(attrs or {}))
+    g = helper.make_graph([node], "g", vi, [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs if o],
+                          [numpy_helper.from_array(v, k) for k, v in consts.items()])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid("com.microsoft", 1)],
+                             ir_version=8)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_contrib_ops_onnxruntime_writes(seed):
+    """com.microsoft ops that onnxruntime's optimiser leaves in shipped files, against onnxruntime."""
+    rng = np.random.default_rng(seed)
+    x, bias = f32(rng, 2, 3, 8), f32(rng, 8)
+    for op, consts, order in [("Gelu", {}, ["x"]), ("BiasGelu", {"b": bias}, ["x", "b"]),
+                              ("FastGelu", {}, ["x"]), ("FastGelu", {"b": bias}, ["x", "b"])]:
+        check(_ms_model(op, {"x": x}, consts, order), {"x": x})
+    check(_ms_model("QuickGelu", {"x": x}, {}, ["x"], dict(alpha=1.702)), {"x": x})
+    check(_ms_model("QuickGelu", {"x": x}, {}, ["x"], dict(alpha=1.0)), {"x": x})
+    skip = f32(rng, 2, 3, 8)
+    check(_ms_model("SkipLayerNormalization", {"x": x, "s": skip}, {"g": f32(rng, 8), "be": f32(rng, 8), "bi": bias},
+                    ["x", "s", "g", "be", "bi"], dict(epsilon=1e-5), outputs=("y", "", "", "sum")), {"x": x, "s": skip})
+    check(_ms_model("SkipLayerNormalization", {"x": x, "s": skip}, {"g": f32(rng, 8)}, ["x", "s", "g"]), {"x": x, "s": skip})
+    a, b = f32(rng, 2, 5, 3), f32(rng, 2, 4, 3)
+    check(_ms_model("FusedMatMul", {"a": a, "b": b}, {}, ["a", "b"], dict(transB=1, alpha=0.5)), {"a": a, "b": b})
+    check(_ms_model("FusedMatMul", {"a": a.transpose(0, 2, 1).copy(), "b": b}, {}, ["a", "b"], dict(transA=1, transB=1)),
+          {"a": a.transpose(0, 2, 1).copy(), "b": b})
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_depth_space_and_mean(seed):
+    rng = np.random.default_rng(seed)
+    b = int(rng.integers(1, 4))
+    x = f32(rng, 2, 2 * b * b, 3, 5)
+    for mode in ("DCR", "CRD"):
+        check(build("DepthToSpace", {"x": x}, {}, ["x"], dict(blocksize=b, mode=mode)), {"x": x})
+    y = f32(rng, 1, 3, 2 * b, 3 * b)
+    check(build("SpaceToDepth", {"x": y}, {}, ["x"], dict(blocksize=b)), {"x": y})
+    p, q, r = f32(rng, 3, 4), f32(rng, 4), f32(rng, 1, 4)
+    check(build("Mean", {"p": p, "q": q, "r": r}, {}, ["p", "q", "r"]), {"p": p, "q": q, "r": r})

@@ -193,3 +193,21 @@ FOLD = {
     "Mul": lambda n, a: np.multiply(a[0], a[1]).astype(np.result_type(a[0], a[1])),
     "Div": _fold_div,
 }
+
+
+def lower_mean(ctx, n):
+    """Mean of its inputs (numpy broadcasting): their sum, then times 1/count."""
+    ts = [ctx.tensor(i) for i in n.inputs if i]
+    if not ts:
+        raise NodeError("no inputs")
+    ctx.need_f32(*ts)
+    if len(ts) == 1:
+        ctx.view_output(n, 0, ts[0], ts[0].shape)
+        return
+    acc = ts[0]
+    for k, t in enumerate(ts[1:]):
+        acc = binary(ctx, K.EP_BIN_ADD, acc, t, out_name=f"{n.outputs[0]}/sum{k}")
+    binary(ctx, K.EP_BIN_DIV, acc, ctx.const(n.outputs[0] + "/count", np.array(len(ts), np.float32)), bind=(n, 0))
+
+
+LOWER[("", "Mean")] = lower_mean

@@ -238,3 +238,50 @@ FOLD = {
     "Gather": lambda n, a: np.take(a[0], a[1].astype(np.int64), axis=int(n.attrs.get("axis", 0))),
     "Transpose": lambda n, a: np.ascontiguousarray(np.transpose(a[0], n.attrs.get("perm"))),
 }
+
+
+def _rearrange(ctx, n, X, split, perm, out_shape):
+    """X viewed as `split`, transposed by perm, viewed as out_shape (bound to the node's output)."""
+    if len(split) > MAX_RANK:
+        raise NodeError(f"needs a rank-{len(split)} transpose (> {MAX_RANK})")
+    v = ctx.view(X, split, n.outputs[0] + "/split")
+    t = ctx.tmp(n.outputs[0] + "/moved", [split[p] for p in perm], X.dtype)
+    ctx.emit("transpose", [v], [t], {"perm": list(perm) + list(range(len(perm), MAX_RANK))})
+    ctx.view_output(n, 0, t, out_shape)
+
+
+def lower_depth_to_space(ctx, n):
+    """DepthToSpace (DCR or CRD): a view, a 6-D transpose and a view."""
+    X = ctx.input(n, 0)
+    if len(X.shape) != 4:
+        raise NodeError(f"DepthToSpace needs [N, C, H, W], got {list(X.shape)}")
+    b = int(n.attrs.get("blocksize", 0))
+    N, C, H, W = X.shape
+    if b < 1 or C % (b * b):
+        raise NodeError(f"blocksize {b} does not divide the {C} channels into blocks of {b}x{b}")
+    c = C // (b * b)
+    mode = n.attrs.get("mode", "DCR")
+    if mode == "DCR":
+        _rearrange(ctx, n, X, (N, b, b, c, H, W), (0, 3, 4, 1, 5, 2), (N, c, H * b, W * b))
+    elif mode == "CRD":
+        _rearrange(ctx, n, X, (N, c, b, b, H, W), (0, 1, 4, 2, 5, 3), (N, c, H * b, W * b))
+    else:
+        raise NodeError(f"mode '{mode}' is unsupported (DCR, CRD)")
+
+
+def lower_space_to_depth(ctx, n):
+    X = ctx.input(n, 0)
+    if len(X.shape) != 4:
+        raise NodeError(f"SpaceToDepth needs [N, C, H, W], got {list(X.shape)}")
+    b = int(n.attrs.get("blocksize", 0))
+    N, C, H, W = X.shape
+    if b < 1 or H % b or W % b:
+        raise NodeError(f"blocksize {b} does not divide H {H} and W {W}")
+    mode = n.attrs.get("mode", "DCR")
+    if mode not in ("DCR", "CRD"):
+        raise NodeError(f"mode '{mode}' is unsupported (DCR, CRD)")
+    perm = (0, 3, 5, 1, 2, 4) if mode == "DCR" else (0, 1, 3, 5, 2, 4)
+    _rearrange(ctx, n, X, (N, C, H // b, b, W // b, b), perm, (N, C * b * b, H // b, W // b))
+
+
+LOWER.update({("", "DepthToSpace"): lower_depth_to_space, ("", "SpaceToDepth"): lower_space_to_depth})
