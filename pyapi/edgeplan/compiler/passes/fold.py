@@ -326,7 +326,10 @@ def _fold_round(m: ir.Model, budget: _Budget, problems: Problems) -> int:
             keep += _inline_if(m, n, bool(arrays[0].reshape(-1)[0]))    # the branch the constant takes
             done += 1
             continue
-        if n.domain == "" and n.op_type == "Shape" and m.static_shape(n.inputs[0]) is not None:
+        if (n.domain == "" and n.op_type == "CastLike" and arrays and arrays[0] is not None and len(n.inputs) > 1
+                and m.values.get(n.inputs[1]) is not None and m.values[n.inputs[1]].dtype is not None):
+            out = [arrays[0].astype(m.values[n.inputs[1]].dtype)]   # only the second input's dtype matters
+        elif n.domain == "" and n.op_type == "Shape" and m.static_shape(n.inputs[0]) is not None:
             out = [_shape_const(n, m.static_shape(n.inputs[0]))]
         elif n.domain == "" and n.op_type == "Size" and m.static_shape(n.inputs[0]) is not None:
             out = [np.array(math.prod(m.static_shape(n.inputs[0])), dtype=np.int64)]
