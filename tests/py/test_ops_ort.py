@@ -407,3 +407,36 @@ def test_depth_space_and_mean(seed):
     check(build("SpaceToDepth", {"x": y}, {}, ["x"], dict(blocksize=b)), {"x": y})
     p, q, r = f32(rng, 3, 4), f32(rng, 4), f32(rng, 1, 4)
     check(build("Mean", {"p": p, "q": q, "r": r}, {}, ["p", "q", "r"]), {"p": p, "q": q, "r": r})
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_composed_ops(seed):
+    """The ops written as compositions (compiler/ops/compose.py) against onnxruntime, with large, NaN and
+    infinite values where they matter."""
+    rng = np.random.default_rng(seed)
+    x = 5 * f32(rng, 2, 3, 4)
+    x[0, 0, :2] = [120.0, -120.0]            # softplus / mish far from 0
+    for op, attrs in [("Softplus", {}), ("Softsign", {}), ("Mish", {}), ("Selu", {}), ("Selu", dict(alpha=1.5, gamma=0.7)),
+                      ("Celu", dict(alpha=0.7)), ("ThresholdedRelu", dict(alpha=0.3)), ("Shrink", dict(lambd=0.6, bias=0.2))]:
+        check(build(op, {"x": x}, {}, ["x"], attrs, opset=18), {"x": x})
+    y = x.copy()
+    y[1, 1, :3] = [np.nan, np.inf, -np.inf]
+    for op, attrs in [("IsNaN", {}), ("IsInf", {}), ("IsInf", dict(detect_negative=0)), ("IsInf", dict(detect_positive=0))]:
+        node = helper.make_node(op, ["x"], ["y"], **attrs)
+        g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, y.shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.BOOL, None)])
+        check(helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)]), {"x": y})
+    axes = np.array([int(rng.integers(0, 3))], np.int64)
+    for op in ("ReduceL1", "ReduceLogSumExp"):
+        for keep in (0, 1):
+            check(build(op, {"x": x}, {"a": axes}, ["x", "a"], dict(keepdims=keep), opset=18), {"x": x})
+    pos = np.abs(x) + 0.1
+    check(build("ReduceLogSum", {"x": pos}, {"a": axes}, ["x", "a"], opset=18), {"x": pos})
+    for axis in (0, 1, -1):
+        check(build("Hardmax", {"x": x}, {}, ["x"], dict(axis=axis)), {"x": x})
+    reps = rng.integers(0, 4, size=3).astype(np.int64)
+    check(build("Tile", {"x": x}, {"r": reps}, ["x", "r"]), {"x": x})
+    img = f32(rng, 1, 2, 7, 6)
+    for p in (1, 2, 3):
+        check(build("LpPool", {"x": img}, {}, ["x"], dict(kernel_shape=[3, 2], strides=[2, 1], pads=[1, 0, 1, 1], p=p)),
+              {"x": img})

@@ -8,13 +8,9 @@ from ..lowering import NodeError
 from ._util import ints, prod, window
 
 
-def lower_pool(ctx, n):
-    X = ctx.input(n, 0)
-    ctx.need_f32(X)
-    if len(n.outputs) > 1 and n.outputs[1]:
-        used = n.outputs[1] in ctx.m.outputs or any(n.outputs[1] in x.inputs for x in ctx.m.nodes)
-        if used:
-            raise NodeError("the Indices output of MaxPool is unsupported")
+def pool_geometry(ctx, n, X):
+    """(x4, y4 shape, y shape, params) of a 1-D or 2-D pooling window over X: 1-D runs as 2-D with H = 1
+    (x4 a view); the params are ep_pool_params' less count_include_pad."""
     r = len(X.shape)
     if r not in (3, 4):
         raise NodeError(f"{r - 2}-D {n.op_type} is unsupported (only 1-D and 2-D)")
@@ -31,20 +27,31 @@ def lower_pool(ctx, n):
         raise NodeError(f"output spatial dims {outs} are empty")
     N, C = X.shape[:2]
     yshape = (N, C, *outs)
+    x4 = X
     if nsp == 1:
         x4 = ctx.view(X, (N, C, 1, X.shape[2]))
         kernel, strides, dil = [1] + kernel, [1] + strides, [1] + dil
         begin, end = [0] + begin, [0] + end
-        y4 = ctx.tmp(n.outputs[0] + "/2d", (N, C, 1, outs[0]))
+    params = {"kernel": kernel, "stride": strides, "dilation": dil,
+              "pads": [begin[0], begin[1], end[0], end[1]], "ceil_mode": ceil_mode}
+    return x4, (N, C) + tuple(1 for _ in range(2 - nsp)) + tuple(outs), yshape, params
+
+
+def lower_pool(ctx, n):
+    X = ctx.input(n, 0)
+    ctx.need_f32(X)
+    if len(n.outputs) > 1 and n.outputs[1]:
+        used = n.outputs[1] in ctx.m.outputs or any(n.outputs[1] in x.inputs for x in ctx.m.nodes)
+        if used:
+            raise NodeError("the Indices output of MaxPool is unsupported")
+    x4, y4shape, yshape, params = pool_geometry(ctx, n, X)
+    if tuple(y4shape) != tuple(yshape):
+        y4 = ctx.tmp(n.outputs[0] + "/2d", y4shape)
         ctx.view_output(n, 0, y4, yshape)
     else:
-        x4 = X
         y4 = ctx.output(n, 0, yshape, np.float32)
     avg = n.op_type == "AveragePool"
-    params = {"kernel": kernel, "stride": strides, "dilation": dil,
-              "pads": [begin[0], begin[1], end[0], end[1]],
-              "count_include_pad": int(n.attrs.get("count_include_pad", 0)) if avg else 0,
-              "ceil_mode": ceil_mode}
+    params["count_include_pad"] = int(n.attrs.get("count_include_pad", 0)) if avg else 0
     ctx.emit("avgpool" if avg else "maxpool", [x4], [y4], params)
 
 
