@@ -83,7 +83,13 @@ def normalize(m, copy: bool):
     import onnx
     opset = default_opset(m)
     if 0 < opset < MIN_OPSET:
-        from onnx import version_converter
+        from onnx import helper, version_converter
+        listed = {vi.name for vi in m.graph.input}
+        missing = [t for t in m.graph.initializer if t.name not in listed]
+        if m.ir_version < 4 and missing:   # IR < 4 lists every initializer as an input; the converter needs it
+            if copy:
+                m, copy = onnx.ModelProto.FromString(m.SerializeToString()), False
+            m.graph.input.extend(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)) for t in missing)
         try:
             m, copy = version_converter.convert_version(m, MIN_OPSET), False
         except Exception as e:  # noqa: BLE001 - the converter's errors are RuntimeError, ValueError, ...
