@@ -11,8 +11,12 @@
 typedef void (*ep_bin_row_fn)(float *y, const float *a, int64_t sa, const float *b, int64_t sb, int64_t n,
                               int act, float alpha, float beta);
 
-/* Defines `static ep_bin_row_fn name(int kind)` over the row functions bin_row_EP_BIN_<KIND> an ISA file
- * defines for ADD, SUB, MUL, DIV, PRELU, MAX and MIN; other kinds (POW, MOD, FMOD) get NULL: the reference. */
+/* Instantiates ROW(K) (a macro defining the row function bin_row_K) for ADD, SUB, MUL, DIV, PRELU, MAX and MIN,
+ * then defines `static ep_bin_row_fn name(int kind)` over them; other kinds (POW, MOD, FMOD) get NULL: the
+ * reference. */
+#define EP_BIN_ROWS(ROW, name)                                                                               \
+    ROW(EP_BIN_ADD) ROW(EP_BIN_SUB) ROW(EP_BIN_MUL) ROW(EP_BIN_DIV) ROW(EP_BIN_PRELU) ROW(EP_BIN_MAX)         \
+    ROW(EP_BIN_MIN) EP_BIN_ROW_FOR(name)
 #define EP_BIN_ROW_FOR(name)                                   \
     static ep_bin_row_fn name(int kind) {                      \
         switch (kind) {                                        \
@@ -27,56 +31,23 @@ typedef void (*ep_bin_row_fn)(float *y, const float *a, int64_t sa, const float 
         }                                                      \
     }
 
-static inline void ep_bcast_strides(const ep_tensor *t, int r, int64_t *st) {
-    int64_t s = 1;
-    for (int i = r - 1; i >= 0; i--) {
-        const int ti = i - (r - t->rank);
-        st[i] = (ti < 0 || t->dims[ti] == 1) ? 0 : s;
-        if (ti >= 0) s *= t->dims[ti];
-    }
-}
-
 /* Runs op through row_for(kind)'s rows, or through ep_ref_binary_f32 when rows do not apply. The ISA
  * rows are f32 only: integer dtypes go to the reference kernel (ep_ref_binary_int), one check per op. */
 static inline int ep_binary_rows(const ep_op *op, ep_bin_row_fn (*row_for)(int kind)) {
     const ep_binary_params *p = (const ep_binary_params *)op->params;
     const ep_tensor *ta = op->in[0], *tb = op->in[1], *ty = op->out[0];
     if (ty->dtype != EP_DTYPE_F32) return ep_ref_binary_int(op);
-    const int r = ty->rank;
-    int64_t n[EP_MAX_RANK];
-    int64_t st[3][EP_MAX_RANK];
-    int64_t s = 1;
-    for (int i = r - 1; i >= 0; i--) {
-        n[i] = ty->dims[i];
-        st[0][i] = s;
-        s *= n[i];
-    }
-    ep_bcast_strides(ta, r, st[1]);
-    ep_bcast_strides(tb, r, st[2]);
-    const int cr = ru_collapse(r, n, 3, st);
-    if (cr == 0 || n[0] == 0) return ep_ref_binary_f32(op);   /* one element, or none */
-    const int last = cr - 1;
-    const int64_t len = n[last], sa = st[1][last], sb = st[2][last];
-    const ep_bin_row_fn fn = sa <= 1 && sb <= 1 ? row_for(p->kind) : NULL;
-    if (!fn) return ep_ref_binary_f32(op);                     /* general broadcasting, POW, MOD */
+    ru_bin_walk w;
+    if (ru_bin_begin(&w, ta, tb, ty) <= 0) return ep_ref_binary_f32(op);   /* one element, or none */
+    const ep_bin_row_fn fn = w.sa <= 1 && w.sb <= 1 ? row_for(p->kind) : NULL;
+    if (!fn) return ep_ref_binary_f32(op);                                 /* general broadcasting, POW, MOD */
     const float *a = (const float *)ta->data;
     const float *b = (const float *)tb->data;
     float *y = (float *)ty->data;
-    int64_t idx[EP_MAX_RANK] = {0};
-    int64_t oa = 0, ob = 0;
-    for (;;) {
-        fn(y, a + oa, sa, b + ob, sb, len, p->act, p->act_alpha, p->act_beta);
-        y += len;
-        int i = last - 1;
-        for (; i >= 0; i--) {
-            oa += st[1][i];
-            ob += st[2][i];
-            if (++idx[i] < n[i]) break;
-            oa -= st[1][i] * n[i];
-            ob -= st[2][i] * n[i];
-            idx[i] = 0;
-        }
-        if (i < 0) return EP_OK;
-    }
+    do {
+        fn(y, a + w.oa, w.sa, b + w.ob, w.sb, w.len, p->act, p->act_alpha, p->act_beta);
+        y += w.len;
+    } while (ru_bin_next(&w));
+    return EP_OK;
 }
 #endif

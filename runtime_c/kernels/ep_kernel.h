@@ -3,7 +3,21 @@
  * At open the executor binds each op once: tensor pointers, parameter struct,
  * scratch. Before binding, the op's shape function checks the op against the
  * plan (arity, dtypes, ranks, parameter ranges, output shapes, scratch size);
- * only then may its kernel run, and the kernel trusts everything it is given. */
+ * only then may its kernel run, and the kernel trusts everything it is given.
+ *
+ * How the kernel files are organised:
+ *   - Reference kernels (kernels/ref/) are independent plain C, one thread, written to be read: they are the
+ *     numerical spec (each file states its accumulation order), never an instance of an ISA template and
+ *     never a call into an ISA driver. A variant's reference reads its layout directly (ref/packed_f32.c reads
+ *     the packed weights in place), so its result can be stated against variant 0 (the PACKED variants equal
+ *     variant 0 bit for bit on finite inputs).
+ *   - ISA kernels (kernels/x86/, kernels/neon/) that share a driver instantiate a template kernels/<op>_tmpl.h:
+ *     the including file defines the template's vector operations and EP_ISA (x86.h, neon.h), and the template
+ *     names every function it exports EP_ISA_FN(name), i.e. ep_<isa>_<name> (ep_x86_conv2d_dw_f32).
+ *   - What the reference and the templates must compute identically is plain C in shared headers that ref
+ *     includes too (kernels/<op>_common.h and <op>_geo.h, ref/ref_util.h and ref_util_elem.h): geometry, operand
+ *     binding, the pool windows of the border outputs, the Winograd transforms. Never the other way round: no
+ *     reference file includes a template or an ISA header. */
 #ifndef EP_KERNEL_H
 #define EP_KERNEL_H
 
@@ -82,7 +96,15 @@ typedef struct ep_kernel_table {
     ep_kernel_fn fn[EP_OP_COUNT][EP_MAX_VARIANTS];
 } ep_kernel_table;
 
+/* The name of a kernel a template exports for the ISA of the including file (EP_ISA: x86, neon, ...):
+ * EP_ISA_FN(layernorm_f32) is ep_x86_layernorm_f32 where EP_ISA is x86. Two levels, so that EP_ISA expands. */
+#define EP_ISA_FN(name) EP_ISA_FN_(EP_ISA, name)
+#define EP_ISA_FN_(isa, name) EP_ISA_FN__(isa, name)
+#define EP_ISA_FN__(isa, name) ep_##isa##_##name
+
 /* ---- helpers shared by kernels and shape functions ---- */
+/* Input i of op, NULL when absent (past n_in or an absent optional input). */
+static inline const ep_tensor *ep_op_in(const ep_op *op, int i) { return i < op->n_in ? op->in[i] : NULL; }
 static inline int64_t ep_numel(const ep_tensor *t) {
     int64_t n = 1;
     for (int i = 0; i < t->rank; i++) n *= t->dims[i];
@@ -124,6 +146,15 @@ static inline void ep_split_range(int64_t n, int64_t parts, int64_t i, int64_t *
     const int64_t q = n / parts, r = n % parts;
     *lo = i * q + (i < r ? i : r);
     *hi = *lo + q + (i < r);
+}
+/* Task t's range of n items split into `parts`: [lo, hi). */
+typedef struct ep_range {
+    int64_t lo, hi;
+} ep_range;
+static inline ep_range ep_task_range(int64_t n, int64_t parts, uint32_t t) {
+    ep_range r;
+    ep_split_range(n, parts, t, &r.lo, &r.hi);
+    return r;
 }
 
 /* Scalar activation used by fused epilogues and the unary op (ref semantics). */

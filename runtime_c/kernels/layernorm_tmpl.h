@@ -1,7 +1,7 @@
 /* LAYERNORM driver (semantics of kernels/ref/layernorm_f32.c), compiled once per ISA.
  *
- * Rows of inner = prod(X.dims[axis:]) elements. The including file defines LN_FN(name) (the exported
- * kernel is LN_FN(layernorm_f32)) and the row kernel
+ * Rows of inner = prod(X.dims[axis:]) elements. Exports EP_ISA_FN(layernorm_f32) (ep_kernel.h); the including
+ * file defines the row kernel
  *   static void ln_row(float *y, const float *x, const float *scale, const float *bias, int64_t n,
  *                      double eps, float *mean, float *inv_std);
  * which writes y[0..n) and *mean / *inv_std (as floats, each may be NULL).
@@ -17,14 +17,13 @@ typedef struct ln_job {
 
 static void ln_task(void *ctx, uint32_t t) {
     const ln_job *j = (const ln_job *)ctx;
-    int64_t lo, hi;
-    ep_split_range(j->outer, j->parts, t, &lo, &hi);
-    for (int64_t o = lo; o < hi; o++)
+    const ep_range r = ep_task_range(j->outer, j->parts, t);
+    for (int64_t o = r.lo; o < r.hi; o++)
         ln_row(j->y + o * j->inner, j->x + o * j->inner, j->sc, j->bi, j->inner, j->eps, j->mean ? j->mean + o : NULL,
                j->inv ? j->inv + o : NULL);
 }
 
-int LN_FN(layernorm_f32)(const ep_op *op) {
+int EP_ISA_FN(layernorm_f32)(const ep_op *op) {
     const ep_layernorm_params *p = (const ep_layernorm_params *)op->params;
     const ep_tensor *x = op->in[0];
     ln_job j = {(const float *)x->data, (const float *)op->in[1]->data,

@@ -1,4 +1,4 @@
-/* MATMUL batch broadcasting shared by the ISA kernels (the reference's mapping, kernels/ref/matmul_f32.c):
+/* MATMUL batch broadcasting shared by the reference (kernels/ref/matmul_f32.c) and the ISA kernels:
  * output batch bi (row-major over Y.dims[:-2]) reads A's and B's matrix a_mat / b_mat, the batch dims
  * aligned on the right, an extent-1 dim always reading index 0. */
 #ifndef EP_MATMUL_BCAST_H

@@ -29,4 +29,14 @@ typedef struct pk_epi {
     float alpha, beta;
 } pk_epi;
 
+/* Epilogue e moved to element (m0, n0) of C, in dst; NULL stays NULL. */
+static inline const pk_epi *pk_epi_at(pk_epi *dst, const pk_epi *e, int64_t m0, int64_t n0) {
+    if (!e) return NULL;
+    *dst = *e;
+    if (dst->bias_row) dst->bias_row += m0;
+    if (dst->bias_col) dst->bias_col += m0 * dst->bias_col_ld + n0;
+    if (dst->res) dst->res += m0 * dst->res_ld + n0;
+    return dst;
+}
+
 #endif

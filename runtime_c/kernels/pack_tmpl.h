@@ -1,39 +1,24 @@
 /* Packed-GEMM drivers (blocking, im2col strip packing, tails), compiled once per ISA.
  *
  * The including file defines, before including this one:
- *   PK_FN(name)   the exported kernel name, e.g. ep_x86_##name
  *   pk_tile(...)  the MR x NR micro-kernel (see pack_common.h):
  *     static void pk_tile(int mr, int64_t kc, const float *a, int64_t a_sm, int64_t a_sk,
  *                         const float *b, float *c, int64_t ldc, int load_c, const pk_epi *e);
  *     mr in 1..MR rows; all NR columns; load_c: accumulate onto C; e: NULL or the epilogue.
- * It then gets PK_FN(conv2d_packed_f32) (CONV2D variant PACKED) and PK_FN(gemm_packed_f32)
+ * It then exports EP_ISA_FN(conv2d_packed_f32) (CONV2D variant PACKED) and EP_ISA_FN(gemm_packed_f32)
  * (GEMM variant PACKED). Loop nest (Goto/BLIS): k-blocks of KC, row blocks of MC, NR-column strips
  * (a KC x NR strip stays in L1 while the MC x KC weight block streams from L2), MR-row panels.
- * kernels/winograd_tmpl.h (included after this file) adds PK_FN(conv2d_winograd_f32) on the same GEMM.
+ * kernels/winograd_tmpl.h (included after this file) adds EP_ISA_FN(conv2d_winograd_f32) on the same GEMM.
  *
- * Threads (op->pool; the reference build defines PK_POOL(op) as NULL and stays single-threaded): work is
- * split into whole MR x NR tiles (N at strip boundaries, M at panel boundaries) and every tile runs the
- * same micro-kernel calls over the same k-blocks as in one pk_gemm_run over all of C, so results are
- * bit-identical for any thread count. The packed conv splits each im2col pass by strips (a thread packs
- * the strips it multiplies: no barrier) or, when output-channel panels split more evenly (few strips),
+ * Threads (op->pool): work is split into whole MR x NR tiles (N at strip boundaries, M at panel boundaries) and
+ * every tile runs the same micro-kernel calls over the same k-blocks as in one pk_gemm_run over all of C, so
+ * results are bit-identical for any thread count. The packed conv splits each im2col pass by strips (a thread
+ * packs the strips it multiplies: no barrier) or, when output-channel panels split more evenly (few strips),
  * packs the strips in parallel, then splits the GEMM along M.
  * The shared scratch is written in disjoint strip ranges: scratch size does not depend on threads. */
 #include <string.h>
 #include "ep_ops.h"
 #include "pack_common.h"
-
-#ifndef PK_POOL   /* ISA kernels: the op's pool (src/pool.c) */
-#define PK_POOL(op) ((op)->pool)
-#define PK_THREADS_FOR(pool, work) ep_pool_threads_for(pool, work)
-#define PK_PARALLEL_FOR(pool, n, fn, ctx) ep_parallel_for(pool, n, fn, ctx)
-#else             /* the reference build: one thread, and the task loops inline */
-#define PK_THREADS_FOR(pool, work) ((void)(pool), (void)(work), (uint32_t)1)
-#define PK_PARALLEL_FOR(pool, n, fn, ctx)                                \
-    do {                                                                 \
-        (void)(pool);                                                    \
-        for (uint32_t pk_t_ = 0; pk_t_ < (uint32_t)(n); pk_t_++) fn(ctx, pk_t_); \
-    } while (0)
-#endif
 
 static inline int64_t pk_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -81,14 +66,8 @@ static void pk_gemm_run(int64_t M, int64_t N, int64_t K, const float *a, int64_t
                     const int mr = (int)pk_min(PK_MR, m1 - m);
                     const float *as = a + m * a_rm + k0 * a_sk;
                     float *ct = c + m * ldc + n0;
-                    pk_epi te, *tp = NULL;
-                    if (last && e) {
-                        te = *e;
-                        if (te.bias_row) te.bias_row += m;
-                        if (te.bias_col) te.bias_col += m * te.bias_col_ld + n0;
-                        if (te.res) te.res += m * te.res_ld + n0;
-                        tp = &te;
-                    }
+                    pk_epi te;
+                    const pk_epi *tp = last ? pk_epi_at(&te, e, m, n0) : NULL;
                     if (nr == PK_NR)
                         pk_tile(mr, kc, as, a_sm, a_sk, bs, ct, ldc, load_c, tp);
                     else
@@ -97,16 +76,6 @@ static void pk_gemm_run(int64_t M, int64_t N, int64_t K, const float *a, int64_t
             }
         }
     }
-}
-
-/* An epilogue moved to element (m0, n0) of C (NULL stays NULL). */
-static const pk_epi *pk_epi_at(pk_epi *dst, const pk_epi *e, int64_t m0, int64_t n0) {
-    if (!e) return NULL;
-    *dst = *e;
-    if (dst->bias_row) dst->bias_row += m0;
-    if (dst->bias_col) dst->bias_col += m0 * dst->bias_col_ld + n0;
-    if (dst->res) dst->res += m0 * dst->res_ld + n0;
-    return dst;
 }
 
 /* A pk_gemm_run split across threads: `parts` ranges of NR-strips (along_n) or of MR-panels. */
@@ -140,7 +109,7 @@ static void pk_gemm_task(void *ctx, uint32_t t) {
 /* pk_gemm_run on the pool: split along N (strips) or M (panels), whichever balances better. */
 static void pk_gemm_par(struct ep_pool *pool, int64_t M, int64_t N, int64_t K, const float *a, int64_t a_rm,
                         int64_t a_sm, int64_t a_sk, const float *b, float *c, int64_t ldc, const pk_epi *e) {
-    const int64_t T = PK_THREADS_FOR(pool, (uint64_t)M * (uint64_t)N * (uint64_t)K);
+    const int64_t T = ep_pool_threads_for(pool, (uint64_t)M * (uint64_t)N * (uint64_t)K);
     const int64_t strips = (N + PK_NR - 1) / PK_NR, panels = (M + PK_MR - 1) / PK_MR;
     if (T <= 1 || (strips < 2 && panels < 2)) {
         pk_gemm_run(M, N, K, a, a_rm, a_sm, a_sk, b, c, ldc, e);
@@ -150,7 +119,7 @@ static void pk_gemm_par(struct ep_pool *pool, int64_t M, int64_t N, int64_t K, c
     /* the largest share of one thread: ceil(units / parts) / units; compare cross-multiplied */
     const int along_n = (strips + pn - 1) / pn * panels <= (panels + pm - 1) / pm * strips;
     pk_gemm_job j = {M, N, K, a_rm, a_sm, a_sk, ldc, along_n ? pn : pm, a, b, c, e, along_n};
-    PK_PARALLEL_FOR(pool, (uint32_t)j.parts, pk_gemm_task, &j);
+    ep_parallel_for(pool, (uint32_t)j.parts, pk_gemm_task, &j);
 }
 
 /* im2col of ns strips of NR output pixels starting at pixel p0 (of P = OH*OW) of one image x[C,H,W]
@@ -215,8 +184,8 @@ typedef struct pk_conv_job {
 /* Task t packs its own range of the pass's strips and (unless pack_only) multiplies them. */
 static void pk_conv_task(void *ctx, uint32_t t) {
     const pk_conv_job *j = (const pk_conv_job *)ctx;
-    int64_t lo, hi;
-    ep_split_range(j->ns, j->parts, t, &lo, &hi);
+    const ep_range r = ep_task_range(j->ns, j->parts, t);
+    const int64_t lo = r.lo, hi = r.hi;
     if (lo >= hi) return;
     const int64_t q0 = j->p0 + lo * PK_NR;
     float *b = j->buf + lo * j->K * PK_NR;
@@ -227,12 +196,9 @@ static void pk_conv_task(void *ctx, uint32_t t) {
                 pk_epi_at(&te, j->e, 0, lo * PK_NR));
 }
 
-int PK_FN(conv2d_packed_f32)(const ep_op *op) {
+int EP_ISA_FN(conv2d_packed_f32)(const ep_op *op) {
     const ep_conv2d_params *p = (const ep_conv2d_params *)op->params;
-    const ep_tensor *xt = op->in[0], *wt = op->in[1];
-    const ep_tensor *bt = op->n_in > 2 ? op->in[2] : NULL;
-    const ep_tensor *rt = op->n_in > 3 ? op->in[3] : NULL;
-    const ep_tensor *yt = op->out[0];
+    const ep_tensor *xt = op->in[0], *wt = op->in[1], *bt = ep_op_in(op, 2), *rt = ep_op_in(op, 3), *yt = op->out[0];
     const int64_t N = xt->dims[0], C = xt->dims[1], H = xt->dims[2], W = xt->dims[3];
     const int64_t M = yt->dims[1], OH = yt->dims[2], OW = yt->dims[3], P = OH * OW;
     const int64_t K = wt->dims[1];
@@ -240,9 +206,9 @@ int PK_FN(conv2d_packed_f32)(const ep_op *op) {
     const int64_t strips = (P + PK_NR - 1) / PK_NR;
     const int64_t per_pass = pk_min(strips, (int64_t)(op->scratch_size / ((uint64_t)K * PK_NR * 4)));
     float *buf = (float *)op->scratch;
-    struct ep_pool *pool = PK_POOL(op);
+    struct ep_pool *pool = op->pool;
     /* decided once for the whole op (a sleeping worker wakes during the first pass, then stays awake) */
-    const int64_t T = PK_THREADS_FOR(pool, (uint64_t)N * (uint64_t)M * (uint64_t)K * (uint64_t)P);
+    const int64_t T = ep_pool_threads_for(pool, (uint64_t)N * (uint64_t)M * (uint64_t)K * (uint64_t)P);
     pk_epi e = {bt ? (const float *)bt->data : NULL, NULL, 0, NULL, P, p->act, p->act_alpha, p->act_beta};
     for (int64_t n = 0; n < N; n++) {
         const float *x = (const float *)xt->data + n * C * H * W;
@@ -255,10 +221,10 @@ int PK_FN(conv2d_packed_f32)(const ep_op *op) {
             /* by strips unless panels give threads more even shares: units / ceil(units / T), cross-multiplied */
             const int64_t panels = (M + PK_MR - 1) / PK_MR;
             if (T <= 1 || (ns >= T && ns * ((panels + T - 1) / T) >= panels * ((ns + T - 1) / T))) {
-                PK_PARALLEL_FOR(pool, (uint32_t)j.parts, pk_conv_task, &j);
+                ep_parallel_for(pool, (uint32_t)j.parts, pk_conv_task, &j);
             } else {
                 j.pack_only = 1;
-                PK_PARALLEL_FOR(pool, (uint32_t)j.parts, pk_conv_task, &j);
+                ep_parallel_for(pool, (uint32_t)j.parts, pk_conv_task, &j);
                 pk_gemm_par(pool, M, pk_min(ns * PK_NR, P - p0), K, (const float *)wt->data, K, 1, PK_MR, buf,
                             y + p0, P, &e);
             }
@@ -267,12 +233,9 @@ int PK_FN(conv2d_packed_f32)(const ep_op *op) {
     return EP_OK;
 }
 
-int PK_FN(gemm_packed_f32)(const ep_op *op) {
+int EP_ISA_FN(gemm_packed_f32)(const ep_op *op) {
     const ep_gemm_params *p = (const ep_gemm_params *)op->params;
-    const ep_tensor *at = op->in[0], *bt = op->in[1];
-    const ep_tensor *ct = op->n_in > 2 ? op->in[2] : NULL;
-    const ep_tensor *rt = op->n_in > 3 ? op->in[3] : NULL;
-    const ep_tensor *yt = op->out[0];
+    const ep_tensor *at = op->in[0], *bt = op->in[1], *ct = ep_op_in(op, 2), *rt = ep_op_in(op, 3), *yt = op->out[0];
     const int64_t M = at->dims[0], K = at->dims[1], N = yt->dims[1];
     if (M == 0) return EP_OK;
     float *y = (float *)yt->data;
@@ -293,6 +256,6 @@ int PK_FN(gemm_packed_f32)(const ep_op *op) {
         }
         return EP_OK;
     }
-    pk_gemm_par(PK_POOL(op), M, N, K, (const float *)at->data, K, K, 1, (const float *)bt->data, y, N, &e);
+    pk_gemm_par(op->pool, M, N, K, (const float *)at->data, K, K, 1, (const float *)bt->data, y, N, &e);
     return EP_OK;
 }

@@ -10,7 +10,7 @@
  * first seen), AVG sums from 0.0f in tap order and divides by the row's count: both equal the reference
  * bit for bit. Threads: planes are split into contiguous ranges.
  *
- * The including file defines POOL_FN(name) (exports POOL_FN(maxpool_f32), POOL_FN(avgpool_f32)) and
+ * Exports EP_ISA_FN(maxpool_f32) and EP_ISA_FN(avgpool_f32) (ep_kernel.h); the including file defines
  *   PV, PV_N                    the vector type and its lanes
  *   PV_LD1(p)                   p[0..PV_N)
  *   PV_LD2(p)                   p[0], p[2], ..., p[2*(PV_N-1)] (may read p[0..2*PV_N))
@@ -106,5 +106,5 @@ static int pool_run(const ep_op *op, int is_max) {
     return EP_OK;
 }
 
-int POOL_FN(maxpool_f32)(const ep_op *op) { return pool_run(op, 1); }
-int POOL_FN(avgpool_f32)(const ep_op *op) { return pool_run(op, 0); }
+int EP_ISA_FN(maxpool_f32)(const ep_op *op) { return pool_run(op, 1); }
+int EP_ISA_FN(avgpool_f32)(const ep_op *op) { return pool_run(op, 0); }

@@ -1,7 +1,9 @@
 /* LSTM / GRU tensor geometry shared by the reference kernel (ref/rnn_f32.c) and the ISA template
- * (rnn_tmpl.h): element offsets of X, Y and the states for both layouts, and the checked sequence length. */
+ * (rnn_tmpl.h): element offsets of X, Y and the states for both layouts, the checked sequence length, the
+ * operands, and the state of one (direction, batch) sequence before its first and after its last step. */
 #ifndef EP_RNN_GEO_H
 #define EP_RNN_GEO_H
+#include <string.h>
 #include "ep_kernel.h"
 
 typedef struct rnn_geo {
@@ -60,5 +62,28 @@ static inline int rnn_bind(const ep_op *op, int lstm, rnn_io *io) {
     io->Yh = (float *)op->out[1]->data;
     io->Yc = lstm ? (float *)op->out[2]->data : NULL;
     return EP_OK;
+}
+
+/* h, c of direction d, batch b before the first step: h0 / c0, or zeros. */
+static inline void rnn_state_begin(const rnn_io *io, int64_t d, int64_t b, float *h, float *c) {
+    const size_t n = (size_t)io->g.H * sizeof(float);
+    const int64_t o = rnn_s_off(&io->g, d, b);
+    if (io->h0) memcpy(h, (const float *)io->h0->data + o, n);
+    else memset(h, 0, n);
+    if (io->c0) memcpy(c, (const float *)io->c0->data + o, n);
+    else memset(c, 0, n);
+}
+
+/* After the len steps of direction d, batch b: Y zero for the steps past len, then the final h (and c) to Yh
+ * (and Yc); a sequence with no step ends in the zero state, as onnxruntime's. */
+static inline void rnn_state_end(const rnn_io *io, int64_t d, int64_t b, int64_t len, float *h, float *c) {
+    const size_t n = (size_t)io->g.H * sizeof(float);
+    for (int64_t t = len; t < io->g.T; t++) memset(io->Y + rnn_y_off(&io->g, t, d, b), 0, n);
+    if (len == 0) {
+        memset(h, 0, n);
+        memset(c, 0, n);
+    }
+    memcpy(io->Yh + rnn_s_off(&io->g, d, b), h, n);
+    if (io->Yc) memcpy(io->Yc + rnn_s_off(&io->g, d, b), c, n);
 }
 #endif

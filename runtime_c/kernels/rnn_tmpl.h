@@ -13,20 +13,62 @@
  * GRU: z, r = sigmoid(clip(.)); h~ = tanh(clip((W_h x + Wb_h) + r * (R_h h + Rb_h))) with
  * linear_before_reset, else tanh(clip((W_h x + Wb_h) + (R_h (r * h) + Rb_h))); h = (1 - z) h~ + z h.
  *
- * The including file defines RNN_FN(name) (exports RNN_FN(lstm_f32), RNN_FN(gru_f32)) and
+ * Exports EP_ISA_FN(lstm_f32) and EP_ISA_FN(gru_f32) (ep_kernel.h); the including file defines
  *   static void rnn_nt(int64_t M, int64_t N, int64_t K, const float *x, int64_t ldx, const float *w,
  *                      int64_t ldw, const float *bias, const float *add, float *y, int64_t ldy);
  *       y[i*ldy + j] = (dot(x + i*ldx, w + j*ldw over K) + bias[j]) + (add ? add[i*ldy + j] : 0),
  *       i < M, j < N; add may equal y (each element is read before it is written);
- *   static void rnn_lstm_cell(int64_t H, const float *g, const float *P, float *c, float *h, float clip);
- *       g: the 4H pre-activations i, o, f, c; P: NULL or the 3H peepholes; c, h updated in place;
- *   static void rnn_sigmoid_clip(float *g, int64_t n, float clip);            g = sigmoid(clip(g));
- *   static void rnn_gru_cell(int64_t H, const float *z, const float *r, const float *xh, const float *rec,
- *                            float *h, float clip);
- *       h = (1 - z) tanh(clip(xh + (rec ? r * rec : 0))) + z h (rec NULL: xh is the whole pre-activation). */
+ * and the vector operations of the cells below (RV_N units per vector; the last n - j < RV_N go through a masked
+ * or padded vector):
+ *   RV, RV_N; RV_PART(n) declares the partial-vector state of the next min(n, RV_N) units, which RV_LD(p) and
+ *   RV_ST(p, v) then load and store; RV_SET1(f), RV_ADD, RV_SUB, RV_MUL (separate, IEEE), RV_SIGMOID(v), RV_TANH(v)
+ *   (the ISA's vector sigmoid / tanh), RV_CLIP(v, c) (clip to [-c, c] when c > 0, NaN propagating).
+ * The cells compute the reference's expressions in its order, with separate multiplies and adds:
+ *   LSTM (g: the 4H pre-activations i, o, f, c; P: NULL or the 3H peepholes; c, h updated in place)
+ *     i = sigmoid(clip(g_i + P_i c)), f = sigmoid(clip(g_f + P_f c)), c' = f c + i tanh(clip(g_c)),
+ *     h = sigmoid(clip(g_o + P_o c')) tanh(c');
+ *   GRU: z, r = sigmoid(clip(.)) in place (rnn_sigmoid_clip); h = (1 - z) tanh(clip(xh + (rec ? r * rec : 0))) + z h
+ *     (rec NULL: xh is the whole pre-activation). */
 #include <string.h>
 #include "ep_ops.h"
 #include "rnn_geo.h"
+
+static void rnn_lstm_cell(int64_t H, const float *g, const float *P, float *c, float *h, float clip) {
+    for (int64_t j = 0; j < H; j += RV_N) {
+        RV_PART(H - j);
+        const RV cv = RV_LD(c + j);
+        RV ip = RV_LD(g + j), fp = RV_LD(g + 2 * H + j), op = RV_LD(g + H + j);
+        if (P) {
+            ip = RV_ADD(ip, RV_MUL(RV_LD(P + j), cv));
+            fp = RV_ADD(fp, RV_MUL(RV_LD(P + 2 * H + j), cv));
+        }
+        const RV it = RV_SIGMOID(RV_CLIP(ip, clip)), ft = RV_SIGMOID(RV_CLIP(fp, clip));
+        const RV ct = RV_TANH(RV_CLIP(RV_LD(g + 3 * H + j), clip));
+        const RV cn = RV_ADD(RV_MUL(ft, cv), RV_MUL(it, ct));
+        if (P) op = RV_ADD(op, RV_MUL(RV_LD(P + H + j), cn));
+        RV_ST(c + j, cn);
+        RV_ST(h + j, RV_MUL(RV_SIGMOID(RV_CLIP(op, clip)), RV_TANH(cn)));
+    }
+}
+
+static void rnn_sigmoid_clip(float *g, int64_t n, float clip) {
+    for (int64_t j = 0; j < n; j += RV_N) {
+        RV_PART(n - j);
+        RV_ST(g + j, RV_SIGMOID(RV_CLIP(RV_LD(g + j), clip)));
+    }
+}
+
+static void rnn_gru_cell(int64_t H, const float *z, const float *r, const float *xh, const float *rec, float *h,
+                         float clip) {
+    const RV one = RV_SET1(1.0f);
+    for (int64_t j = 0; j < H; j += RV_N) {
+        RV_PART(H - j);
+        RV hh = RV_LD(xh + j);
+        if (rec) hh = RV_ADD(hh, RV_MUL(RV_LD(r + j), RV_LD(rec + j)));
+        const RV ht = RV_TANH(RV_CLIP(hh, clip)), zv = RV_LD(z + j);
+        RV_ST(h + j, RV_ADD(RV_MUL(RV_SUB(one, zv), ht), RV_MUL(zv, RV_LD(h + j))));
+    }
+}
 
 
 static int rnn_run(const ep_op *op, const int G, const int lstm) {
@@ -34,9 +76,7 @@ static int rnn_run(const ep_op *op, const int G, const int lstm) {
     rnn_io io;
     if (rnn_bind(op, lstm, &io) != EP_OK) return EP_ERR_RUN_INDEX;
     const rnn_geo g = io.g;
-    const ep_tensor *sl = io.sl, *h0 = io.h0, *c0 = io.c0, *pp = io.pp;
     const float *X = io.X;
-    float *Y = io.Y, *Yh = io.Yh, *Yc = io.Yc;
     int64_t len = 0;
     const int64_t H = g.H, GH = G * H, I = g.I, xs = g.layout ? g.I : g.B * g.I;   /* xs: X row stride in t */
     const float clip = p->clip;
@@ -49,13 +89,10 @@ static int rnn_run(const ep_op *op, const int G, const int lstm) {
         const float *W = (const float *)op->in[1]->data + d * GH * I;
         const float *R = (const float *)op->in[2]->data + d * GH * H;
         const float *Wb = (const float *)op->in[3]->data + d * 2 * GH, *Rb = Wb + GH;
-        const float *P = pp ? (const float *)pp->data + d * 3 * H : NULL;
+        const float *P = io.pp ? (const float *)io.pp->data + d * 3 * H : NULL;
         for (int64_t b = 0; b < g.B; b++) {
-            rnn_seq_len(sl, b, g.T, &len);
-            if (h0) memcpy(h, (const float *)h0->data + rnn_s_off(&g, d, b), (size_t)H * sizeof(float));
-            else memset(h, 0, (size_t)H * sizeof(float));
-            if (c0) memcpy(c, (const float *)c0->data + rnn_s_off(&g, d, b), (size_t)H * sizeof(float));
-            else memset(c, 0, (size_t)H * sizeof(float));
+            rnn_seq_len(io.sl, b, g.T, &len);
+            rnn_state_begin(&io, d, b, h, c);
             for (int64_t s0 = 0; s0 < len;) {
                 const int64_t ns = tc ? (len - s0 < tc ? len - s0 : tc) : 1;
                 const int64_t t_lo = rev ? len - s0 - ns : s0;   /* the chunk's timesteps: [t_lo, t_lo + ns) */
@@ -81,21 +118,15 @@ static int rnn_run(const ep_op *op, const int G, const int lstm) {
                             rnn_gru_cell(H, z, rg, gt + 2 * H, NULL, h, clip);
                         }
                     }
-                    memcpy(Y + rnn_y_off(&g, t, d, b), h, (size_t)H * sizeof(float));
+                    memcpy(io.Y + rnn_y_off(&g, t, d, b), h, (size_t)H * sizeof(float));
                 }
                 s0 += ns;
             }
-            for (int64_t t = len; t < g.T; t++) memset(Y + rnn_y_off(&g, t, d, b), 0, (size_t)H * sizeof(float));
-            if (len == 0) { /* no valid step: zero final state, as onnxruntime */
-                memset(h, 0, (size_t)H * sizeof(float));
-                memset(c, 0, (size_t)H * sizeof(float));
-            }
-            memcpy(Yh + rnn_s_off(&g, d, b), h, (size_t)H * sizeof(float));
-            if (Yc) memcpy(Yc + rnn_s_off(&g, d, b), c, (size_t)H * sizeof(float));
+            rnn_state_end(&io, d, b, len, h, c);
         }
     }
     return EP_OK;
 }
 
-int RNN_FN(lstm_f32)(const ep_op *op) { return rnn_run(op, 4, 1); }
-int RNN_FN(gru_f32)(const ep_op *op) { return rnn_run(op, 3, 0); }
+int EP_ISA_FN(lstm_f32)(const ep_op *op) { return rnn_run(op, 4, 1); }
+int EP_ISA_FN(gru_f32)(const ep_op *op) { return rnn_run(op, 3, 0); }

@@ -1,7 +1,7 @@
 /* SOFTMAX / LOGSOFTMAX driver (semantics of kernels/ref/softmax_f32.c), compiled once per ISA.
  *
- * X is viewed as [outer, n, inner] around the axis. The including file defines SM_FN(name) (the exported
- * kernel is SM_FN(softmax_f32)), SM_LANES (floats per vector) and two row kernels, each of which reads
+ * X is viewed as [outer, n, inner] around the axis. Exports EP_ISA_FN(softmax_f32) (ep_kernel.h); the
+ * including file defines SM_LANES (floats per vector) and two row kernels, each of which reads
  * all of its input before writing the same elements, so Y may alias X exactly (the op is in place):
  *   static void sm_row(float *y, const float *x, int64_t n, int log_mode);
  *       one contiguous row (inner == 1, the innermost axis: attention scores, classifier outputs);
@@ -21,9 +21,8 @@ typedef struct sm_job {
 
 static void sm_task(void *ctx, uint32_t t) {
     const sm_job *j = (const sm_job *)ctx;
-    int64_t lo, hi;
-    ep_split_range(j->units, j->parts, t, &lo, &hi);
-    for (int64_t u = lo; u < hi; u++) {
+    const ep_range r = ep_task_range(j->units, j->parts, t);
+    for (int64_t u = r.lo; u < r.hi; u++) {
         if (j->inner == 1) {
             sm_row(j->y + u * j->n, j->x + u * j->n, j->n, j->log_mode);
             continue;
@@ -34,7 +33,7 @@ static void sm_task(void *ctx, uint32_t t) {
     }
 }
 
-int SM_FN(softmax_f32)(const ep_op *op) {
+int EP_ISA_FN(softmax_f32)(const ep_op *op) {
     const ep_softmax_params *p = (const ep_softmax_params *)op->params;
     const ep_tensor *tx = op->in[0];
     const int64_t n = tx->dims[p->axis];

@@ -1,5 +1,5 @@
 /* Winograd F(4x4, 3x3) convolution (CONV2D variant WINOGRAD: 3x3, stride 1, dilation 1, groups 1),
- * compiled once per ISA after kernels/pack_tmpl.h (same PK_FN, same micro-kernel).
+ * compiled once per ISA after kernels/pack_tmpl.h (the same micro-kernel), exported as EP_ISA_FN(conv2d_winograd_f32).
  *
  * Lavin & Gray 2016, points 0, +-1, +-2, inf: per 4x4 output tile, V = B^T d B of the 6x6 input patch d,
  * then 36 independent GEMMs Mo[xi] = U[xi] V[xi] over the channels (U = G g G^T, transformed and packed
@@ -13,31 +13,8 @@
  * Threads: each block runs as three parallel phases over the shared scratch, each writing disjoint parts
  * (input transform by (strip, channel), the 36 GEMMs by xi, output transform by output channel), so the
  * scratch the plan gives is enough for any thread count and every value is computed as with one thread. */
+#include "winograd_common.h"
 
-/* 1-D input transform B^T d of 6 values (stride s between them), into 6 values (stride o). */
-#define WG_BT(d, s, t, o)                                                                  \
-    do {                                                                                   \
-        const float d0 = (d)[0], d1 = (d)[(s)], d2 = (d)[2 * (s)], d3 = (d)[3 * (s)];      \
-        const float d4 = (d)[4 * (s)], d5 = (d)[5 * (s)];                                  \
-        (t)[0] = 4.0f * d0 - 5.0f * d2 + d4;                                               \
-        (t)[(o)] = -4.0f * (d1 + d2) + d3 + d4;                                            \
-        (t)[2 * (o)] = 4.0f * (d1 - d2) - d3 + d4;                                         \
-        (t)[3 * (o)] = 2.0f * (d3 - d1) - d2 + d4;                                         \
-        (t)[4 * (o)] = 2.0f * (d1 - d3) - d2 + d4;                                         \
-        (t)[5 * (o)] = 4.0f * d1 - 5.0f * d3 + d5;                                         \
-    } while (0)
-
-/* 1-D output transform A^T m of 6 values (stride s), into 4 values (stride o). */
-#define WG_AT(m, s, t, o)                                                                  \
-    do {                                                                                   \
-        const float m0 = (m)[0], m1 = (m)[(s)], m2 = (m)[2 * (s)], m3 = (m)[3 * (s)];      \
-        const float m4 = (m)[4 * (s)], m5 = (m)[5 * (s)];                                  \
-        const float a = m1 + m2, b = m1 - m2, c = m3 + m4, d = m3 - m4;                    \
-        (t)[0] = m0 + a + c;                                                               \
-        (t)[(o)] = b + 2.0f * d;                                                           \
-        (t)[2 * (o)] = a + 4.0f * c;                                                       \
-        (t)[3 * (o)] = b + 8.0f * d + m5;                                                  \
-    } while (0)
 
 /* V for tiles t0 .. t0+nt-1 (nt <= NR) of channel plane x into dst[xi * vstride + j]. */
 static void wg_input_strip(float *dst, int64_t vstride, const float *x, int64_t H, int64_t W, int64_t TW, int64_t t0,
@@ -144,12 +121,9 @@ static void wg_output_task(void *ctx, uint32_t t) {  /* Y for a range of output 
                             (int)pk_min(PK_NR, j->nb - s * PK_NR), j->bias ? j->bias[m] : 0.0f, j->p);
 }
 
-int PK_FN(conv2d_winograd_f32)(const ep_op *op) {
+int EP_ISA_FN(conv2d_winograd_f32)(const ep_op *op) {
     const ep_conv2d_params *p = (const ep_conv2d_params *)op->params;
-    const ep_tensor *xt = op->in[0], *ut = op->in[1];
-    const ep_tensor *bt = op->n_in > 2 ? op->in[2] : NULL;
-    const ep_tensor *rt = op->n_in > 3 ? op->in[3] : NULL;
-    const ep_tensor *yt = op->out[0];
+    const ep_tensor *xt = op->in[0], *ut = op->in[1], *bt = ep_op_in(op, 2), *rt = ep_op_in(op, 3), *yt = op->out[0];
     const int64_t N = xt->dims[0], C = xt->dims[1], H = xt->dims[2], W = xt->dims[3];
     const int64_t M = yt->dims[1], OH = yt->dims[2], OW = yt->dims[3];
     const int64_t panels = ut->dims[1], Mp = panels * PK_MR;
@@ -158,10 +132,10 @@ int PK_FN(conv2d_winograd_f32)(const ep_op *op) {
     const int64_t per_tile = 36 * (C + Mp) * 4;
     const int64_t Tb = pk_min((int64_t)(op->scratch_size / (uint64_t)per_tile) / PK_NR, (T + PK_NR - 1) / PK_NR) * PK_NR;
     float *V = (float *)op->scratch, *Mo = V + 36 * C * Tb;
-    struct ep_pool *pool = PK_POOL(op);
+    struct ep_pool *pool = op->pool;
     wg_job j = {p, NULL, (const float *)ut->data, bt ? (const float *)bt->data : NULL, NULL, V, Mo, NULL,
                 C, H, W, M, OH, OW, TW, panels, Mp, Tb, 0, 0, 0, 1};
-    const int64_t th = PK_THREADS_FOR(pool, (uint64_t)N * 36 * (uint64_t)M * (uint64_t)C * (uint64_t)T);
+    const int64_t th = ep_pool_threads_for(pool, (uint64_t)N * 36 * (uint64_t)M * (uint64_t)C * (uint64_t)T);
     for (int64_t n = 0; n < N; n++) {
         j.x = (const float *)xt->data + n * C * H * W;
         j.y = (float *)yt->data + n * M * OH * OW;
@@ -171,10 +145,10 @@ int PK_FN(conv2d_winograd_f32)(const ep_op *op) {
             j.nb = pk_min(Tb, T - t0);
             j.ns = (j.nb + PK_NR - 1) / PK_NR;
             j.parts = pk_min(th, j.ns * C);
-            PK_PARALLEL_FOR(pool, (uint32_t)j.parts, wg_input_task, &j);
-            PK_PARALLEL_FOR(th > 1 ? pool : NULL, 36, wg_gemm_task, &j);
+            ep_parallel_for(pool, (uint32_t)j.parts, wg_input_task, &j);
+            ep_parallel_for(th > 1 ? pool : NULL, 36, wg_gemm_task, &j);
             j.parts = pk_min(th, M);
-            PK_PARALLEL_FOR(pool, (uint32_t)j.parts, wg_output_task, &j);
+            ep_parallel_for(pool, (uint32_t)j.parts, wg_output_task, &j);
         }
     }
     return EP_OK;

@@ -1,8 +1,11 @@
 /* Plan mutation harness: thousands of corrupted, truncated and hostile variants of real plans must each
  * be rejected with an error or run — never crash, hang or touch memory outside their buffers.
- * Built with -fsanitize=address,undefined -fno-sanitize-recover=all by tests/py/test_fuzz.py.
+ * Built by meson (tests/c/meson.build, target fuzz_plans) with the build's sanitizers: meson test runs it on the
+ * plans tests/c/ep_plan_build.h builds (static and variable-length); tests/py/test_fuzz.py builds it in an
+ * -Db_sanitize=address,undefined build and runs it on compiled zoo plans. The first sanitizer report fails it
+ * (__ubsan_default_options below).
  *
- *   fuzz_plans COUNT SEED plan.eplan [plan2.eplan ...]
+ *   fuzz_plans COUNT SEED [plan.eplan ...]      (no plan: the built-in ones)
  *
  * Most mutations re-seal the CRC so that they reach the deeper checks (records, params, shapes).
  * COUNT 0 opens and runs each plan unmutated once and fails unless all succeed (kernels under sanitizers). */
@@ -13,8 +16,17 @@
 
 #include "edgeplan/edgeplan.h"
 #include "edgeplan/plan_format.h"
+#include "ep_plan_build.h"
 
 #define ARENA_CAP (64u << 20)
+
+/* In a sanitizer build (meson -Db_sanitize=address,undefined) the first report is fatal, whatever the environment
+ * sets (the library is built with recovery on): the sanitizer runtimes read these defaults before their
+ * environment variables. Unused without sanitizers. */
+const char *__ubsan_default_options(void);
+const char *__ubsan_default_options(void) { return "halt_on_error=1:print_stacktrace=1"; }
+const char *__asan_default_options(void);
+const char *__asan_default_options(void) { return "detect_leaks=1:abort_on_error=1"; }
 
 static uint64_t rng_state;
 static uint64_t rnd(void) {   /* splitmix64 */
@@ -168,12 +180,12 @@ static size_t mutate(uint8_t *buf, size_t len) {
     }
 }
 
-static int run_clean(char **paths, int n) {
+static int run_clean(uint8_t *const *plans, const size_t *lens, const char *const *names, int n) {
     for (int i = 0; i < n; i++) {
-        size_t len;
-        uint8_t *p = read_file(paths[i], &len);
+        const size_t len = lens[i];
+        const uint8_t *p = plans[i];
         ep_plan_info info;
-        if (!p || ep_plan_query(p, len, &info)) { fprintf(stderr, "%s: cannot query\n", paths[i]); return 1; }
+        if (ep_plan_query(p, len, &info)) { fprintf(stderr, "%s: cannot query\n", names[i]); return 1; }
         void *arena = aligned_alloc(64, (size_t)(info.arena_bytes + 63) / 64 * 64);
         ep_session *s = NULL;
         int rc = ep_session_open(&s, p, len, arena, (size_t)info.arena_bytes, NULL);
@@ -187,31 +199,49 @@ static int run_clean(char **paths, int n) {
             }
             rc = ep_run(s);
         }
-        printf("%s: %s\n", paths[i], ep_status_str(rc));
+        printf("%s: %s\n", names[i], ep_status_str(rc));
+        if (!rc) ep_session_close(s);
         free(arena);
-        free(p);
         if (rc) return 1;
     }
     return 0;
 }
 
 int main(int argc, char **argv) {
-    if (argc < 4) {
-        fprintf(stderr, "usage: fuzz_plans COUNT SEED PLAN...\n");
+    if (argc < 3) {
+        fprintf(stderr, "usage: fuzz_plans COUNT SEED [PLAN...]\n");
         return 2;
     }
     long count = atol(argv[1]);
     rng_state = strtoull(argv[2], NULL, 10);
     int n_plans = argc - 3;
-    if (count == 0) return run_clean(argv + 3, n_plans);
-    long rejected_query = 0, rejected_open = 0, ran = 0, run_errors = 0, too_big = 0, stale = 0;
     uint8_t *plans[64];
     size_t lens[64];
+    const char *names[64];
     if (n_plans > 64) n_plans = 64;
     for (int i = 0; i < n_plans; i++) {
+        names[i] = argv[3 + i];
         plans[i] = read_file(argv[3 + i], &lens[i]);
         if (!plans[i]) { fprintf(stderr, "cannot read %s\n", argv[3 + i]); return 2; }
     }
+    if (n_plans == 0) {   /* the plans built by hand: static, with a variable length, and with an even one (1.2) */
+        static epb_plan built;
+        static const int flags[3] = {0, EPB_DYNAMIC, EPB_DYNAMIC | EPB_STEP2};
+        static const char *const what[3] = {"built-in plan", "built-in dynamic plan", "built-in step-2 plan"};
+        for (int i = 0; i < 3; i++) {
+            lens[i] = epb_build(&built, flags[i], 0);
+            plans[i] = malloc(lens[i]);
+            memcpy(plans[i], built.bytes, lens[i]);
+            names[i] = what[i];
+        }
+        n_plans = 3;
+    }
+    if (count == 0) {
+        const int rc = run_clean(plans, lens, names, n_plans);
+        for (int i = 0; i < n_plans; i++) free(plans[i]);
+        return rc;
+    }
+    long rejected_query = 0, rejected_open = 0, ran = 0, run_errors = 0, too_big = 0, stale = 0;
     for (long it = 0; it < count; it++) {
         size_t len = lens[it % n_plans];
         /* exact-size, 8-aligned copy so ASan sees any read past the end */

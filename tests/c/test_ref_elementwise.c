@@ -7,23 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "ep_ops.h"
-
-static int g_pass, g_fail;
-static uint64_t g_rng = 0x2545F4914F6CDD1DULL;
-
-#define CHECK(cond, ...)                                                                              \
-    do {                                                                                              \
-        if (cond) g_pass++;                                                                           \
-        else g_fail++, printf("FAIL %s:%d: ", __func__, __LINE__), printf(__VA_ARGS__), printf("\n"); \
-    } while (0)
-
-static uint32_t rnd(void) {
-    g_rng = g_rng * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (uint32_t)(g_rng >> 33);
-}
-static int rin(int lo, int hi) { return lo + (int)(rnd() % (uint32_t)(hi - lo + 1)); }
-static float rflt(float lo, float hi) { return lo + (hi - lo) * (float)(rnd() % 1000001) / 1e6f; }
+#include "ep_check.h"
 
 static int feq(float a, float b, float tol) {
     if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
@@ -39,13 +23,7 @@ typedef struct opbox {
 } opbox;
 
 static void tset(ep_tensor *t, void *data, uint8_t dtype, int rank, const int32_t *dims) {
-    memset(t, 0, sizeof *t);
-    t->data = data;
-    t->dtype = dtype;
-    t->rank = (uint8_t)rank;
-    int64_t n = 1;
-    for (int i = 0; i < rank; i++) n *= (t->dims[i] = dims[i]);
-    t->nbytes = (uint64_t)n * ep_dtype_size(dtype);
+    *t = chk_mk(data, dtype, rank, dims);
 }
 
 static ep_op *opset(opbox *b, uint16_t opcode, const void *params, int nin, int nout) {
@@ -90,16 +68,23 @@ static int64_t ravel(int rank, const int32_t *dims, const int64_t *c) {
     for (int i = 0; i < rank; i++) f = f * dims[i] + c[i];
     return f;
 }
-static int64_t numel(int rank, const int32_t *dims) {
-    int64_t n = 1;
-    for (int i = 0; i < rank; i++) n *= dims[i];
-    return n;
-}
 /* Random dims in [1, maxd] (sometimes 0 when zero_ok) with numel <= cap. */
 static void rdims(int rank, int32_t *dims, int maxd, int64_t cap, int zero_ok) {
     do {
-        for (int i = 0; i < rank; i++) dims[i] = (zero_ok && rin(0, 15) == 0) ? 0 : rin(1, maxd);
-    } while (numel(rank, dims) > cap);
+        for (int i = 0; i < rank; i++) dims[i] = (zero_ok && chk_int(0, 15) == 0) ? 0 : chk_int(1, maxd);
+    } while (chk_numel(rank, dims) > cap);
+}
+
+/* Two operands that broadcast to a random shape of rank < max_rank (extents <= maxd, numel <= cap): one of them has
+ * that rank, the other a suffix; either has extents 1 at random. */
+static void rand_bcast(int max_rank, int maxd, int64_t cap, int32_t *da, int *ra, int32_t *db, int *rb) {
+    const int r = chk_int(0, max_rank - 1);
+    int32_t full[8];
+    rdims(r, full, maxd, cap, 1);
+    *ra = chk_int(0, r), *rb = chk_int(0, r);
+    if (chk_int(0, 1)) *ra = r; else *rb = r;
+    for (int i = 0; i < *ra; i++) da[i] = chk_int(0, 2) == 0 ? 1 : full[i + r - *ra];
+    for (int i = 0; i < *rb; i++) db[i] = chk_int(0, 2) == 0 ? 1 : full[i + r - *rb];
 }
 
 #define NBUF (1 << 15)
@@ -108,10 +93,10 @@ static _Alignas(16) unsigned char XB[8][NBUF], YB[8][NBUF];
 static const uint8_t any_dtypes[4] = {EP_DTYPE_U8, EP_DTYPE_I16, EP_DTYPE_F32, EP_DTYPE_I64};
 
 static void fill_f32(float *p, int64_t n, float lo, float hi) {
-    for (int64_t i = 0; i < n; i++) p[i] = rflt(lo, hi);
+    for (int64_t i = 0; i < n; i++) p[i] = chk_float_in(lo, hi);
 }
 static void fill_bytes(unsigned char *p, int64_t n) {
-    for (int64_t i = 0; i < n; i++) p[i] = (unsigned char)rnd();
+    for (int64_t i = 0; i < n; i++) p[i] = (unsigned char)chk_rnd();
 }
 
 /* ---- activations ---- */
@@ -151,7 +136,7 @@ static void test_act(void) {
               ep_act_f32(kind, -INFINITY, 0, 0) == -INFINITY, "act %d NaN / inf", kind);
     int rint_ok = 1;
     for (int i = 0; i < 20000; i++) {
-        const float v = (i & 1 ? 0.5f : 1.0f) * (float)rin(-4000, 4000) * (i % 3 ? 0.25f : 1.0f / 64);
+        const float v = (i & 1 ? 0.5f : 1.0f) * (float)chk_int(-4000, 4000) * (i % 3 ? 0.25f : 1.0f / 64);
         rint_ok &= ep_act_f32(EP_ACT_ROUND, v, 0, 0) == rintf(v);
     }
     CHECK(rint_ok, "round differs from rintf");
@@ -170,9 +155,9 @@ static void test_act(void) {
 static void test_unary(void) {
     for (int kind = 1; kind < EP_ACT_COUNT; kind++) {
         for (int inplace = 0; inplace < 2; inplace++) {
-            int32_t dims[4], rank = rin(0, 4);
+            int32_t dims[4], rank = chk_int(0, 4);
             rdims(rank, dims, 7, 2000, 1);
-            int64_t n = numel(rank, dims);
+            int64_t n = chk_numel(rank, dims);
             fill_f32(A, n, kind == EP_ACT_SQRT || kind == EP_ACT_LOG ? 0.01f : -5, 5);
             ep_unary_params p = {kind, 0.2f, 0.7f, 0};
             for (int64_t i = 0; i < n; i++) R[i] = ep_act_f32(kind, A[i], 0.2f, 0.7f);
@@ -215,7 +200,7 @@ static int run_binary(int ra, const int32_t *da, int rb, const int32_t *db, int 
         int32_t x = ia >= 0 ? da[ia] : 1, z = ib >= 0 ? db[ib] : 1;
         dy[i] = x == 1 ? z : x;
     }
-    int64_t na = numel(ra, da), nb = numel(rb, db), ny = numel(r, dy);
+    int64_t na = chk_numel(ra, da), nb = chk_numel(rb, db), ny = chk_numel(r, dy);
     fill_f32(A, na, kind == EP_BIN_POW ? 0.1f : -4, 4);
     fill_f32(B, nb, kind == EP_BIN_POW ? -2.0f : -4, kind == EP_BIN_POW ? 2.0f : 4);
     for (int64_t f = 0; f < ny; f++) {
@@ -239,14 +224,10 @@ static int run_binary(int ra, const int32_t *da, int rb, const int32_t *db, int 
 
 static void test_binary(void) {
     for (int t = 0; t < 400; t++) {
-        int r = rin(0, 5);
-        int32_t full[5], da[5], db[5];
-        rdims(r, full, 4, 800, 1);
-        int ra = rin(0, r), rb = rin(0, r);
-        if (rin(0, 1)) ra = r; else rb = r;
-        for (int i = 0; i < ra; i++) da[i] = rin(0, 2) == 0 ? 1 : full[i + r - ra];
-        for (int i = 0; i < rb; i++) db[i] = rin(0, 2) == 0 ? 1 : full[i + r - rb];
-        int kind = rin(0, EP_BIN_COUNT - 1), act = rin(0, 3) ? 0 : rin(0, EP_ACT_COUNT - 1);
+        int32_t da[5], db[5];
+        int ra, rb;
+        rand_bcast(5, 4, 800, da, &ra, db, &rb);
+        int kind = chk_int(0, EP_BIN_COUNT - 1), act = chk_int(0, 3) ? 0 : chk_int(0, EP_ACT_COUNT - 1);
         CHECK(run_binary(ra, da, rb, db, kind, act, 0), "binary kind %d act %d ranks %d %d", kind, act, ra, rb);
     }
     static const int32_t nchw[4] = {2, 3, 4, 5}, c111[4] = {1, 3, 1, 1}, c11[3] = {3, 1, 1}, one[1] = {1};
@@ -328,8 +309,8 @@ static int64_t ref_ibin(int kind, uint8_t dt, int64_t a, int64_t b) {
 static int64_t ivalue(uint8_t dt) {
     static const int64_t ex[] = {0, 1, -1, 2, -2, 7, -7, 127, -128, 255, 32767, -32768, 2147483647LL,
                                  -2147483647LL - 1, INT64_MAX, INT64_MIN};
-    int64_t v = rin(0, 3) ? (int64_t)rin(-300, 300) : rin(0, 3) ? ex[rin(0, 15)]
-                                                                : (int64_t)(((uint64_t)rnd() << 32) | rnd());
+    int64_t v = chk_int(0, 3) ? (int64_t)chk_int(-300, 300) : chk_int(0, 3) ? ex[chk_int(0, 15)]
+                                                                : (int64_t)(((uint64_t)chk_rnd() << 32) | chk_rnd());
     return iwrap(dt, (uint64_t)v);
 }
 
@@ -343,7 +324,7 @@ static int run_ibinary(uint8_t dt, int kind, int ra, const int32_t *da, int rb, 
         int32_t x = ia >= 0 ? da[ia] : 1, z = ib >= 0 ? db[ib] : 1;
         dy[i] = x == 1 ? z : x;
     }
-    const int64_t na = numel(ra, da), nb = numel(rb, db), ny = numel(r, dy);
+    const int64_t na = chk_numel(ra, da), nb = chk_numel(rb, db), ny = chk_numel(r, dy);
     void *xa = XB[0], *xb = XB[1], *yy = alias == 1 ? xa : alias == 2 ? xb : YB[0];
     for (int64_t i = 0; i < na; i++) iput(xa, dt, i, ivalue(dt));
     const int divides = kind == EP_BIN_DIV || kind == EP_BIN_MOD || kind == EP_BIN_FMOD;
@@ -408,15 +389,11 @@ static void test_binary_int(void) {
               (long long)kv[k].b, (long long)got, (long long)kv[k].want);
     }
     for (int t = 0; t < 600; t++) {
-        int r = rin(0, 4);
-        int32_t full[4], da[4], db[4];
-        rdims(r, full, 5, 600, 1);
-        int ra = rin(0, r), rb = rin(0, r);
-        if (rin(0, 1)) ra = r; else rb = r;
-        for (int i = 0; i < ra; i++) da[i] = rin(0, 2) == 0 ? 1 : full[i + r - ra];
-        for (int i = 0; i < rb; i++) db[i] = rin(0, 2) == 0 ? 1 : full[i + r - rb];
-        const uint8_t dt = int_dtypes[rin(0, 4)];
-        const int kind = int_kinds[rin(0, 7)];
+        int32_t da[4], db[4];
+        int ra, rb;
+        rand_bcast(4, 5, 600, da, &ra, db, &rb);
+        const uint8_t dt = int_dtypes[chk_int(0, 4)];
+        const int kind = int_kinds[chk_int(0, 7)];
         CHECK(run_ibinary(dt, kind, ra, da, rb, db, 0), "int binary dtype %d kind %d ranks %d %d", dt, kind, ra, rb);
     }
     /* a zero divisor anywhere (here past the first 64-element chunk) fails the run, ADD does not care */
@@ -451,8 +428,8 @@ static void test_binary_int(void) {
 /* ---- concat / split ---- */
 static void test_concat_split(void) {
     for (int t = 0; t < 200; t++) {
-        int rank = rin(1, 5), axis = rin(0, rank - 1), n = rin(1, 4);
-        uint8_t dt = any_dtypes[rin(0, 3)];
+        int rank = chk_int(1, 5), axis = chk_int(0, rank - 1), n = chk_int(1, 4);
+        uint8_t dt = any_dtypes[chk_int(0, 3)];
         size_t es = ep_dtype_size(dt);
         int32_t base[5], dy[5], dx[4][5];
         rdims(rank, base, 4, 300, 0);
@@ -462,9 +439,9 @@ static void test_concat_split(void) {
         opbox b = {0};
         for (int k = 0; k < n; k++) {
             memcpy(dx[k], base, sizeof base);
-            dx[k][axis] = rin(0, 4);
+            dx[k][axis] = chk_int(0, 4);
             dy[axis] += dx[k][axis];
-            fill_bytes(XB[k], numel(rank, dx[k]) * (int64_t)es);
+            fill_bytes(XB[k], chk_numel(rank, dx[k]) * (int64_t)es);
             tset(&xs[k], XB[k], dt, rank, dx[k]);
             b.in[k] = &xs[k];
         }
@@ -473,7 +450,7 @@ static void test_concat_split(void) {
         ep_axis_params p = {axis, 0};
         ep_op *op = opset(&b, EP_OP_CONCAT, &p, n, 1);
         int ok = shape_ok(ep_shape_concat, op, rank, dy) && ep_ref_concat_any(op) == EP_OK;
-        int64_t ny = numel(rank, dy);
+        int64_t ny = chk_numel(rank, dy);
         for (int64_t f = 0; ok && f < ny; f++) {
             int64_t c[5];
             unravel(f, rank, dy, c);
@@ -487,7 +464,7 @@ static void test_concat_split(void) {
         opbox b2 = {0};
         b2.in[0] = &y;
         for (int k = 0; k < n; k++) {
-            memset(YB[k + 1], 0xAB, (size_t)(numel(rank, dx[k]) * (int64_t)es));
+            memset(YB[k + 1], 0xAB, (size_t)(chk_numel(rank, dx[k]) * (int64_t)es));
             tset(&ys[k], YB[k + 1], dt, rank, dx[k]);
             b2.out[k] = &ys[k];
         }
@@ -497,7 +474,7 @@ static void test_concat_split(void) {
         ok = ep_shape_split(op, ss, &scr) == EP_OK && ep_ref_split_any(op) == EP_OK;
         for (int k = 0; ok && k < n; k++)
             ok = shape_is(&ss[k], rank, dx[k]) && ss[k].dtype == dt &&
-                 memcmp(YB[k + 1], XB[k], (size_t)(numel(rank, dx[k]) * (int64_t)es)) == 0;
+                 memcmp(YB[k + 1], XB[k], (size_t)(chk_numel(rank, dx[k]) * (int64_t)es)) == 0;
         CHECK(ok, "split rank %d axis %d n %d", rank, axis, n);
     }
 }
@@ -505,32 +482,32 @@ static void test_concat_split(void) {
 /* ---- slice (negative steps) and transpose (rank 4-6): Y[c] = X[src(c)] ---- */
 static void test_slice_transpose(void) {
     for (int t = 0; t < 600; t++) {
-        const int is_slice = t & 1, rank = is_slice ? rin(1, 5) : t < 60 ? rin(1, 3) : rin(4, 6);
-        uint8_t dt = any_dtypes[rin(0, 3)];
+        const int is_slice = t & 1, rank = is_slice ? chk_int(1, 5) : t < 60 ? chk_int(1, 3) : chk_int(4, 6);
+        uint8_t dt = any_dtypes[chk_int(0, 3)];
         size_t es = ep_dtype_size(dt);
         int32_t dx[6], dy[6];
         ep_slice_params ps;
         ep_transpose_params pt;
         memset(&ps, 0, sizeof ps);
-        for (int i = 0; i < 8; i++) pt.perm[i] = rin(-100, 100); /* beyond rank: ignored */
+        for (int i = 0; i < 8; i++) pt.perm[i] = chk_int(-100, 100); /* beyond rank: ignored */
         for (int i = 0; i < rank; i++) pt.perm[i] = i;
         for (int i = rank - 1; i > 0; i--) {
-            int j = rin(0, i), tmp = pt.perm[i];
+            int j = chk_int(0, i), tmp = pt.perm[i];
             pt.perm[i] = pt.perm[j], pt.perm[j] = tmp;
         }
         rdims(rank, dx, is_slice ? 6 : 5, 4000, !is_slice);
         for (int i = 0; i < rank; i++) {
-            int step = rin(-3, 3) ? rin(1, 3) : 1, start = rin(0, dx[i] > 0 ? dx[i] - 1 : 0);
-            step = rin(0, 1) ? step : -step;
+            int step = chk_int(-3, 3) ? chk_int(1, 3) : 1, start = chk_int(0, dx[i] > 0 ? dx[i] - 1 : 0);
+            step = chk_int(0, 1) ? step : -step;
             int maxc = step > 0 ? (dx[i] - 1 - start) / step + 1 : start / -step + 1;
             ps.starts[i] = start, ps.steps[i] = step;
-            dy[i] = is_slice ? (rin(0, 12) == 0 ? 0 : rin(1, maxc)) : dx[pt.perm[i]];
+            dy[i] = is_slice ? (chk_int(0, 12) == 0 ? 0 : chk_int(1, maxc)) : dx[pt.perm[i]];
         }
-        fill_bytes(XB[0], numel(rank, dx) * (int64_t)es);
+        fill_bytes(XB[0], chk_numel(rank, dx) * (int64_t)es);
         int ok = is_slice ? run11(ep_shape_slice, ep_ref_slice_any, EP_OP_SLICE, &ps, dt, XB[0], rank, dx, YB[0], rank, dy)
                           : run11(ep_shape_transpose, ep_ref_transpose_any, EP_OP_TRANSPOSE, &pt, dt, XB[0], rank, dx,
                                   YB[0], rank, dy);
-        for (int64_t f = 0; ok && f < numel(rank, dy); f++) {
+        for (int64_t f = 0; ok && f < chk_numel(rank, dy); f++) {
             int64_t c[6], cx[6];
             unravel(f, rank, dy, c);
             for (int i = 0; i < rank; i++) {
@@ -567,18 +544,18 @@ static void test_pad(void) {
         CHECK(ok, "pad known answer %zu", k);
     }
     for (int t = 0; t < 300; t++) {
-        int rank = rin(1, 4), mode = rin(0, 2);
+        int rank = chk_int(1, 4), mode = chk_int(0, 2);
         int32_t dx[4], dy[4];
-        ep_pad_params p = {mode, rflt(-1, 1), {0}};
+        ep_pad_params p = {mode, chk_float_in(-1, 1), {0}};
         rdims(rank, dx, 5, 500, mode == EP_PAD_CONSTANT);
         for (int i = 0; i < rank; i++) {
             int lo = mode == EP_PAD_CONSTANT ? -dx[i] : -(dx[i] - 1);
-            do p.pads[i] = rin(-2, 4), p.pads[rank + i] = rin(-2, 4);
+            do p.pads[i] = chk_int(-2, 4), p.pads[rank + i] = chk_int(-2, 4);
             while ((p.pads[i] < 0 ? p.pads[i] : 0) + (p.pads[rank + i] < 0 ? p.pads[rank + i] : 0) < lo);
         }
-        fill_f32(A, numel(rank, dx), -3, 3);
+        fill_f32(A, chk_numel(rank, dx), -3, 3);
         int ok = run_pad(rank, dx, A, &p, dy, Y);
-        int64_t ny = numel(rank, dy);
+        int64_t ny = chk_numel(rank, dy);
         for (int64_t f = 0; ok && f < ny; f++) {
             int64_t c[4];
             int outside = 0;
@@ -674,26 +651,26 @@ static void test_resize(void) {
         ep_resize_params p = {c->mode, c->coord, c->nearest, c->exclude, c->a, 0.0f, {0}};
         memcpy(p.scales, c->scales, sizeof c->scales);
         int ok = run_resize(&p, 4, dx, resize_x, c->out, Y);
-        for (int64_t i = 0; ok && i < numel(4, c->out); i++) ok = feq(Y[i], resize_expect[c->offset + i], 2e-6f);
+        for (int64_t i = 0; ok && i < chk_numel(4, c->out); i++) ok = feq(Y[i], resize_expect[c->offset + i], 2e-6f);
         CHECK(ok, "resize case %zu (mode %d coord %d)", k, c->mode, c->coord);
     }
     /* random shapes: scale 1 is the identity; nearest asymmetric x2 repeats */
     for (int t = 0; t < 60; t++) {
-        int rank = rin(1, 4);
+        int rank = chk_int(1, 4);
         int32_t d[4], d2[4];
         rdims(rank, d, 5, 600, 0);
-        fill_f32(A, numel(rank, d), -2, 2);
-        ep_resize_params p = {rin(0, 2), rin(0, 5), rin(0, 3), 0, -0.75f, 0.0f, {0}};
+        fill_f32(A, chk_numel(rank, d), -2, 2);
+        ep_resize_params p = {chk_int(0, 2), chk_int(0, 5), chk_int(0, 3), 0, -0.75f, 0.0f, {0}};
         for (int i = 0; i < 8; i++) p.scales[i] = 1.0f;
-        int ok = run_resize(&p, rank, d, A, d, Y) && memcmp(A, Y, (size_t)numel(rank, d) * 4) == 0;
+        int ok = run_resize(&p, rank, d, A, d, Y) && memcmp(A, Y, (size_t)chk_numel(rank, d) * 4) == 0;
         CHECK(ok, "resize identity rank %d", rank);
         p.mode = EP_RESIZE_NEAREST, p.coord_mode = EP_COORD_ASYMMETRIC, p.nearest_mode = EP_NEAREST_FLOOR;
         for (int i = 0; i < rank; i++) {
-            p.scales[i] = (float)(i == rank - 1 || rin(0, 1) ? 2 : 1);
+            p.scales[i] = (float)(i == rank - 1 || chk_int(0, 1) ? 2 : 1);
             d2[i] = d[i] * (int32_t)p.scales[i];
         }
         ok = run_resize(&p, rank, d, A, d2, Y);
-        for (int64_t f = 0; ok && f < numel(rank, d2); f++) {
+        for (int64_t f = 0; ok && f < chk_numel(rank, d2); f++) {
             int64_t c[4];
             unravel(f, rank, d2, c);
             for (int i = 0; i < rank; i++) c[i] /= (int64_t)p.scales[i];
@@ -706,11 +683,11 @@ static void test_resize(void) {
 /* ---- softmax / logsoftmax (middle axis when rank >= 3), every other case in place ---- */
 static void test_softmax(void) {
     for (int t = 0; t < 120; t++) {
-        int rank = rin(1, 4), lg = t & 1;
-        int axis = rank >= 3 ? rin(1, rank - 2) : rin(0, rank - 1);
+        int rank = chk_int(1, 4), lg = t & 1;
+        int axis = rank >= 3 ? chk_int(1, rank - 2) : chk_int(0, rank - 1);
         int32_t d[4];
         rdims(rank, d, 6, 1200, 1);
-        int64_t n = numel(rank, d), outer = 1, inner = 1;
+        int64_t n = chk_numel(rank, d), outer = 1, inner = 1;
         fill_f32(A, n, -20, 20);
         for (int i = 0; i < axis; i++) outer *= d[i];
         for (int i = axis + 1; i < rank; i++) inner *= d[i];
@@ -737,8 +714,8 @@ static void test_softmax(void) {
 static void test_reduce(void) {
     static double acc[NBUF];
     for (int t = 0; t < 300; t++) {
-        int rank = rin(1, 5), kind = rin(0, 6), keep = rin(0, 1), ry = 0;
-        uint32_t mask = t % 10 == 0 ? (1u << rank) - 1 : rnd() & ((1u << rank) - 1);
+        int rank = chk_int(1, 5), kind = chk_int(0, 6), keep = chk_int(0, 1), ry = 0;
+        uint32_t mask = t % 10 == 0 ? (1u << rank) - 1 : chk_rnd() & ((1u << rank) - 1);
         int32_t d[5], dy[5], dk[5];
         rdims(rank, d, 4, 800, 1);
         int64_t cnt = 1;
@@ -748,7 +725,7 @@ static void test_reduce(void) {
             if (red) cnt *= d[i];
             if (!red || keep) dy[ry++] = dk[i];
         }
-        int64_t n = numel(rank, d), ny = numel(rank, dk);
+        int64_t n = chk_numel(rank, d), ny = chk_numel(rank, dk);
         fill_f32(A, n, kind == EP_REDUCE_PROD ? 0.7f : -3, kind == EP_REDUCE_PROD ? 1.3f : 3);
         for (int64_t i = 0; i < ny; i++)
             acc[i] = kind == EP_REDUCE_PROD ? 1 : kind == EP_REDUCE_MAX ? -INFINITY : kind == EP_REDUCE_MIN ? INFINITY : 0;
@@ -779,10 +756,10 @@ static void test_reduce_int(void) {
     static const int kinds[4] = {EP_REDUCE_SUM, EP_REDUCE_PROD, EP_REDUCE_MAX, EP_REDUCE_MIN};
     static uint64_t acc[NBUF / 8];
     for (int t = 0; t < 300; t++) {
-        const int rank = rin(1, 4), kind = kinds[rin(0, 3)], keep = rin(0, 1);
-        const uint8_t dt = rin(0, 1) ? EP_DTYPE_I32 : EP_DTYPE_I64;
+        const int rank = chk_int(1, 4), kind = kinds[chk_int(0, 3)], keep = chk_int(0, 1);
+        const uint8_t dt = chk_int(0, 1) ? EP_DTYPE_I32 : EP_DTYPE_I64;
         const int64_t lo = dt == EP_DTYPE_I32 ? INT32_MIN : INT64_MIN, hi = dt == EP_DTYPE_I32 ? INT32_MAX : INT64_MAX;
-        uint32_t mask = t % 10 == 0 ? (1u << rank) - 1 : rnd() & ((1u << rank) - 1);
+        uint32_t mask = t % 10 == 0 ? (1u << rank) - 1 : chk_rnd() & ((1u << rank) - 1);
         int32_t d[4], dy[4], dk[4];
         int ry = 0;
         rdims(rank, d, 4, 400, 1);
@@ -791,9 +768,9 @@ static void test_reduce_int(void) {
             dk[i] = red ? 1 : d[i];
             if (!red || keep) dy[ry++] = dk[i];
         }
-        const int64_t n = numel(rank, d), ny = numel(rank, dk);
+        const int64_t n = chk_numel(rank, d), ny = chk_numel(rank, dk);
         for (int64_t i = 0; i < n; i++)   /* big values so sums and products wrap */
-            iput(XB[0], dt, i, kind == EP_REDUCE_PROD && rin(0, 1) ? rin(-3, 3) : ivalue(dt));
+            iput(XB[0], dt, i, kind == EP_REDUCE_PROD && chk_int(0, 1) ? chk_int(-3, 3) : ivalue(dt));
         for (int64_t i = 0; i < ny; i++)
             acc[i] = kind == EP_REDUCE_PROD ? 1u : kind == EP_REDUCE_MAX ? (uint64_t)lo : kind == EP_REDUCE_MIN ? (uint64_t)hi : 0u;
         for (int64_t f = 0; f < n; f++) {
@@ -834,22 +811,22 @@ static void test_reduce_int(void) {
 /* ---- gather: I32/I64 indices of rank 0..3, negative indices, out-of-range fails the run ---- */
 static void test_gather(void) {
     for (int t = 0; t < 300; t++) {
-        int rx = rin(1, 4), ri = rin(0, 3), axis = rin(0, rx - 1), ry = 0, i64 = rin(0, 1);
-        uint8_t dt = any_dtypes[rin(0, 3)];
+        int rx = chk_int(1, 4), ri = chk_int(0, 3), axis = chk_int(0, rx - 1), ry = 0, i64 = chk_int(0, 1);
+        uint8_t dt = any_dtypes[chk_int(0, 3)];
         size_t es = ep_dtype_size(dt);
         int32_t dx[4], di[3], dy[7];
         rdims(rx, dx, 4, 200, 0);
         rdims(ri, di, 3, 27, 1);
-        int64_t ni = numel(ri, di), *ix64 = (int64_t *)(void *)XB[1];
+        int64_t ni = chk_numel(ri, di), *ix64 = (int64_t *)(void *)XB[1];
         int32_t *ix32 = (int32_t *)(void *)XB[1];
         for (int64_t k = 0; k < ni; k++) {
-            int v = rin(-dx[axis], dx[axis] - 1);
+            int v = chk_int(-dx[axis], dx[axis] - 1);
             if (i64) ix64[k] = v; else ix32[k] = v;
         }
         for (int i = 0; i < axis; i++) dy[ry++] = dx[i];
         for (int i = 0; i < ri; i++) dy[ry++] = di[i];
         for (int i = axis + 1; i < rx; i++) dy[ry++] = dx[i];
-        fill_bytes(XB[0], numel(rx, dx) * (int64_t)es);
+        fill_bytes(XB[0], chk_numel(rx, dx) * (int64_t)es);
         ep_tensor tx, ti, ty;
         tset(&tx, XB[0], dt, rx, dx), tset(&ty, YB[0], dt, ry, dy);
         tset(&ti, XB[1], i64 ? EP_DTYPE_I64 : EP_DTYPE_I32, ri, di);
@@ -858,7 +835,7 @@ static void test_gather(void) {
         ep_op *op = op11(&b, EP_OP_GATHER, &p, &tx, &ty);
         b.in[1] = &ti, op->n_in = 2;
         int ok = shape_ok(ep_shape_gather, op, ry, dy) && ep_ref_gather_any(op) == EP_OK;
-        for (int64_t f = 0; ok && f < numel(ry, dy); f++) {
+        for (int64_t f = 0; ok && f < chk_numel(ry, dy); f++) {
             int64_t c[7], cx[4];
             unravel(f, ry, dy, c);
             int64_t v = i64 ? ix64[ravel(ri, di, c + axis)] : ix32[ravel(ri, di, c + axis)];
@@ -867,7 +844,7 @@ static void test_gather(void) {
         }
         CHECK(ok, "gather rx %d ri %d axis %d i64 %d", rx, ri, axis, i64);
         if (ni > 0) {
-            int64_t k = rin(0, (int)ni - 1), bad = rin(0, 1) ? dx[axis] : -dx[axis] - 1;
+            int64_t k = chk_int(0, (int)ni - 1), bad = chk_int(0, 1) ? dx[axis] : -dx[axis] - 1;
             if (i64) ix64[k] = bad; else ix32[k] = (int32_t)bad;
             CHECK(ep_ref_gather_any(op) == EP_ERR_RUN_INDEX, "gather index %lld of %d", (long long)bad, dx[axis]);
         }
@@ -1002,24 +979,24 @@ static void test_fuzz(void) {
     static const float fvals[8] = {0.5f, 1, 2, 1.5f, 3, 0, -1, NAN};
     int accepted[12] = {0}, bad = 0;
     for (int t = 0; t < 30000; t++) {
-        const int k = rin(0, 11), nin = ops[k].nin ? ops[k].nin : rin(1, 3), nout = ops[k].nout ? ops[k].nout : rin(1, 3);
+        const int k = chk_int(0, 11), nin = ops[k].nin ? ops[k].nin : chk_int(1, 3), nout = ops[k].nout ? ops[k].nout : chk_int(1, 3);
         union { int32_t w[32]; float f[32]; } p;
-        for (int i = 0; i < 32; i++) p.w[i] = rin(0, 15) ? rin(-2, 6) : (int32_t)rnd();
+        for (int i = 0; i < 32; i++) p.w[i] = chk_int(0, 15) ? chk_int(-2, 6) : (int32_t)chk_rnd();
         if (ops[k].opc == EP_OP_RESIZE) {
-            p.w[0] = rin(0, 3), p.w[1] = rin(0, 6), p.w[2] = rin(0, 4), p.w[3] = rin(0, 1);
-            for (int i = 4; i < 14; i++) p.f[i] = fvals[rin(0, 15) ? rin(0, 4) : rin(0, 7)];
+            p.w[0] = chk_int(0, 3), p.w[1] = chk_int(0, 6), p.w[2] = chk_int(0, 4), p.w[3] = chk_int(0, 1);
+            for (int i = 4; i < 14; i++) p.f[i] = fvals[chk_int(0, 15) ? chk_int(0, 4) : chk_int(0, 7)];
         }
         if (ops[k].opc == EP_OP_UNARY || ops[k].opc == EP_OP_PAD) p.f[1] = 0.5f;
-        int32_t base[4], brank = rin(0, 4);
+        int32_t base[4], brank = chk_int(0, 4);
         rdims(brank, base, 4, 256, 1);
         ep_tensor ts[8];
         opbox b = {0};
         for (int i = 0; i < nin + nout; i++) {
             int32_t d[4];
-            int r = rin(0, 3) ? brank : rin(0, 4);
-            for (int j = 0; j < r; j++) d[j] = (j < brank && rin(0, 4)) ? base[j] : rin(0, 4);
-            uint8_t dt = rin(0, 1) ? EP_DTYPE_F32 : dts[rin(0, 7)];
-            if (ops[k].opc == EP_OP_GATHER && i == 1) dt = rin(0, 7) ? (rin(0, 1) ? EP_DTYPE_I32 : EP_DTYPE_I64) : dt;
+            int r = chk_int(0, 3) ? brank : chk_int(0, 4);
+            for (int j = 0; j < r; j++) d[j] = (j < brank && chk_int(0, 4)) ? base[j] : chk_int(0, 4);
+            uint8_t dt = chk_int(0, 1) ? EP_DTYPE_F32 : dts[chk_int(0, 7)];
+            if (ops[k].opc == EP_OP_GATHER && i == 1) dt = chk_int(0, 7) ? (chk_int(0, 1) ? EP_DTYPE_I32 : EP_DTYPE_I64) : dt;
             tset(&ts[i], NULL, dt, r, d);
             if (i < nin) b.in[i] = &ts[i]; else b.out[i - nin] = &ts[i];
         }
@@ -1038,9 +1015,9 @@ static void test_fuzz(void) {
             if (i >= nin) tset(&ts[i], NULL, s[i - nin].dtype, s[i - nin].rank, s[i - nin].dims);
             size_t n = (size_t)ep_numel(&ts[i]), es = ep_dtype_size(ts[i].dtype);
             mem[i] = ts[i].data = malloc((n * es) > 0 ? n * es : 1);
-            for (size_t j = 0; i < nin && j < n * es; j++) ((unsigned char *)mem[i])[j] = (unsigned char)rnd();
+            for (size_t j = 0; i < nin && j < n * es; j++) ((unsigned char *)mem[i])[j] = (unsigned char)chk_rnd();
             for (size_t j = 0; i == 1 && ops[k].opc == EP_OP_GATHER && j < n; j++) {
-                if (es == 8) ((int64_t *)mem[i])[j] = rin(-5, 5); else ((int32_t *)mem[i])[j] = rin(-5, 5);
+                if (es == 8) ((int64_t *)mem[i])[j] = chk_int(-5, 5); else ((int32_t *)mem[i])[j] = chk_int(-5, 5);
             }
         }
         int rc = ops[k].run(op);
@@ -1055,6 +1032,6 @@ int main(void) {
     test_act(), test_unary(), test_binary(), test_concat_split(), test_slice_transpose(), test_pad();
     test_resize(), test_softmax(), test_reduce(), test_gather(), test_copy(), test_hostile(), test_fuzz();
     test_binary_int(), test_reduce_int();
-    printf("%d passed, %d failed\n", g_pass, g_fail);
-    return g_fail != 0;
+    printf("%d passed, %d failed\n", chk_n_pass, chk_n_fail);
+    return chk_n_fail != 0;
 }

@@ -9,7 +9,7 @@
  *     it accepts is then run through the kernel on buffers sized exactly (ASan).
  *
  * Build (from the repo root):
- *   cc -std=c11 -Iruntime_c/include -Iruntime_c/kernels tests/c/test_ref_linear.c \
+ *   cc -std=c11 -Iruntime_c -Iruntime_c/include -Iruntime_c/kernels tests/c/test_ref_linear.c \
  *      runtime_c/src/ops/{conv2d,conv_transpose2d,gemm,matmul,pool}.c \
  *      runtime_c/kernels/ref/{conv2d,conv_transpose2d,gemm,matmul,pool}_f32.c \
  *      runtime_c/kernels/ref/act.c -lm
@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include "ep_ops.h"
+#include "ep_check.h"
 
 #ifdef EP_TEST_ACT_STUB
 float ep_act_f32(int kind, float x, float alpha, float beta) {
@@ -36,60 +36,18 @@ void ep_act_apply_f32(int kind, float *x, int64_t n, float alpha, float beta) {
 }
 #endif
 
-static int n_pass, n_fail;
-#define CHECK(cond, ...)                                                                  \
-    do {                                                                                  \
-        if (cond) {                                                                       \
-            n_pass++;                                                                     \
-        } else {                                                                          \
-            n_fail++;                                                                     \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__), printf(__VA_ARGS__), printf("\n"); \
-        }                                                                                 \
-    } while (0)
-
-/* ---- tiny LCG (Numerical Recipes constants) ---- */
-static uint32_t rng_state = 12345u;
-static uint32_t rnd(void) {
-    rng_state = rng_state * 1664525u + 1013904223u;
-    return rng_state >> 8;
-}
-static int rint_in(int lo, int hi) { return lo + (int)(rnd() % (uint32_t)(hi - lo + 1)); }
-static float rfloat(void) { return (float)rnd() / (float)(1u << 24) * 2.0f - 1.0f; }
-
 /* ---- buffers and tensors ---- */
 #define CAP (1 << 16)
 #define GUARD 16
 #define SENTINEL 12345.5f
 static float buf_x[CAP], buf_w[CAP], buf_b[CAP], buf_r[CAP], buf_y[CAP + 2 * GUARD], buf_e[CAP];
 
-/* element count, saturated at INT64_MAX (a zero extent anywhere gives 0) */
-static int64_t numel_dims(int rank, const int32_t *d) {
-    int64_t n = 1;
-    for (int i = 0; i < rank; i++)
-        if (d[i] == 0) return 0;
-    for (int i = 0; i < rank; i++) n = n > INT64_MAX / d[i] ? INT64_MAX : n * d[i];
-    return n;
-}
-
-static ep_tensor mk(float *data, uint8_t dtype, int rank, const int32_t *dims) {
-    ep_tensor t = {.data = data, .rank = (uint8_t)rank, .dtype = dtype};
-    for (int i = 0; i < rank; i++) t.dims[i] = dims[i];
-    t.nbytes = (uint64_t)numel_dims(rank, dims) * 4u;
-    return t;
-}
-static ep_tensor t4(float *d, int a, int b, int c, int e) { return mk(d, EP_DTYPE_F32, 4, (int32_t[4]){a, b, c, e}); }
-static ep_tensor t2(float *d, int a, int b) { return mk(d, EP_DTYPE_F32, 2, (int32_t[2]){a, b}); }
-static ep_tensor t1(float *d, int a) { return mk(d, EP_DTYPE_F32, 1, &a); }
+static ep_tensor t4(float *d, int a, int b, int c, int e) { return chk_mk(d, EP_DTYPE_F32, 4, (int32_t[4]){a, b, c, e}); }
+static ep_tensor t2(float *d, int a, int b) { return chk_mk(d, EP_DTYPE_F32, 2, (int32_t[2]){a, b}); }
+static ep_tensor t1(float *d, int a) { return chk_mk(d, EP_DTYPE_F32, 1, &a); }
 
 static void fill_rand(float *p, int64_t n) {
-    for (int64_t i = 0; i < n; i++) p[i] = rfloat();
-}
-
-static ep_op mkop(uint16_t opcode, const void *params, ep_tensor *const *in, int n_in,
-                  ep_tensor *const *out, int n_out) {
-    ep_op op = {.params = params, .in = in, .out = out, .n_in = (uint16_t)n_in, .n_out = (uint16_t)n_out,
-                .opcode = opcode};
-    return op;
+    for (int64_t i = 0; i < n; i++) p[i] = chk_float();
 }
 
 /* Runs shape fn + kernel on op (whose out[0] has the expected dims and data == buf_y+GUARD),
@@ -131,36 +89,54 @@ static int pick_act(float *alpha, float *beta) {
     static const int acts[] = {EP_ACT_NONE, EP_ACT_RELU, EP_ACT_CLIP, EP_ACT_LEAKY_RELU};
     *alpha = -0.5f;
     *beta = 0.25f;
-    const int a = acts[rnd() % 4];
+    const int a = acts[chk_rnd() % 4];
     if (a == EP_ACT_LEAKY_RELU) *alpha = 0.1f;
     return a;
 }
 
 /* ================= CONV2D ================= */
-static void naive_conv2d(const ep_conv2d_params *p, int N, int C, int H, int W, int M, int OH, int OW,
-                         int has_b, int has_r) {
-    const int KH = p->kernel[0], KW = p->kernel[1], G = p->groups, CG = C / G, MG = M / G;
-    for (int n = 0; n < N; n++)
-        for (int m = 0; m < M; m++)
-            for (int oh = 0; oh < OH; oh++)
-                for (int ow = 0; ow < OW; ow++) {
-                    double acc = 0.0;
-                    for (int c = 0; c < CG; c++)
-                        for (int kh = 0; kh < KH; kh++)
-                            for (int kw = 0; kw < KW; kw++) {
-                                const int ih = oh * p->stride[0] - p->pads[0] + kh * p->dilation[0];
-                                const int iw = ow * p->stride[1] - p->pads[1] + kw * p->dilation[1];
-                                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                                const int ci = (m / MG) * CG + c;
-                                acc += (double)buf_x[((n * C + ci) * H + ih) * W + iw] *
-                                       buf_w[((m * CG + c) * KH + kh) * KW + kw];
-                            }
-                    const int o = ((n * M + m) * OH + oh) * OW + ow;
-                    float v = (float)acc;
-                    if (has_b) v += buf_b[m];
-                    if (has_r) v += buf_r[o];
-                    buf_e[o] = ep_act_f32(p->act, v, p->act_alpha, p->act_beta);
+/* Naive double sums into buf_e, one output element at a time, in the gather form of both ops:
+ *   conv2d (W[M, C/G, KH, KW]): input ih = oh*s - pad + k*d;
+ *   conv_transpose2d (W[C, M/G, KH, KW]): oh = ih*s - pad + k*d, so ih = (oh + pad - k*d) / s where it divides.
+ * Then + B[m], + R (conv2d), act. */
+typedef struct naive_geo {
+    int transpose, KH, KW, stride[2], dilation[2], pads[2], groups, act;
+    float alpha, beta;
+} naive_geo;
+
+static int naive_tap(const naive_geo *g, int axis, int o, int k, int in) {   /* the input index, or -1 */
+    if (!g->transpose) {
+        const int i = o * g->stride[axis] - g->pads[axis] + k * g->dilation[axis];
+        return i >= 0 && i < in ? i : -1;
+    }
+    const int t = o + g->pads[axis] - k * g->dilation[axis];
+    return t >= 0 && t % g->stride[axis] == 0 && t / g->stride[axis] < in ? t / g->stride[axis] : -1;
+}
+
+static void naive_conv(const naive_geo *g, int N, int C, int H, int W, int M, int OH, int OW, int has_b, int has_r) {
+    const int KH = g->KH, KW = g->KW, CG = C / g->groups, MG = M / g->groups;
+    for (int64_t o = 0; o < (int64_t)N * M * OH * OW; o++) {
+        const int ow = (int)(o % OW), oh = (int)(o / OW % OH), m = (int)(o / OW / OH % M), n = (int)(o / OW / OH / M);
+        double acc = 0.0;
+        for (int c = 0; c < CG; c++)
+            for (int kh = 0; kh < KH; kh++)
+                for (int kw = 0; kw < KW; kw++) {
+                    const int ih = naive_tap(g, 0, oh, kh, H), iw = naive_tap(g, 1, ow, kw, W), ci = (m / MG) * CG + c;
+                    if (ih < 0 || iw < 0) continue;
+                    const int wi = g->transpose ? ((ci * MG + m % MG) * KH + kh) * KW + kw : ((m * CG + c) * KH + kh) * KW + kw;
+                    acc += (double)buf_x[((n * C + ci) * H + ih) * W + iw] * buf_w[wi];
                 }
+        float v = (float)acc;
+        if (has_b) v += buf_b[m];
+        if (has_r) v += buf_r[o];
+        buf_e[o] = ep_act_f32(g->act, v, g->alpha, g->beta);
+    }
+}
+static void naive_conv2d(const ep_conv2d_params *p, int N, int C, int H, int W, int M, int OH, int OW, int has_b,
+                         int has_r) {
+    const naive_geo g = {0, p->kernel[0], p->kernel[1], {p->stride[0], p->stride[1]}, {p->dilation[0], p->dilation[1]},
+                         {p->pads[0], p->pads[1]}, p->groups, p->act, p->act_alpha, p->act_beta};
+    naive_conv(&g, N, C, H, W, M, OH, OW, has_b, has_r);
 }
 
 static void test_conv2d_known(void) {
@@ -172,7 +148,7 @@ static void test_conv2d_known(void) {
     ep_tensor y = t4(buf_y + GUARD, 1, 1, 2, 2);
     ep_tensor *in[3] = {&x, &w, &b}, *out[1] = {&y};
     ep_conv2d_params p = {{2, 2}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1, EP_ACT_NONE, 0, 0};
-    ep_op op = mkop(EP_OP_CONV2D, &p, in, 3, out, 1);
+    ep_op op = chk_op(EP_OP_CONV2D, &p, in, 3, out, 1);
     const float want[4] = {13, 17, 25, 29};
     memcpy(buf_e, want, sizeof want);
     run_and_compare(&op, ep_shape_conv2d, ep_ref_conv2d_f32, "conv2d known");
@@ -182,18 +158,18 @@ static void test_conv2d_random(int iters) {
     for (int it = 0; it < iters; it++) {
         ep_conv2d_params p = {0};
         const int kind = it % 4; /* 0 plain, 1 grouped, 2 depthwise, 3 depthwise multiplier 2 */
-        const int G = kind == 0 ? 1 : rint_in(2, 4);
-        const int CG = kind >= 2 ? 1 : rint_in(1, 3), MG = kind == 2 ? 1 : (kind == 3 ? 2 : rint_in(1, 3));
-        const int N = rint_in(1, 2), C = G * CG, M = G * MG, H = rint_in(1, 9), W = rint_in(1, 9);
-        for (int i = 0; i < 2; i++) p.kernel[i] = rint_in(1, 3), p.stride[i] = rint_in(1, 3), p.dilation[i] = rint_in(1, 2);
-        for (int i = 0; i < 4; i++) p.pads[i] = rint_in(0, 2);
+        const int G = kind == 0 ? 1 : chk_int(2, 4);
+        const int CG = kind >= 2 ? 1 : chk_int(1, 3), MG = kind == 2 ? 1 : (kind == 3 ? 2 : chk_int(1, 3));
+        const int N = chk_int(1, 2), C = G * CG, M = G * MG, H = chk_int(1, 9), W = chk_int(1, 9);
+        for (int i = 0; i < 2; i++) p.kernel[i] = chk_int(1, 3), p.stride[i] = chk_int(1, 3), p.dilation[i] = chk_int(1, 2);
+        for (int i = 0; i < 4; i++) p.pads[i] = chk_int(0, 2);
         p.groups = G;
         p.act = pick_act(&p.act_alpha, &p.act_beta);
         const int OH = (H + p.pads[0] + p.pads[2] - ((p.kernel[0] - 1) * p.dilation[0] + 1));
         const int OW = (W + p.pads[1] + p.pads[3] - ((p.kernel[1] - 1) * p.dilation[1] + 1));
         if (OH < 0 || OW < 0) { it--; continue; }
         const int oh = OH / p.stride[0] + 1, ow = OW / p.stride[1] + 1;
-        const int has_b = rnd() & 1, has_r = rnd() & 1;
+        const int has_b = chk_rnd() & 1, has_r = chk_rnd() & 1;
         fill_rand(buf_x, N * C * H * W);
         fill_rand(buf_w, M * CG * p.kernel[0] * p.kernel[1]);
         fill_rand(buf_b, M);
@@ -201,64 +177,44 @@ static void test_conv2d_random(int iters) {
         ep_tensor x = t4(buf_x, N, C, H, W), w = t4(buf_w, M, CG, p.kernel[0], p.kernel[1]);
         ep_tensor b = t1(buf_b, M), r = t4(buf_r, N, M, oh, ow), y = t4(buf_y + GUARD, N, M, oh, ow);
         ep_tensor *in[4] = {&x, &w, has_b ? &b : NULL, &r}, *out[1] = {&y};
-        ep_op op = mkop(EP_OP_CONV2D, &p, in, has_r ? 4 : 3, out, 1);
+        ep_op op = chk_op(EP_OP_CONV2D, &p, in, has_r ? 4 : 3, out, 1);
         naive_conv2d(&p, N, C, H, W, M, oh, ow, has_b, has_r);
         run_and_compare(&op, ep_shape_conv2d, ep_ref_conv2d_f32, "conv2d random %d", it);
     }
 }
 
 /* ================= CONV_TRANSPOSE2D ================= */
-static void naive_convt(const ep_conv_transpose2d_params *p, int N, int C, int H, int W, int M, int OH,
-                        int OW, int has_b) {
-    const int KH = p->kernel[0], KW = p->kernel[1], G = p->groups, CG = C / G, MG = M / G;
-    for (int n = 0; n < N; n++)
-        for (int m = 0; m < M; m++)
-            for (int oh = 0; oh < OH; oh++)
-                for (int ow = 0; ow < OW; ow++) {
-                    double acc = 0.0;
-                    for (int c = 0; c < CG; c++)
-                        for (int kh = 0; kh < KH; kh++)
-                            for (int kw = 0; kw < KW; kw++) {
-                                /* gather form: oh = ih*s - pad + k*d */
-                                const int th = oh + p->pads[0] - kh * p->dilation[0];
-                                const int tw = ow + p->pads[1] - kw * p->dilation[1];
-                                if (th < 0 || tw < 0 || th % p->stride[0] || tw % p->stride[1]) continue;
-                                const int ih = th / p->stride[0], iw = tw / p->stride[1];
-                                if (ih >= H || iw >= W) continue;
-                                const int ci = (m / MG) * CG + c;
-                                acc += (double)buf_x[((n * C + ci) * H + ih) * W + iw] *
-                                       buf_w[((ci * MG + m % MG) * KH + kh) * KW + kw];
-                            }
-                    float v = (float)acc;
-                    if (has_b) v += buf_b[m];
-                    buf_e[((n * M + m) * OH + oh) * OW + ow] = ep_act_f32(p->act, v, p->act_alpha, p->act_beta);
-                }
+static void naive_convt(const ep_conv_transpose2d_params *p, int N, int C, int H, int W, int M, int OH, int OW,
+                        int has_b) {
+    const naive_geo g = {1, p->kernel[0], p->kernel[1], {p->stride[0], p->stride[1]}, {p->dilation[0], p->dilation[1]},
+                         {p->pads[0], p->pads[1]}, p->groups, p->act, p->act_alpha, p->act_beta};
+    naive_conv(&g, N, C, H, W, M, OH, OW, has_b, 0);
 }
 
 static void test_convt_random(int iters) {
     for (int it = 0; it < iters; it++) {
         ep_conv_transpose2d_params p = {0};
-        const int G = it % 3 == 0 ? 1 : rint_in(2, 3), CG = rint_in(1, 3), MG = rint_in(1, 3);
-        const int N = rint_in(1, 2), C = G * CG, M = G * MG, H = rint_in(1, 6), W = rint_in(1, 6);
+        const int G = it % 3 == 0 ? 1 : chk_int(2, 3), CG = chk_int(1, 3), MG = chk_int(1, 3);
+        const int N = chk_int(1, 2), C = G * CG, M = G * MG, H = chk_int(1, 6), W = chk_int(1, 6);
         for (int i = 0; i < 2; i++) {
-            p.kernel[i] = rint_in(1, 3), p.stride[i] = rint_in(1, 3), p.dilation[i] = rint_in(1, 2);
+            p.kernel[i] = chk_int(1, 3), p.stride[i] = chk_int(1, 3), p.dilation[i] = chk_int(1, 2);
             const int lim = p.stride[i] > p.dilation[i] ? p.stride[i] : p.dilation[i];
-            p.output_padding[i] = rint_in(0, lim - 1);
+            p.output_padding[i] = chk_int(0, lim - 1);
         }
-        for (int i = 0; i < 4; i++) p.pads[i] = rint_in(0, 2);
+        for (int i = 0; i < 4; i++) p.pads[i] = chk_int(0, 2);
         const int oh = (H - 1) * p.stride[0] - p.pads[0] - p.pads[2] + (p.kernel[0] - 1) * p.dilation[0] + 1 + p.output_padding[0];
         const int ow = (W - 1) * p.stride[1] - p.pads[1] - p.pads[3] + (p.kernel[1] - 1) * p.dilation[1] + 1 + p.output_padding[1];
         if (oh < 0 || ow < 0) { it--; continue; }
         p.groups = G;
         p.act = pick_act(&p.act_alpha, &p.act_beta);
-        const int has_b = rnd() & 1;
+        const int has_b = chk_rnd() & 1;
         fill_rand(buf_x, N * C * H * W);
         fill_rand(buf_w, C * MG * p.kernel[0] * p.kernel[1]);
         fill_rand(buf_b, M);
         ep_tensor x = t4(buf_x, N, C, H, W), w = t4(buf_w, C, MG, p.kernel[0], p.kernel[1]);
         ep_tensor b = t1(buf_b, M), y = t4(buf_y + GUARD, N, M, oh, ow);
         ep_tensor *in[3] = {&x, &w, &b}, *out[1] = {&y};
-        ep_op op = mkop(EP_OP_CONV_TRANSPOSE2D, &p, in, has_b ? 3 : 2, out, 1);
+        ep_op op = chk_op(EP_OP_CONV_TRANSPOSE2D, &p, in, has_b ? 3 : 2, out, 1);
         naive_convt(&p, N, C, H, W, M, oh, ow, has_b);
         run_and_compare(&op, ep_shape_conv_transpose2d, ep_ref_conv_transpose2d_f32, "conv_transpose2d random %d", it);
     }
@@ -269,9 +225,9 @@ static void test_gemm_random(int iters) {
     for (int it = 0; it < iters; it++) {
         ep_gemm_params p = {0};
         p.act = pick_act(&p.act_alpha, &p.act_beta);
-        const int M = rint_in(0, 9), K = rint_in(0, 12), N = rint_in(0, 9);
-        const int ckind = rint_in(0, 3); /* 0 none, 1 [N], 2 [1,N], 3 [M,N] */
-        const int has_r = rnd() & 1;
+        const int M = chk_int(0, 9), K = chk_int(0, 12), N = chk_int(0, 9);
+        const int ckind = chk_int(0, 3); /* 0 none, 1 [N], 2 [1,N], 3 [M,N] */
+        const int has_r = chk_rnd() & 1;
         fill_rand(buf_x, M * K);
         fill_rand(buf_w, K * N);
         fill_rand(buf_b, M * N);
@@ -279,7 +235,7 @@ static void test_gemm_random(int iters) {
         ep_tensor a = t2(buf_x, M, K), b = t2(buf_w, K, N), r = t2(buf_r, M, N), y = t2(buf_y + GUARD, M, N);
         ep_tensor c = ckind == 1 ? t1(buf_b, N) : t2(buf_b, ckind == 2 ? 1 : M, N);
         ep_tensor *in[4] = {&a, &b, ckind ? &c : NULL, &r}, *out[1] = {&y};
-        ep_op op = mkop(EP_OP_GEMM, &p, in, has_r ? 4 : (ckind ? 3 : 2), out, 1);
+        ep_op op = chk_op(EP_OP_GEMM, &p, in, has_r ? 4 : (ckind ? 3 : 2), out, 1);
         for (int i = 0; i < M; i++)
             for (int j = 0; j < N; j++) {
                 double acc = 0.0;
@@ -296,13 +252,13 @@ static void test_gemm_random(int iters) {
 static void test_matmul_random(int iters) {
     for (int it = 0; it < iters; it++) {
         ep_matmul_params p = {0, 0};
-        const int ra = rint_in(2, 5), rb = rint_in(2, 5), ro = ra > rb ? ra : rb;
-        const int M = rint_in(1, 5), K = rint_in(0, 6), N = rint_in(1, 5);
+        const int ra = chk_int(2, 5), rb = chk_int(2, 5), ro = ra > rb ? ra : rb;
+        const int M = chk_int(1, 5), K = chk_int(0, 6), N = chk_int(1, 5);
         int32_t da[8], db[8], dy[8];
         for (int i = 0; i < ro - 2; i++) {
             /* each pair equal or one of them 1; now and then an empty batch */
-            const int e = rnd() % 8 == 0 ? 0 : rint_in(1, 3), ia = i - (ro - ra), ib = i - (ro - rb);
-            const int ea = rnd() % 3 == 0 ? 1 : e, eb = rnd() % 3 == 0 ? 1 : e;
+            const int e = chk_rnd() % 8 == 0 ? 0 : chk_int(1, 3), ia = i - (ro - ra), ib = i - (ro - rb);
+            const int ea = chk_rnd() % 3 == 0 ? 1 : e, eb = chk_rnd() % 3 == 0 ? 1 : e;
             if (ia >= 0) da[ia] = ea;
             if (ib >= 0) db[ib] = eb;
             const int xa = ia >= 0 ? ea : 1, xb = ib >= 0 ? eb : 1;
@@ -311,12 +267,12 @@ static void test_matmul_random(int iters) {
         da[ra - 2] = M; da[ra - 1] = K;
         db[rb - 2] = K; db[rb - 1] = N;
         dy[ro - 2] = M; dy[ro - 1] = N;
-        ep_tensor a = mk(buf_x, EP_DTYPE_F32, ra, da), b = mk(buf_w, EP_DTYPE_F32, rb, db);
-        ep_tensor y = mk(buf_y + GUARD, EP_DTYPE_F32, ro, dy);
+        ep_tensor a = chk_mk(buf_x, EP_DTYPE_F32, ra, da), b = chk_mk(buf_w, EP_DTYPE_F32, rb, db);
+        ep_tensor y = chk_mk(buf_y + GUARD, EP_DTYPE_F32, ro, dy);
         fill_rand(buf_x, ep_numel(&a));
         fill_rand(buf_w, ep_numel(&b));
         ep_tensor *in[2] = {&a, &b}, *out[1] = {&y};
-        ep_op op = mkop(EP_OP_MATMUL, &p, in, 2, out, 1);
+        ep_op op = chk_op(EP_OP_MATMUL, &p, in, 2, out, 1);
         const int64_t total = ep_numel(&y);
         for (int64_t o = 0; o < total; o++) {
             int32_t idx[8];
@@ -381,7 +337,7 @@ static void test_pool_known(void) {
         for (int i = 0; i < 5; i++) buf_x[i] = 1.0f;
         ep_tensor x = t4(buf_x, 1, 1, 1, 5), y = t4(buf_y + GUARD, 1, 1, 1, cases[c].n);
         ep_tensor *in[1] = {&x}, *out[1] = {&y};
-        ep_op op = mkop(EP_OP_AVGPOOL, &p, in, 1, out, 1);
+        ep_op op = chk_op(EP_OP_AVGPOOL, &p, in, 1, out, 1);
         memcpy(buf_e, cases[c].want, sizeof cases[c].want);
         run_and_compare(&op, ep_shape_avgpool, ep_ref_avgpool_f32, "avgpool ort case %d", c);
     }
@@ -390,7 +346,7 @@ static void test_pool_known(void) {
     for (int i = 0; i < 4; i++) buf_x[i] = (float)(i + 1);
     ep_tensor x = t4(buf_x, 1, 1, 1, 4), y = t4(buf_y + GUARD, 1, 1, 1, 2);
     ep_tensor *in[1] = {&x}, *out[1] = {&y};
-    ep_op op = mkop(EP_OP_MAXPOOL, &p, in, 1, out, 1);
+    ep_op op = chk_op(EP_OP_MAXPOOL, &p, in, 1, out, 1);
     buf_e[0] = 2, buf_e[1] = 4;
     run_and_compare(&op, ep_shape_maxpool, ep_ref_maxpool_f32, "maxpool ceil known");
 }
@@ -398,22 +354,22 @@ static void test_pool_known(void) {
 static void test_pool_random(int iters) {
     for (int it = 0; it < iters; it++) {
         ep_pool_params p = {0};
-        const int is_max = it & 1, planes_n = rint_in(1, 2), planes_c = rint_in(1, 3);
-        const int H = rint_in(1, 9), W = rint_in(1, 9);
+        const int is_max = it & 1, planes_n = chk_int(1, 2), planes_c = chk_int(1, 3);
+        const int H = chk_int(1, 9), W = chk_int(1, 9);
         for (int i = 0; i < 2; i++) { /* pads up to the window extent: some windows see no input */
-            p.kernel[i] = rint_in(1, 4), p.stride[i] = rint_in(1, 3), p.dilation[i] = rint_in(1, 2);
+            p.kernel[i] = chk_int(1, 4), p.stride[i] = chk_int(1, 3), p.dilation[i] = chk_int(1, 2);
             const int ext = (p.kernel[i] - 1) * p.dilation[i] + 1;
-            p.pads[i] = rint_in(0, ext - (rnd() % 4 != 0)), p.pads[i + 2] = rint_in(0, ext - (rnd() % 4 != 0));
+            p.pads[i] = chk_int(0, ext - (chk_rnd() % 4 != 0)), p.pads[i + 2] = chk_int(0, ext - (chk_rnd() % 4 != 0));
         }
-        p.count_include_pad = rnd() & 1;
-        p.ceil_mode = rnd() & 1;
+        p.count_include_pad = chk_rnd() & 1;
+        p.ceil_mode = chk_rnd() & 1;
         const int OH = (int)pool_out(H, p.kernel[0], p.stride[0], p.dilation[0], p.pads[0], p.pads[2], p.ceil_mode);
         const int OW = (int)pool_out(W, p.kernel[1], p.stride[1], p.dilation[1], p.pads[1], p.pads[3], p.ceil_mode);
         if (OH < 0 || OW < 0) { it--; continue; }
         fill_rand(buf_x, planes_n * planes_c * H * W);
         ep_tensor x = t4(buf_x, planes_n, planes_c, H, W), y = t4(buf_y + GUARD, planes_n, planes_c, OH, OW);
         ep_tensor *in[1] = {&x}, *out[1] = {&y};
-        ep_op op = mkop(is_max ? EP_OP_MAXPOOL : EP_OP_AVGPOOL, &p, in, 1, out, 1);
+        ep_op op = chk_op(is_max ? EP_OP_MAXPOOL : EP_OP_AVGPOOL, &p, in, 1, out, 1);
         naive_pool(&p, is_max, planes_n * planes_c, H, W, OH, OW);
         run_and_compare(&op, is_max ? ep_shape_maxpool : ep_shape_avgpool, is_max ? ep_ref_maxpool_f32 : ep_ref_avgpool_f32,
                         "%s random %d", is_max ? "maxpool" : "avgpool", it);
@@ -423,14 +379,14 @@ static void test_pool_random(int iters) {
 static void test_global_avgpool_random(int iters) {
     for (int it = 0; it < iters; it++) {
         ep_global_pool_params p = {0, 0};
-        const int rank = rint_in(3, 5);
+        const int rank = chk_int(3, 5);
         int32_t dx[8], dy[8];
         for (int i = 0; i < rank; i++) {
-            dx[i] = rint_in(i < 2 ? 1 : 0, 5);
-            if (i >= 2 && dx[i] == 0 && rnd() % 4) dx[i] = 3; /* mostly non-empty slices */
+            dx[i] = chk_int(i < 2 ? 1 : 0, 5);
+            if (i >= 2 && dx[i] == 0 && chk_rnd() % 4) dx[i] = 3; /* mostly non-empty slices */
             dy[i] = i < 2 ? dx[i] : 1;
         }
-        ep_tensor x = mk(buf_x, EP_DTYPE_F32, rank, dx), y = mk(buf_y + GUARD, EP_DTYPE_F32, rank, dy);
+        ep_tensor x = chk_mk(buf_x, EP_DTYPE_F32, rank, dx), y = chk_mk(buf_y + GUARD, EP_DTYPE_F32, rank, dy);
         const int64_t planes = (int64_t)dx[0] * dx[1], size = ep_numel(&x) / planes;
         fill_rand(buf_x, ep_numel(&x));
         for (int64_t pl = 0; pl < planes; pl++) {
@@ -439,7 +395,7 @@ static void test_global_avgpool_random(int iters) {
             buf_e[pl] = size ? (float)(s / size) : 0.0f;
         }
         ep_tensor *in[1] = {&x}, *out[1] = {&y};
-        ep_op op = mkop(EP_OP_GLOBAL_AVGPOOL, &p, in, 1, out, 1);
+        ep_op op = chk_op(EP_OP_GLOBAL_AVGPOOL, &p, in, 1, out, 1);
         run_and_compare(&op, ep_shape_global_avgpool, ep_ref_global_avgpool_f32, "global_avgpool random %d", it);
     }
 }
@@ -473,10 +429,10 @@ static void fx_init(fixture *f, int n_in) {
 }
 static void set_dims(ep_tensor *t, int rank, int a, int b, int c, int d) {
     const int32_t v[4] = {a, b, c, d};
-    *t = mk(NULL, EP_DTYPE_F32, rank, v);
+    *t = chk_mk(NULL, EP_DTYPE_F32, rank, v);
 }
 static int fx_run(fixture *f, uint16_t opcode, ep_shape_fn fn) {
-    ep_op op = mkop(opcode, &f->p, f->in, f->n_in, f->out, f->n_out);
+    ep_op op = chk_op(opcode, &f->p, f->in, f->n_in, f->out, f->n_out);
     uint64_t scratch = 0;
     return fn(&op, f->s, &scratch);
 }
@@ -694,26 +650,26 @@ static void test_reject(void) {
 
 /* ================= fuzz: random plans never crash; accepted ones run ================= */
 static int32_t fuzz_int(void) {
-    switch (rnd() % 8) {
-    case 0: return (int32_t)(rnd() << 8 ^ rnd());
-    case 1: return rnd() & 1 ? INT32_MAX : INT32_MIN;
-    case 2: return -(int32_t)(rnd() % 4);
-    case 3: return 1 << (rnd() % 31);
-    default: return (int32_t)(rnd() % 5);
+    switch (chk_rnd() % 8) {
+    case 0: return (int32_t)(chk_rnd() << 8 ^ chk_rnd());
+    case 1: return chk_rnd() & 1 ? INT32_MAX : INT32_MIN;
+    case 2: return -(int32_t)(chk_rnd() % 4);
+    case 3: return 1 << (chk_rnd() % 31);
+    default: return (int32_t)(chk_rnd() % 5);
     }
 }
 
 static void fuzz_tensor(ep_tensor *t, float *buf, int64_t cap, int want_rank) {
     int32_t d[8] = {0};
-    const int rank = rnd() % 5 ? want_rank : (int)(rnd() % 9);
+    const int rank = chk_rnd() % 5 ? want_rank : (int)(chk_rnd() % 9);
     for (int i = 0; i < rank; i++) {
-        const uint32_t c = rnd() % 16;
-        d[i] = c == 0 ? INT32_MAX : c == 1 ? (int32_t)(rnd() % (1u << 24)) : (int32_t)(rnd() % 6);
+        const uint32_t c = chk_rnd() % 16;
+        d[i] = c == 0 ? INT32_MAX : c == 1 ? (int32_t)(chk_rnd() % (1u << 24)) : (int32_t)(chk_rnd() % 6);
     }
     /* the executor guarantees numel * 4 <= capacity: zero an extent when too big */
-    int64_t n = numel_dims(rank, d);
-    if (n > cap) d[rnd() % rank] = 0, n = 0;
-    *t = mk(buf + cap - n, rnd() % 8 ? EP_DTYPE_F32 : (uint8_t)(rnd() % 12), rank, d);
+    int64_t n = chk_numel(rank, d);
+    if (n > cap) d[chk_rnd() % rank] = 0, n = 0;
+    *t = chk_mk(buf + cap - n, chk_rnd() % 8 ? EP_DTYPE_F32 : (uint8_t)(chk_rnd() % 12), rank, d);
 }
 
 static void test_fuzz(int iters) {
@@ -738,14 +694,14 @@ static void test_fuzz(int iters) {
         if (o == 4 || o == 5) { /* a plausible output extent now and then */
             ep_pool_params *p = &f.p.pool;
             for (int i = 0; i < 2; i++) {
-                p->kernel[i] = rint_in(1, 3), p->stride[i] = rint_in(1, 3), p->dilation[i] = rint_in(1, 2);
-                p->pads[i] = rint_in(0, 2), p->pads[i + 2] = rint_in(0, 2);
+                p->kernel[i] = chk_int(1, 3), p->stride[i] = chk_int(1, 3), p->dilation[i] = chk_int(1, 2);
+                p->pads[i] = chk_int(0, 2), p->pads[i + 2] = chk_int(0, 2);
             }
-            p->ceil_mode = rnd() % 3 ? (int32_t)(rnd() & 1) : fuzz_int();
-            p->count_include_pad = rnd() & 1;
+            p->ceil_mode = chk_rnd() % 3 ? (int32_t)(chk_rnd() & 1) : fuzz_int();
+            p->count_include_pad = chk_rnd() & 1;
         }
         fuzz_tensor(&f.t[4], buf_y, CAP + 2 * GUARD, 4);
-        if ((o == 4 || o == 5) && f.t[0].rank == 4 && rnd() % 4) { /* mostly the right output extent */
+        if ((o == 4 || o == 5) && f.t[0].rank == 4 && chk_rnd() % 4) { /* mostly the right output extent */
             const ep_pool_params *p = &f.p.pool;
             int32_t d[4] = {f.t[0].dims[0], f.t[0].dims[1], 0, 0};
             for (int i = 0; i < 2; i++) {
@@ -753,13 +709,13 @@ static void test_fuzz(int iters) {
                                            p->pads[i], p->pads[i + 2], p->ceil_mode == 1);
                 d[2 + i] = e < 0 || e > CAP ? 0 : (int32_t)e;
             }
-            const int64_t n = numel_dims(4, d);
-            if (n <= CAP) f.t[4] = mk(buf_y + CAP + 2 * GUARD - n, EP_DTYPE_F32, 4, d);
+            const int64_t n = chk_numel(4, d);
+            if (n <= CAP) f.t[4] = chk_mk(buf_y + CAP + 2 * GUARD - n, EP_DTYPE_F32, 4, d);
         }
-        if (rnd() % 8 == 0) f.n_in = (int)(rnd() % 5);
-        if (rnd() % 16 == 0) f.n_out = (int)(rnd() % 3);
-        if (rnd() % 8 == 0) f.in[rnd() % 4] = NULL;
-        ep_op op = mkop(ops[o].opcode, &f.p, f.in, f.n_in, f.out, f.n_out);
+        if (chk_rnd() % 8 == 0) f.n_in = (int)(chk_rnd() % 5);
+        if (chk_rnd() % 16 == 0) f.n_out = (int)(chk_rnd() % 3);
+        if (chk_rnd() % 8 == 0) f.in[chk_rnd() % 4] = NULL;
+        ep_op op = chk_op(ops[o].opcode, &f.p, f.in, f.n_in, f.out, f.n_out);
         uint64_t scratch = 0;
         const int rc = ops[o].shape(&op, f.s, &scratch);
         if (rc != EP_OK) {
@@ -770,10 +726,10 @@ static void test_fuzz(int iters) {
         int sane = f.s[0].rank <= EP_MAX_RANK && f.s[0].dtype == EP_DTYPE_F32 && scratch == 0;
         for (int i = 0; i < f.s[0].rank && i < EP_MAX_RANK; i++) sane &= f.s[0].dims[i] >= 0;
         CHECK(sane, "fuzz %d: accepted shape not sane", it);
-        const int64_t n = sane ? numel_dims(f.s[0].rank, f.s[0].dims) : 0;
+        const int64_t n = sane ? chk_numel(f.s[0].rank, f.s[0].dims) : 0;
         if (!sane || n > CAP) continue;
         /* the executor would now bind an output of exactly this shape: run the kernel */
-        f.t[4] = mk(buf_y + CAP + 2 * GUARD - n, EP_DTYPE_F32, f.s[0].rank, f.s[0].dims);
+        f.t[4] = chk_mk(buf_y + CAP + 2 * GUARD - n, EP_DTYPE_F32, f.s[0].rank, f.s[0].dims);
         CHECK(ops[o].kern(&op) == EP_OK, "fuzz %d: kernel rc", it);
         ran++;
     }
@@ -791,6 +747,6 @@ int main(void) {
     test_global_avgpool_random(40);
     test_reject();
     test_fuzz(20000);
-    printf("test_ref_linear: %d passed, %d failed\n", n_pass, n_fail);
-    return n_fail == 0 ? 0 : 1;
+    printf("test_ref_linear: %d passed, %d failed\n", chk_n_pass, chk_n_fail);
+    return chk_n_fail == 0 ? 0 : 1;
 }

@@ -8,7 +8,7 @@
  *     run through the kernel on heap buffers of exactly the validated sizes (ASan finds overruns).
  *
  * Build (from the repo root; ep_config.h is not needed):
- *   cc -std=c11 -Iruntime_c/include -Iruntime_c/kernels -Iruntime_c/src tests/c/test_ref_speech.c \
+ *   cc -std=c11 -Iruntime_c -Iruntime_c/include -Iruntime_c/kernels -Iruntime_c/src tests/c/test_ref_speech.c \
  *      runtime_c/src/ops/{sequence,logic,rnn}.c \
  *      runtime_c/kernels/ref/{layernorm_f32,logic_any,index_any,rnn_f32}.c -lm */
 #include <math.h>
@@ -16,52 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "ep_ops.h"
+#include "ep_check.h"
 
-static int n_pass, n_fail;
-#define CHECK(cond, ...)                                                                  \
-    do {                                                                                  \
-        if (cond) {                                                                       \
-            n_pass++;                                                                     \
-        } else {                                                                          \
-            n_fail++;                                                                     \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__), printf(__VA_ARGS__), printf("\n"); \
-        }                                                                                 \
-    } while (0)
-
-static uint32_t rng_state = 777u;
-static uint32_t rnd(void) {
-    rng_state = rng_state * 1664525u + 1013904223u;
-    return rng_state >> 8;
-}
-static int rint_in(int lo, int hi) { return lo + (int)(rnd() % (uint32_t)(hi - lo + 1)); }
-
-static ep_tensor mk(void *data, uint8_t dtype, int rank, const int32_t *dims) {
-    ep_tensor t;
-    memset(&t, 0, sizeof t);
-    t.data = data;
-    t.dtype = dtype;
-    t.rank = (uint8_t)rank;
-    int64_t n = 1;
-    for (int i = 0; i < rank; i++) {
-        t.dims[i] = dims[i];
-        n *= dims[i];
-    }
-    t.nbytes = (uint64_t)n * ep_dtype_size(dtype);
-    return t;
-}
-#define D(...) ((const int32_t[]){__VA_ARGS__})
-
+/* op with its scratch */
 static ep_op mkop(uint16_t opcode, const void *params, ep_tensor *const *in, int n_in, ep_tensor *const *out,
                   int n_out, void *scratch, uint64_t scratch_size) {
-    ep_op op;
-    memset(&op, 0, sizeof op);
-    op.params = params;
-    op.in = in;
-    op.out = out;
-    op.n_in = (uint16_t)n_in;
-    op.n_out = (uint16_t)n_out;
-    op.opcode = opcode;
+    ep_op op = chk_op(opcode, params, in, n_in, out, n_out);
     op.scratch = scratch;
     op.scratch_size = scratch_size;
     return op;
@@ -99,8 +59,10 @@ static double sg(double x) { return 1.0 / (1.0 + exp(-x)); }
 /* ================= (a) known answers ================= */
 static void known_layernorm(void) {
     float x[8] = {1, 2, 3, 4, -1, 0, 1, 2}, sc[4] = {1, 2, 1, 1}, bi[4] = {0, 0, 1, 0}, y[8], mean[2], inv[2];
-    ep_tensor tx = mk(x, EP_DTYPE_F32, 2, D(2, 4)), ts = mk(sc, EP_DTYPE_F32, 1, D(4)), tb = mk(bi, EP_DTYPE_F32, 1, D(4));
-    ep_tensor ty = mk(y, EP_DTYPE_F32, 2, D(2, 4)), tm = mk(mean, EP_DTYPE_F32, 2, D(2, 1)), ti = mk(inv, EP_DTYPE_F32, 2, D(2, 1));
+    ep_tensor tx = chk_mk(x, EP_DTYPE_F32, 2, CHK_DIMS(2, 4)), ts = chk_mk(sc, EP_DTYPE_F32, 1, CHK_DIMS(4));
+    ep_tensor tb = chk_mk(bi, EP_DTYPE_F32, 1, CHK_DIMS(4));
+    ep_tensor ty = chk_mk(y, EP_DTYPE_F32, 2, CHK_DIMS(2, 4)), tm = chk_mk(mean, EP_DTYPE_F32, 2, CHK_DIMS(2, 1));
+    ep_tensor ti = chk_mk(inv, EP_DTYPE_F32, 2, CHK_DIMS(2, 1));
     ep_tensor *in[3] = {&tx, &ts, &tb}, *out[3] = {&ty, &tm, &ti};
     ep_layernorm_params p = {1, 0.0f};
     ep_op op = mkop(EP_OP_LAYERNORM, &p, in, 3, out, 3, NULL, 0);
@@ -114,8 +76,9 @@ static void known_layernorm(void) {
 static void known_where_compare_expand(void) {
     uint8_t c[2] = {1, 0};
     float x[3] = {1, 2, 3}, yv[1] = {9}, z[6];
-    ep_tensor tc = mk(c, EP_DTYPE_BOOL, 2, D(2, 1)), tx = mk(x, EP_DTYPE_F32, 1, D(3)), ty = mk(yv, EP_DTYPE_F32, 1, D(1));
-    ep_tensor tz = mk(z, EP_DTYPE_F32, 2, D(2, 3));
+    ep_tensor tc = chk_mk(c, EP_DTYPE_BOOL, 2, CHK_DIMS(2, 1)), tx = chk_mk(x, EP_DTYPE_F32, 1, CHK_DIMS(3));
+    ep_tensor ty = chk_mk(yv, EP_DTYPE_F32, 1, CHK_DIMS(1));
+    ep_tensor tz = chk_mk(z, EP_DTYPE_F32, 2, CHK_DIMS(2, 3));
     ep_tensor *in[3] = {&tc, &tx, &ty}, *out[1] = {&tz};
     ep_where_params wp = {0, 0};
     ep_op op = mkop(EP_OP_WHERE, &wp, in, 3, out, 1, NULL, 0);
@@ -124,7 +87,8 @@ static void known_where_compare_expand(void) {
 
     int64_t a[3] = {1, 5, -7}, b[1] = {1};
     uint8_t o[3];
-    ep_tensor ta = mk(a, EP_DTYPE_I64, 1, D(3)), tb = mk(b, EP_DTYPE_I64, 1, D(1)), to = mk(o, EP_DTYPE_BOOL, 1, D(3));
+    ep_tensor ta = chk_mk(a, EP_DTYPE_I64, 1, CHK_DIMS(3)), tb = chk_mk(b, EP_DTYPE_I64, 1, CHK_DIMS(1));
+    ep_tensor to = chk_mk(o, EP_DTYPE_BOOL, 1, CHK_DIMS(3));
     ep_tensor *cin[2] = {&ta, &tb}, *cout[1] = {&to};
     const int kinds[5] = {EP_CMP_EQUAL, EP_CMP_LESS, EP_CMP_GREATER, EP_CMP_LESS_EQUAL, EP_CMP_GREATER_EQUAL};
     const uint8_t want[5][3] = {{1, 0, 0}, {0, 0, 1}, {0, 1, 0}, {1, 0, 1}, {1, 1, 0}};
@@ -135,7 +99,8 @@ static void known_where_compare_expand(void) {
               "compare kind %d", kinds[k]);
     }
     uint8_t l[4] = {0, 1, 0, 1}, r[4] = {0, 0, 1, 1}, lo[4];
-    ep_tensor tl = mk(l, EP_DTYPE_BOOL, 1, D(4)), tr = mk(r, EP_DTYPE_BOOL, 1, D(4)), tlo = mk(lo, EP_DTYPE_BOOL, 1, D(4));
+    ep_tensor tl = chk_mk(l, EP_DTYPE_BOOL, 1, CHK_DIMS(4)), tr = chk_mk(r, EP_DTYPE_BOOL, 1, CHK_DIMS(4));
+    ep_tensor tlo = chk_mk(lo, EP_DTYPE_BOOL, 1, CHK_DIMS(4));
     ep_tensor *lin[2] = {&tl, &tr}, *lout[1] = {&tlo};
     const uint8_t lw[3][4] = {{0, 0, 0, 1}, {0, 1, 1, 1}, {0, 1, 1, 0}};
     for (int k = 0; k < 3; k++) {
@@ -145,7 +110,7 @@ static void known_where_compare_expand(void) {
     }
 
     int32_t ex[3] = {1, 2, 3}, ey[12];
-    ep_tensor tex = mk(ex, EP_DTYPE_I32, 2, D(3, 1)), tey = mk(ey, EP_DTYPE_I32, 3, D(2, 3, 2));
+    ep_tensor tex = chk_mk(ex, EP_DTYPE_I32, 2, CHK_DIMS(3, 1)), tey = chk_mk(ey, EP_DTYPE_I32, 3, CHK_DIMS(2, 3, 2));
     ep_tensor *ein[1] = {&tex}, *eout[1] = {&tey};
     ep_op eop = mkop(EP_OP_EXPAND, &wp, ein, 1, eout, 1, NULL, 0);
     CHECK(run("expand", ep_shape_expand, ep_ref_expand_any, &eop) == EP_OK, "expand rc");
@@ -157,8 +122,9 @@ static void known_cast(void) {
     float x[6] = {1.7f, -1.7f, NAN, 1e10f, -1e10f, 0.0f};
     int32_t yi[6];
     uint8_t yu[6], yb[6];
-    ep_tensor tx = mk(x, EP_DTYPE_F32, 1, D(6));
-    ep_tensor ti = mk(yi, EP_DTYPE_I32, 1, D(6)), tu = mk(yu, EP_DTYPE_U8, 1, D(6)), tb = mk(yb, EP_DTYPE_BOOL, 1, D(6));
+    ep_tensor tx = chk_mk(x, EP_DTYPE_F32, 1, CHK_DIMS(6));
+    ep_tensor ti = chk_mk(yi, EP_DTYPE_I32, 1, CHK_DIMS(6)), tu = chk_mk(yu, EP_DTYPE_U8, 1, CHK_DIMS(6));
+    ep_tensor tb = chk_mk(yb, EP_DTYPE_BOOL, 1, CHK_DIMS(6));
     ep_tensor *in[1] = {&tx}, *oi[1] = {&ti}, *ou[1] = {&tu}, *ob[1] = {&tb};
     ep_cast_params p = {EP_DTYPE_I32, 0};
     ep_op op = mkop(EP_OP_CAST, &p, in, 1, oi, 1, NULL, 0);
@@ -174,7 +140,7 @@ static void known_cast(void) {
           !memcmp(yb, ((const uint8_t[]){1, 1, 1, 1, 1, 0}), 6), "cast f32->bool");
     int64_t w[3] = {300, -1, 5};
     int8_t w8[3];
-    ep_tensor tw = mk(w, EP_DTYPE_I64, 1, D(3)), tw8 = mk(w8, EP_DTYPE_I8, 1, D(3));
+    ep_tensor tw = chk_mk(w, EP_DTYPE_I64, 1, CHK_DIMS(3)), tw8 = chk_mk(w8, EP_DTYPE_I8, 1, CHK_DIMS(3));
     ep_tensor *win[1] = {&tw}, *wout[1] = {&tw8};
     p.to = EP_DTYPE_I8;
     op = mkop(EP_OP_CAST, &p, win, 1, wout, 1, NULL, 0);
@@ -186,7 +152,7 @@ static void known_index_ops(void) {
     /* ARGMAX / ARGMIN with ties */
     float x[5] = {3, 1, 3, 2, 1};
     int64_t am;
-    ep_tensor tx = mk(x, EP_DTYPE_F32, 2, D(1, 5)), tam = mk(&am, EP_DTYPE_I64, 1, D(1));
+    ep_tensor tx = chk_mk(x, EP_DTYPE_F32, 2, CHK_DIMS(1, 5)), tam = chk_mk(&am, EP_DTYPE_I64, 1, CHK_DIMS(1));
     ep_tensor *in[1] = {&tx}, *out[1] = {&tam};
     const int64_t want[4] = {0, 2, 1, 4}; /* max first, max last, min first, min last */
     for (int k = 0; k < 4; k++) {
@@ -199,7 +165,7 @@ static void known_index_ops(void) {
     float v[3];
     int64_t vi[3];
     int32_t scr[10];
-    ep_tensor tv = mk(v, EP_DTYPE_F32, 2, D(1, 3)), tvi = mk(vi, EP_DTYPE_I64, 2, D(1, 3));
+    ep_tensor tv = chk_mk(v, EP_DTYPE_F32, 2, CHK_DIMS(1, 3)), tvi = chk_mk(vi, EP_DTYPE_I64, 2, CHK_DIMS(1, 3));
     ep_tensor *tout[2] = {&tv, &tvi};
     ep_topk_params tp = {1, 3, 1, 1};
     ep_op op = mkop(EP_OP_TOPK, &tp, in, 1, tout, 2, scr, sizeof scr);
@@ -210,7 +176,7 @@ static void known_index_ops(void) {
           vi[0] == 1 && vi[1] == 4 && vi[2] == 3, "topk smallest");
     /* CUMSUM */
     int32_t cx[4] = {1, 2, 3, 4}, cy[4];
-    ep_tensor tcx = mk(cx, EP_DTYPE_I32, 1, D(4)), tcy = mk(cy, EP_DTYPE_I32, 1, D(4));
+    ep_tensor tcx = chk_mk(cx, EP_DTYPE_I32, 1, CHK_DIMS(4)), tcy = chk_mk(cy, EP_DTYPE_I32, 1, CHK_DIMS(4));
     ep_tensor *cin[1] = {&tcx}, *cout[1] = {&tcy};
     const int32_t cw[4][4] = {{1, 3, 6, 10}, {0, 1, 3, 6}, {10, 9, 7, 4}, {9, 7, 4, 0}};
     for (int k = 0; k < 4; k++) {
@@ -222,7 +188,7 @@ static void known_index_ops(void) {
     /* TRILU on a 3x3 of ones */
     int64_t m[9], my[9];
     for (int i = 0; i < 9; i++) m[i] = i + 1;
-    ep_tensor tm = mk(m, EP_DTYPE_I64, 2, D(3, 3)), tmy = mk(my, EP_DTYPE_I64, 2, D(3, 3));
+    ep_tensor tm = chk_mk(m, EP_DTYPE_I64, 2, CHK_DIMS(3, 3)), tmy = chk_mk(my, EP_DTYPE_I64, 2, CHK_DIMS(3, 3));
     ep_tensor *min_[1] = {&tm}, *mout[1] = {&tmy};
     ep_trilu_params trp = {1, 0, 1};
     ep_op top = mkop(EP_OP_TRILU, &trp, min_, 1, mout, 1, NULL, 0);
@@ -237,8 +203,9 @@ static void known_index_ops(void) {
     /* SCATTERND add with a repeated index, negative index */
     float d[4] = {1, 2, 3, 4}, u[3] = {10, 20, 30}, sy[4];
     int64_t si[3] = {1, 1, -1};
-    ep_tensor td = mk(d, EP_DTYPE_F32, 1, D(4)), tsi = mk(si, EP_DTYPE_I64, 2, D(3, 1)), tu = mk(u, EP_DTYPE_F32, 1, D(3));
-    ep_tensor tsy = mk(sy, EP_DTYPE_F32, 1, D(4));
+    ep_tensor td = chk_mk(d, EP_DTYPE_F32, 1, CHK_DIMS(4)), tsi = chk_mk(si, EP_DTYPE_I64, 2, CHK_DIMS(3, 1));
+    ep_tensor tu = chk_mk(u, EP_DTYPE_F32, 1, CHK_DIMS(3));
+    ep_tensor tsy = chk_mk(sy, EP_DTYPE_F32, 1, CHK_DIMS(4));
     ep_tensor *sin_[3] = {&td, &tsi, &tu}, *sout[1] = {&tsy};
     ep_scatternd_params sp = {EP_SCATTER_ADD, 0};
     ep_op sop = mkop(EP_OP_SCATTERND, &sp, sin_, 3, sout, 1, NULL, 0);
@@ -249,7 +216,8 @@ static void known_index_ops(void) {
     /* GATHERND batch_dims 1: data [2,2,2], indices [2,1] */
     int32_t gd[8] = {0, 1, 2, 3, 4, 5, 6, 7}, gy[4];
     int64_t gi[2] = {1, 0};
-    ep_tensor tgd = mk(gd, EP_DTYPE_I32, 3, D(2, 2, 2)), tgi = mk(gi, EP_DTYPE_I64, 2, D(2, 1)), tgy = mk(gy, EP_DTYPE_I32, 2, D(2, 2));
+    ep_tensor tgd = chk_mk(gd, EP_DTYPE_I32, 3, CHK_DIMS(2, 2, 2)), tgi = chk_mk(gi, EP_DTYPE_I64, 2, CHK_DIMS(2, 1));
+    ep_tensor tgy = chk_mk(gy, EP_DTYPE_I32, 2, CHK_DIMS(2, 2));
     ep_tensor *gin[2] = {&tgd, &tgi}, *gout[1] = {&tgy};
     ep_gathernd_params gp = {1, 0};
     ep_op gop = mkop(EP_OP_GATHERND, &gp, gin, 2, gout, 1, NULL, 0);
@@ -265,10 +233,12 @@ static void known_rnn(void) {
     float x[12] = {0}, w[8] = {0}, r[4] = {0}, bias[8] = {0.5f, -0.3f, 0.8f, 0.2f, 0.1f, 0.2f, -0.4f, 0.6f};
     float y[6], yh[2], yc[2], scr[6];
     int32_t sl[2] = {3, 1};
-    ep_tensor tx = mk(x, EP_DTYPE_F32, 3, D(3, 2, 2)), tw = mk(w, EP_DTYPE_F32, 3, D(1, 4, 2));
-    ep_tensor tr = mk(r, EP_DTYPE_F32, 3, D(1, 4, 1)), tb = mk(bias, EP_DTYPE_F32, 2, D(1, 8));
-    ep_tensor tsl = mk(sl, EP_DTYPE_I32, 1, D(2));
-    ep_tensor ty = mk(y, EP_DTYPE_F32, 4, D(3, 1, 2, 1)), th = mk(yh, EP_DTYPE_F32, 3, D(1, 2, 1)), tc = mk(yc, EP_DTYPE_F32, 3, D(1, 2, 1));
+    ep_tensor tx = chk_mk(x, EP_DTYPE_F32, 3, CHK_DIMS(3, 2, 2)), tw = chk_mk(w, EP_DTYPE_F32, 3, CHK_DIMS(1, 4, 2));
+    ep_tensor tr = chk_mk(r, EP_DTYPE_F32, 3, CHK_DIMS(1, 4, 1)), tb = chk_mk(bias, EP_DTYPE_F32, 2, CHK_DIMS(1, 8));
+    ep_tensor tsl = chk_mk(sl, EP_DTYPE_I32, 1, CHK_DIMS(2));
+    ep_tensor ty = chk_mk(y, EP_DTYPE_F32, 4, CHK_DIMS(3, 1, 2, 1));
+    ep_tensor th = chk_mk(yh, EP_DTYPE_F32, 3, CHK_DIMS(1, 2, 1));
+    ep_tensor tc = chk_mk(yc, EP_DTYPE_F32, 3, CHK_DIMS(1, 2, 1));
     ep_tensor *in[5] = {&tx, &tw, &tr, &tb, &tsl}, *out[3] = {&ty, &th, &tc};
     ep_rnn_params p = {1, EP_RNN_FORWARD, 0, 0, 0.0f, 0};
     ep_op op = mkop(EP_OP_LSTM, &p, in, 5, out, 3, scr, sizeof scr);
@@ -290,7 +260,8 @@ static void known_rnn(void) {
 
     /* GRU, linear_before_reset 0 and 1: bias Wb {z, r, h}, Rb {z, r, h} */
     float gw[6] = {0}, gr[3] = {0}, gb[6] = {0.3f, -0.2f, 0.5f, 0.1f, 0.4f, -0.9f}, gs[5];
-    ep_tensor tgw = mk(gw, EP_DTYPE_F32, 3, D(1, 3, 2)), tgr = mk(gr, EP_DTYPE_F32, 3, D(1, 3, 1)), tgb = mk(gb, EP_DTYPE_F32, 2, D(1, 6));
+    ep_tensor tgw = chk_mk(gw, EP_DTYPE_F32, 3, CHK_DIMS(1, 3, 2));
+    ep_tensor tgr = chk_mk(gr, EP_DTYPE_F32, 3, CHK_DIMS(1, 3, 1)), tgb = chk_mk(gb, EP_DTYPE_F32, 2, CHK_DIMS(1, 6));
     ep_tensor *gin[5] = {&tx, &tgw, &tgr, &tgb, &tsl}, *gout[2] = {&ty, &th};
     for (int lbr = 0; lbr < 2; lbr++) {
         ep_rnn_params gp = {1, EP_RNN_REVERSE, 0, lbr, 0.0f, 0};
@@ -314,9 +285,10 @@ static void test_reject(void) {
     int64_t i64[64];
     uint64_t scr;
     ep_shape s[4];
-    ep_tensor x = mk(f, EP_DTYPE_F32, 2, D(2, 4)), y = mk(f, EP_DTYPE_F32, 2, D(2, 4));
-    ep_tensor xi = mk(i64, EP_DTYPE_I64, 2, D(2, 4)), bad = mk(f, 99, 1, D(4)), neg = mk(f, EP_DTYPE_F32, 1, D(-1));
-    ep_tensor s4 = mk(f, EP_DTYPE_F32, 1, D(4)), s3 = mk(f, EP_DTYPE_F32, 1, D(3));
+    ep_tensor x = chk_mk(f, EP_DTYPE_F32, 2, CHK_DIMS(2, 4)), y = chk_mk(f, EP_DTYPE_F32, 2, CHK_DIMS(2, 4));
+    ep_tensor xi = chk_mk(i64, EP_DTYPE_I64, 2, CHK_DIMS(2, 4)), bad = chk_mk(f, 99, 1, CHK_DIMS(4));
+    ep_tensor neg = chk_mk(f, EP_DTYPE_F32, 1, CHK_DIMS(-1));
+    ep_tensor s4 = chk_mk(f, EP_DTYPE_F32, 1, CHK_DIMS(4)), s3 = chk_mk(f, EP_DTYPE_F32, 1, CHK_DIMS(3));
     ep_tensor *in[4] = {&x, &s4, NULL, NULL}, *out[4] = {&y, &y, &y, &y};
 #define REJ(fn, params, nin, nout, what)                                                \
     do {                                                                                \
@@ -362,7 +334,7 @@ static void test_reject(void) {
     REJ(ep_shape_compare, &cp, 2, 1, "compare mixed dtypes");
     in[1] = &s3;
     REJ(ep_shape_compare, &cp, 2, 1, "compare no broadcast");
-    ep_tensor big = mk(f, EP_DTYPE_F32, 2, D(3, 1));
+    ep_tensor big = chk_mk(f, EP_DTYPE_F32, 2, CHK_DIMS(3, 1));
     out[0] = &big;
     in[1] = &x;
     REJ(ep_shape_expand, &wp, 1, 1, "expand to a smaller shape");
@@ -374,24 +346,17 @@ static void test_reject(void) {
     castp.to = -1;
     REJ(ep_shape_cast, &castp, 1, 1, "cast to -1");
 
-    ep_argmax_params ap = {2, 1, 0, 0};
-    REJ(ep_shape_argmax, &ap, 1, 1, "argmax axis");
-    ap.axis = -1;
-    REJ(ep_shape_argmax, &ap, 1, 1, "argmax negative axis");
-    ap.axis = 0;
-    ap.keepdims = 2;
-    REJ(ep_shape_argmax, &ap, 1, 1, "argmax keepdims 2");
-    ap.keepdims = 1;
-    ap.min = 5;
-    REJ(ep_shape_argmax, &ap, 1, 1, "argmax min 5");
-    ep_topk_params tp = {1, 5, 1, 1};
-    REJ(ep_shape_topk, &tp, 1, 2, "topk k > dim");
-    tp.k = -1;
-    REJ(ep_shape_topk, &tp, 1, 2, "topk k < 0");
-    tp.k = 2;
-    REJ(ep_shape_topk, &tp, 1, 1, "topk one output");
-    tp.largest = 7;
-    REJ(ep_shape_topk, &tp, 1, 2, "topk largest 7");
+    /* ARGMAX and TOPK: one bad field each (TOPK also with one output) */
+    static const struct { ep_argmax_params p; const char *what; } bad_argmax[] = {
+        {{2, 1, 0, 0}, "argmax axis"}, {{-1, 1, 0, 0}, "argmax negative axis"}, {{0, 2, 0, 0}, "argmax keepdims 2"},
+        {{0, 1, 0, 5}, "argmax min 5"}};
+    for (size_t k = 0; k < sizeof bad_argmax / sizeof bad_argmax[0]; k++)
+        REJ(ep_shape_argmax, &bad_argmax[k].p, 1, 1, bad_argmax[k].what);
+    static const struct { ep_topk_params p; int n_out; const char *what; } bad_topk[] = {
+        {{1, 5, 1, 1}, 2, "topk k > dim"}, {{1, -1, 1, 1}, 2, "topk k < 0"}, {{1, 2, 1, 1}, 1, "topk one output"},
+        {{1, 2, 7, 1}, 2, "topk largest 7"}};
+    for (size_t k = 0; k < sizeof bad_topk / sizeof bad_topk[0]; k++)
+        REJ(ep_shape_topk, &bad_topk[k].p, 1, bad_topk[k].n_out, bad_topk[k].what);
     ep_cumsum_params csp = {3, 0, 0, 0};
     REJ(ep_shape_cumsum, &csp, 1, 1, "cumsum axis");
     csp.axis = 0;
@@ -406,7 +371,7 @@ static void test_reject(void) {
 
     /* SCATTERND / GATHERND */
     int64_t idx[4] = {0};
-    ep_tensor ind = mk(idx, EP_DTYPE_I64, 2, D(1, 3)), indf = mk(f, EP_DTYPE_F32, 2, D(1, 1));
+    ep_tensor ind = chk_mk(idx, EP_DTYPE_I64, 2, CHK_DIMS(1, 3)), indf = chk_mk(f, EP_DTYPE_F32, 2, CHK_DIMS(1, 1));
     ep_tensor *nin[3] = {&x, &ind, &s4}, *nout[1] = {&y};
     ep_scatternd_params sp = {EP_SCATTER_NONE, 0};
     ep_gathernd_params gp = {0, 0};
@@ -415,14 +380,14 @@ static void test_reject(void) {
     CHECK(ep_shape_gathernd(&go, s, &scr) < 0, "gathernd q > rank");
     nin[1] = &indf;
     CHECK(ep_shape_scatternd(&so, s, &scr) < 0, "scatternd float indices");
-    ind = mk(idx, EP_DTYPE_I64, 2, D(1, 1));
+    ind = chk_mk(idx, EP_DTYPE_I64, 2, CHK_DIMS(1, 1));
     nin[1] = &ind;
     sp.reduction = 9;
     CHECK(ep_shape_scatternd(&so, s, &scr) < 0, "scatternd reduction 9");
     sp.reduction = EP_SCATTER_NONE;
     nin[2] = &s3;
     CHECK(ep_shape_scatternd(&so, s, &scr) < 0, "scatternd updates shape");
-    ep_tensor u14 = mk(f, EP_DTYPE_F32, 2, D(1, 4));
+    ep_tensor u14 = chk_mk(f, EP_DTYPE_F32, 2, CHK_DIMS(1, 4));
     nin[2] = &u14;
     CHECK(ep_shape_scatternd(&so, s, &scr) == EP_OK, "scatternd accepts [1,4] updates of [2,4] data");
     gp.batch_dims = 2;
@@ -432,34 +397,28 @@ static void test_reject(void) {
 
     /* LSTM / GRU */
     float w[64];
-    ep_tensor X = mk(f, EP_DTYPE_F32, 3, D(2, 1, 2)), W = mk(w, EP_DTYPE_F32, 3, D(1, 8, 2)), R = mk(w, EP_DTYPE_F32, 3, D(1, 8, 2));
-    ep_tensor B = mk(w, EP_DTYPE_F32, 2, D(1, 16)), Y = mk(f, EP_DTYPE_F32, 4, D(2, 1, 1, 2)), H = mk(f, EP_DTYPE_F32, 3, D(1, 1, 2));
-    ep_tensor SLf = mk(f, EP_DTYPE_F32, 1, D(1));
+    ep_tensor X = chk_mk(f, EP_DTYPE_F32, 3, CHK_DIMS(2, 1, 2)), W = chk_mk(w, EP_DTYPE_F32, 3, CHK_DIMS(1, 8, 2));
+    ep_tensor R = chk_mk(w, EP_DTYPE_F32, 3, CHK_DIMS(1, 8, 2));
+    ep_tensor B = chk_mk(w, EP_DTYPE_F32, 2, CHK_DIMS(1, 16)), Y = chk_mk(f, EP_DTYPE_F32, 4, CHK_DIMS(2, 1, 1, 2));
+    ep_tensor H = chk_mk(f, EP_DTYPE_F32, 3, CHK_DIMS(1, 1, 2));
+    ep_tensor SLf = chk_mk(f, EP_DTYPE_F32, 1, CHK_DIMS(1));
     ep_tensor *rin[8] = {&X, &W, &R, &B, NULL, NULL, NULL, NULL}, *rout[3] = {&Y, &H, &H};
     ep_rnn_params rp = {2, EP_RNN_FORWARD, 0, 0, 0.0f, 0};
     ep_op ro = mkop(0, &rp, rin, 4, rout, 3, NULL, 0);
     CHECK(ep_shape_lstm(&ro, s, &scr) == EP_OK && scr == 6 * 2 * sizeof(float), "lstm accepts the valid case");
-    rp.hidden_size = 0;
-    CHECK(ep_shape_lstm(&ro, s, &scr) < 0, "lstm hidden 0");
-    rp.hidden_size = 3;
-    CHECK(ep_shape_lstm(&ro, s, &scr) < 0, "lstm hidden != weights");
-    rp.hidden_size = 2;
-    rp.direction = 3;
-    CHECK(ep_shape_lstm(&ro, s, &scr) < 0, "lstm direction 3");
-    rp.direction = EP_RNN_BIDIRECTIONAL;
-    CHECK(ep_shape_lstm(&ro, s, &scr) < 0, "lstm bidirectional with D=1 weights");
-    rp.direction = 0;
-    rp.layout = 2;
-    CHECK(ep_shape_lstm(&ro, s, &scr) < 0, "lstm layout 2");
-    rp.layout = 0;
-    rp.clip = NAN;
-    CHECK(ep_shape_lstm(&ro, s, &scr) < 0, "lstm NaN clip");
-    rp.clip = -1.0f;
-    CHECK(ep_shape_lstm(&ro, s, &scr) < 0, "lstm negative clip");
-    rp.clip = 0.0f;
-    rp.linear_before_reset = 1;
-    CHECK(ep_shape_lstm(&ro, s, &scr) < 0, "lstm linear_before_reset");
-    rp.linear_before_reset = 0;
+    /* one bad field each: hidden 0 and != weights, direction 3, bidirectional with D=1 weights, layout 2, NaN and
+     * negative clip, linear_before_reset on LSTM */
+    static const struct { ep_rnn_params p; const char *what; } bad_rnn[] = {
+        {{0, EP_RNN_FORWARD, 0, 0, 0.0f, 0}, "lstm hidden 0"}, {{3, EP_RNN_FORWARD, 0, 0, 0.0f, 0}, "lstm hidden != weights"},
+        {{2, 3, 0, 0, 0.0f, 0}, "lstm direction 3"}, {{2, EP_RNN_BIDIRECTIONAL, 0, 0, 0.0f, 0}, "lstm bidirectional"},
+        {{2, EP_RNN_FORWARD, 2, 0, 0.0f, 0}, "lstm layout 2"}, {{2, EP_RNN_FORWARD, 0, 0, NAN, 0}, "lstm NaN clip"},
+        {{2, EP_RNN_FORWARD, 0, 0, -1.0f, 0}, "lstm negative clip"},
+        {{2, EP_RNN_FORWARD, 0, 1, 0.0f, 0}, "lstm linear_before_reset"}};
+    for (size_t k = 0; k < sizeof bad_rnn / sizeof bad_rnn[0]; k++) {
+        rp = bad_rnn[k].p;
+        CHECK(ep_shape_lstm(&ro, s, &scr) < 0, "%s", bad_rnn[k].what);
+    }
+    rp = (ep_rnn_params){2, EP_RNN_FORWARD, 0, 0, 0.0f, 0};
     rin[3] = NULL;
     CHECK(ep_shape_lstm(&ro, s, &scr) < 0, "lstm missing bias");
     rin[3] = &B;
@@ -482,9 +441,9 @@ static const uint8_t DTYPES[] = {EP_DTYPE_F32, EP_DTYPE_I32, EP_DTYPE_I64, EP_DT
 
 static void rand_tensor(ep_tensor *t, int max_rank) {
     memset(t, 0, sizeof *t);
-    t->rank = (uint8_t)rint_in(0, max_rank);
-    t->dtype = rnd() % 8 ? DTYPES[rnd() % 8] : (uint8_t)(rnd() % 20);
-    for (int i = 0; i < t->rank; i++) t->dims[i] = rnd() % 16 ? rint_in(0, 4) : rint_in(-2, 40);
+    t->rank = (uint8_t)chk_int(0, max_rank);
+    t->dtype = chk_rnd() % 8 ? DTYPES[chk_rnd() % 8] : (uint8_t)(chk_rnd() % 20);
+    for (int i = 0; i < t->rank; i++) t->dims[i] = chk_rnd() % 16 ? chk_int(0, 4) : chk_int(-2, 40);
 }
 
 static void *alloc_for(ep_tensor *t) {
@@ -493,7 +452,7 @@ static void *alloc_for(ep_tensor *t) {
     size_t bytes = (size_t)n * ep_dtype_size(t->dtype);
     t->nbytes = bytes;
     uint8_t *p = malloc(bytes ? bytes : 1);
-    for (size_t i = 0; i < bytes; i++) p[i] = (uint8_t)(rnd() % 7 == 0 ? rnd() : rnd() % 3);
+    for (size_t i = 0; i < bytes; i++) p[i] = (uint8_t)(chk_rnd() % 7 == 0 ? chk_rnd() : chk_rnd() % 3);
     t->data = p;
     return p;
 }
@@ -505,6 +464,7 @@ typedef struct fz_op {
     int min_in, max_in, min_out, max_out;
 } fz_op;
 
+/* opcode, shape function, reference kernel, arity (as in runtime_c/ops.def) */
 static const fz_op FZ[] = {
     {EP_OP_LAYERNORM, ep_shape_layernorm, ep_ref_layernorm_f32, 2, 3, 1, 3},
     {EP_OP_WHERE, ep_shape_where, ep_ref_where_any, 3, 3, 1, 1},
@@ -515,8 +475,7 @@ static const fz_op FZ[] = {
     {EP_OP_TOPK, ep_shape_topk, ep_ref_topk_any, 1, 1, 2, 2},
     {EP_OP_CUMSUM, ep_shape_cumsum, ep_ref_cumsum_any, 1, 1, 1, 1},
     {EP_OP_TRILU, ep_shape_trilu, ep_ref_trilu_any, 1, 1, 1, 1},
-    {EP_OP_LSTM, ep_shape_lstm, ep_ref_lstm_f32, 4, 8, 3, 3},
-    {EP_OP_GRU, ep_shape_gru, ep_ref_gru_f32, 4, 6, 2, 2},
+    {EP_OP_LSTM, ep_shape_lstm, ep_ref_lstm_f32, 4, 8, 3, 3}, {EP_OP_GRU, ep_shape_gru, ep_ref_gru_f32, 4, 6, 2, 2},
     {EP_OP_SCATTERND, ep_shape_scatternd, ep_ref_scatternd_any, 3, 3, 1, 1},
     {EP_OP_GATHERND, ep_shape_gathernd, ep_ref_gathernd_any, 2, 2, 1, 1},
 };
@@ -524,10 +483,10 @@ static const fz_op FZ[] = {
 /* Small random ints in every param word (valid-looking values most of the time). */
 static void rand_params(int32_t *p, int n) {
     for (int i = 0; i < n; i++) {
-        switch (rnd() % 8) {
-        case 0: p[i] = (int32_t)(rnd() * 257u); break;
-        case 1: p[i] = -rint_in(1, 3); break;
-        default: p[i] = rint_in(0, 4); break;
+        switch (chk_rnd() % 8) {
+        case 0: p[i] = (int32_t)(chk_rnd() * 257u); break;
+        case 1: p[i] = -chk_int(1, 3); break;
+        default: p[i] = chk_int(0, 4); break;
         }
     }
 }
@@ -535,45 +494,45 @@ static void rand_params(int32_t *p, int n) {
 static void test_fuzz(int iters) {
     int accepted[sizeof FZ / sizeof FZ[0]] = {0};
     for (int it = 0; it < iters; it++) {
-        const int k = (int)(rnd() % (sizeof FZ / sizeof FZ[0]));
+        const int k = (int)(chk_rnd() % (sizeof FZ / sizeof FZ[0]));
         const fz_op *f = &FZ[k];
         int32_t params[16];
         rand_params(params, 16);
-        if (f->opcode == EP_OP_LAYERNORM && rnd() % 2) ((float *)params)[1] = 1e-5f;
-        if ((f->opcode == EP_OP_LSTM || f->opcode == EP_OP_GRU) && rnd() % 2) params[4] = 0;
+        if (f->opcode == EP_OP_LAYERNORM && chk_rnd() % 2) ((float *)params)[1] = 1e-5f;
+        if ((f->opcode == EP_OP_LSTM || f->opcode == EP_OP_GRU) && chk_rnd() % 2) params[4] = 0;
         ep_tensor ins[8], outs[3], *pin[8], *pout[3];
-        const int n_in = rint_in(f->min_in - (rnd() % 16 == 0), f->max_in), n_out = rint_in(f->min_out, f->max_out);
+        const int n_in = chk_int(f->min_in - (chk_rnd() % 16 == 0), f->max_in), n_out = chk_int(f->min_out, f->max_out);
         /* structured inputs most of the time: the RNN and ND ops need related shapes to get through */
         for (int i = 0; i < 8; i++) {
             rand_tensor(&ins[i], 4);
-            pin[i] = i < n_in && (i < f->min_in || rnd() % 3) ? &ins[i] : NULL;
+            pin[i] = i < n_in && (i < f->min_in || chk_rnd() % 3) ? &ins[i] : NULL;
         }
-        if ((f->opcode == EP_OP_LSTM || f->opcode == EP_OP_GRU) && rnd() % 2) {
-            params[1] = rint_in(0, 2);
-            params[2] = rint_in(0, 1);
-            params[3] = f->opcode == EP_OP_GRU ? rint_in(0, 1) : 0;
-            const int G = f->opcode == EP_OP_LSTM ? 4 : 3, H = params[0] = rint_in(1, 3), D = params[1] == 2 ? 2 : 1;
-            const int T = rint_in(0, 3), B = rint_in(0, 3), I = rint_in(0, 3);
-            ins[0] = mk(NULL, EP_DTYPE_F32, 3, params[2] == 1 ? D(B, T, I) : D(T, B, I));
-            ins[1] = mk(NULL, EP_DTYPE_F32, 3, D(D, G * H, I));
-            ins[2] = mk(NULL, EP_DTYPE_F32, 3, D(D, G * H, H));
-            ins[3] = mk(NULL, EP_DTYPE_F32, 2, D(D, 2 * G * H));
-            ins[4] = mk(NULL, rnd() % 2 ? EP_DTYPE_I32 : EP_DTYPE_I64, 1, D(B));
-            ins[5] = mk(NULL, EP_DTYPE_F32, 3, params[2] == 1 ? D(B, D, H) : D(D, B, H));
+        if ((f->opcode == EP_OP_LSTM || f->opcode == EP_OP_GRU) && chk_rnd() % 2) {
+            params[1] = chk_int(0, 2);
+            params[2] = chk_int(0, 1);
+            params[3] = f->opcode == EP_OP_GRU ? chk_int(0, 1) : 0;
+            const int G = f->opcode == EP_OP_LSTM ? 4 : 3, H = params[0] = chk_int(1, 3), D = params[1] == 2 ? 2 : 1;
+            const int T = chk_int(0, 3), B = chk_int(0, 3), I = chk_int(0, 3);
+            ins[0] = chk_mk(NULL, EP_DTYPE_F32, 3, params[2] == 1 ? CHK_DIMS(B, T, I) : CHK_DIMS(T, B, I));
+            ins[1] = chk_mk(NULL, EP_DTYPE_F32, 3, CHK_DIMS(D, G * H, I));
+            ins[2] = chk_mk(NULL, EP_DTYPE_F32, 3, CHK_DIMS(D, G * H, H));
+            ins[3] = chk_mk(NULL, EP_DTYPE_F32, 2, CHK_DIMS(D, 2 * G * H));
+            ins[4] = chk_mk(NULL, chk_rnd() % 2 ? EP_DTYPE_I32 : EP_DTYPE_I64, 1, CHK_DIMS(B));
+            ins[5] = chk_mk(NULL, EP_DTYPE_F32, 3, params[2] == 1 ? CHK_DIMS(B, D, H) : CHK_DIMS(D, B, H));
             ins[6] = ins[5];
-            ins[7] = mk(NULL, EP_DTYPE_F32, 2, D(D, 3 * H));
+            ins[7] = chk_mk(NULL, EP_DTYPE_F32, 2, CHK_DIMS(D, 3 * H));
         }
-        if ((f->opcode == EP_OP_SCATTERND || f->opcode == EP_OP_GATHERND) && rnd() % 2) {
+        if ((f->opcode == EP_OP_SCATTERND || f->opcode == EP_OP_GATHERND) && chk_rnd() % 2) {
             ins[1].dtype = EP_DTYPE_I64;
             if (ins[1].rank == 0) ins[1].rank = 1;
-            ins[1].dims[ins[1].rank - 1] = rint_in(1, 2);
+            ins[1].dims[ins[1].rank - 1] = chk_int(1, 2);
         }
-        if (f->opcode != EP_OP_LSTM && f->opcode != EP_OP_GRU && rnd() % 2) { /* structured: related shapes, plausible dtypes and params */
+        if (f->opcode != EP_OP_LSTM && f->opcode != EP_OP_GRU && chk_rnd() % 2) { /* structured: related shapes, plausible dtypes and params */
             const uint8_t arith[3] = {EP_DTYPE_F32, EP_DTYPE_I32, EP_DTYPE_I64};
             ep_tensor *x = &ins[0];
-            if (x->rank == 0 && rnd() % 4) x->rank = 1;
-            for (int i = 0; i < x->rank; i++) x->dims[i] = rint_in(1, 4);
-            const int ax = x->rank ? (int)(rnd() % x->rank) : 0;
+            if (x->rank == 0 && chk_rnd() % 4) x->rank = 1;
+            for (int i = 0; i < x->rank; i++) x->dims[i] = chk_int(1, 4);
+            const int ax = x->rank ? (int)(chk_rnd() % x->rank) : 0;
             switch (f->opcode) {
             case EP_OP_LAYERNORM: {
                 int32_t inner = 1;
@@ -581,26 +540,26 @@ static void test_fuzz(int iters) {
                 params[0] = ax;
                 ((float *)params)[1] = 1e-3f;
                 for (int i = ax; i < x->rank; i++) inner *= x->dims[i];
-                ins[1] = ins[2] = mk(NULL, EP_DTYPE_F32, 1, &inner);
+                ins[1] = ins[2] = chk_mk(NULL, EP_DTYPE_F32, 1, &inner);
                 break;
             }
             case EP_OP_WHERE:
                 ins[0].dtype = EP_DTYPE_BOOL;
                 ins[1] = ins[2] = *x;
-                ins[1].dtype = ins[2].dtype = DTYPES[rnd() % 7];
-                if (rnd() % 2) ins[2].rank = 1, ins[2].dims[0] = x->rank ? x->dims[x->rank - 1] : 1;
+                ins[1].dtype = ins[2].dtype = DTYPES[chk_rnd() % 7];
+                if (chk_rnd() % 2) ins[2].rank = 1, ins[2].dims[0] = x->rank ? x->dims[x->rank - 1] : 1;
                 break;
             case EP_OP_ARGMAX: case EP_OP_TOPK: case EP_OP_CUMSUM:
-                x->dtype = arith[rnd() % 3];
+                x->dtype = arith[chk_rnd() % 3];
                 params[0] = ax;
-                params[1] = rint_in(0, x->rank ? x->dims[ax] : 1);
+                params[1] = chk_int(0, x->rank ? x->dims[ax] : 1);
                 break;
             case EP_OP_SCATTERND: {
-                const int q = x->rank ? rint_in(1, x->rank) : 1, n = rint_in(0, 3);
-                x->dtype = arith[rnd() % 3];
-                params[0] = rint_in(0, 4);
-                ins[1] = mk(NULL, EP_DTYPE_I64, 2, D(n, q));
-                ins[2] = mk(NULL, x->dtype, 1, &n);
+                const int q = x->rank ? chk_int(1, x->rank) : 1, n = chk_int(0, 3);
+                x->dtype = arith[chk_rnd() % 3];
+                params[0] = chk_int(0, 4);
+                ins[1] = chk_mk(NULL, EP_DTYPE_I64, 2, CHK_DIMS(n, q));
+                ins[2] = chk_mk(NULL, x->dtype, 1, &n);
                 for (int i = q; i < x->rank; i++) ins[2].dims[ins[2].rank++] = x->dims[i];
                 break;
             }
@@ -611,7 +570,7 @@ static void test_fuzz(int iters) {
             rand_tensor(&outs[i], 4);
             pout[i] = &outs[i];
         }
-        if (f->opcode == EP_OP_EXPAND && rnd() % 2) outs[0] = ins[0], outs[0].data = NULL;
+        if (f->opcode == EP_OP_EXPAND && chk_rnd() % 2) outs[0] = ins[0], outs[0].data = NULL;
         ep_op op = mkop(f->opcode, params, pin, n_in, pout, n_out, NULL, 0);
         ep_shape s[4];
         uint64_t scratch = 0;
@@ -623,7 +582,7 @@ static void test_fuzz(int iters) {
         for (int i = 0; i < n_in; i++)
             if (pin[i]) mem[nm++] = alloc_for(pin[i]);
         for (int i = 0; i < n_out; i++) {
-            outs[i] = mk(NULL, s[i].dtype, s[i].rank, s[i].dims);
+            outs[i] = chk_mk(NULL, s[i].dtype, s[i].rank, s[i].dims);
             mem[nm++] = alloc_for(&outs[i]);
         }
         op.scratch = scratch ? malloc(scratch) : NULL;
@@ -647,6 +606,6 @@ int main(void) {
     known_rnn();
     test_reject();
     test_fuzz(60000);
-    printf("test_ref_speech: %d passed, %d failed\n", n_pass, n_fail);
-    return n_fail == 0 ? 0 : 1;
+    printf("test_ref_speech: %d passed, %d failed\n", chk_n_pass, chk_n_fail);
+    return chk_n_fail == 0 ? 0 : 1;
 }

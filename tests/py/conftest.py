@@ -1,3 +1,5 @@
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -10,6 +12,24 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="session")
 def root() -> Path:
     return ROOT
+
+
+def meson_cmd() -> list:
+    meson = shutil.which("meson")
+    return [meson] if meson else [sys.executable, "-m", "mesonbuild.mesonmain"]
+
+
+@pytest.fixture(scope="session")
+def asan_build(tmp_path_factory) -> Path:
+    """A board build of the checkout (-Dpython=false) with the C tests, under AddressSanitizer and
+    UndefinedBehaviorSanitizer, configured once per session (tests/c: the C suite and the fuzz_plans harness);
+    each user builds the targets it runs (`meson test` builds every C test, `ninja ... tests/c/fuzz_plans` one)."""
+    build = tmp_path_factory.mktemp("asan") / "build"
+    r = subprocess.run(meson_cmd() + ["setup", str(build), str(ROOT), "-Dpython=false", "-Dtests=true",
+                                      "--buildtype=debugoptimized", "-Db_sanitize=address,undefined"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    return build
 
 
 def zoo():

@@ -3,7 +3,8 @@ and the deploy bundle. Nothing here is skipped: without the cross toolchain or q
 and say what to install (.ci/run installs it).
 
   aarch64 (boards/cross/aarch64.ini, baseline armv8-a): `meson test` twice, QEMU_CPU=cortex-a72 (no
-      dotprod/fp16: a stray instruction traps, and the feature-masked paths run) and QEMU_CPU=max;
+      dotprod/fp16: a stray instruction traps, and the feature-masked paths run) and QEMU_CPU=max; the
+      kernel-check families (tests/c/check_*.c) must each check the NEON table against the reference;
   armv7 (boards/cross/armv7.ini, Cortex-A7, NEON hard-float): `meson test` once;
   zoo models compiled on the host for rpi4 and rpi5, run by the aarch64 edgeplan-run under qemu
       (cortex-a72 / cortex-a76) and by this host; outputs must agree within E2E_RTOL;
@@ -27,6 +28,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+pytestmark = [pytest.mark.cross, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -71,18 +74,26 @@ def aarch64_build(tmp_path_factory):
     return _setup_build(tmp_path_factory.mktemp("xa64") / "build", "aarch64.ini", tests="true")
 
 
+C_TESTS = 10   # tests/c/meson.build
+FAMILIES = ["check_conv", "check_linear", "check_elementwise", "check_pool", "check_sequence"]
+
+
 @pytest.mark.parametrize("cpu", ["cortex-a72", "max"])
 def test_aarch64_c_suite(aarch64_build, cpu):
-    log = _meson_test(aarch64_build, {"QEMU_CPU": cpu}, min_ok=3)
-    # the NEON kernel checks ran, on the CPU asked for (the test checks the features match QEMU_CPU)
-    assert "test_neon_kernels" in log and f"QEMU_CPU={cpu}" in log
-    assert re.search(r"test_neon_kernels: \d+ cases, \d+ skipped .*, 0 failures", log)
+    log = _meson_test(aarch64_build, {"QEMU_CPU": cpu}, min_ok=C_TESTS)
+    # the kernel checks ran on the CPU asked for (each checks ep_cpu_features() against QEMU_CPU), over the NEON
+    # table, with no failure in any family
+    assert f"QEMU_CPU={cpu}" in log
+    for fam in FAMILIES:
+        assert re.search(rf"^{fam}: \d+ cases .*; \d+ checks passed, 0 failed$", log, re.M), fam
+    assert re.search(r"^table neon\w* \(features 0x[0-9a-f]+\): \d+ entries override ref$", log, re.M)
+    assert re.search(r"^  neon\w* +\w+ +\w+ +ep_neon_\w+ +[1-9]\d* passed 0 failed$", log, re.M)
 
 
 def test_armv7_c_suite(tmp_path_factory):
     _require("arm-linux-gnueabihf-gcc", "qemu-arm")
     build = _setup_build(tmp_path_factory.mktemp("xa32") / "build", "armv7.ini", tests="true")
-    _meson_test(build, {}, min_ok=2)
+    _meson_test(build, {}, min_ok=C_TESTS)
 
 
 # ---- zoo models end to end: host compile, aarch64 edgeplan-run under qemu vs this host ----

@@ -1,10 +1,13 @@
 """Plan mutation under AddressSanitizer + UndefinedBehaviorSanitizer: >= 10,000 truncated, bit-flipped and
 field-poked variants of real plans (CRC re-sealed so they reach the deep checks). Each must be rejected
-with an error code or open and run; any crash, sanitizer report or hang fails the test."""
+with an error code or open and run; any crash, sanitizer report or hang fails the test.
+
+The harness is tests/c/fuzz_plans.c, built by meson (target fuzz_plans) in the session's
+-Db_sanitize=address,undefined build (conftest.asan_build) with every op and variant (-Dkernels=all) and the
+host's ISA kernels; UBSAN_OPTIONS=halt_on_error=1 makes the first UBSan report fatal."""
+import os
 import re
-import shutil
 import subprocess
-import sys
 
 import pytest
 
@@ -12,34 +15,19 @@ import edgeplan
 from conftest import zoo
 
 N_MUTATIONS = 12000
+SANITIZERS = {"ASAN_OPTIONS": "detect_leaks=1:abort_on_error=1",
+              "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"}
 
-
-def _sources(root):
-    rt = root / "runtime_c"
-    srcs = sorted((rt / "src").glob("*.c")) + sorted((rt / "src" / "ops").glob("*.c"))
-    # the portable build: no ISA-specific files (cpu_x86.c, crc32c_aarch64.c, dispatch_x86.c, ...)
-    isa = ("_x86.c", "_aarch64.c", "_armv7.c", "_arm.c")
-    srcs = [s for s in srcs if not s.name.endswith(isa)]
-    assert any(s.name == "dispatch.c" for s in srcs) and any(s.name == "cpu_generic.c" for s in srcs)
-    return srcs + sorted((rt / "kernels" / "ref").glob("*.c"))
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def harness(root, tmp_path_factory):
-    cc = shutil.which("gcc") or shutil.which("cc")
-    if cc is None:
-        pytest.fail("no C compiler")
-    d = tmp_path_factory.mktemp("fuzz")
-    out = d / "fuzz_plans"
-    rt = root / "runtime_c"
-    # every op and variant (what meson's configure step writes for -Dkernels=all)
-    subprocess.run([sys.executable, str(rt / "gen_config.py"), "--ops", str(rt / "ops.def"),
-                    "--kernels", "all", "-o", str(d / "ep_config.h")], check=True)
-    cmd = [cc, "-std=c11", "-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
-           "-fno-omit-frame-pointer", f"-I{d}", f"-I{rt}", f"-I{rt / 'include'}", f"-I{rt / 'kernels'}", f"-I{rt / 'src'}",
-           str(root / "tests" / "c" / "fuzz_plans.c"), *map(str, _sources(root)), "-lm", "-o", str(out)]
-    subprocess.run(cmd, check=True)
-    return out
+def harness(asan_build):
+    r = subprocess.run(["ninja", "-C", str(asan_build), "tests/c/fuzz_plans"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+    exe = asan_build / "tests" / "c" / "fuzz_plans"
+    assert exe.is_file()
+    return exe
 
 
 @pytest.fixture(scope="module")
@@ -68,8 +56,7 @@ def test_mutated_plans_never_crash(harness, plans):
     # tiny twice: half the mutations on the cheapest plan, the rest on the two op-rich ones
     r = subprocess.run([str(harness), str(N_MUTATIONS), "20261129", str(plans[0]), *map(str, plans)],
                        capture_output=True,
-                       text=True, timeout=1200,
-                       env={"ASAN_OPTIONS": "detect_leaks=1:abort_on_error=1", "UBSAN_OPTIONS": "print_stacktrace=1"})
+                       text=True, timeout=1200, env=dict(os.environ, **SANITIZERS))
     print(r.stdout, r.stderr[-3000:])
     assert r.returncode == 0, r.stderr[-3000:]
     m = re.search(r"(\d+) mutated plans: (\d+) rejected by validate, (\d+) rejected at open, (\d+) opened and ran", r.stdout)
@@ -81,6 +68,7 @@ def test_mutated_plans_never_crash(harness, plans):
 
 
 def test_real_plans_run_clean_under_sanitizers(harness, plans):
-    r = subprocess.run([str(harness), "0", "0", *map(str, plans)], capture_output=True, text=True, timeout=600)
+    r = subprocess.run([str(harness), "0", "0", *map(str, plans)], capture_output=True, text=True, timeout=600,
+                       env=dict(os.environ, **SANITIZERS))
     print(r.stdout, r.stderr[-3000:])
     assert r.returncode == 0 and r.stdout.count(": ok") == len(plans)

@@ -243,7 +243,7 @@ def test_conv_transpose_scratch_too_small_is_refused():
 
 # ---- MATMUL (both operands at run time), SOFTMAX, LAYERNORM, MAXPOOL / AVGPOOL, LSTM / GRU ----
 # One-op plans run on the AVX2 kernels, with the features masked (the reference kernels) and on 2 threads.
-# Tolerances: the kernel checks (tests/c/test_x86_kernels.c) bound each op; here end to end, max-relative.
+# Tolerances: the kernel checks (tests/c/check_*.c) bound each op; here end to end, max-relative.
 
 def _one_op(kind, ins, outs, params, consts=None, seed=0):
     rng = np.random.default_rng(seed)

@@ -14,6 +14,8 @@ import pytest
 
 from conftest import ROOT, zoo
 
+pytestmark = pytest.mark.slow   # cross-builds the aarch64 probes (~30 s) and several selective builds
+
 AARCH64_CC = "aarch64-linux-gnu-gcc"
 
 

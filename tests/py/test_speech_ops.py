@@ -468,6 +468,7 @@ def test_speech_plan_matches_onnxruntime():
     check(speech_plan_model(), feeds)
 
 
+@pytest.mark.slow   # the sanitizer build of the harness (conftest.asan_build)
 def test_mutated_speech_plans_never_crash(harness, tmp_path):
     import re as _re
     import subprocess

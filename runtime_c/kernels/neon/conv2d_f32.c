@@ -84,46 +84,24 @@ NEON_INLINE void dw_plane(const int K, const float *x, const float *w, float bia
     conv_epilogue(y, OH * OW, bias, r, p);
 }
 
-/* One output plane, the reference's loop nest with a vector inner loop (any geometry). */
-static void direct_plane(const float *x, const float *wm, int64_t CG, int64_t H, int64_t W, int64_t OH,
-                         int64_t OW, int64_t KH, int64_t KW, const ep_conv2d_params *p, float *yp) {
-    const int64_t sh = p->stride[0], sw = p->stride[1], dh = p->dilation[0], dw = p->dilation[1];
-    const int64_t pt = p->pads[0], pl = p->pads[1];
-    for (int64_t i = 0; i < OH * OW; i++) yp[i] = 0.0f;
-    for (int64_t c = 0; c < CG; c++) {
-        const float *xc = x + c * H * W;
-        for (int64_t kh = 0; kh < KH; kh++) {
-            int64_t oh0, oh1;
-            rl_tap_range(kh * dh - pt, sh, OH, H, &oh0, &oh1);
-            for (int64_t kw = 0; kw < KW; kw++) {
-                const float wv = wm[(c * KH + kh) * KW + kw];
-                const int64_t off = kw * dw - pl;
-                int64_t ow0, ow1;
-                rl_tap_range(off, sw, OW, W, &ow0, &ow1);
-                for (int64_t oh = oh0; oh < oh1; oh++) {
-                    const float *xr = xc + (oh * sh + kh * dh - pt) * W;
-                    float *yr = yp + oh * OW;
-                    int64_t ow = ow0;
-                    if (sw == 1) {
-                        for (; ow + 4 <= ow1; ow += 4)
-                            vst1q_f32(yr + ow, vfmaq_n_f32(vld1q_f32(yr + ow), vld1q_f32(xr + ow + off), wv));
-                    } else if (sw == 2) {
-                        for (; ow + 4 <= ow1 && ow * 2 + off + 7 < W; ow += 4)
-                            vst1q_f32(yr + ow, vfmaq_n_f32(vld1q_f32(yr + ow), vld2q_f32(xr + ow * 2 + off).val[0], wv));
-                    }
-                    for (; ow < ow1; ow++) yr[ow] = fmaf(wv, xr[ow * sw + off], yr[ow]);
-                }
-            }
-        }
+/* One tap row of the reference's loop nest (rl_conv_plane) in q registers: stride 1 contiguous, stride 2
+ * de-interleaved while the 8th float of a vld2q stays inside the row, the rest scalar; fused multiply-add. */
+static inline void direct_row(float *yr, const float *xr, float wv, int64_t ow0, int64_t ow1, int64_t off, int64_t sw,
+                              int64_t W) {
+    int64_t ow = ow0;
+    if (sw == 1) {
+        for (; ow + 4 <= ow1; ow += 4)
+            vst1q_f32(yr + ow, vfmaq_n_f32(vld1q_f32(yr + ow), vld1q_f32(xr + ow + off), wv));
+    } else if (sw == 2) {
+        for (; ow + 4 <= ow1 && ow * 2 + off + 7 < W; ow += 4)
+            vst1q_f32(yr + ow, vfmaq_n_f32(vld1q_f32(yr + ow), vld2q_f32(xr + ow * 2 + off).val[0], wv));
     }
+    for (; ow < ow1; ow++) yr[ow] = fmaf(wv, xr[ow * sw + off], yr[ow]);
 }
 
 int ep_neon_conv2d_f32(const ep_op *op) {
     const ep_conv2d_params *p = (const ep_conv2d_params *)op->params;
-    const ep_tensor *xt = op->in[0], *wt = op->in[1];
-    const ep_tensor *bt = op->n_in > 2 ? op->in[2] : NULL;
-    const ep_tensor *rt = op->n_in > 3 ? op->in[3] : NULL;
-    const ep_tensor *yt = op->out[0];
+    const ep_tensor *xt = op->in[0], *wt = op->in[1], *bt = ep_op_in(op, 2), *rt = ep_op_in(op, 3), *yt = op->out[0];
     if (rl_is_empty(yt)) return EP_OK;
     const int64_t N = xt->dims[0], C = xt->dims[1], H = xt->dims[2], W = xt->dims[3];
     const int64_t M = wt->dims[0], KH = wt->dims[2], KW = wt->dims[3];
@@ -164,7 +142,8 @@ int ep_neon_conv2d_f32(const ep_op *op) {
                              p->dilation[1], p->pads[0], p->pads[1], p);
                 continue;
             }
-            direct_plane(xg, wm, CG, H, W, OH, OW, KH, KW, p, yp);
+            for (int64_t i = 0; i < P; i++) yp[i] = 0.0f;
+            rl_conv_plane(xg, wm, CG, H, W, OH, OW, KH, KW, p, yp, direct_row);
             conv_epilogue(yp, P, b ? b[m] : 0.0f, rp, p);
         }
     return EP_OK;

@@ -1,10 +1,9 @@
-/* NEON kernel of CONV_TRANSPOSE2D variant PACKED (polyphase, plan_format.h): the shared driver
- * (kernels/conv_transpose_packed.h) over a 6 x 16 register-blocked micro-kernel (24 q accumulators, 4 q of the
+/* NEON kernel of CONV_TRANSPOSE2D variant PACKED (polyphase, plan_format.h): the driver of
+ * kernels/conv_transpose_tmpl.h over a 6 x 16 register-blocked micro-kernel (24 q accumulators, 4 q of the
  * weight strip, the packed input panel as one q + one d load per k, FMLA by element), bias and activation
  * on the registers. */
 #include <arm_neon.h>
 #include "ep_ops.h"
-#include "conv_transpose_packed.h"
 #include "neon.h"
 #include "neon_act.h"
 
@@ -45,6 +44,4 @@ static void ct_tile(int64_t K, const float *a, const float *b, const float *bias
     }
 }
 
-int ep_neon_conv_transpose2d_packed_f32(const ep_op *op) {
-    return ep_conv_transpose2d_packed_run(op, ct_tile, op->pool);
-}
+#include "conv_transpose_tmpl.h"

@@ -36,20 +36,6 @@ int ep_neon_unary_f32(const ep_op *op) {
     return EP_OK;
 }
 
-static inline float bin_op(int kind, float a, float b) {
-    switch (kind) {
-    case EP_BIN_ADD: return a + b;
-    case EP_BIN_SUB: return a - b;
-    case EP_BIN_MUL: return a * b;
-    case EP_BIN_DIV: return a / b;
-    case EP_BIN_POW: return powf(a, b);
-    case EP_BIN_PRELU: return a < 0.0f ? b * a : a;
-    case EP_BIN_MAX: return (a > b || a != a) ? a : b;
-    case EP_BIN_MIN: return (a < b || a != a) ? a : b;
-    default: return a;
-    }
-}
-
 NEON_INLINE float32x4_t bin_op4(int kind, float32x4_t a, float32x4_t b) {
     switch (kind) {
     case EP_BIN_ADD: return vaddq_f32(a, b);
@@ -90,17 +76,10 @@ static __attribute__((noinline)) void act_row(int act, float *y, int64_t n, floa
         }                                                                                     \
         for (; i + 4 <= n; i += 4)                                                            \
             vst1q_f32(y + i, bin_op4(K, sa ? vld1q_f32(a + i) : a0, sb ? vld1q_f32(b + i) : b0));     \
-        for (; i < n; i++) y[i] = bin_op(K, a[i * sa], b[i * sb]);                            \
+        for (; i < n; i++) y[i] = ru_bin_f32(K, a[i * sa], b[i * sb]);                            \
         if (act != EP_ACT_NONE) act_row(act, y, n, al, be);                                   \
     }
-BIN_ROW(EP_BIN_ADD)
-BIN_ROW(EP_BIN_SUB)
-BIN_ROW(EP_BIN_MUL)
-BIN_ROW(EP_BIN_DIV)
-BIN_ROW(EP_BIN_PRELU)
-BIN_ROW(EP_BIN_MAX)
-BIN_ROW(EP_BIN_MIN)
+EP_BIN_ROWS(BIN_ROW, neon_bin_row)
 
-EP_BIN_ROW_FOR(neon_bin_row)
 
 int ep_neon_binary_f32(const ep_op *op) { return ep_binary_rows(op, neon_bin_row); }

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 #include "ep_ops.h"
+#include "matmul_bcast.h"
 #include "pack_common.h"
 #include "neon.h"
 #include "neon_act.h"
@@ -142,14 +143,8 @@ void ep_neon_gemm_rm(int64_t M, int64_t N, int64_t K, const float *a, int64_t ld
                 const int mr = (int)rm_min(RM_MR, M - m);
                 const float *as = a + m * lda + k0;
                 float *ct = c + m * ldc + n0;
-                pk_epi te, *tp = NULL;
-                if (last && e) {
-                    te = *e;
-                    if (te.bias_row) te.bias_row += m;
-                    if (te.bias_col) te.bias_col += m * te.bias_col_ld + n0;
-                    if (te.res) te.res += m * te.res_ld + n0;
-                    tp = &te;
-                }
+                pk_epi te;
+                const pk_epi *tp = last ? pk_epi_at(&te, e, m, n0) : NULL;
                 if (w == 16)
                     rm_t16(mr, kc, as, lda, bs, ldb, ct, ldc, load_c, tp);
                 else if (w == 4)
@@ -164,10 +159,7 @@ void ep_neon_gemm_rm(int64_t M, int64_t N, int64_t K, const float *a, int64_t ld
 
 int ep_neon_gemm_f32(const ep_op *op) {
     const ep_gemm_params *p = (const ep_gemm_params *)op->params;
-    const ep_tensor *at = op->in[0], *bt = op->in[1];
-    const ep_tensor *ct = op->n_in > 2 ? op->in[2] : NULL;
-    const ep_tensor *rt = op->n_in > 3 ? op->in[3] : NULL;
-    const ep_tensor *yt = op->out[0];
+    const ep_tensor *at = op->in[0], *bt = op->in[1], *ct = ep_op_in(op, 2), *rt = ep_op_in(op, 3), *yt = op->out[0];
     const int64_t M = at->dims[0], K = at->dims[1], N = bt->dims[1];
     const pk_epi e = {NULL, ct ? (const float *)ct->data : NULL,
                       (ct && ct->rank == 2 && ct->dims[0] == M && M != 1) ? N : 0,
@@ -178,8 +170,8 @@ int ep_neon_gemm_f32(const ep_op *op) {
 
 int ep_neon_matmul_f32(const ep_op *op) {
     const ep_tensor *at = op->in[0], *bt = op->in[1], *yt = op->out[0];
-    const int ra = at->rank, rb = bt->rank, ro = yt->rank, nb = ro - 2;
-    const int64_t M = yt->dims[ro - 2], N = yt->dims[ro - 1], K = at->dims[ra - 1];
+    const int ro = yt->rank, nb = ro - 2;
+    const int64_t M = yt->dims[ro - 2], N = yt->dims[ro - 1], K = at->dims[at->rank - 1];
     for (int i = 0; i < ro; i++)
         if (yt->dims[i] == 0) return EP_OK;
     int64_t batches = 1;
@@ -187,17 +179,8 @@ int ep_neon_matmul_f32(const ep_op *op) {
     const float *a = (const float *)at->data, *b = (const float *)bt->data;
     float *y = (float *)yt->data;
     for (int64_t bi = 0; bi < batches; bi++) {
-        int64_t rem = bi, a_mat = 0, b_mat = 0, a_stride = 1, b_stride = 1;
-        for (int d = nb - 1; d >= 0; d--) {
-            const int64_t idx = rem % yt->dims[d];
-            rem /= yt->dims[d];
-            const int ia = d - (ro - ra), ib = d - (ro - rb);
-            const int64_t da = ia >= 0 ? at->dims[ia] : 1, db = ib >= 0 ? bt->dims[ib] : 1;
-            if (da != 1) a_mat += idx * a_stride;
-            if (db != 1) b_mat += idx * b_stride;
-            a_stride *= da;
-            b_stride *= db;
-        }
+        int64_t a_mat, b_mat;
+        ep_matmul_batch(at, bt, yt, bi, &a_mat, &b_mat);
         ep_neon_gemm_rm(M, N, K, a + a_mat * M * K, K, b + b_mat * K * N, N, y + bi * M * N, N, NULL);
     }
     return EP_OK;

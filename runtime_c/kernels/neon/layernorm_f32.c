@@ -65,5 +65,4 @@ static void ln_row(float *y, const float *x, const float *sc, const float *bi, i
     if (inv_out) *inv_out = (float)inv;
 }
 
-#define LN_FN(name) ep_neon_##name
 #include "layernorm_tmpl.h"

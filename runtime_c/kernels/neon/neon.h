@@ -5,6 +5,8 @@
 #define EP_NEON_H
 #include "ep_ops.h"   /* the kernels (declared from the op table) */
 
+#define EP_ISA neon   /* the templates' kernels are ep_neon_<name> (EP_ISA_FN, ep_kernel.h) */
+
 /* Overrides table entries with the NEON kernels this CPU can run (EP_CPU_* bits). */
 void ep_kernels_init_neon(ep_kernel_table *t, uint64_t cpu_features);
 

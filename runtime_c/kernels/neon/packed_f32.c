@@ -96,5 +96,4 @@ static void pk_tile(int mr, int64_t kc, const float *a, int64_t a_sm, int64_t a_
     PK_CASES(0, a_sm, a_sk)
 }
 
-#define PK_FN(name) ep_neon_##name
 #include "pack_tmpl.h"

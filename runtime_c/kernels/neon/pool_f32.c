@@ -6,7 +6,7 @@
  * reference's own scalar window (pool_common.h). MAX keeps the reference's "v > m" update (NaN inputs
  * are skipped), AVG sums from 0.0f in tap order and divides: both equal the reference exactly.
  * GLOBAL_AVGPOOL sums each plane in 16 lanes, then the lanes pairwise: a reordered float sum, within
- * n * 2^-23 * sum|x| / n of the reference (see tests/c/test_neon_kernels.c). */
+ * n * 2^-23 * sum|x| / n of the reference (see tests/c/check_pool.c). */
 #include <arm_neon.h>
 #include <float.h>
 #include "ep_ops.h"
@@ -30,16 +30,12 @@ static inline __attribute__((always_inline)) float32x4_t pool_lds(const float *p
 #define PV_MAX(v, m) vbslq_f32(vcgtq_f32((v), (m)), (v), (m))
 #define PV_ADD(a, b) vaddq_f32((a), (b))
 #define PV_DIV(a, b) vdivq_f32((a), (b))
-#define POOL_FN(name) ep_neon_##name
 #include "pool_tmpl.h"
 
 int ep_neon_global_avgpool_f32(const ep_op *op) {
-    const ep_tensor *xt = op->in[0];
-    const int64_t planes = (int64_t)xt->dims[0] * xt->dims[1];
-    if (planes == 0) return EP_OK;
-    int64_t size = rl_is_empty(xt) ? 0 : 1;
-    for (int i = 2; i < xt->rank && size != 0; i++) size *= xt->dims[i];
-    const float *x = (const float *)xt->data;
+    int64_t planes;
+    const int64_t size = rl_plane_size(op->in[0], &planes);
+    const float *x = (const float *)op->in[0]->data;
     float *y = (float *)op->out[0]->data;
     for (int64_t pl = 0; pl < planes; pl++) {
         const float *xp = x + pl * size;

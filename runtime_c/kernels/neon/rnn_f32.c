@@ -45,6 +45,22 @@ RNN_INLINE void rnn_put(const int mr, const int nr, const float *t, const float 
         }
 }
 
+/* Columns [j, j + nr) of every row pair of x: 2 x nr tiles (1 x nr for a last row). */
+RNN_INLINE void rnn_cols(const int nr, int64_t M, int64_t j, int64_t K, const float *x, int64_t ldx, const float *w,
+                         int64_t ldw, const float *bias, const float *add, float *y, int64_t ldy) {
+    float t[8];
+    for (int64_t i = 0; i < M; i += 2) {
+        const float *ai = add ? add + i * ldy + j : NULL;
+        if (M - i >= 2) {
+            rnn_tile(2, nr, K, x + i * ldx, ldx, w + j * ldw, ldw, t);
+            rnn_put(2, nr, t, bias + j, ai, y + i * ldy + j, ldy);
+        } else {
+            rnn_tile(1, nr, K, x + i * ldx, ldx, w + j * ldw, ldw, t);
+            rnn_put(1, nr, t, bias + j, ai, y + i * ldy + j, ldy);
+        }
+    }
+}
+
 /* Several rows of x (the projection of a chunk of timesteps): W's rows outermost, 4 at a time, so each
  * block of 4 rows is read from memory once and stays in L1 while every pair of x rows passes over it.
  * One row (the GEMV of a step): 1 x 8 tiles. */
@@ -57,28 +73,8 @@ static void rnn_nt(int64_t M, int64_t N, int64_t K, const float *x, int64_t ldx,
             rnn_tile(1, 8, K, x, ldx, w + j * ldw, ldw, t);
             rnn_put(1, 8, t, bias + j, add ? add + j : NULL, y + j, ldy);
         }
-    for (; j + 4 <= N; j += 4)
-        for (int64_t i = 0; i < M; i += 2) {
-            const float *ai = add ? add + i * ldy + j : NULL;
-            if (M - i >= 2) {
-                rnn_tile(2, 4, K, x + i * ldx, ldx, w + j * ldw, ldw, t);
-                rnn_put(2, 4, t, bias + j, ai, y + i * ldy + j, ldy);
-            } else {
-                rnn_tile(1, 4, K, x + i * ldx, ldx, w + j * ldw, ldw, t);
-                rnn_put(1, 4, t, bias + j, ai, y + i * ldy + j, ldy);
-            }
-        }
-    for (; j < N; j++)
-        for (int64_t i = 0; i < M; i += 2) {
-            const float *ai = add ? add + i * ldy + j : NULL;
-            if (M - i >= 2) {
-                rnn_tile(2, 1, K, x + i * ldx, ldx, w + j * ldw, ldw, t);
-                rnn_put(2, 1, t, bias + j, ai, y + i * ldy + j, ldy);
-            } else {
-                rnn_tile(1, 1, K, x + i * ldx, ldx, w + j * ldw, ldw, t);
-                rnn_put(1, 1, t, bias + j, ai, y + i * ldy + j, ldy);
-            }
-        }
+    for (; j + 4 <= N; j += 4) rnn_cols(4, M, j, K, x, ldx, w, ldw, bias, add, y, ldy);
+    for (; j < N; j++) rnn_cols(1, M, j, K, x, ldx, w, ldw, bias, add, y, ldy);
 }
 
 RNN_INLINE float32x4_t rnn_clip4(float32x4_t v, float c) {
@@ -86,48 +82,17 @@ RNN_INLINE float32x4_t rnn_clip4(float32x4_t v, float c) {
     return vminq_f32(vdupq_n_f32(c), vmaxq_f32(vdupq_n_f32(-c), v));
 }
 
-/* The cells run 4 units per vector; the last n - j < 4 go through a padded copy. */
-#define RNN_LD(p) (cnt == 4 ? vld1q_f32(p) : neon_ld_part((p), cnt, 0.0f))
-#define RNN_ST(p, v) (cnt == 4 ? vst1q_f32((p), (v)) : neon_st_part((p), (v), cnt))
-
-static void rnn_lstm_cell(int64_t H, const float *g, const float *P, float *c, float *h, float clip) {
-    for (int64_t j = 0; j < H; j += 4) {
-        const int cnt = H - j < 4 ? (int)(H - j) : 4;
-        const float32x4_t cv = RNN_LD(c + j);
-        float32x4_t ip = RNN_LD(g + j), fp = RNN_LD(g + 2 * H + j), op = RNN_LD(g + H + j);
-        if (P) {
-            ip = vaddq_f32(ip, vmulq_f32(RNN_LD(P + j), cv));
-            fp = vaddq_f32(fp, vmulq_f32(RNN_LD(P + 2 * H + j), cv));
-        }
-        const float32x4_t it = neon_sigmoid4(rnn_clip4(ip, clip)), ft = neon_sigmoid4(rnn_clip4(fp, clip));
-        const float32x4_t ct = neon_tanh4(rnn_clip4(RNN_LD(g + 3 * H + j), clip));
-        const float32x4_t cn = vaddq_f32(vmulq_f32(ft, cv), vmulq_f32(it, ct));
-        if (P) op = vaddq_f32(op, vmulq_f32(RNN_LD(P + H + j), cn));
-        RNN_ST(c + j, cn);
-        RNN_ST(h + j, vmulq_f32(neon_sigmoid4(rnn_clip4(op, clip)), neon_tanh4(cn)));
-    }
-}
-
-static void rnn_sigmoid_clip(float *g, int64_t n, float clip) {
-    for (int64_t j = 0; j < n; j += 4) {
-        const int cnt = n - j < 4 ? (int)(n - j) : 4;
-        RNN_ST(g + j, neon_sigmoid4(rnn_clip4(RNN_LD(g + j), clip)));
-    }
-}
-
-static void rnn_gru_cell(int64_t H, const float *z, const float *r, const float *xh, const float *rec, float *h,
-                         float clip) {
-    const float32x4_t one = vdupq_n_f32(1.0f);
-    for (int64_t j = 0; j < H; j += 4) {
-        const int cnt = H - j < 4 ? (int)(H - j) : 4;
-        float32x4_t hh = RNN_LD(xh + j);
-        if (rec) hh = vaddq_f32(hh, vmulq_f32(RNN_LD(r + j), RNN_LD(rec + j)));
-        const float32x4_t ht = neon_tanh4(rnn_clip4(hh, clip)), zv = RNN_LD(z + j);
-        RNN_ST(h + j, vaddq_f32(vmulq_f32(vsubq_f32(one, zv), ht), vmulq_f32(zv, RNN_LD(h + j))));
-    }
-}
-#undef RNN_LD
-#undef RNN_ST
-
-#define RNN_FN(name) ep_neon_##name
+/* The cells of rnn_tmpl.h, 4 units per vector; the last n - j < 4 go through a padded copy. */
+#define RV float32x4_t
+#define RV_N 4
+#define RV_PART(n) const int cnt = (n) < 4 ? (int)(n) : 4
+#define RV_LD(p) (cnt == 4 ? vld1q_f32(p) : neon_ld_part((p), cnt, 0.0f))
+#define RV_ST(p, v) (cnt == 4 ? vst1q_f32((p), (v)) : neon_st_part((p), (v), cnt))
+#define RV_SET1(f) vdupq_n_f32(f)
+#define RV_ADD(a, b) vaddq_f32((a), (b))
+#define RV_SUB(a, b) vsubq_f32((a), (b))
+#define RV_MUL(a, b) vmulq_f32((a), (b))
+#define RV_SIGMOID(v) neon_sigmoid4(v)
+#define RV_TANH(v) neon_tanh4(v)
+#define RV_CLIP(v, c) rnn_clip4((v), (c))
 #include "rnn_tmpl.h"

@@ -104,6 +104,5 @@ static void sm_cols(float *y, const float *x, int64_t n, int64_t inner, int w, i
         sm_cols_n(y, x, n, inner, w, 0, log_mode);
 }
 
-#define SM_FN(name) ep_neon_##name
 #define SM_LANES 4
 #include "softmax_tmpl.h"

@@ -71,66 +71,28 @@ static int ib_compute(int kind, int64_t *a, const int64_t *b, int64_t n) {
     return EP_OK;
 }
 
-/* Right-aligned broadcast strides of t against an output of rank r (0 where broadcast). */
-static void ib_strides(const ep_tensor *t, int r, int64_t *st) {
-    int64_t s = 1;
-    for (int i = r - 1; i >= 0; i--) {
-        const int ti = i - (r - t->rank);
-        st[i] = (ti < 0 || t->dims[ti] == 1) ? 0 : s;
-        if (ti >= 0) s *= t->dims[ti];
-    }
-}
-
 int ep_ref_binary_int(const ep_op *op) {
     const ep_binary_params *p = (const ep_binary_params *)op->params;
     const ep_tensor *ta = op->in[0], *tb = op->in[1], *ty = op->out[0];
     const uint8_t dt = ty->dtype;
     const int64_t es = (int64_t)ep_dtype_size(dt);
-    const int r = ty->rank;
-    int64_t n[EP_MAX_RANK];
-    int64_t st[3][EP_MAX_RANK]; /* Y, A, B */
-    int64_t s = 1;
-    for (int i = r - 1; i >= 0; i--) {
-        n[i] = ty->dims[i];
-        st[0][i] = s;
-        s *= n[i];
-    }
-    ib_strides(ta, r, st[1]);
-    ib_strides(tb, r, st[2]);
-    int cr = ru_collapse(r, n, 3, st);
-    if (cr == 0) { /* a single element: one row of one */
-        n[0] = 1;
-        st[1][0] = st[2][0] = 0;
-        cr = 1;
-    }
-    if (n[0] == 0) return EP_OK;
+    ru_bin_walk w;
+    if (ru_bin_begin(&w, ta, tb, ty) < 0) return EP_OK;   /* a single element is a row of one */
     const char *a = (const char *)ta->data;
     const char *b = (const char *)tb->data;
     char *y = (char *)ty->data;
-    const int last = cr - 1;
-    const int64_t len = n[last], sa = st[1][last], sb = st[2][last];
+    const int64_t len = w.len, sa = w.sa, sb = w.sb;
     int64_t va[IB_CHUNK], vb[IB_CHUNK];
-    int64_t idx[EP_MAX_RANK] = {0};
-    int64_t oa = 0, ob = 0;
-    for (;;) {
+    do {
         for (int64_t c = 0; c < len; c += IB_CHUNK) {
             const int64_t m = len - c < IB_CHUNK ? len - c : IB_CHUNK;
-            ib_load(va, a + (oa + c * sa) * es, dt, sa, m);
-            ib_load(vb, b + (ob + c * sb) * es, dt, sb, m);
+            ib_load(va, a + (w.oa + c * sa) * es, dt, sa, m);
+            ib_load(vb, b + (w.ob + c * sb) * es, dt, sb, m);
             const int rc = ib_compute(p->kind, va, vb, m);
             if (rc != EP_OK) return rc;
             ib_store(y + c * es, dt, va, m);
         }
         y += len * es;
-        int i = last - 1;
-        for (; i >= 0; i--) {
-            oa += st[1][i];
-            ob += st[2][i];
-            if (++idx[i] < n[i]) break;
-            oa -= st[1][i] * n[i];
-            ob -= st[2][i] * n[i];
-            idx[i] = 0;
-        }
-        if (i < 0) return EP_OK;
-    }
+    } while (ru_bin_next(&w));
+    return EP_OK;
 }

@@ -1,15 +1,15 @@
 /* CONCAT, any dtype: for every outer index, the inputs' blocks along axis follow each other. */
 #include <string.h>
 #include "ep_ops.h"
+#include "ref_util.h"
 
 int ep_ref_concat_any(const ep_op *op) {
     const ep_axis_params *p = (const ep_axis_params *)op->params;
     const ep_tensor *y = op->out[0];
     const int axis = p->axis;
     const size_t esize = ep_dtype_size(y->dtype);
-    int64_t outer = 1, inner = 1;
-    for (int i = 0; i < axis; i++) outer *= y->dims[i];
-    for (int i = axis + 1; i < y->rank; i++) inner *= y->dims[i];
+    int64_t outer, inner;
+    rl_outer_inner(y, axis, &outer, &inner);
     const size_t row = (size_t)(y->dims[axis] * inner) * esize;
     size_t off = 0;
     for (int k = 0; k < op->n_in; k++) {

@@ -7,25 +7,30 @@
  * Accumulation order, in float: each output starts at 0.0f and receives its taps in
  * lexicographic (c, kh, kw) order; then B[m] is added, then R, then act is applied.
  * Loop order: one output plane (n, m) at a time; for each tap, the rows and columns of
- * the plane that see a valid input cell are precomputed so the inner loop is a plain
- * multiply-add over contiguous output columns. */
+ * the plane that see a valid input cell are precomputed (rl_conv_plane, ref_util.h) so the inner
+ * loop is a plain multiply-add over contiguous output columns. */
 #include "ep_ops.h"
 #include "ref_util.h"
 
+/* One tap over the output columns it reaches (unit stride kept apart: the common case vectorises). */
+static void conv_row(float *yr, const float *xr, float wv, int64_t ow0, int64_t ow1, int64_t off, int64_t sw,
+                     int64_t W) {
+    (void)W;
+    if (sw == 1) {
+        for (int64_t ow = ow0; ow < ow1; ow++) yr[ow] += wv * xr[ow + off];
+    } else {
+        for (int64_t ow = ow0; ow < ow1; ow++) yr[ow] += wv * xr[ow * sw + off];
+    }
+}
+
 int ep_ref_conv2d_f32(const ep_op *op) {
     const ep_conv2d_params *p = (const ep_conv2d_params *)op->params;
-    const ep_tensor *xt = op->in[0], *wt = op->in[1];
-    const ep_tensor *bt = op->n_in > 2 ? op->in[2] : NULL;
-    const ep_tensor *rt = op->n_in > 3 ? op->in[3] : NULL;
-    const ep_tensor *yt = op->out[0];
+    const ep_tensor *xt = op->in[0], *wt = op->in[1], *bt = ep_op_in(op, 2), *rt = ep_op_in(op, 3), *yt = op->out[0];
     if (rl_is_empty(yt)) return EP_OK;
 
     const int64_t N = xt->dims[0], C = xt->dims[1], H = xt->dims[2], W = xt->dims[3];
     const int64_t M = wt->dims[0], KH = wt->dims[2], KW = wt->dims[3];
     const int64_t OH = yt->dims[2], OW = yt->dims[3];
-    const int64_t sh = p->stride[0], sw = p->stride[1];
-    const int64_t dh = p->dilation[0], dw = p->dilation[1];
-    const int64_t pt = p->pads[0], pl = p->pads[1];
     const int64_t CG = C / p->groups, MG = M / p->groups;
     const float *x = (const float *)xt->data;
     const float *w = (const float *)wt->data;
@@ -41,28 +46,7 @@ int ep_ref_conv2d_f32(const ep_op *op) {
             const float *wm = w + m * CG * KH * KW;
             for (int64_t i = 0; i < OH * OW; i++) yp[i] = 0.0f;
 
-            for (int64_t c = 0; c < CG; c++) {
-                const float *xc = x + (n * C + g * CG + c) * H * W;
-                for (int64_t kh = 0; kh < KH; kh++) {
-                    int64_t oh0, oh1;
-                    rl_tap_range(kh * dh - pt, sh, OH, H, &oh0, &oh1);
-                    for (int64_t kw = 0; kw < KW; kw++) {
-                        const float wv = wm[(c * KH + kh) * KW + kw];
-                        const int64_t off = kw * dw - pl;
-                        int64_t ow0, ow1;
-                        rl_tap_range(off, sw, OW, W, &ow0, &ow1);
-                        for (int64_t oh = oh0; oh < oh1; oh++) {
-                            const float *xr = xc + (oh * sh + kh * dh - pt) * W;
-                            float *yr = yp + oh * OW;
-                            if (sw == 1) {
-                                for (int64_t ow = ow0; ow < ow1; ow++) yr[ow] += wv * xr[ow + off];
-                            } else {
-                                for (int64_t ow = ow0; ow < ow1; ow++) yr[ow] += wv * xr[ow * sw + off];
-                            }
-                        }
-                    }
-                }
-            }
+            rl_conv_plane(x + (n * C + g * CG) * H * W, wm, CG, H, W, OH, OW, KH, KW, p, yp, conv_row);
 
             if (b) {
                 const float bv = b[m];

@@ -15,9 +15,7 @@
 
 int ep_ref_conv_transpose2d_f32(const ep_op *op) {
     const ep_conv_transpose2d_params *p = (const ep_conv_transpose2d_params *)op->params;
-    const ep_tensor *xt = op->in[0], *wt = op->in[1];
-    const ep_tensor *bt = op->n_in > 2 ? op->in[2] : NULL;
-    const ep_tensor *yt = op->out[0];
+    const ep_tensor *xt = op->in[0], *wt = op->in[1], *bt = ep_op_in(op, 2), *yt = op->out[0];
     if (rl_is_empty(yt)) return EP_OK;
 
     const int64_t N = xt->dims[0], C = xt->dims[1], H = xt->dims[2], W = xt->dims[3];

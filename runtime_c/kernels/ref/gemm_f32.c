@@ -6,13 +6,11 @@
  * for k = 0, 1, ..., K-1; then C is added, then R, then act is applied.
  * Loop order: one output row at a time, k outer, j inner (contiguous rows of B). */
 #include "ep_ops.h"
+#include "ref_util.h"
 
 int ep_ref_gemm_f32(const ep_op *op) {
     const ep_gemm_params *p = (const ep_gemm_params *)op->params;
-    const ep_tensor *at = op->in[0], *bt = op->in[1];
-    const ep_tensor *ct = op->n_in > 2 ? op->in[2] : NULL;
-    const ep_tensor *rt = op->n_in > 3 ? op->in[3] : NULL;
-    const ep_tensor *yt = op->out[0];
+    const ep_tensor *at = op->in[0], *bt = op->in[1], *ct = ep_op_in(op, 2), *rt = ep_op_in(op, 3), *yt = op->out[0];
     const int64_t M = at->dims[0], K = at->dims[1], N = bt->dims[1];
     const float *a = (const float *)at->data;
     const float *b = (const float *)bt->data;
@@ -25,13 +23,7 @@ int ep_ref_gemm_f32(const ep_op *op) {
 
     for (int64_t i = 0; i < M; i++) {
         float *yr = y + i * N;
-        const float *ar = a + i * K;
-        for (int64_t j = 0; j < N; j++) yr[j] = 0.0f;
-        for (int64_t k = 0; k < K; k++) {
-            const float av = ar[k];
-            const float *br = b + k * N;
-            for (int64_t j = 0; j < N; j++) yr[j] += av * br[j];
-        }
+        rl_gemm_row(yr, a + i * K, b, K, N);
         if (c) {
             const float *cr = c + i * c_row_stride;
             for (int64_t j = 0; j < N; j++) yr[j] += cr[j];

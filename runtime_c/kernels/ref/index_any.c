@@ -22,13 +22,6 @@ static inline int better(const void *p, uint8_t dt, int64_t a, int64_t b, int la
     return largest ? va > vb : va < vb;
 }
 
-static void outer_inner(const ep_tensor *x, int axis, int64_t *outer, int64_t *inner) {
-    int64_t o = 1, in = 1;
-    for (int i = 0; i < axis; i++) o *= x->dims[i];
-    for (int i = axis + 1; i < x->rank; i++) in *= x->dims[i];
-    *outer = o;
-    *inner = in;
-}
 
 int ep_ref_argmax_any(const ep_op *op) {
     const ep_argmax_params *p = (const ep_argmax_params *)op->params;
@@ -37,7 +30,7 @@ int ep_ref_argmax_any(const ep_op *op) {
     const int64_t dim = x->dims[p->axis];
     int64_t outer, inner;
     if (rl_is_empty(x)) return EP_OK;
-    outer_inner(x, p->axis, &outer, &inner);
+    rl_outer_inner(x, p->axis, &outer, &inner);
     for (int64_t o = 0; o < outer; o++)
         for (int64_t in = 0; in < inner; in++) {
             const int64_t base = o * dim * inner + in;
@@ -61,7 +54,7 @@ int ep_ref_topk_any(const ep_op *op) {
     const size_t es = ep_dtype_size(x->dtype);
     int64_t outer, inner;
     if (rl_is_empty(vals)) return EP_OK;
-    outer_inner(x, p->axis, &outer, &inner);
+    rl_outer_inner(x, p->axis, &outer, &inner);
     int32_t *a = (int32_t *)op->scratch, *b = a + dim;
     for (int64_t o = 0; o < outer; o++)
         for (int64_t in = 0; in < inner; in++) {
@@ -98,7 +91,7 @@ int ep_ref_cumsum_any(const ep_op *op) {
     const int64_t dim = x->dims[p->axis];
     int64_t outer, inner;
     if (rl_is_empty(x)) return EP_OK;
-    outer_inner(x, p->axis, &outer, &inner);
+    rl_outer_inner(x, p->axis, &outer, &inner);
     for (int64_t o = 0; o < outer; o++)
         for (int64_t in = 0; in < inner; in++) {
             double accf = 0.0;

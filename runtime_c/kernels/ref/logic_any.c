@@ -21,13 +21,17 @@ int ep_ref_where_any(const ep_op *op) {
     return EP_OK;
 }
 
+/* the orderings, on integers (exact as int64) and on floats (false when either is NaN) */
+#define CMP_ORDERINGS(a, b)                                                                 \
+    case EP_CMP_EQUAL: return (a) == (b);                                                   \
+    case EP_CMP_LESS: return (a) < (b);                                                     \
+    case EP_CMP_GREATER: return (a) > (b);                                                  \
+    case EP_CMP_LESS_EQUAL: return (a) <= (b);                                              \
+    case EP_CMP_GREATER_EQUAL: return (a) >= (b);
+
 static inline uint8_t cmp_i(int kind, int64_t a, int64_t b) {
     switch (kind) {
-    case EP_CMP_EQUAL: return a == b;
-    case EP_CMP_LESS: return a < b;
-    case EP_CMP_GREATER: return a > b;
-    case EP_CMP_LESS_EQUAL: return a <= b;
-    case EP_CMP_GREATER_EQUAL: return a >= b;
+    CMP_ORDERINGS(a, b)
     case EP_CMP_AND: return (a != 0) & (b != 0);
     case EP_CMP_OR: return (a != 0) | (b != 0);
     case EP_CMP_XOR: return (a != 0) ^ (b != 0);
@@ -37,11 +41,7 @@ static inline uint8_t cmp_i(int kind, int64_t a, int64_t b) {
 
 static inline uint8_t cmp_f(int kind, float a, float b) {
     switch (kind) {
-    case EP_CMP_EQUAL: return a == b;
-    case EP_CMP_LESS: return a < b;
-    case EP_CMP_GREATER: return a > b;
-    case EP_CMP_LESS_EQUAL: return a <= b;
-    case EP_CMP_GREATER_EQUAL: return a >= b;
+    CMP_ORDERINGS(a, b)
     default: return 0;
     }
 }

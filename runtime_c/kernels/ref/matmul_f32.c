@@ -9,12 +9,13 @@
  * Loop order: output batch, then rows, then k, then contiguous columns. */
 #include "ep_ops.h"
 #include "ref_util.h"
+#include "matmul_bcast.h"
 
 int ep_ref_matmul_f32(const ep_op *op) {
     const ep_tensor *at = op->in[0], *bt = op->in[1];
     const ep_tensor *yt = op->out[0];
-    const int ra = at->rank, rb = bt->rank, ro = yt->rank, nb = ro - 2;
-    const int64_t M = yt->dims[ro - 2], N = yt->dims[ro - 1], K = at->dims[ra - 1];
+    const int ro = yt->rank, nb = ro - 2;
+    const int64_t M = yt->dims[ro - 2], N = yt->dims[ro - 1], K = at->dims[at->rank - 1];
     const float *a = (const float *)at->data;
     const float *b = (const float *)bt->data;
     float *y = (float *)yt->data;
@@ -24,32 +25,12 @@ int ep_ref_matmul_f32(const ep_op *op) {
     for (int d = 0; d < nb; d++) batches *= yt->dims[d];
 
     for (int64_t bi = 0; bi < batches; bi++) {
-        /* map the flat output batch index to A's and B's batch offsets (in matrices) */
-        int64_t rem = bi, a_mat = 0, b_mat = 0, a_stride = 1, b_stride = 1;
-        for (int d = nb - 1; d >= 0; d--) {
-            const int64_t idx = rem % yt->dims[d];
-            rem /= yt->dims[d];
-            const int ia = d - (ro - ra), ib = d - (ro - rb);
-            const int64_t da = ia >= 0 ? at->dims[ia] : 1;
-            const int64_t db = ib >= 0 ? bt->dims[ib] : 1;
-            if (da != 1) a_mat += idx * a_stride;
-            if (db != 1) b_mat += idx * b_stride;
-            a_stride *= da;
-            b_stride *= db;
-        }
+        int64_t a_mat, b_mat;   /* A's and B's matrices for output batch bi */
+        ep_matmul_batch(at, bt, yt, bi, &a_mat, &b_mat);
         const float *am = a + a_mat * M * K;
         const float *bm = b + b_mat * K * N;
         float *ym = y + bi * M * N;
-        for (int64_t i = 0; i < M; i++) {
-            float *yr = ym + i * N;
-            const float *ar = am + i * K;
-            for (int64_t j = 0; j < N; j++) yr[j] = 0.0f;
-            for (int64_t k = 0; k < K; k++) {
-                const float av = ar[k];
-                const float *br = bm + k * N;
-                for (int64_t j = 0; j < N; j++) yr[j] += av * br[j];
-            }
-        }
+        for (int64_t i = 0; i < M; i++) rl_gemm_row(ym + i * N, am + i * K, bm, K, N);
     }
     return EP_OK;
 }

@@ -1,36 +1,127 @@
-/* Reference kernels of CONV2D variant PACKED and GEMM variant PACKED: the shared drivers of
- * kernels/pack_tmpl.h over a portable scalar micro-kernel. Any CPU runs a packed plan with these;
- * ISA files override them. Each output sums its products in k order from 0.0f, then adds the bias,
- * the residual, and applies the activation (the order of ep_ref_conv2d_f32 / ep_ref_gemm_f32). */
-#include "pack_common.h"
+/* Reference kernels of the pre-packed variants (plan_format.h layouts), reading the packed weights in place:
+ * CONV2D PACKED, GEMM PACKED and CONV2D WINOGRAD. Any CPU runs a plan that uses the variants with these; the ISA
+ * drivers (kernels/pack_tmpl.h, kernels/winograd_tmpl.h) override them.
+ *
+ * CONV2D PACKED: W as panels [ceil(M/MR)][K][MR], K = C*KH*KW in (c, kh, kw) order. Each output sums
+ *   x * w over k = 0..K-1 from 0.0f, a tap in the padding contributing x = 0 (the im2col of the packed driver),
+ *   then adds B[m], then R, then applies act: for finite weights the order and the values of variant 0
+ *   (ep_ref_conv2d_f32; the padded taps add +-0 to a sum, which changes no sum), so the two agree bit for bit.
+ * GEMM PACKED: B as strips [ceil(N/NR)][K][NR]. Each output sums A[i,k] * B[k,j] over k from 0.0f, then adds
+ *   C, then R, then applies act: ep_ref_gemm_f32's order, bit for bit.
+ * CONV2D WINOGRAD F(4x4, 3x3) (3x3, stride 1, dilation 1, groups 1): per 4x4 output tile (row-major over the
+ *   output) and channel, V = B^T d B of the 6x6 input patch d (zero outside the input); per output channel m
+ *   and point xi of the 36, Mo[xi] = sum_c U[xi][m/MR][c][m%MR] * V_c[xi] from 0.0f in channel order; then
+ *   Y = A^T Mo A (the transforms of kernels/winograd_common.h, rows then columns), + B[m] (0 when absent),
+ *   + R, then act. The transforms' constants (up to 8) grow rounding: this is not variant 0's result (within
+ *   ~1e-4 of it), but every float operation the ISA driver must repeat. Scratch: 36*C floats (the V of one tile). */
+#include "ep_ops.h"
+#include "winograd_common.h"
 
-static void pk_tile(int mr, int64_t kc, const float *a, int64_t a_sm, int64_t a_sk, const float *b, float *c,
-                    int64_t ldc, int load_c, const pk_epi *e) {
-    float acc[PK_MR][PK_NR];
-    for (int i = 0; i < mr; i++)
-        for (int j = 0; j < PK_NR; j++) acc[i][j] = load_c ? c[i * ldc + j] : 0.0f;
-    for (int64_t k = 0; k < kc; k++) {
-        const float *bk = b + k * PK_NR;
-        for (int i = 0; i < mr; i++) {
-            const float av = a[i * a_sm + k * a_sk];
-            for (int j = 0; j < PK_NR; j++) acc[i][j] += av * bk[j];
+int ep_ref_conv2d_packed_f32(const ep_op *op) {
+    const ep_conv2d_params *p = (const ep_conv2d_params *)op->params;
+    const ep_tensor *xt = op->in[0], *wt = op->in[1], *bt = ep_op_in(op, 2), *rt = ep_op_in(op, 3), *yt = op->out[0];
+    const int64_t N = xt->dims[0], C = xt->dims[1], H = xt->dims[2], W = xt->dims[3];
+    const int64_t M = yt->dims[1], OH = yt->dims[2], OW = yt->dims[3], K = wt->dims[1];
+    const int64_t KH = p->kernel[0], KW = p->kernel[1];
+    const float *x = (const float *)xt->data, *w = (const float *)wt->data;
+    const float *b = bt ? (const float *)bt->data : NULL, *r = rt ? (const float *)rt->data : NULL;
+    float *y = (float *)yt->data;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t m = 0; m < M; m++) {
+            const float *wm = w + (m / EP_PACK_MR) * K * EP_PACK_MR + m % EP_PACK_MR;   /* w[k] at wm[k * MR] */
+            const int64_t plane = (n * M + m) * OH * OW;
+            for (int64_t oh = 0; oh < OH; oh++)
+                for (int64_t ow = 0; ow < OW; ow++) {
+                    float s = 0.0f;
+                    for (int64_t c = 0, k = 0; c < C; c++)
+                        for (int64_t kh = 0; kh < KH; kh++)
+                            for (int64_t kw = 0; kw < KW; kw++, k++) {
+                                const int64_t ih = oh * p->stride[0] - p->pads[0] + kh * p->dilation[0];
+                                const int64_t iw = ow * p->stride[1] - p->pads[1] + kw * p->dilation[1];
+                                const int in = ih >= 0 && ih < H && iw >= 0 && iw < W;
+                                s += (in ? x[((n * C + c) * H + ih) * W + iw] : 0.0f) * wm[k * EP_PACK_MR];
+                            }
+                    float *yo = y + plane + oh * OW + ow;
+                    *yo = s;
+                    if (b) *yo += b[m];
+                    if (r) *yo += r[plane + oh * OW + ow];
+                }
+            if (p->act != EP_ACT_NONE) ep_act_apply_f32(p->act, y + plane, OH * OW, p->act_alpha, p->act_beta);
         }
-    }
-    for (int i = 0; i < mr; i++) {
-        float *ci = c + i * ldc;
-        for (int j = 0; j < PK_NR; j++) ci[j] = acc[i][j];
-        if (!e) continue;
-        if (e->bias_row)
-            for (int j = 0; j < PK_NR; j++) ci[j] += e->bias_row[i];
-        if (e->bias_col)
-            for (int j = 0; j < PK_NR; j++) ci[j] += e->bias_col[i * e->bias_col_ld + j];
-        if (e->res)
-            for (int j = 0; j < PK_NR; j++) ci[j] += e->res[i * e->res_ld + j];
-        if (e->act != EP_ACT_NONE) ep_act_apply_f32(e->act, ci, PK_NR, e->alpha, e->beta);
-    }
+    return EP_OK;
 }
 
-#define PK_FN(name) ep_ref_##name
-#define PK_POOL(op) ((struct ep_pool *)NULL)   /* the reference kernels are the spec: one thread */
-#include "pack_tmpl.h"
-#include "winograd_tmpl.h"
+int ep_ref_gemm_packed_f32(const ep_op *op) {
+    const ep_gemm_params *p = (const ep_gemm_params *)op->params;
+    const ep_tensor *at = op->in[0], *bt = op->in[1], *ct = ep_op_in(op, 2), *rt = ep_op_in(op, 3), *yt = op->out[0];
+    const int64_t M = at->dims[0], K = at->dims[1], N = yt->dims[1];
+    const float *a = (const float *)at->data, *bp = (const float *)bt->data;
+    const float *c = ct ? (const float *)ct->data : NULL, *r = rt ? (const float *)rt->data : NULL;
+    /* a [1,N] or [N] bias is shared by every row; an [M,N] bias has its own rows */
+    const int64_t c_row_stride = (ct && ct->rank == 2 && ct->dims[0] == M && M != 1) ? N : 0;
+    float *y = (float *)yt->data;
+    for (int64_t i = 0; i < M; i++) {
+        float *yr = y + i * N;
+        for (int64_t j = 0; j < N; j++) {
+            const float *bj = bp + (j / EP_PACK_NR) * K * EP_PACK_NR + j % EP_PACK_NR;   /* B[k, j] at bj[k * NR] */
+            float s = 0.0f;
+            for (int64_t k = 0; k < K; k++) s += a[i * K + k] * bj[k * EP_PACK_NR];
+            yr[j] = s;
+        }
+        if (c)
+            for (int64_t j = 0; j < N; j++) yr[j] += c[i * c_row_stride + j];
+        if (r)
+            for (int64_t j = 0; j < N; j++) yr[j] += r[i * N + j];
+        if (p->act != EP_ACT_NONE) ep_act_apply_f32(p->act, yr, N, p->act_alpha, p->act_beta);
+    }
+    return EP_OK;
+}
+
+int ep_ref_conv2d_winograd_f32(const ep_op *op) {
+    const ep_conv2d_params *p = (const ep_conv2d_params *)op->params;
+    const ep_tensor *xt = op->in[0], *ut = op->in[1], *bt = ep_op_in(op, 2), *rt = ep_op_in(op, 3), *yt = op->out[0];
+    const int64_t N = xt->dims[0], C = xt->dims[1], H = xt->dims[2], W = xt->dims[3];
+    const int64_t M = yt->dims[1], OH = yt->dims[2], OW = yt->dims[3], panels = ut->dims[1];
+    const int64_t TW = (OW + 3) / 4, T = (OH + 3) / 4 * TW, pt = p->pads[0], pl = p->pads[1];
+    const float *x = (const float *)xt->data, *u = (const float *)ut->data;
+    const float *b = bt ? (const float *)bt->data : NULL, *r = rt ? (const float *)rt->data : NULL;
+    float *y = (float *)yt->data, *V = (float *)op->scratch;   /* V[c][36] of one tile */
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t t = 0; t < T; t++) {
+            const int64_t oh0 = t / TW * 4, ow0 = t % TW * 4;
+            for (int64_t c = 0; c < C; c++) {   /* V = B^T d B: rows, then columns */
+                float d[36], rows[36];
+                for (int i = 0; i < 6; i++)
+                    for (int j = 0; j < 6; j++) {
+                        const int64_t ih = oh0 - pt + i, iw = ow0 - pl + j;
+                        const int in = ih >= 0 && ih < H && iw >= 0 && iw < W;
+                        d[i * 6 + j] = in ? x[((n * C + c) * H + ih) * W + iw] : 0.0f;
+                    }
+                for (int i = 0; i < 6; i++) WG_BT(d + i * 6, 1, rows + i * 6, 1);
+                for (int j = 0; j < 6; j++) WG_BT(rows + j, 6, V + c * 36 + j, 6);
+            }
+            for (int64_t m = 0; m < M; m++) {
+                float mo[36], s[24], o[16];
+                for (int xi = 0; xi < 36; xi++) {
+                    const float *um = u + ((xi * panels + m / EP_PACK_MR) * C) * EP_PACK_MR + m % EP_PACK_MR;
+                    float acc = 0.0f;
+                    for (int64_t c = 0; c < C; c++) acc += um[c * EP_PACK_MR] * V[c * 36 + xi];
+                    mo[xi] = acc;
+                }
+                for (int j = 0; j < 6; j++) WG_AT(mo + j, 6, s + j, 6);   /* Y = A^T Mo A: columns, then rows */
+                for (int i = 0; i < 4; i++) WG_AT(s + i * 6, 1, o + i * 4, 1);
+                const float bias = b ? b[m] : 0.0f;
+                const int64_t nh = OH - oh0 < 4 ? OH - oh0 : 4, nw = OW - ow0 < 4 ? OW - ow0 : 4;
+                for (int64_t i = 0; i < nh; i++) {
+                    const int64_t at = ((n * M + m) * OH + oh0 + i) * OW + ow0;
+                    for (int64_t j = 0; j < nw; j++) {
+                        float v = o[i * 4 + j] + bias;
+                        if (r) v += r[at + j];
+                        y[at + j] = v;
+                    }
+                    if (p->act != EP_ACT_NONE) ep_act_apply_f32(p->act, y + at, nw, p->act_alpha, p->act_beta);
+                }
+            }
+        }
+    return EP_OK;
+}

@@ -41,15 +41,10 @@ int ep_ref_maxpool_f32(const ep_op *op) { return pool_run(op, 1); }
 int ep_ref_avgpool_f32(const ep_op *op) { return pool_run(op, 0); }
 
 int ep_ref_global_avgpool_f32(const ep_op *op) {
-    const ep_tensor *xt = op->in[0];
-    const int64_t planes = (int64_t)xt->dims[0] * xt->dims[1];
-    if (planes == 0) return EP_OK;
-    /* planes > 0, so the slice size is at most X's element count unless it is 0 */
-    int64_t size = rl_is_empty(xt) ? 0 : 1;
-    for (int i = 2; i < xt->rank && size != 0; i++) size *= xt->dims[i];
-    const float *x = (const float *)xt->data;
+    int64_t planes;
+    const int64_t size = rl_plane_size(op->in[0], &planes);
+    const float *x = (const float *)op->in[0]->data;
     float *y = (float *)op->out[0]->data;
-
     for (int64_t pl = 0; pl < planes; pl++) {
         const float *xp = x + pl * size;
         float s = 0.0f;

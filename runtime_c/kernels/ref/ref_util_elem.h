@@ -3,6 +3,7 @@
 #ifndef EP_REF_UTIL_ELEM_H
 #define EP_REF_UTIL_ELEM_H
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 #include "ep_kernel.h"
@@ -39,6 +40,93 @@ static inline int ru_collapse(int rank, int64_t *n, int k, int64_t st[][EP_MAX_R
         }
     }
     return r;
+}
+
+/* Right-aligned (numpy) broadcast strides of t against an output of rank r, in elements: 0 where broadcast. */
+static inline void ru_bcast_strides(const ep_tensor *t, int r, int64_t *st) {
+    int64_t s = 1;
+    for (int i = r - 1; i >= 0; i--) {
+        const int ti = i - (r - t->rank);
+        st[i] = (ti < 0 || t->dims[ti] == 1) ? 0 : s;
+        if (ti >= 0) s *= t->dims[ti];
+    }
+}
+
+/* The BINARY loop nest (the reference's, and the ISA kernels' through binary_rows.h): Y's shape with one element
+ * stride per operand (0 where broadcast); dims of extent 1 dropped and neighbours contiguous for Y, A and B merged.
+ * What is left is an odometer over the outer dims and one inner row of len elements whose A / B strides sa, sb
+ * are 1 or 0 in the common cases (same shape, scalar, per-channel bias): a flat, vectorisable loop. Y is dense:
+ * row k starts at element k * len. */
+typedef struct ru_bin_walk {
+    int64_t n[EP_MAX_RANK], st[3][EP_MAX_RANK], idx[EP_MAX_RANK];
+    int last;
+    int64_t len, sa, sb;   /* the inner row */
+    int64_t oa, ob;        /* the current row's first elements of A and B */
+} ru_bin_walk;
+
+/* Starts the walk at the first row. Returns -1 when Y has no element, 0 when it has one (a row of one element,
+ * strides 0), else the collapsed rank. */
+static inline int ru_bin_begin(ru_bin_walk *w, const ep_tensor *ta, const ep_tensor *tb, const ep_tensor *ty) {
+    const int r = ty->rank;
+    int64_t s = 1;
+    for (int i = r - 1; i >= 0; i--) {
+        w->n[i] = ty->dims[i];
+        w->st[0][i] = s;
+        s *= w->n[i];
+    }
+    ru_bcast_strides(ta, r, w->st[1]);
+    ru_bcast_strides(tb, r, w->st[2]);
+    int cr = ru_collapse(r, w->n, 3, w->st);
+    const int single = cr == 0;
+    if (single) w->n[0] = 1, w->st[1][0] = w->st[2][0] = 0, cr = 1;
+    if (w->n[0] == 0) return -1;
+    w->last = cr - 1;
+    w->len = w->n[w->last], w->sa = w->st[1][w->last], w->sb = w->st[2][w->last];
+    w->oa = w->ob = 0;
+    for (int i = 0; i < cr; i++) w->idx[i] = 0;
+    return single ? 0 : cr;
+}
+/* Advances to the next row; 0 after the last. */
+static inline int ru_bin_next(ru_bin_walk *w) {
+    for (int i = w->last - 1; i >= 0; i--) {
+        w->oa += w->st[1][i];
+        w->ob += w->st[2][i];
+        if (++w->idx[i] < w->n[i]) return 1;
+        w->oa -= w->st[1][i] * w->n[i];
+        w->ob -= w->st[2][i] * w->n[i];
+        w->idx[i] = 0;
+    }
+    return 0;
+}
+
+/* numpy.mod / ONNX Mod fmod=0 on floats: the remainder takes b's sign (a zero one too); x mod 0 is NaN,
+ * x mod +-inf is x when the signs agree, else +-inf (as numpy). */
+static inline float ru_fmod_floor(float a, float b) {
+    float m = fmodf(a, b);
+    if (m != 0.0f) {
+        if ((b < 0.0f) != (m < 0.0f)) m += b;
+    } else {
+        m = copysignf(0.0f, b);
+    }
+    return m;
+}
+
+/* One element of BINARY f32 (before the fused activation): the reference's expression of every kind; the ISA
+ * rows compute the same per lane and use this for their scalar tails. */
+static inline float ru_bin_f32(int kind, float a, float b) {
+    switch (kind) {
+    case EP_BIN_ADD: return a + b;
+    case EP_BIN_SUB: return a - b;
+    case EP_BIN_MUL: return a * b;
+    case EP_BIN_DIV: return a / b;
+    case EP_BIN_POW: return powf(a, b);
+    case EP_BIN_PRELU: return a < 0.0f ? b * a : a;
+    case EP_BIN_MAX: return (a > b || a != a) ? a : b; /* NaN propagates */
+    case EP_BIN_MIN: return (a < b || a != a) ? a : b;
+    case EP_BIN_MOD: return ru_fmod_floor(a, b);
+    case EP_BIN_FMOD: return fmodf(a, b);
+    default: return a;
+    }
 }
 
 /* Copies count elements of esize bytes from src (element stride ss) to dense dst. */

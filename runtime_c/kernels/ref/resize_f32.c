@@ -130,16 +130,12 @@ static void rs_axis_init(const ep_resize_params *p, int d, int64_t in, int64_t o
 
 int ep_ref_resize_f32(const ep_op *op) {
     const ep_resize_params *p = (const ep_resize_params *)op->params;
-    const ep_tensor *tx = op->in[0];
-    const ep_tensor *ty = op->out[0];
+    const ep_tensor *tx = op->in[0], *ty = op->out[0];
     const int rank = tx->rank;
     const float *x = (const float *)tx->data;
     float *y = (float *)ty->data;
     if (ep_numel(ty) == 0) return EP_OK;
-    if (rank == 0) {
-        y[0] = x[0];
-        return EP_OK;
-    }
+    if (rank == 0) return y[0] = x[0], EP_OK;   /* a scalar */
     int64_t xs[EP_MAX_RANK];
     ru_dense_strides(tx, xs);
     rs_axis ax[EP_MAX_RANK];

@@ -20,9 +20,7 @@ static int rnn_run(const ep_op *op, int G, int lstm) {
     rnn_io io;
     if (rnn_bind(op, lstm, &io) != EP_OK) return EP_ERR_RUN_INDEX;
     const rnn_geo g = io.g;
-    const ep_tensor *sl = io.sl, *h0 = io.h0, *c0 = io.c0, *pp = io.pp;
     const float *X = io.X;
-    float *Y = io.Y, *Yh = io.Yh, *Yc = io.Yc;
     int64_t len = 0;
     const int64_t H = g.H, GH = G * H;
     float *h = (float *)op->scratch, *c = h + H, *gt = c + H;
@@ -31,13 +29,10 @@ static int rnn_run(const ep_op *op, int G, int lstm) {
         const float *W = (const float *)op->in[1]->data + d * GH * g.I;
         const float *R = (const float *)op->in[2]->data + d * GH * H;
         const float *Wb = (const float *)op->in[3]->data + d * 2 * GH, *Rb = Wb + GH;
-        const float *P = pp ? (const float *)pp->data + d * 3 * H : NULL;
+        const float *P = io.pp ? (const float *)io.pp->data + d * 3 * H : NULL;
         for (int64_t b = 0; b < g.B; b++) {
-            rnn_seq_len(sl, b, g.T, &len);
-            if (h0) memcpy(h, (const float *)h0->data + rnn_s_off(&g, d, b), (size_t)H * sizeof(float));
-            else memset(h, 0, (size_t)H * sizeof(float));
-            if (c0) memcpy(c, (const float *)c0->data + rnn_s_off(&g, d, b), (size_t)H * sizeof(float));
-            else memset(c, 0, (size_t)H * sizeof(float));
+            rnn_seq_len(io.sl, b, g.T, &len);
+            rnn_state_begin(&io, d, b, h, c);
             for (int64_t s = 0; s < len; s++) {
                 const int64_t t = rev ? len - 1 - s : s;
                 const float *xt = X + rnn_x_off(&g, t, b);
@@ -74,15 +69,9 @@ static int rnn_run(const ep_op *op, int G, int lstm) {
                         h[j] = (1.0f - z[j]) * ht + z[j] * h[j];
                     }
                 }
-                memcpy(Y + rnn_y_off(&g, t, d, b), h, (size_t)H * sizeof(float));
+                memcpy(io.Y + rnn_y_off(&g, t, d, b), h, (size_t)H * sizeof(float));
             }
-            for (int64_t t = len; t < g.T; t++) memset(Y + rnn_y_off(&g, t, d, b), 0, (size_t)H * sizeof(float));
-            if (len == 0) { /* no valid step: zero final state, as onnxruntime */
-                memset(h, 0, (size_t)H * sizeof(float));
-                memset(c, 0, (size_t)H * sizeof(float));
-            }
-            memcpy(Yh + rnn_s_off(&g, d, b), h, (size_t)H * sizeof(float));
-            if (Yc) memcpy(Yc + rnn_s_off(&g, d, b), c, (size_t)H * sizeof(float));
+            rnn_state_end(&io, d, b, len, h, c);
         }
     }
     return EP_OK;

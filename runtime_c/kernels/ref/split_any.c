@@ -1,15 +1,15 @@
 /* SPLIT, any dtype: the outputs take consecutive blocks of X along axis. */
 #include <string.h>
 #include "ep_ops.h"
+#include "ref_util.h"
 
 int ep_ref_split_any(const ep_op *op) {
     const ep_axis_params *p = (const ep_axis_params *)op->params;
     const ep_tensor *x = op->in[0];
     const int axis = p->axis;
     const size_t esize = ep_dtype_size(x->dtype);
-    int64_t outer = 1, inner = 1;
-    for (int i = 0; i < axis; i++) outer *= x->dims[i];
-    for (int i = axis + 1; i < x->rank; i++) inner *= x->dims[i];
+    int64_t outer, inner;
+    rl_outer_inner(x, axis, &outer, &inner);
     const size_t row = (size_t)(x->dims[axis] * inner) * esize;
     size_t off = 0;
     for (int k = 0; k < op->n_out; k++) {

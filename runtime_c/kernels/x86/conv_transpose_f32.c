@@ -1,10 +1,9 @@
-/* AVX2+FMA kernel of CONV_TRANSPOSE2D variant PACKED (polyphase, plan_format.h): the shared driver
- * (kernels/conv_transpose_packed.h) over a 6 x 16 register-blocked micro-kernel (12 ymm accumulators, 2 ymm of
+/* AVX2+FMA kernel of CONV_TRANSPOSE2D variant PACKED (polyphase, plan_format.h): the driver of
+ * kernels/conv_transpose_tmpl.h over a 6 x 16 register-blocked micro-kernel (12 ymm accumulators, 2 ymm of
  * the weight strip, 1 broadcast of the packed input panel per k), bias and activation on the registers.
  * Built with -mavx2 -mfma. */
 #include <immintrin.h>
-#include "ep_ops.h"
-#include "conv_transpose_packed.h"
+#include "x86.h"
 #include "x86_act.h"
 
 static void ct_tile(int64_t K, const float *a, const float *b, const float *bias, int act, float alpha, float beta,
@@ -42,6 +41,4 @@ static void ct_tile(int64_t K, const float *a, const float *b, const float *bias
         for (int i = 0; i < EP_PACK_MR; i++) ep_act_apply_f32(act, t + i * EP_PACK_NR, EP_PACK_NR, alpha, beta);
 }
 
-int ep_x86_conv_transpose2d_packed_f32(const ep_op *op) {
-    return ep_conv_transpose2d_packed_run(op, ct_tile, op->pool);
-}
+#include "conv_transpose_tmpl.h"

@@ -1,55 +1,40 @@
-/* AVX2+FMA depthwise CONV2D (variant DEPTHWISE: groups == C == M, any kernel, stride, dilation, pads).
- *
- * Per channel, the input plane is copied once into scratch, zero padded and split into stride
- * phases (phase q of padded row r holds columns q, q+SW, q+2*SW, ...), so that every tap of every
- * output row is a contiguous vector load: no border branches, no gathers, any stride (the NEON
- * kernel uses the same buffer with q registers). Then each output row is computed in blocks of
- * 32 columns (4 independent accumulators), 8-column blocks and a masked tail; taps in (kh, kw)
- * order from 0.0f, then bias, residual and activation (the reference order). */
-#include <string.h>
+/* AVX2+FMA depthwise CONV2D (variant DEPTHWISE): kernels/dwconv_tmpl.h over 8-lane ymm vectors, rows in blocks of
+ * 32 columns (4 accumulators), 8-column vectors and a masked tail; 3x3 kernels with the 9 weights in registers
+ * (16- and 8-column blocks); the stride-2 phase split de-interleaves with shuffles. The NEON kernel runs the same
+ * template over q registers. */
 #include "dw_common.h"
 #include "x86.h"
 #include "x86_act.h"
 
-static void dw_fill(float *pad, const float *x, int64_t H, int64_t W, int64_t Hp, int64_t sw, int64_t PW,
-                    int64_t pt, int64_t pl) {
-    for (int64_t r = 0; r < Hp; r++) {
-        const int64_t ih = r - pt;
-        for (int64_t q = 0; q < sw; q++) {
-            float *row = pad + (r * sw + q) * PW;
-            if (ih < 0 || ih >= H) {
-                memset(row, 0, (size_t)PW * 4);
-                continue;
-            }
-            const float *xr = x + ih * W;
-            /* row[i] = x[sw*i + q - pl] where in range */
-            int64_t i0 = pl - q > 0 ? (pl - q + sw - 1) / sw : 0;          /* first i with col >= 0 */
-            int64_t i1 = W + pl - q > 0 ? (W + pl - q + sw - 1) / sw : 0;   /* first i with col >= W */
-            if (i0 > PW) i0 = PW;
-            if (i1 > PW) i1 = PW;
-            if (i1 < i0) i1 = i0;
-            memset(row, 0, (size_t)i0 * 4);
-            if (sw == 1) {
-                memcpy(row + i0, xr + i0 - pl, (size_t)(i1 - i0) * 4);
-            } else if (sw == 2) {
-                const float *src = xr + q - pl;   /* row[i] = src[2i] */
-                int64_t i = i0;
-                for (; i + 8 <= i1 && 2 * i + 16 + q - pl <= W; i += 8) {
-                    const __m256 v0 = _mm256_loadu_ps(src + 2 * i), v1 = _mm256_loadu_ps(src + 2 * i + 8);
-                    const __m256 ev = _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(2, 0, 2, 0));
-                    _mm256_storeu_ps(row + i, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xD8)));
-                }
-                for (; i < i1; i++) row[i] = src[2 * i];
-            } else {
-                for (int64_t i = i0; i < i1; i++) row[i] = xr[sw * i + q - pl];
-            }
-            memset(row + i1, 0, (size_t)(PW - i1) * 4);
-        }
+#define DV __m256
+#define DV_N 8
+#define DV_ZERO() _mm256_setzero_ps()
+#define DV_SET1(f) _mm256_set1_ps(f)
+#define DV_LD(p) _mm256_loadu_ps(p)
+#define DV_ST(p, v) _mm256_storeu_ps((p), (v))
+#define DW_W __m256
+#define DW_WLD(p) _mm256_broadcast_ss(p)
+#define DV_FMA(acc, w, x) _mm256_fmadd_ps((w), (x), (acc))
+#define DW_ACT_VEC(act) x86_act_vec(act)
+
+typedef struct dw_tail {
+    __m256i mask;   /* the lanes of the last partial vector of a row: OW % 8 */
+} dw_tail;
+static void dw_tail_init(dw_tail *t, int64_t OW) { t->mask = x86_mask8((int)(OW % 8)); }
+
+/* row[i] = src[2i], 8 at a time: two loads, the even elements of each 128-bit half, the halves in order */
+static int64_t dw_fill_s2(float *row, const float *src, int64_t i0, int64_t i1, int64_t avail) {
+    int64_t i = i0;
+    for (; i + 8 <= i1 && 2 * i + 16 <= avail; i += 8) {
+        const __m256 v0 = _mm256_loadu_ps(src + 2 * i), v1 = _mm256_loadu_ps(src + 2 * i + 8);
+        const __m256 ev = _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(2, 0, 2, 0));
+        _mm256_storeu_ps(row + i, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xD8)));
     }
+    return i;
 }
 
-static inline __attribute__((always_inline)) __m256 dw_epi(__m256 acc, __m256 bias, const float *r, __m256i m,
-                                                          int tail, const ep_conv2d_params *p) {
+static inline __attribute__((always_inline)) __m256 dw_epi_m(__m256 acc, __m256 bias, const float *r, __m256i m,
+                                                            int tail, const ep_conv2d_params *p) {
     acc = _mm256_add_ps(acc, bias);
     if (r) acc = _mm256_add_ps(acc, tail ? _mm256_maskload_ps(r, m) : _mm256_loadu_ps(r));
     return x86_act8(p->act, p->act_alpha, p->act_beta, acc);
@@ -82,14 +67,14 @@ static void dw_rows_3x3(const float *pad, const float *wc, __m256 bias, float *y
             __m256 a0, a1;
             DW_TAPS(a0, ow);
             DW_TAPS(a1, ow + 8);
-            _mm256_storeu_ps(yr + ow, dw_epi(a0, bias, rr ? rr + ow : NULL, tail_mask, 0, p));
-            _mm256_storeu_ps(yr + ow + 8, dw_epi(a1, bias, rr ? rr + ow + 8 : NULL, tail_mask, 0, p));
+            _mm256_storeu_ps(yr + ow, dw_epi_m(a0, bias, rr ? rr + ow : NULL, tail_mask, 0, p));
+            _mm256_storeu_ps(yr + ow + 8, dw_epi_m(a1, bias, rr ? rr + ow + 8 : NULL, tail_mask, 0, p));
         }
         for (; ow < OW; ow += 8) {
             const int tail = OW - ow < 8;
             __m256 a0;
             DW_TAPS(a0, ow);
-            a0 = dw_epi(a0, bias, rr ? rr + ow : NULL, tail_mask, tail, p);
+            a0 = dw_epi_m(a0, bias, rr ? rr + ow : NULL, tail_mask, tail, p);
             if (tail)
                 _mm256_maskstore_ps(yr + ow, tail_mask, a0);
             else
@@ -99,87 +84,24 @@ static void dw_rows_3x3(const float *pad, const float *wc, __m256 bias, float *y
 #undef DW_TAPS
 }
 
-/* Planes (n, c) of part t of the op, each padded in scratch slot t (kernels/dw_common.h). */
-static void dw_task(void *ctx, uint32_t t) {
-    const dw_job *j = (const dw_job *)ctx;
-    const ep_op *op = j->op;
-    const ep_conv2d_params *p = (const ep_conv2d_params *)op->params;
-    const ep_tensor *xt = op->in[0], *wt = op->in[1];
-    const ep_tensor *bt = op->n_in > 2 ? op->in[2] : NULL;
-    const ep_tensor *rt = op->n_in > 3 ? op->in[3] : NULL;
-    const ep_tensor *yt = op->out[0];
-    const int64_t C = xt->dims[1], H = xt->dims[2], W = xt->dims[3];
-    const int64_t OH = yt->dims[2], OW = yt->dims[3];
-    const int64_t KH = p->kernel[0], KW = p->kernel[1], sh = p->stride[0], sw = p->stride[1];
-    const int64_t dh = p->dilation[0], dw = p->dilation[1];
-    const int64_t Hp = j->Hp, PW = j->PW;
-    const int vec_act = x86_act_vec(p->act);
-    float *pad = (float *)op->scratch + (int64_t)t * j->slot;
-    int64_t lo, hi;
-    ep_split_range(j->planes, j->parts, t, &lo, &hi);
-    const int rem = (int)(OW % 8);
-    const __m256i tail_mask = x86_mask8(rem);
-    /* offset of tap column kw in a phase-split row (no division in the loops below) */
-    int64_t kwo_small[32];
-    const int small = KW <= 32;
-    for (int64_t kw = 0; small && kw < KW; kw++) kwo_small[kw] = (kw * dw % sw) * PW + kw * dw / sw;
-    for (int64_t plane = lo; plane < hi; plane++) {
-        const int64_t c = plane % C;
-        dw_fill(pad, (const float *)xt->data + plane * H * W, H, W, Hp, sw, PW, p->pads[0], p->pads[1]);
-        const float *wc = (const float *)wt->data + c * KH * KW;
-        const __m256 bias = _mm256_set1_ps(bt ? ((const float *)bt->data)[c] : 0.0f);
-        float *y = (float *)yt->data + plane * OH * OW;
-        const float *res = rt ? (const float *)rt->data + plane * OH * OW : NULL;
-        if (KH == 3 && KW == 3 && small) {
-            dw_rows_3x3(pad, wc, bias, y, res, OH, OW, sh * sw * PW, dh * sw * PW, kwo_small, tail_mask, p);
-            if (!vec_act) ep_act_apply_f32(p->act, y, OH * OW, p->act_alpha, p->act_beta);
-            continue;
-        }
-        for (int64_t oh = 0; oh < OH; oh++) {
-            float *yr = y + oh * OW;
-            const float *rr = res ? res + oh * OW : NULL;
-            int64_t ow = 0;
-            for (; ow + 32 <= OW; ow += 32) {
-                __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-                for (int64_t kh = 0; kh < KH; kh++) {
-                    const float *prow = pad + (oh * sh + kh * dh) * sw * PW + ow;
-                    for (int64_t kw = 0; kw < KW; kw++) {
-                        const float *s = prow + (small ? kwo_small[kw] : (kw * dw % sw) * PW + kw * dw / sw);
-                        const __m256 wv = _mm256_broadcast_ss(wc + kh * KW + kw);
-                        a0 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s), a0);
-                        a1 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s + 8), a1);
-                        a2 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s + 16), a2);
-                        a3 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s + 24), a3);
-                    }
-                }
-                _mm256_storeu_ps(yr + ow, dw_epi(a0, bias, rr ? rr + ow : NULL, tail_mask, 0, p));
-                _mm256_storeu_ps(yr + ow + 8, dw_epi(a1, bias, rr ? rr + ow + 8 : NULL, tail_mask, 0, p));
-                _mm256_storeu_ps(yr + ow + 16, dw_epi(a2, bias, rr ? rr + ow + 16 : NULL, tail_mask, 0, p));
-                _mm256_storeu_ps(yr + ow + 24, dw_epi(a3, bias, rr ? rr + ow + 24 : NULL, tail_mask, 0, p));
-            }
-            for (; ow < OW; ow += 8) {
-                const int tail = OW - ow < 8;
-                __m256 a0 = _mm256_setzero_ps();
-                for (int64_t kh = 0; kh < KH; kh++) {
-                    const float *prow = pad + (oh * sh + kh * dh) * sw * PW + ow;
-                    for (int64_t kw = 0; kw < KW; kw++) {
-                        const float *s = prow + (small ? kwo_small[kw] : (kw * dw % sw) * PW + kw * dw / sw);
-                        a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(wc + kh * KW + kw), _mm256_loadu_ps(s), a0);
-                    }
-                }
-                a0 = dw_epi(a0, bias, rr ? rr + ow : NULL, tail_mask, tail, p);
-                if (tail)
-                    _mm256_maskstore_ps(yr + ow, tail_mask, a0);
-                else
-                    _mm256_storeu_ps(yr + ow, a0);
-            }
-            if (!vec_act) ep_act_apply_f32(p->act, yr, OW, p->act_alpha, p->act_beta);
-        }
-    }
+static inline __attribute__((always_inline)) __m256 dw_epi(__m256 acc, __m256 bias, const float *r,
+                                                          const ep_conv2d_params *p) {
+    return dw_epi_m(acc, bias, r, _mm256_setzero_si256(), 0, p);
+}
+static void dw_store_part(float *y, const float *r, __m256 acc, __m256 bias, int64_t n, const dw_tail *t,
+                          const ep_conv2d_params *p) {
+    (void)n;   /* n == OW % 8: t->mask */
+    _mm256_maskstore_ps(y, t->mask, dw_epi_m(acc, bias, r, t->mask, 1, p));
 }
 
-int ep_x86_conv2d_dw_f32(const ep_op *op) {
-    dw_job j;
-    if (dw_plan(op, &j)) ep_parallel_for(op->pool, (uint32_t)j.parts, dw_task, &j);
-    return EP_OK;
+static int dw_plane_special(const float *pad, const float *wc, __m256 bias, float *y, const float *res, const dw_job *j,
+                            const int64_t *kwo, int small, const dw_tail *t) {
+    const ep_conv2d_params *p = (const ep_conv2d_params *)j->op->params;
+    if (p->kernel[0] != 3 || p->kernel[1] != 3 || !small) return 0;
+    const int64_t sw = p->stride[1];
+    dw_rows_3x3(pad, wc, bias, y, res, j->op->out[0]->dims[2], j->op->out[0]->dims[3], p->stride[0] * sw * j->PW,
+                p->dilation[0] * sw * j->PW, kwo, t->mask, p);
+    return 1;
 }
+
+#include "dwconv_tmpl.h"

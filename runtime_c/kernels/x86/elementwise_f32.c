@@ -40,19 +40,6 @@ int ep_x86_unary_f32(const ep_op *op) {
     return EP_OK;
 }
 
-static inline float bin_op(int kind, float a, float b) {
-    switch (kind) {
-    case EP_BIN_ADD: return a + b;
-    case EP_BIN_SUB: return a - b;
-    case EP_BIN_MUL: return a * b;
-    case EP_BIN_DIV: return a / b;
-    case EP_BIN_PRELU: return a < 0.0f ? b * a : a;
-    case EP_BIN_MAX: return (a > b || a != a) ? a : b;
-    case EP_BIN_MIN: return (a < b || a != a) ? a : b;
-    default: return a;
-    }
-}
-
 static inline __attribute__((always_inline)) __m256 bin_op8(int kind, __m256 a, __m256 b) {
     switch (kind) {
     case EP_BIN_ADD: return _mm256_add_ps(a, b);
@@ -96,18 +83,11 @@ static void act_row(int act, float *y, int64_t n, float al, float be) {
             _mm256_storeu_ps(y + i + 8, x1);                                                            \
         }                                                                                               \
         for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, bin_op8(K, LD(a, sa, i, a0), LD(b, sb, i, b0))); \
-        for (; i < n; i++) y[i] = bin_op(K, a[i * sa], b[i * sb]);                                      \
+        for (; i < n; i++) y[i] = ru_bin_f32(K, a[i * sa], b[i * sb]);                                      \
         if (act != EP_ACT_NONE) act_row(act, y, n, al, be);                                             \
     }
-BIN_ROW(EP_BIN_ADD)
-BIN_ROW(EP_BIN_SUB)
-BIN_ROW(EP_BIN_MUL)
-BIN_ROW(EP_BIN_DIV)
-BIN_ROW(EP_BIN_PRELU)
-BIN_ROW(EP_BIN_MAX)
-BIN_ROW(EP_BIN_MIN)
+EP_BIN_ROWS(BIN_ROW, x86_bin_row)
 #undef LD
 
-EP_BIN_ROW_FOR(x86_bin_row)
 
 int ep_x86_binary_f32(const ep_op *op) { return ep_binary_rows(op, x86_bin_row); }

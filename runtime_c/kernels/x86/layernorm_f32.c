@@ -9,15 +9,8 @@
 #include <immintrin.h>
 #include <math.h>
 #include "x86.h"
+#include "x86_act.h"
 
-#define LN_INLINE static inline __attribute__((always_inline))
-
-LN_INLINE __m256d ln_lo(__m256 v) { return _mm256_cvtps_pd(_mm256_castps256_ps128(v)); }
-LN_INLINE __m256d ln_hi(__m256 v) { return _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)); }
-LN_INLINE double ln_hsum(__m256d v) {
-    const __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
-    return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
-}
 
 static void ln_row(float *y, const float *x, const float *sc, const float *bi, int64_t n, double eps, float *mean_out,
                    float *inv_out) {
@@ -26,25 +19,25 @@ static void ln_row(float *y, const float *x, const float *sc, const float *bi, i
     int64_t i0 = 0;
     for (; i0 + 16 <= nv; i0 += 16) {
         const __m256 v = _mm256_loadu_ps(x + i0), w = _mm256_loadu_ps(x + i0 + 8);
-        a0 = _mm256_add_pd(a0, ln_lo(v));
-        a1 = _mm256_add_pd(a1, ln_hi(v));
-        a2 = _mm256_add_pd(a2, ln_lo(w));
-        a3 = _mm256_add_pd(a3, ln_hi(w));
+        a0 = _mm256_add_pd(a0, x86_lo_pd(v));
+        a1 = _mm256_add_pd(a1, x86_hi_pd(v));
+        a2 = _mm256_add_pd(a2, x86_lo_pd(w));
+        a3 = _mm256_add_pd(a3, x86_hi_pd(w));
     }
     for (; i0 < nv; i0 += 8) {
         const __m256 v = _mm256_loadu_ps(x + i0);
-        a0 = _mm256_add_pd(a0, ln_lo(v));
-        a1 = _mm256_add_pd(a1, ln_hi(v));
+        a0 = _mm256_add_pd(a0, x86_lo_pd(v));
+        a1 = _mm256_add_pd(a1, x86_hi_pd(v));
     }
-    double s = ln_hsum(_mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3)));
+    double s = x86_hsum_pd(_mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3)));
     for (int64_t i = nv; i < n; i++) s += x[i];
     const double mean = n ? s / (double)n : 0.0;
     const __m256d mv = _mm256_set1_pd(mean);
     a0 = a1 = a2 = a3 = _mm256_setzero_pd();
     for (i0 = 0; i0 + 16 <= nv; i0 += 16) {
         const __m256 v = _mm256_loadu_ps(x + i0), w = _mm256_loadu_ps(x + i0 + 8);
-        const __m256d d0 = _mm256_sub_pd(ln_lo(v), mv), d1 = _mm256_sub_pd(ln_hi(v), mv);
-        const __m256d d2 = _mm256_sub_pd(ln_lo(w), mv), d3 = _mm256_sub_pd(ln_hi(w), mv);
+        const __m256d d0 = _mm256_sub_pd(x86_lo_pd(v), mv), d1 = _mm256_sub_pd(x86_hi_pd(v), mv);
+        const __m256d d2 = _mm256_sub_pd(x86_lo_pd(w), mv), d3 = _mm256_sub_pd(x86_hi_pd(w), mv);
         a0 = _mm256_add_pd(a0, _mm256_mul_pd(d0, d0));
         a1 = _mm256_add_pd(a1, _mm256_mul_pd(d1, d1));
         a2 = _mm256_add_pd(a2, _mm256_mul_pd(d2, d2));
@@ -52,19 +45,19 @@ static void ln_row(float *y, const float *x, const float *sc, const float *bi, i
     }
     for (; i0 < nv; i0 += 8) {
         const __m256 v = _mm256_loadu_ps(x + i0);
-        const __m256d d0 = _mm256_sub_pd(ln_lo(v), mv), d1 = _mm256_sub_pd(ln_hi(v), mv);
+        const __m256d d0 = _mm256_sub_pd(x86_lo_pd(v), mv), d1 = _mm256_sub_pd(x86_hi_pd(v), mv);
         a0 = _mm256_add_pd(a0, _mm256_mul_pd(d0, d0));
         a1 = _mm256_add_pd(a1, _mm256_mul_pd(d1, d1));
     }
-    double v = ln_hsum(_mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3)));
+    double v = x86_hsum_pd(_mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3)));
     for (int64_t i = nv; i < n; i++) v += (x[i] - mean) * (x[i] - mean);
     const double var = n ? v / (double)n : 0.0;
     const double inv = 1.0 / sqrt(var + eps);
     const __m256d iv = _mm256_set1_pd(inv);
     for (int64_t i = 0; i < nv; i += 8) {
         const __m256 xv = _mm256_loadu_ps(x + i);
-        const __m128 t0 = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_sub_pd(ln_lo(xv), mv), iv));
-        const __m128 t1 = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_sub_pd(ln_hi(xv), mv), iv));
+        const __m128 t0 = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_sub_pd(x86_lo_pd(xv), mv), iv));
+        const __m128 t1 = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_sub_pd(x86_hi_pd(xv), mv), iv));
         __m256 t = _mm256_mul_ps(_mm256_insertf128_ps(_mm256_castps128_ps256(t0), t1, 1), _mm256_loadu_ps(sc + i));
         if (bi) t = _mm256_add_ps(t, _mm256_loadu_ps(bi + i));
         _mm256_storeu_ps(y + i, t);
@@ -77,5 +70,4 @@ static void ln_row(float *y, const float *x, const float *sc, const float *bi, i
     if (inv_out) *inv_out = (float)inv;
 }
 
-#define LN_FN(name) ep_x86_##name
 #include "layernorm_tmpl.h"

@@ -3,6 +3,7 @@
  * 1 broadcast of A; NEON: 24 q accumulators, 4 q of B, A by lane). Built with -mavx2 -mfma. */
 #include <immintrin.h>
 #include "pack_common.h"
+#include "x86.h"
 #include "x86_act.h"
 
 #define PK_INLINE static inline __attribute__((always_inline))
@@ -78,6 +79,5 @@ static void pk_tile(int mr, int64_t kc, const float *a, int64_t a_sm, int64_t a_
     PK_CASES(a_sm, a_sk)
 }
 
-#define PK_FN(name) ep_x86_##name
 #include "pack_tmpl.h"
 #include "winograd_tmpl.h"

@@ -23,5 +23,4 @@ static inline __attribute__((always_inline)) __m256 pool_lds(const float *p, int
 #define PV_MAX(v, m) _mm256_max_ps((v), (m))   /* MAXPS: v > m ? v : m (m when either is NaN) */
 #define PV_ADD(a, b) _mm256_add_ps((a), (b))
 #define PV_DIV(a, b) _mm256_div_ps((a), (b))
-#define POOL_FN(name) ep_x86_##name
 #include "pool_tmpl.h"

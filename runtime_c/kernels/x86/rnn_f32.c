@@ -102,48 +102,17 @@ RNN_INLINE __m256 rnn_clip8(__m256 v, float c) {
     return _mm256_min_ps(_mm256_set1_ps(c), _mm256_max_ps(_mm256_set1_ps(-c), v));
 }
 
-/* The cells below run 8 units per vector; n - j < 8 units at the end are masked. */
-#define RNN_LD(p) _mm256_maskload_ps((p), m)
-#define RNN_ST(p, v) _mm256_maskstore_ps((p), m, (v))
-
-static void rnn_lstm_cell(int64_t H, const float *g, const float *P, float *c, float *h, float clip) {
-    for (int64_t j = 0; j < H; j += 8) {
-        const __m256i m = x86_mask8(H - j < 8 ? (int)(H - j) : 8);
-        const __m256 cv = RNN_LD(c + j);
-        __m256 ip = RNN_LD(g + j), fp = RNN_LD(g + 2 * H + j), op = RNN_LD(g + H + j);
-        if (P) {
-            ip = _mm256_add_ps(ip, _mm256_mul_ps(RNN_LD(P + j), cv));
-            fp = _mm256_add_ps(fp, _mm256_mul_ps(RNN_LD(P + 2 * H + j), cv));
-        }
-        const __m256 it = x86_sigmoid8(rnn_clip8(ip, clip)), ft = x86_sigmoid8(rnn_clip8(fp, clip));
-        const __m256 ct = x86_tanh8(rnn_clip8(RNN_LD(g + 3 * H + j), clip));
-        const __m256 cn = _mm256_add_ps(_mm256_mul_ps(ft, cv), _mm256_mul_ps(it, ct));
-        if (P) op = _mm256_add_ps(op, _mm256_mul_ps(RNN_LD(P + H + j), cn));
-        RNN_ST(c + j, cn);
-        RNN_ST(h + j, _mm256_mul_ps(x86_sigmoid8(rnn_clip8(op, clip)), x86_tanh8(cn)));
-    }
-}
-
-static void rnn_sigmoid_clip(float *g, int64_t n, float clip) {
-    for (int64_t j = 0; j < n; j += 8) {
-        const __m256i m = x86_mask8(n - j < 8 ? (int)(n - j) : 8);
-        RNN_ST(g + j, x86_sigmoid8(rnn_clip8(RNN_LD(g + j), clip)));
-    }
-}
-
-static void rnn_gru_cell(int64_t H, const float *z, const float *r, const float *xh, const float *rec, float *h,
-                         float clip) {
-    const __m256 one = _mm256_set1_ps(1.0f);
-    for (int64_t j = 0; j < H; j += 8) {
-        const __m256i m = x86_mask8(H - j < 8 ? (int)(H - j) : 8);
-        __m256 hh = RNN_LD(xh + j);
-        if (rec) hh = _mm256_add_ps(hh, _mm256_mul_ps(RNN_LD(r + j), RNN_LD(rec + j)));
-        const __m256 ht = x86_tanh8(rnn_clip8(hh, clip)), zv = RNN_LD(z + j);
-        RNN_ST(h + j, _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(one, zv), ht), _mm256_mul_ps(zv, RNN_LD(h + j))));
-    }
-}
-#undef RNN_LD
-#undef RNN_ST
-
-#define RNN_FN(name) ep_x86_##name
+/* The cells of rnn_tmpl.h, 8 units per vector; n - j < 8 units at the end are masked. */
+#define RV __m256
+#define RV_N 8
+#define RV_PART(n) const __m256i m = x86_mask8((n) < 8 ? (int)(n) : 8)
+#define RV_LD(p) _mm256_maskload_ps((p), m)
+#define RV_ST(p, v) _mm256_maskstore_ps((p), m, (v))
+#define RV_SET1(f) _mm256_set1_ps(f)
+#define RV_ADD(a, b) _mm256_add_ps((a), (b))
+#define RV_SUB(a, b) _mm256_sub_ps((a), (b))
+#define RV_MUL(a, b) _mm256_mul_ps((a), (b))
+#define RV_SIGMOID(v) x86_sigmoid8(v)
+#define RV_TANH(v) x86_tanh8(v)
+#define RV_CLIP(v, c) rnn_clip8((v), (c))
 #include "rnn_tmpl.h"

@@ -18,16 +18,10 @@
 
 #define SM_INLINE static inline __attribute__((always_inline))
 
-SM_INLINE __m256d sm_lo(__m256 v) { return _mm256_cvtps_pd(_mm256_castps256_ps128(v)); }
-SM_INLINE __m256d sm_hi(__m256 v) { return _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)); }
-SM_INLINE double sm_hsum_pd(__m256d v) {
-    const __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
-    return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
-}
 /* (float)(e * inv) lane by lane, the product in double */
 SM_INLINE __m256 sm_scale(__m256 e, __m256d inv_lo, __m256d inv_hi) {
-    const __m128 lo = _mm256_cvtpd_ps(_mm256_mul_pd(sm_lo(e), inv_lo));
-    const __m128 hi = _mm256_cvtpd_ps(_mm256_mul_pd(sm_hi(e), inv_hi));
+    const __m128 lo = _mm256_cvtpd_ps(_mm256_mul_pd(x86_lo_pd(e), inv_lo));
+    const __m128 hi = _mm256_cvtpd_ps(_mm256_mul_pd(x86_hi_pd(e), inv_hi));
     return _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
 }
 
@@ -58,17 +52,17 @@ static void sm_row(float *y, const float *x, int64_t n, int log_mode) {
     for (int64_t i = 0; i < nv; i += 8) {
         const __m256 e = x86_exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), mv));
         if (!log_mode) _mm256_storeu_ps(y + i, e);
-        s0 = _mm256_add_pd(s0, sm_lo(e));
-        s1 = _mm256_add_pd(s1, sm_hi(e));
+        s0 = _mm256_add_pd(s0, x86_lo_pd(e));
+        s1 = _mm256_add_pd(s1, x86_hi_pd(e));
     }
     if (tail) {
         const __m256 e = _mm256_and_ps(x86_exp8(_mm256_sub_ps(_mm256_maskload_ps(x + nv, tm), mv)),
                                        _mm256_castsi256_ps(tm));
         if (!log_mode) _mm256_maskstore_ps(y + nv, tm, e);
-        s0 = _mm256_add_pd(s0, sm_lo(e));
-        s1 = _mm256_add_pd(s1, sm_hi(e));
+        s0 = _mm256_add_pd(s0, x86_lo_pd(e));
+        s1 = _mm256_add_pd(s1, x86_hi_pd(e));
     }
-    const double sum = sm_hsum_pd(_mm256_add_pd(s0, s1));
+    const double sum = x86_hsum_pd(_mm256_add_pd(s0, s1));
     /* pass 3 */
     if (log_mode) {
         const __m256 ls = _mm256_set1_ps((float)log(sum));
@@ -98,8 +92,8 @@ SM_INLINE void sm_cols_n(float *y, const float *x, int64_t n, int64_t inner, __m
     for (int64_t k = 0; k < n; k++) {
         const __m256 e = x86_exp8(_mm256_sub_ps(SM_LD(x + k * inner), m8));
         if (!log_mode) SM_ST(y + k * inner, e);
-        s0 = _mm256_add_pd(s0, sm_lo(e));
-        s1 = _mm256_add_pd(s1, sm_hi(e));
+        s0 = _mm256_add_pd(s0, x86_lo_pd(e));
+        s1 = _mm256_add_pd(s1, x86_hi_pd(e));
     }
     if (log_mode) {
         double s[8];
@@ -125,6 +119,5 @@ static void sm_cols(float *y, const float *x, int64_t n, int64_t inner, int w, i
         sm_cols_n(y, x, n, inner, x86_mask8(w), 0, log_mode);
 }
 
-#define SM_FN(name) ep_x86_##name
 #define SM_LANES 8
 #include "softmax_tmpl.h"

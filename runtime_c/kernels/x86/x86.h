@@ -3,6 +3,8 @@
 #define EP_X86_H
 #include "ep_ops.h"   /* the kernels (declared from the op table) */
 
+#define EP_ISA x86   /* the templates' kernels are ep_x86_<name> (EP_ISA_FN, ep_kernel.h) */
+
 /* Overrides table entries with the kernels this CPU can run (EP_CPU_* bits). */
 void ep_kernels_init_x86(ep_kernel_table *t, uint64_t cpu_features);
 

@@ -132,4 +132,16 @@ static inline __attribute__((always_inline)) __m256 x86_actx8(int act, float alp
     }
 }
 
+/* The low and high 4 lanes of v widened to double, and the sum of the 4 doubles of v as ((v0 + v2) + (v1 + v3)). */
+static inline __attribute__((always_inline)) __m256d x86_lo_pd(__m256 v) {
+    return _mm256_cvtps_pd(_mm256_castps256_ps128(v));
+}
+static inline __attribute__((always_inline)) __m256d x86_hi_pd(__m256 v) {
+    return _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
+}
+static inline __attribute__((always_inline)) double x86_hsum_pd(__m256d v) {
+    const __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
+}
+
 #endif

@@ -1,0 +1,143 @@
+/* Depthwise CONV2D driver (variant DEPTHWISE: groups == C == M, any kernel, stride, dilation, pads), compiled
+ * once per ISA. Exports EP_ISA_FN(conv2d_dw_f32) (ep_kernel.h).
+ *
+ * Per plane (n, c) the input is copied once into a scratch slot (kernels/dw_common.h: geometry and the split
+ * across threads), zero padded and split into stride phases (phase q of padded row r holds columns q, q+SW,
+ * q+2*SW, ...), so that every tap of every output row is a contiguous vector load: no border branches, no
+ * gathers, any stride. Then each output row runs in blocks of 4 vectors (4 independent accumulators), single
+ * vectors, and a last partial vector; taps in (kh, kw) order from 0.0f with fused multiply-adds (a tap in the
+ * padding adds exactly nothing), then bias, residual and activation (the reference's order).
+ *
+ * The including file defines:
+ *   DV, DV_N                     the vector type and its lanes
+ *   DV_ZERO(), DV_SET1(f), DV_LD(p), DV_ST(p, v)
+ *   DW_W, DW_WLD(p)              a tap weight as the ISA multiplies it (a vector or a float), loaded from p
+ *   DV_FMA(acc, w, x)            acc + w * x, fused
+ *   DW_ACT_VEC(act)              1 when dw_epi applies act in registers (else the row is finished with
+ *                                ep_act_apply_f32)
+ *   dw_tail                      per-task state for the last partial vector of a row, set by
+ *                                  static void dw_tail_init(dw_tail *t, int64_t OW);
+ *   static DV dw_epi(DV acc, DV bias, const float *r, const ep_conv2d_params *p);
+ *       a full vector: acc + bias (+ r[0..DV_N) when r), then act when DW_ACT_VEC
+ *   static void dw_store_part(float *y, const float *r, DV acc, DV bias, int64_t n, const dw_tail *t,
+ *                             const ep_conv2d_params *p);
+ *       the n < DV_N lanes of a partial vector: y[0..n) = dw_epi's lanes, reading r[0..n) only
+ *   static int64_t dw_fill_s2(float *row, const float *src, int64_t i0, int64_t i1, int64_t avail);
+ *       row[i] = src[2 i] for i from i0 while vectors fit (src[0..avail) readable); returns the first i not done
+ *   static int dw_plane_special(const float *pad, const float *wc, DV bias, float *y, const float *res,
+ *                               const dw_job *j, const int64_t *kwo, int small, const dw_tail *t);
+ *       1 when it computed the whole plane's taps, bias, residual (and act when DW_ACT_VEC) itself */
+#include <string.h>
+#include "dw_common.h"
+
+static void dw_fill(float *pad, const float *x, int64_t H, int64_t W, int64_t Hp, int64_t sw, int64_t PW,
+                    int64_t pt, int64_t pl) {
+    for (int64_t r = 0; r < Hp; r++) {
+        const int64_t ih = r - pt;
+        for (int64_t q = 0; q < sw; q++) {
+            float *row = pad + (r * sw + q) * PW;
+            if (ih < 0 || ih >= H) {
+                memset(row, 0, (size_t)PW * 4);
+                continue;
+            }
+            const float *xr = x + ih * W;
+            /* row[i] = x[sw*i + q - pl] where in range */
+            int64_t i0 = pl - q > 0 ? (pl - q + sw - 1) / sw : 0;          /* first i with col >= 0 */
+            int64_t i1 = W + pl - q > 0 ? (W + pl - q + sw - 1) / sw : 0;   /* first i with col >= W */
+            if (i0 > PW) i0 = PW;
+            if (i1 > PW) i1 = PW;
+            if (i1 < i0) i1 = i0;
+            memset(row, 0, (size_t)i0 * 4);
+            if (sw == 1) {
+                memcpy(row + i0, xr + i0 - pl, (size_t)(i1 - i0) * 4);
+            } else if (sw == 2) {
+                const float *src = xr + q - pl;   /* row[i] = src[2i] */
+                for (int64_t i = dw_fill_s2(row, src, i0, i1, W - q + pl); i < i1; i++) row[i] = src[2 * i];
+            } else {
+                for (int64_t i = i0; i < i1; i++) row[i] = xr[sw * i + q - pl];
+            }
+            memset(row + i1, 0, (size_t)(PW - i1) * 4);
+        }
+    }
+}
+
+/* One output row: blocks of 4 vectors, then single vectors, then the partial one. */
+static inline __attribute__((always_inline)) void dw_row(const float *prow, const float *wc, DV bias, float *yr,
+                                                          const float *rr, int64_t OW, int64_t KH, int64_t KW,
+                                                          int64_t kh_step, const int64_t *kwo, int small,
+                                                          int64_t dw, int64_t sw, int64_t PW, const dw_tail *t,
+                                                          const ep_conv2d_params *p) {
+#define DW_TAP(kh, kw) (prow + (kh) * kh_step + (small ? kwo[kw] : ((kw) * dw % sw) * PW + (kw) * dw / sw))
+    int64_t ow = 0;
+    for (; ow + 4 * DV_N <= OW; ow += 4 * DV_N) {
+        DV a0 = DV_ZERO(), a1 = a0, a2 = a0, a3 = a0;
+        for (int64_t kh = 0; kh < KH; kh++)
+            for (int64_t kw = 0; kw < KW; kw++) {
+                const float *s = DW_TAP(kh, kw) + ow;
+                const DW_W wv = DW_WLD(wc + kh * KW + kw);
+                a0 = DV_FMA(a0, wv, DV_LD(s));
+                a1 = DV_FMA(a1, wv, DV_LD(s + DV_N));
+                a2 = DV_FMA(a2, wv, DV_LD(s + 2 * DV_N));
+                a3 = DV_FMA(a3, wv, DV_LD(s + 3 * DV_N));
+            }
+        DV_ST(yr + ow, dw_epi(a0, bias, rr ? rr + ow : NULL, p));
+        DV_ST(yr + ow + DV_N, dw_epi(a1, bias, rr ? rr + ow + DV_N : NULL, p));
+        DV_ST(yr + ow + 2 * DV_N, dw_epi(a2, bias, rr ? rr + ow + 2 * DV_N : NULL, p));
+        DV_ST(yr + ow + 3 * DV_N, dw_epi(a3, bias, rr ? rr + ow + 3 * DV_N : NULL, p));
+    }
+    for (; ow < OW; ow += DV_N) {   /* the padded rows are ceil(OW/16)*16 wide: a partial vector reads inside them */
+        DV a0 = DV_ZERO();
+        for (int64_t kh = 0; kh < KH; kh++)
+            for (int64_t kw = 0; kw < KW; kw++) a0 = DV_FMA(a0, DW_WLD(wc + kh * KW + kw), DV_LD(DW_TAP(kh, kw) + ow));
+        if (OW - ow >= DV_N)
+            DV_ST(yr + ow, dw_epi(a0, bias, rr ? rr + ow : NULL, p));
+        else
+            dw_store_part(yr + ow, rr ? rr + ow : NULL, a0, bias, OW - ow, t, p);
+    }
+#undef DW_TAP
+}
+
+/* Planes (n, c) of part t of the op, each padded in scratch slot t. */
+static void dw_task(void *ctx, uint32_t t) {
+    const dw_job *j = (const dw_job *)ctx;
+    const ep_op *op = j->op;
+    const ep_conv2d_params *p = (const ep_conv2d_params *)op->params;
+    const ep_tensor *xt = op->in[0], *wt = op->in[1], *bt = ep_op_in(op, 2), *rt = ep_op_in(op, 3), *yt = op->out[0];
+    const int64_t C = xt->dims[1], H = xt->dims[2], W = xt->dims[3], OH = yt->dims[2], OW = yt->dims[3];
+    const int64_t KH = p->kernel[0], KW = p->kernel[1], sh = p->stride[0], sw = p->stride[1];
+    const int64_t dh = p->dilation[0], dw = p->dilation[1], PW = j->PW;
+    const int vec_act = DW_ACT_VEC(p->act);
+    float *pad = (float *)op->scratch + (int64_t)t * j->slot;
+    int64_t lo, hi;
+    ep_split_range(j->planes, j->parts, t, &lo, &hi);
+    dw_tail tail;
+    dw_tail_init(&tail, OW);
+    /* offset of tap column kw in a phase-split row (no division in the loops below) */
+    int64_t kwo[32];
+    const int small = KW <= 32;
+    for (int64_t kw = 0; small && kw < KW; kw++) kwo[kw] = (kw * dw % sw) * PW + kw * dw / sw;
+    for (int64_t plane = lo; plane < hi; plane++) {
+        const int64_t c = plane % C;
+        dw_fill(pad, (const float *)xt->data + plane * H * W, H, W, j->Hp, sw, PW, p->pads[0], p->pads[1]);
+        const float *wc = (const float *)wt->data + c * KH * KW;
+        const DV bias = DV_SET1(bt ? ((const float *)bt->data)[c] : 0.0f);
+        float *y = (float *)yt->data + plane * OH * OW;
+        const float *res = rt ? (const float *)rt->data + plane * OH * OW : NULL;
+        if (dw_plane_special(pad, wc, bias, y, res, j, kwo, small, &tail)) {
+            if (!vec_act) ep_act_apply_f32(p->act, y, OH * OW, p->act_alpha, p->act_beta);
+            continue;
+        }
+        for (int64_t oh = 0; oh < OH; oh++) {
+            float *yr = y + oh * OW;
+            dw_row(pad + oh * sh * sw * PW, wc, bias, yr, res ? res + oh * OW : NULL, OW, KH, KW, dh * sw * PW, kwo,
+                   small, dw, sw, PW, &tail, p);
+            if (!vec_act) ep_act_apply_f32(p->act, yr, OW, p->act_alpha, p->act_beta);
+        }
+    }
+}
+
+int EP_ISA_FN(conv2d_dw_f32)(const ep_op *op) {
+    dw_job j;
+    if (dw_plan(op, &j)) ep_parallel_for(op->pool, (uint32_t)j.parts, dw_task, &j);
+    return EP_OK;
+}

@@ -1,0 +1,109 @@
+/* Kernel checks of the linear family (GEMM variants DEFAULT and PACKED, MATMUL): every table's kernel against
+ * the reference (tests/c/ep_check.h) on seeded random shapes: odd sizes, the tails of every blocking (MR 6,
+ * NR 16, KC 256, 4- and 8-wide vectors), K past one 256 block, extents 0 and 1, broadcast batch dims, every
+ * bias form ([N], [1,N], [M,N]), residuals and fused activations. PACKED runs on B packed here the way the
+ * compiler packs it (select.py: strips [ceil(N/NR)][K][NR]) and must also match variant 0 on the plain B;
+ * its shape function must refuse packed weights of a wrong shape.
+ *
+ * Tolerances: chk_tol_accum(K) against the same variant's reference, chk_tol_dot(K) against variant 0
+ * (ep_check.h: every output sums K products, in another order and with FMA); the reference of PACKED must equal
+ * variant 0 bit for bit (the same sums in the same order). */
+#define EP_CHECK_KERNELS
+#include "ep_check.h"
+
+/* ---------------- GEMM ---------------- */
+/* wide: M up to 40, K up to 600, N up to 100, the AVX2 activations; else M <= 14, K <= 40 or 257..300, N <= 41. */
+static void gemm_gen(int iter, int wide) {
+    ep_gemm_params p = {0, 0, 0, 0}, pa = {0, 0, 0, 0};
+    p.act = chk_random_act(&p.act_alpha, &p.act_beta, wide);
+    const int M = wide ? chk_int(1, iter % 4 == 0 ? 40 : 13) : chk_int(1, 14);
+    const int K = wide ? chk_int(1, iter % 5 == 0 ? 600 : 40) : chk_int(0, 9) == 0 ? chk_int(257, 300) : chk_int(1, 40);
+    const int N = wide ? chk_int(1, iter % 3 == 0 ? 100 : 40) : chk_int(1, 41);
+    const int bias_kind = chk_int(0, 3), has_r = wide ? (chk_rnd() & 3) == 0 : chk_int(0, 1);   /* none, [N], [1,N], [M,N] */
+    ep_tensor a = chk_tensor_rand(2, CHK_DIMS(M, K), 1.0f), b = chk_tensor_rand(2, CHK_DIMS(K, N), 1.0f);
+    ep_tensor bias = bias_kind == 1 ? chk_tensor_rand(1, CHK_DIMS(N), 1.0f)
+                                    : chk_tensor_rand(2, CHK_DIMS(bias_kind == 2 ? 1 : M, N), 1.0f);
+    ep_tensor r = chk_tensor_rand(2, CHK_DIMS(M, N), 1.0f);
+    char what[96];
+    snprintf(what, sizeof what, "gemm M%d K%d N%d bias%d r%d act%d", M, K, N, bias_kind, has_r, p.act);
+    chk_case c = {.what = what, .opcode = EP_OP_GEMM, .params = &p, .params_abs = &pa,
+                  .in = {&a, &b, bias_kind ? &bias : NULL, has_r ? &r : NULL}, .n_in = 4, .n_out = 1,
+                  .tol = chk_tol_accum(K), .tol_for = chk_vexp_override(p.act, K), .keep_ref = 1};
+    c.out[0] = chk_mk(NULL, EP_DTYPE_F32, 2, CHK_DIMS(M, N));
+    chk_kernels(&c);   /* variant 0 */
+    ep_tensor bp = chk_pack_blocks(b.data, K, N, N, 1, EP_PACK_NR);   /* strips [ceil(N/NR)][K][NR] */
+    c.in[1] = &bp;
+    c.variant = EP_GEMM_VARIANT_PACKED;
+    void *v0 = c.ref_out[0];
+    c.ref_out[0] = NULL;
+    c.spec[0] = v0;
+    c.spec_tol = chk_tol_dot(K);
+    chk_kernels(&c);   /* keeps the variant's reference output: it must be variant 0's bits */
+    CHECK(c.ref_out[0] && v0 && !memcmp(c.ref_out[0], v0, chk_bytes(&c.out[0])), "%s: ref packed differs from variant 0", what);
+    chk_free(c.ref_out[0]);
+    c.ref_out[0] = v0;
+    CHECK(c.scratch == 0, "%s: packed scratch %llu", what, (unsigned long long)c.scratch);
+    /* hostile plans: packed weights of a wrong shape are refused */
+    ep_tensor *outs[1] = {&c.out[0]};
+    ep_op op = chk_op(EP_OP_GEMM, &p, c.in, 4, outs, 1);
+    op.variant = EP_GEMM_VARIANT_PACKED;
+    ep_shape sh;
+    uint64_t scratch;
+    ep_tensor bad = bp;
+    c.in[1] = &bad;
+    bad.dims[0]++;
+    CHECK(ep_shape_gemm(&op, &sh, &scratch) != EP_OK, "%s: an extra strip accepted", what);
+    bad.dims[0]--, bad.dims[1]++;
+    CHECK(ep_shape_gemm(&op, &sh, &scratch) != EP_OK, "%s: K+1 accepted", what);
+    c.in[1] = &b;
+    CHECK(ep_shape_gemm(&op, &sh, &scratch) != EP_OK, "%s: plain B accepted as packed", what);
+    chk_free(c.ref_out[0]), chk_free(bp.data);
+    chk_free(a.data), chk_free(b.data), chk_free(bias.data), chk_free(r.data);
+}
+static void gen_gemm(int iter) { gemm_gen(iter, 1); }
+static void gen_gemm_small(int iter) { gemm_gen(iter, 0); }
+
+/* ---------------- MATMUL ---------------- */
+/* Batch dims right-aligned: each operand's equal to the output's, 1, or absent. */
+static void matmul_gen(int M, int K, int N, int zero_batch) {
+    ep_matmul_params p = {0, 0};
+    const int ra = chk_int(2, 4), rb = chk_int(2, 4), ro = ra > rb ? ra : rb;
+    int32_t ad[4], bd[4], yd[4];
+    for (int i = 0; i < ro - 2; i++) {
+        const int32_t e = zero_batch && i == 0 ? 0 : chk_int(1, 3);
+        const int ia = i - (ro - ra), ib = i - (ro - rb), f = chk_int(0, 2);   /* 0 both e, 1 A broadcast, 2 B broadcast */
+        if (ia >= 0) ad[ia] = f == 1 ? 1 : e;
+        if (ib >= 0) bd[ib] = f == 2 ? 1 : e;
+        yd[i] = (ia >= 0 && ad[ia] != 1) || (ib >= 0 && bd[ib] != 1) ? e : 1;
+    }
+    ad[ra - 2] = M, ad[ra - 1] = K, bd[rb - 2] = K, bd[rb - 1] = N, yd[ro - 2] = M, yd[ro - 1] = N;
+    ep_tensor a = chk_tensor_rand(ra, ad, 1.0f), b = chk_tensor_rand(rb, bd, 1.0f);
+    char what[128];
+    snprintf(what, sizeof what, "matmul a[%d,%d,%d,%d](r%d) b[%d,%d,%d,%d](r%d)", ad[0], ad[1], ra > 2 ? ad[2] : 0,
+             ra > 3 ? ad[3] : 0, ra, bd[0], bd[1], rb > 2 ? bd[2] : 0, rb > 3 ? bd[3] : 0, rb);
+    chk_case c = {.what = what, .opcode = EP_OP_MATMUL, .params = &p, .in = {&a, &b}, .n_in = 2, .n_out = 1,
+                  .tol = chk_tol_accum(K)};
+    c.out[0] = chk_mk(NULL, EP_DTYPE_F32, ro, yd);
+    chk_kernels(&c);
+    chk_free(a.data), chk_free(b.data);
+}
+static void gen_matmul(int iter) {   /* up to 40 x 600 x 100, extents 0 */
+    const int M = iter % 11 == 0 ? chk_int(0, 2) : chk_int(1, iter % 4 == 0 ? 40 : 14);
+    const int K = iter % 13 == 0 ? 0 : chk_int(1, iter % 5 == 0 ? 600 : 40);
+    const int N = iter % 17 == 0 ? chk_int(0, 1) : chk_int(1, iter % 3 == 0 ? 100 : 40);
+    matmul_gen(M, K, N, iter % 19 == 0);
+}
+static void gen_matmul_small(int iter) {   /* small batched products */
+    (void)iter;
+    const int M = chk_int(1, 9), K = chk_int(1, 33), N = chk_int(1, 35);
+    matmul_gen(M, K, N, 0);
+}
+static void gen_matmul_edges(int iter) {   /* extents 0 and 1, K past one 256 block, 16-column strips and tails */
+    const int M = iter % 5 == 0 ? chk_int(0, 1) : chk_int(1, 20), K = iter % 7 == 0 ? chk_int(0, 1) : chk_int(1, iter % 3 ? 40 : 300);
+    const int N = iter % 6 == 0 ? chk_int(0, 1) : chk_int(1, 70);
+    matmul_gen(M, K, N, iter % 11 == 0);
+}
+
+static const chk_gen GENS[] = {{"gemm", gen_gemm, 300}, {"gemm_small", gen_gemm_small, 80},
+    {"matmul", gen_matmul, 300}, {"matmul_small", gen_matmul_small, 30}, {"matmul_edges", gen_matmul_edges, 40}};
+int main(int argc, char **argv) { return chk_main(argc, argv, "check_linear", GENS, CHK_COUNT(GENS)); }
