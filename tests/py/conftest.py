@@ -33,13 +33,18 @@ def asan_build(tmp_path_factory) -> Path:
 
 
 def zoo():
-    """The model builders: the installed edgeplan.models, else the checkout's models/."""
-    try:
-        from edgeplan import models
-    except ImportError:
-        sys.path.insert(0, str(ROOT))
-        import models
+    """The model builders, edgeplan.models (the checkout's models/ when edgeplan runs from the checkout)."""
+    from edgeplan import models
     return models
+
+
+def runtime_script(name: str):
+    """A build script of runtime_c/ (gen_ops.py, gen_config.py) imported as a module, as meson runs it."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, ROOT / "runtime_c" / f"{name}.py")
+    mod = sys.modules[name] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def rel_err(got, ref) -> float:

@@ -3,12 +3,9 @@ builds and runs under qemu are in test_cross.py)."""
 from __future__ import annotations
 
 import re
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import zoo  # noqa: E402
 
 from edgeplan import boards  # noqa: E402

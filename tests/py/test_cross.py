@@ -23,7 +23,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +31,6 @@ import pytest
 pytestmark = [pytest.mark.cross, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import rel_err, zoo  # noqa: E402
 
 E2E_RTOL = 1e-4

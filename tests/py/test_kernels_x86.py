@@ -10,7 +10,7 @@ import onnxruntime as ort
 from edgeplan import EdgeplanError, Session
 from edgeplan._cdef import K
 from edgeplan.compiler.graph import Graph, Op, Tensor
-from edgeplan.compiler import target
+from edgeplan.compiler.target import Target, get_target
 from edgeplan.compiler.ops import conv, linear, rnn
 from edgeplan.compiler.passes import select
 from edgeplan.compiler.pipeline import compile_graph, compile_model
@@ -73,7 +73,7 @@ def _conv_graph(c=5, m=11, h=9, w=13, k=3, stride=1, groups=1, act=K.EP_ACT_RELU
     return Graph([x, wt, b, y] + ([r] if residual else []), [op], [x, r] if residual else [x], [y])
 
 
-WINO_ANY = target.Target("winograd-any", packed=True, winograd=True, pack_bytes=64 * 1024, winograd_budget=100.0)
+WINO_ANY = Target("winograd-any", packed=True, winograd=True, pack_bytes=64 * 1024, winograd_budget=100.0)
 
 
 @pytest.mark.parametrize("case", [dict(), dict(k=1), dict(k=1, stride=2), dict(k=5, stride=2, m=40, c=7),
@@ -149,7 +149,7 @@ def test_scratch_too_small_is_refused():
 
 def test_unknown_target():
     with pytest.raises(ValueError, match="unknown target"):
-        target.get_target("z80")
+        get_target("z80")
 
 
 # ---- ConvTranspose: the polyphase packed variant (EP_CONV_TRANSPOSE2D_VARIANT_PACKED) ----

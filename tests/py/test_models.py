@@ -15,13 +15,9 @@ import pytest
 import onnxruntime as ort
 
 ROOT = Path(__file__).resolve().parents[2]
-try:
-    from edgeplan import models
-    MODULE = "edgeplan.models"
-except ImportError:
-    sys.path.insert(0, str(ROOT))
-    import models
-    MODULE = "models"
+from edgeplan import models  # noqa: E402
+
+MODULE = "edgeplan.models"
 
 # name -> (build kwargs for the tests, input name, expected output shape)
 SMALL = {

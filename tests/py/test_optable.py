@@ -10,12 +10,8 @@ from edgeplan.compiler.optable import FAMILIES, OPS
 
 
 def _gen_ops(root):
-    sys.path.insert(0, str(root / "runtime_c"))
-    try:
-        import gen_ops
-    finally:
-        sys.path.pop(0)
-    return gen_ops
+    from conftest import runtime_script
+    return runtime_script("gen_ops")
 
 
 def test_generated_files_are_current(root):

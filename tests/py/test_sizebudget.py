@@ -145,11 +145,8 @@ except EdgeplanError as e:
 
 
 def test_gen_config_selection(tmp_path):
-    sys.path.insert(0, str(ROOT / "runtime_c"))
-    try:
-        import gen_config
-    finally:
-        sys.path.pop(0)
+    from conftest import runtime_script
+    gen_config = runtime_script("gen_config")
     inv = gen_config.inventory((ROOT / "runtime_c/ops.def").read_text())
     assert inv["conv2d"][:2] == ["default", "packed"] and "winograd" in inv["conv2d"]
     assert gen_config.parse_selection("none", None, inv) == set()

@@ -20,18 +20,13 @@ import onnx
 import pytest
 
 import edgeplan
-from conftest import ROOT, zoo
+from conftest import zoo
 from edgeplan import speech
 from edgeplan.wav import WavError, read_wav, resample, write_wav
 
 
 def _zoo():
-    m = zoo()
-    if hasattr(m, "tts"):
-        return m
-    sys.path.insert(0, str(ROOT))
-    import models
-    return models
+    return zoo()
 
 
 Z = _zoo()

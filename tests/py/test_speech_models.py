@@ -11,7 +11,6 @@ differs)."""
 from __future__ import annotations
 
 import functools
-import sys
 
 import numpy as np
 import onnx
@@ -21,17 +20,12 @@ import pytest
 import edgeplan
 from edgeplan._cdef import K
 from edgeplan.compiler.errors import CompileError
-from conftest import ROOT, rel_err, zoo
+from conftest import rel_err, zoo
 
 
 def _zoo():
     """The builders: the installed edgeplan.models when it has the speech models, else the checkout's."""
-    m = zoo()
-    if hasattr(m, "asr"):
-        return m
-    sys.path.insert(0, str(ROOT))
-    import models
-    return models
+    return zoo()
 
 
 Z = _zoo()
