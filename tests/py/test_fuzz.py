@@ -42,13 +42,22 @@ def plans(tmp_path_factory):
         edgeplan.compile(m.build(name, **kw)).save(p)
         paths.append(p)
     # plan 1.1: variable dims with rules, a data-dependent length, streaming state
-    from test_dynamic import conv_encoder, gru_stream_model, range_model
+    from test_dynamic import conv_encoder, detector, gru_stream_model, range_model
     for name, model, kw in [("encoder", conv_encoder(), dict(dims={"T": (1, 64)})),
+                            # plan 1.2: stepped input symbols and a rule over two symbols (H x W)
+                            ("detector", detector(), dict(dims={"height": (64, 128, 32), "width": (64, 128, 32)})),
                             ("lenreg", range_model(), dict(dims={"N": (1, 8), "frames": (0, 40)})),
                             ("gru_state", gru_stream_model(), dict(dims={"T": (1, 16)}, state={"h_in": "h_out"}))]:
         p = d / f"{name}.eplan"
         edgeplan.compile(model, **kw).save(p)
         paths.append(p)
+    from onnx import TensorProto, helper     # plan 1.2: the LRN op
+    g = helper.make_graph([helper.make_node("LRN", ["x"], ["y"], size=3)], "lrn",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 5, 4, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    p = d / "lrn.eplan"
+    edgeplan.compile(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])).save(p)
+    paths.append(p)
     return paths
 
 
