@@ -440,3 +440,16 @@ def test_composed_ops(seed):
     for p in (1, 2, 3):
         check(build("LpPool", {"x": img}, {}, ["x"], dict(kernel_shape=[3, 2], strides=[2, 1], pads=[1, 0, 1, 1], p=p)),
               {"x": img})
+
+
+@pytest.mark.parametrize("op", ["Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh",
+                                "Atanh", "Sign"])
+def test_math_unary(op):
+    """The unary op's math kinds (libm's float functions) on their domains, zeros of both signs for Sign."""
+    rng = np.random.default_rng(15)
+    x = {"Asin": rng.uniform(-1, 1, 64), "Acos": rng.uniform(-1, 1, 64), "Atanh": rng.uniform(-0.99, 0.99, 64),
+         "Acosh": rng.uniform(1, 20, 64), "Sinh": rng.uniform(-9, 9, 64), "Cosh": rng.uniform(-9, 9, 64),
+         "Tan": rng.uniform(-1.4, 1.4, 64)}.get(op, rng.uniform(-20, 20, 64)).astype(np.float32)
+    if op == "Sign":
+        x[:2] = [0.0, -0.0]
+    check(build(op, {"x": x}, {}, ["x"]), {"x": x}, tol=2e-6)

@@ -13,6 +13,8 @@ SIMPLE = {
     "Sqrt": "EP_ACT_SQRT", "Exp": "EP_ACT_EXP", "Log": "EP_ACT_LOG", "Neg": "EP_ACT_NEG", "Abs": "EP_ACT_ABS",
     "Reciprocal": "EP_ACT_RECIPROCAL", "HardSwish": "EP_ACT_HARD_SWISH",
     "Round": "EP_ACT_ROUND", "Floor": "EP_ACT_FLOOR", "Ceil": "EP_ACT_CEIL",
+    **{t: f"EP_ACT_{t.upper()}" for t in ("Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh",
+                                         "Acosh", "Atanh", "Sign")},
 }
 UNARY_TYPES = set(SIMPLE) | {"LeakyRelu", "Elu", "HardSigmoid", "Clip", "Gelu", "EpAct"}
 # activations the conv/gemm/binary epilogues take (y = act(acc + bias + residual)); ROUND/FLOOR/CEIL and the

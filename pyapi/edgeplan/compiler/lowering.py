@@ -13,7 +13,8 @@ from .writer import FieldError, pack_params
 # ops the compiler evaluates at compile time only (passes/fold.py): one that is left has an input whose shape
 # or value is not known then
 COMPILE_TIME_ONLY = {"Shape": "the shape of", "Size": "the shape of", "ConstantOfShape": "the value of",
-                     "EyeLike": "the shape of", "MelWeightMatrix": "the values of"}
+                     "EyeLike": "the shape of", "MelWeightMatrix": "the values of", "HannWindow": "the value of",
+                     "HammingWindow": "the value of", "BlackmanWindow": "the value of"}
 
 
 def _compile_time_only(m: ir.Model, n: ir.Node, producers: dict) -> str:

@@ -75,6 +75,8 @@ def _minor_version(graph: Graph) -> int:
         v = max(v, 1)
     if any(getattr(y, "step", 0) > 1 or getattr(y, "src2", 0) for y in graph.syms):
         v = max(v, 2)      # 1.2: symbols with a step, or a rule over two symbols
+    if any(op.kind == "unary" and int(op.params.get("kind", 0)) >= K.EP_ACT_MATH_FIRST for op in graph.ops):
+        v = max(v, 2)      # 1.2: the unary math kinds
     return v
 
 

@@ -269,7 +269,21 @@ typedef struct ep_io_rec {
 #define EP_ACT_ROUND 19       /* nearest integer, halves to even (ONNX Round, numpy.round); -0.3 -> -0 */
 #define EP_ACT_FLOOR 20
 #define EP_ACT_CEIL 21
-#define EP_ACT_COUNT 22
+/* 1.2: math kinds, for the unary op only (an epilogue refuses them): libm's f32 functions */
+#define EP_ACT_MATH_FIRST 22
+#define EP_ACT_SIN 22
+#define EP_ACT_COS 23
+#define EP_ACT_TAN 24
+#define EP_ACT_ASIN 25
+#define EP_ACT_ACOS 26
+#define EP_ACT_ATAN 27
+#define EP_ACT_SINH 28
+#define EP_ACT_COSH 29
+#define EP_ACT_ASINH 30
+#define EP_ACT_ACOSH 31
+#define EP_ACT_ATANH 32
+#define EP_ACT_SIGN 33        /* -1, 0 or 1 (0 keeps its sign; NaN stays NaN) */
+#define EP_ACT_COUNT 34
 
 #define EP_BIN_ADD 0
 #define EP_BIN_SUB 1

@@ -9,6 +9,10 @@ int ep_ref_unary_f32(const ep_op *op) {
     const int64_t n = ep_numel(x);
     if (n == 0) return EP_OK;
     if (y->data != x->data) memcpy(y->data, x->data, (size_t)n * sizeof(float));
+    if (p->kind >= EP_ACT_MATH_FIRST) {
+        ep_ref_unary_math_f32(p->kind, (float *)y->data, n);
+        return EP_OK;
+    }
     ep_act_apply_f32(p->kind, (float *)y->data, n, p->alpha, p->beta);
     return EP_OK;
 }

@@ -110,7 +110,7 @@ int ep_shape_conv2d(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     }
     for (int i = 0; i < 4; i++)
         if (!ep_param_in_range(p->pads[i], 0)) return EP_ERR_PLAN_PARAMS;
-    if (p->groups < 1 || p->act < 0 || p->act >= EP_ACT_COUNT) return EP_ERR_PLAN_PARAMS;
+    if (p->groups < 1 || p->act < 0 || p->act >= EP_ACT_MATH_FIRST) return EP_ERR_PLAN_PARAMS;
 
     const int64_t N = x->dims[0], C = x->dims[1], g = p->groups;
     int64_t M = w->dims[0];

@@ -30,7 +30,8 @@ int ep_shape_binary(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     if (rc == EP_OK) rc = ep_chk_tensor(op->in[1]);
     if (rc != EP_OK) return rc;
     const ep_binary_params *p = (const ep_binary_params *)op->params;
-    if (!p || p->kind < 0 || p->kind >= EP_BIN_COUNT || !act_ok(p->act)) return EP_ERR_PLAN_PARAMS;
+    if (!p || p->kind < 0 || p->kind >= EP_BIN_COUNT || !act_ok(p->act) || p->act >= EP_ACT_MATH_FIRST)
+        return EP_ERR_PLAN_PARAMS;   /* the math kinds are the unary op's only */
     const ep_tensor *a = op->in[0], *b = op->in[1];
     if (a->dtype != b->dtype || !bin_dtype_ok(a->dtype)) return EP_ERR_PLAN_TENSOR;
     if (a->dtype != EP_DTYPE_F32 && (p->act != EP_ACT_NONE || p->kind == EP_BIN_POW || p->kind == EP_BIN_PRELU))

@@ -25,7 +25,7 @@ int ep_shape_gemm(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     if ((rc = ep_chk_f32(b, packed ? 3 : 2, packed ? 3 : 2)) != EP_OK) return rc;
     if (c && (rc = ep_chk_f32(c, 1, 2)) != EP_OK) return rc;
     if (r && (rc = ep_chk_f32(r, 2, 2)) != EP_OK) return rc;
-    if (p->act < 0 || p->act >= EP_ACT_COUNT || p->reserved != 0) return EP_ERR_PLAN_PARAMS;
+    if (p->act < 0 || p->act >= EP_ACT_MATH_FIRST || p->reserved != 0) return EP_ERR_PLAN_PARAMS;
 
     const int32_t M = a->dims[0], K = a->dims[1];
     int32_t N = b->dims[1];

@@ -20,7 +20,8 @@ MAX_ROUNDS = 8
 
 # ops the compiler supports only by evaluating them at compile time (static shapes, constant inputs);
 # Dropout (inference) is removed by cleanup. The ONNX node tests claim these too.
-FOLDED_OPS = ("Shape", "Size", "ConstantOfShape", "Range", "Dropout", "MelWeightMatrix")
+FOLDED_OPS = ("Shape", "Size", "ConstantOfShape", "Range", "Dropout", "MelWeightMatrix", "HannWindow",
+              "HammingWindow", "BlackmanWindow")
 
 
 def _ref_eval(node, arrays, opset):
