@@ -38,7 +38,7 @@ METRIC = ("text", "rodata", "data")          # "size" = the sum of these
 # files named after a kernel's technique rather than an op
 FAMILY_OF_STEM = {**{name: o.family for name, o in OPS.items()}, **{f: f for f in FAMILIES},
                   "dwconv": "conv", "conv": "conv", "winograd": "conv", "conv_transpose": "conv",
-                  "packed": "packed-gemm", "act": "act", "index": "sequence"}
+                  "packed": "packed-gemm", "act": "act"}
 # runtime features outside the minimal core (their own groups, so the core budget stays the plan loader,
 # session and executor): the thread pool, run-time shape resolution for variable dims, the profiler
 OPTIONAL_CORE = {"pool": "threads/pool", "shapes_run": "dynamic/shapes_run", "profile": "profile/profile"}

@@ -167,6 +167,8 @@ def read_plan(data: bytes) -> dict:
         io = opio[o.io_first:o.io_first + o.n_in + o.n_out]
         ops.append(dict(op=OP_NAMES.get(o.opcode, str(o.opcode)), variant=o.variant, name=name(o.name),
                         inputs=io[:o.n_in], outputs=io[o.n_in:], scratch=(o.scratch_offset, o.scratch_size)))
+        if o.opcode in (K.EP_OP_IF, K.EP_OP_ELSE) and K.EP_SECTION_PARAMS in by_kind:
+            ops[-1]["skip"] = _struct("ep_branch_params", data, by_kind[K.EP_SECTION_PARAMS].offset + o.params_offset).skip
     io = {"inputs": [], "outputs": []}
     s = by_kind[K.EP_SECTION_IO]
     for i in range(s.count):
@@ -226,6 +228,9 @@ def inspect_text(data: bytes) -> str:
         ins = ", ".join("-" if x == K.EP_NO_TENSOR else f"%{x}" for x in o["inputs"])
         outs = ", ".join(f"%{x}" for x in o["outputs"])
         sc = f"  scratch {o['scratch'][1]}@{o['scratch'][0]}" if o["scratch"][1] else ""
+        if "skip" in o:   # the branches: IF false goes past its ELSE; ELSE (the then branch done) past its own
+            sc += (f"  then {i + 1}..{i + o['skip'] - 1}, else at {i + o['skip']}" if o["op"] == "if"
+                   else f"  else {i + 1}..{i + o['skip']}")
         out.append(f"  {i:>4} {o['op']:<16} v{o['variant']} {outs} <- {ins}  [{o['name']}]{sc}")
     out.append("tensors:")
     for i, x in enumerate(t):

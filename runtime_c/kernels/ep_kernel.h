@@ -78,17 +78,19 @@ typedef int (*ep_shape_fn)(const ep_op *op, ep_shape *out, uint64_t *scratch_byt
 #define EP_OPF_INPLACE 1            /* an output may exactly alias an input (elementwise ops) */
 #define EP_OPF_DATA_DEP 2           /* the kernel sets its outputs' variable dims */
 #define EP_OPF_OUT_DECLARED 4       /* the shape function reads output extents from the declared output */
+#define EP_OPF_CONTROL 8            /* run by the executor itself (IF / ELSE), never through its kernel */
 
 /* Static description of an opcode. */
-typedef struct ep_op_info {
+typedef struct ep_op_info {   /* 32 bytes on 64-bit targets: one per opcode in every build */
     const char *name;
+    ep_shape_fn shape;
     uint32_t params_size;
     uint16_t min_in, max_in;   /* max_in EP_VARIADIC: any number */
     uint16_t min_out, max_out;
-    ep_shape_fn shape;
     uint8_t inplace;           /* 1: an output may exactly alias an input (elementwise ops) */
     uint8_t data_dep;          /* 1: the kernel sets its outputs' variable dims (RANGE, NONZERO); the
                                 * shape function returns the capacity (the declared bound) */
+    uint8_t control;           /* 1: IF / ELSE, run by the executor (session.c) */
 } ep_op_info;
 
 /* Kernel table: one entry per opcode x variant; NULL means unsupported. */

@@ -144,6 +144,40 @@ static int check_aliasing(const ep_bound_op *b, const ep_op_info *info, uint32_t
     return EP_OK;
 }
 
+/* IF / ELSE must describe properly nested branches: an IF's ELSE lies inside the branch that holds the
+ * IF, the else branch ends inside it too, and an ELSE is only ever the end of an IF's then branch. The
+ * executor then only ever moves forward, to an op of the plan. A stack of open regions (then or else
+ * branches), each with the index one past its last op. */
+#if EP_HAVE_CONTROL
+static int check_branches(const ep_session *s, ep_err *e) {
+    uint32_t end[EP_MAX_BRANCH_DEPTH];
+    uint8_t is_then[EP_MAX_BRANCH_DEPTH];
+    int depth = 0;
+    for (uint32_t i = 0; i < s->n_ops; i++) {
+        while (depth && !is_then[depth - 1] && end[depth - 1] == i) depth--;   /* else branches ending here */
+        const ep_bound_op *b = &s->ops[i];
+        const uint64_t limit = depth ? end[depth - 1] : s->n_ops;
+        if (depth && is_then[depth - 1] && end[depth - 1] == i) {   /* this IF's ELSE (checked at the IF) */
+            const uint64_t fin = (uint64_t)i + 1 + b->skip;
+            const uint64_t outer = depth > 1 ? end[depth - 2] : s->n_ops;
+            if (fin > outer) return ep_fail(e, EP_ERR_PLAN_OP, "op %u (else): its branch runs past its own branch", i);
+            is_then[depth - 1] = 0;
+            end[depth - 1] = (uint32_t)fin;
+        } else if (b->ctl == EP_CTL_ELSE) {
+            return ep_fail(e, EP_ERR_PLAN_OP, "op %u (else): not the end of an IF's then branch", i);
+        } else if (b->ctl == EP_CTL_IF) {
+            const uint64_t els = (uint64_t)i + b->skip;
+            if (els >= limit || s->ops[els].ctl != EP_CTL_ELSE)
+                return ep_fail(e, EP_ERR_PLAN_OP, "op %u (if): no ELSE %u ops on inside its branch", i, b->skip);
+            if (depth == EP_MAX_BRANCH_DEPTH) return ep_fail(e, EP_ERR_PLAN_OP, "op %u (if): branches nest too deep", i);
+            is_then[depth] = 1;
+            end[depth++] = (uint32_t)els;
+        }
+    }
+    return EP_OK;
+}
+#endif
+
 ep_status ep_session_open(ep_session **out, const void *plan, size_t plan_len, void *arena, size_t arena_len,
                           const ep_options *opt) {
     ep_err err = {0, 0};
@@ -229,9 +263,16 @@ ep_status ep_session_open(ep_session **out, const void *plan, size_t plan_len, v
             return ep_fail(&err, EP_ERR_PLAN_UNSUPPORTED, "op %u (%s): data-dependent sizes need a build with "
                            "variable dims", i, info->name);
         b->data_dep = info->data_dep;
+#if EP_HAVE_CONTROL
+        b->ctl = info->control ? (r->opcode == EP_OP_IF ? EP_CTL_IF : EP_CTL_ELSE) : 0;
+        b->skip = info->control ? ((const ep_branch_params *)b->op.params)->skip : 0;
+#endif
         b->dyn = EP_HAVE_DYNAMIC && (info->data_dep || op_has_symbols(&b->op, &v));
         s->dynamic |= info->data_dep;
     }
+#if EP_HAVE_CONTROL
+    if ((rc = check_branches(s, &err))) return rc;
+#endif
     for (uint32_t i = 0; i < v.n_syms; i++) s->sym_val[i] = -1;
     if (EP_HAVE_DYNAMIC && s->dynamic && (rc = ep_shapes_check_bound(s, &err))) return rc;
     zero_state(s);
@@ -347,6 +388,10 @@ static int run_ops(ep_session *s) {
     if (EP_HAVE_DYNAMIC && s->dynamic && ep_shapes_bind_inputs(s)) return EP_ERR_INVALID_ARG;
     for (uint32_t i = 0; i < s->n_ops; i++) {
         const ep_bound_op *b = &s->ops[i];
+        if (EP_HAVE_CONTROL && b->ctl) {   /* IF: false skips to its ELSE; ELSE: the then branch ran, skip the else */
+            if (b->ctl == EP_CTL_ELSE || !*(const uint8_t *)b->op.in[0]->data) i += b->skip;
+            continue;
+        }
         if (EP_HAVE_DYNAMIC && b->dyn) {
             const int src = ep_shapes_resolve_op(s, i, b);
             if (src) return src;

@@ -6,6 +6,10 @@
 #include "ep_config.h"   /* EP_HAVE_DYNAMIC: variable dims (plan 1.1 symbols); 0 compiles that path out */
 
 #define EP_SESSION_MAGIC 0x53535045u  /* "EPSS" */
+#define EP_CTL_IF 1
+#define EP_CTL_ELSE 2
+#define EP_MAX_BRANCH_DEPTH 16   /* If nesting a plan may have */
+#define EP_HAVE_CONTROL EP_HAVE_OP_IF   /* a build without the control ops compiles the branch code out */
 
 typedef struct ep_bound_op {
     ep_kernel_fn fn;
@@ -13,6 +17,8 @@ typedef struct ep_bound_op {
     uint32_t name;           /* NAMES offset of the source node */
     uint8_t dyn;             /* an operand has variable dims: shapes are resolved before the kernel */
     uint8_t data_dep;        /* the kernel sets its outputs' variable dims */
+    uint8_t ctl;             /* EP_CTL_IF / EP_CTL_ELSE: the executor moves along the op list instead */
+    uint32_t skip;           /* control ops: the ops to skip (ep_branch_params.skip) */
     /* profiling (EP_OPT_PROFILE): fn is then prof_trampoline, which times prof_fn (the kernel) */
     ep_kernel_fn prof_fn;
     uint64_t prof_calls, prof_ns, prof_last_start, prof_last_ns;

@@ -224,50 +224,86 @@ void ep_shapes_clear_outputs(ep_session *s) {
 /* Open: follows the op list as ep_run will and proves that every variable dim an op reads, and every
  * variable dim of a graph output, has a value by then. A symbol gets its value from an input's shape,
  * from an earlier op's output (its shape function or a data-dependent kernel), or from its rule once
- * the rule's source has one. A plan that fails this would run into a length nothing computed. */
-static void close_rules(const ep_plan_view *v, uint8_t *known) {
+ * the rule's source has one. After an If, a symbol has a value only when both branches give it one. A
+ * plan that fails this would run into a length nothing computed. The symbols known are a bitset. */
+#define KNOWN_WORDS ((EP_MAX_SYMS + 31) / 32)
+typedef struct { uint32_t w[KNOWN_WORDS]; } known_set;
+
+static int is_known(const known_set *k, uint32_t sym) { return (int)(k->w[sym >> 5] >> (sym & 31)) & 1; }
+static void set_known(known_set *k, uint32_t sym) { k->w[sym >> 5] |= 1u << (sym & 31); }
+
+static void close_rules(const ep_plan_view *v, known_set *known) {
     for (uint32_t k = 0; k < v->n_syms; k++) {   /* a rule's source precedes it (checked at parse) */
         const ep_sym_rec *y = ep_view_sym(v, k);
-        if (!known[k] && y->src && known[y->src - 1u] && (!y->src2 || known[y->src2 - 1u])) known[k] = 1;
+        if (!is_known(known, k) && y->src && is_known(known, y->src - 1u) && (!y->src2 || is_known(known, y->src2 - 1u)))
+            set_known(known, k);
     }
 }
 
-static int first_unknown(const ep_plan_view *v, const ep_tensor *t, const uint8_t *known, int *dim) {
+static int first_unknown(const ep_plan_view *v, const ep_tensor *t, const known_set *known, int *dim) {
     const ep_tensor_rec *r = ep_view_tensor(v, t->index);
     for (int d = 0; d < r->rank; d++)
-        if (r->dim_sym[d] && !known[r->dim_sym[d] - 1u]) {
+        if (r->dim_sym[d] && !is_known(known, r->dim_sym[d] - 1u)) {
             *dim = d;
             return (int)r->dim_sym[d] - 1;
         }
     return -1;
 }
 
-static void learn(const ep_plan_view *v, const ep_tensor *t, uint8_t *known) {
+static void learn(const ep_plan_view *v, const ep_tensor *t, known_set *known) {
     const ep_tensor_rec *r = ep_view_tensor(v, t->index);
     for (int d = 0; d < r->rank; d++)
-        if (r->dim_sym[d]) known[r->dim_sym[d] - 1u] = 1;
+        if (r->dim_sym[d]) set_known(known, r->dim_sym[d] - 1u);
 }
+
+/* The branches of each open If (open checked their nesting): the symbols known at the IF, those the then
+ * branch ended with, and where the branch being followed ends. */
+typedef struct {
+    known_set at_if, then_end;
+    uint32_t end;
+    uint8_t in_then;
+} branch_frame;
 
 int ep_shapes_check_bound(const ep_session *s, ep_err *e) {
     const ep_plan_view *v = &s->view;
-    uint8_t known[EP_MAX_SYMS];
-    int d = 0, k;
-    memset(known, 0, sizeof(known));
-    for (uint32_t i = 0; i < s->n_inputs; i++) learn(v, &s->tensors[s->io_index[i]], known);
-    close_rules(v, known);
-    for (uint32_t i = 0; i < s->n_ops; i++) {
+    known_set known;
+    branch_frame stack[EP_MAX_BRANCH_DEPTH];
+    int d = 0, k, depth = 0;
+    memset(&known, 0, sizeof(known));
+    for (uint32_t i = 0; i < s->n_inputs; i++) learn(v, &s->tensors[s->io_index[i]], &known);
+    close_rules(v, &known);
+    for (uint32_t i = 0; i <= s->n_ops; i++) {
+        while (EP_HAVE_CONTROL && depth && !stack[depth - 1].in_then && stack[depth - 1].end == i) {   /* an If ends: both branches */
+            depth--;
+            for (int w = 0; w < KNOWN_WORDS; w++) known.w[w] &= stack[depth].then_end.w[w];
+        }
+        if (i == s->n_ops) break;
         const ep_bound_op *b = &s->ops[i];
+        if (EP_HAVE_CONTROL && depth && stack[depth - 1].in_then && stack[depth - 1].end == i) {   /* its ELSE: the else branch */
+            branch_frame *f = &stack[depth - 1];
+            f->then_end = known;
+            known = f->at_if;
+            f->in_then = 0;
+            f->end = i + 1 + b->skip;
+            continue;
+        }
         for (uint16_t j = 0; j < b->op.n_in; j++)
-            if (b->op.in[j] && (k = first_unknown(v, b->op.in[j], known, &d)) >= 0)
+            if (b->op.in[j] && (k = first_unknown(v, b->op.in[j], &known, &d)) >= 0)
                 return ep_fail(e, EP_ERR_PLAN_SHAPE, "op %u (%s '%s'): input %u dim %d ('%s') has no value "
                                "when the op runs", i, ep_op_info_get(b->op.opcode)->name,
                                ep_view_name(v, b->name), j, d, sym_name(s, (uint32_t)k));
-        for (uint16_t j = 0; j < b->op.n_out; j++) learn(v, b->op.out[j], known);
-        close_rules(v, known);
+        if (EP_HAVE_CONTROL && b->ctl == EP_CTL_IF) {   /* check_branches bounded the depth */
+            stack[depth].at_if = known;
+            stack[depth].in_then = 1;
+            stack[depth++].end = i + b->skip;
+            continue;
+        }
+        for (uint16_t j = 0; j < b->op.n_out; j++) learn(v, b->op.out[j], &known);
+        close_rules(v, &known);
     }
     for (uint32_t i = 0; i < s->n_outputs; i++) {
         const ep_tensor *t = &s->tensors[s->io_index[s->n_inputs + i]];
-        if ((k = first_unknown(v, t, known, &d)) >= 0)
+        if ((k = first_unknown(v, t, &known, &d)) >= 0)
             return ep_fail(e, EP_ERR_PLAN_SHAPE, "output %u '%s': dim %d ('%s') is computed by no op and no input",
                            i, ep_view_name(v, ep_view_tensor(v, t->index)->name), d, sym_name(s, (uint32_t)k));
     }

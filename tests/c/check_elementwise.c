@@ -144,7 +144,7 @@ static void gen_binary(int iter) {   /* extreme values, the vector activations, 
 
 static void gen_binary_small(int iter) {   /* every activation (half NONE), plain values, POW on positive bases */
     (void)iter;
-    ep_binary_params p = {chk_int(0, EP_BIN_COUNT - 1), chk_int(0, 9) < 5 ? EP_ACT_NONE : chk_int(1, EP_ACT_COUNT - 1),
+    ep_binary_params p = {chk_int(0, EP_BIN_COUNT - 1), chk_int(0, 9) < 5 ? EP_ACT_NONE : chk_int(1, EP_ACT_MATH_FIRST - 1),
                           0.3f, 0.6f};
     if (p.act == EP_ACT_CLIP) p.act_alpha = -0.5f, p.act_beta = 0.5f;
     const int r = chk_int(1, 4);

@@ -73,7 +73,7 @@ static void poke(uint8_t *p, int w) {
     memcpy(&old, p, (size_t)w);
     switch (below(3)) {
     case 0: v = INTERESTING[below(N_INTERESTING)]; break;
-    case 1: v = (int64_t)old + (int64_t)below(9) - 4; break;
+    case 1: v = (int64_t)(old + below(9) - 4u); break;   /* wraps in unsigned arithmetic */
     default: v = (int64_t)rnd(); break;
     }
     memcpy(p, &v, (size_t)w);

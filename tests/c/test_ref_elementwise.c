@@ -140,7 +140,7 @@ static void test_act(void) {
         rint_ok &= ep_act_f32(EP_ACT_ROUND, v, 0, 0) == rintf(v);
     }
     CHECK(rint_ok, "round differs from rintf");
-    for (int kind = 0; kind < EP_ACT_COUNT; kind++) {
+    for (int kind = 0; kind < EP_ACT_MATH_FIRST; kind++) {   /* the epilogue kinds */
         float v[257];
         fill_f32(v, 257, -6, 6);
         float w[257];
@@ -152,15 +152,37 @@ static void test_act(void) {
     }
 }
 
+/* The math kinds (not epilogues): libm's float functions, written out here as the spec. */
+static float math_ref(int kind, float v) {
+    switch (kind) {
+    case EP_ACT_SIN: return sinf(v);
+    case EP_ACT_COS: return cosf(v);
+    case EP_ACT_TAN: return tanf(v);
+    case EP_ACT_ASIN: return asinf(v);
+    case EP_ACT_ACOS: return acosf(v);
+    case EP_ACT_ATAN: return atanf(v);
+    case EP_ACT_SINH: return sinhf(v);
+    case EP_ACT_COSH: return coshf(v);
+    case EP_ACT_ASINH: return asinhf(v);
+    case EP_ACT_ACOSH: return acoshf(v);
+    case EP_ACT_ATANH: return atanhf(v);
+    case EP_ACT_SIGN: return v > 0 ? 1.0f : v < 0 ? -1.0f : v;
+    default: return NAN;
+    }
+}
+
 static void test_unary(void) {
     for (int kind = 1; kind < EP_ACT_COUNT; kind++) {
         for (int inplace = 0; inplace < 2; inplace++) {
             int32_t dims[4], rank = chk_int(0, 4);
             rdims(rank, dims, 7, 2000, 1);
             int64_t n = chk_numel(rank, dims);
-            fill_f32(A, n, kind == EP_ACT_SQRT || kind == EP_ACT_LOG ? 0.01f : -5, 5);
+            const int unit = kind == EP_ACT_ASIN || kind == EP_ACT_ACOS || kind == EP_ACT_ATANH;
+            if (kind == EP_ACT_ACOSH) fill_f32(A, n, 1, 5);
+            else if (unit) fill_f32(A, n, -0.99f, 0.99f);
+            else fill_f32(A, n, kind == EP_ACT_SQRT || kind == EP_ACT_LOG ? 0.01f : -5, 5);
             ep_unary_params p = {kind, 0.2f, 0.7f, 0};
-            for (int64_t i = 0; i < n; i++) R[i] = ep_act_f32(kind, A[i], 0.2f, 0.7f);
+            for (int64_t i = 0; i < n; i++) R[i] = kind >= EP_ACT_MATH_FIRST ? math_ref(kind, A[i]) : ep_act_f32(kind, A[i], 0.2f, 0.7f);
             int ok = run11(ep_shape_unary, ep_ref_unary_f32, EP_OP_UNARY, &p, EP_DTYPE_F32, A, rank, dims,
                            inplace ? A : Y, rank, dims);
             const float *got = inplace ? A : Y;
@@ -227,7 +249,7 @@ static void test_binary(void) {
         int32_t da[5], db[5];
         int ra, rb;
         rand_bcast(5, 4, 800, da, &ra, db, &rb);
-        int kind = chk_int(0, EP_BIN_COUNT - 1), act = chk_int(0, 3) ? 0 : chk_int(0, EP_ACT_COUNT - 1);
+        int kind = chk_int(0, EP_BIN_COUNT - 1), act = chk_int(0, 3) ? 0 : chk_int(0, EP_ACT_MATH_FIRST - 1);
         CHECK(run_binary(ra, da, rb, db, kind, act, 0), "binary kind %d act %d ranks %d %d", kind, act, ra, rb);
     }
     static const int32_t nchw[4] = {2, 3, 4, 5}, c111[4] = {1, 3, 1, 1}, c11[3] = {3, 1, 1}, one[1] = {1};

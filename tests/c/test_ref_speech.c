@@ -10,7 +10,7 @@
  * Build (from the repo root; ep_config.h is not needed):
  *   cc -std=c11 -Iruntime_c -Iruntime_c/include -Iruntime_c/kernels -Iruntime_c/src tests/c/test_ref_speech.c \
  *      runtime_c/src/ops/{sequence,logic,rnn}.c \
- *      runtime_c/kernels/ref/{layernorm_f32,logic_any,index_any,rnn_f32}.c -lm */
+ *      runtime_c/kernels/ref/{layernorm_f32,logic_any,sequence_any,rnn_f32}.c -lm */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>

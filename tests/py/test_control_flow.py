@@ -1,5 +1,7 @@
-"""Control flow: an If whose condition is a constant once the shapes are pinned takes its branch at compile
-time (nested Ifs included), each against onnxruntime."""
+"""Control flow. An If whose condition is a constant once the shapes are pinned takes its branch at compile
+time; one decided by the data runs as IF / ELSE ops, the executor running one branch (nested Ifs, values
+the branches read from outside, variable lengths, branch memory shared). Each against onnxruntime; plans
+whose branches are malformed are refused at open."""
 import numpy as np
 import onnxruntime as ort
 import pytest
@@ -10,6 +12,25 @@ from onnx import numpy_helper as nh
 import edgeplan
 import edgeplan.compiler.errors
 from conftest import rel_err
+from edgeplan import EdgeplanError, Session
+from edgeplan._cdef import K
+from edgeplan.compiler.graph import Graph, Op, Tensor
+from edgeplan.compiler.memplan import plan_memory
+from edgeplan.compiler.passes.select import select_kernels
+from edgeplan.compiler.writer import write_plan
+
+CompileError = edgeplan.compiler.errors.CompileError
+F32 = np.dtype(np.float32)
+
+
+def _ort(m, feeds):
+    s = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    return dict(zip([o.name for o in s.get_outputs()], s.run(None, feeds)))
+
+
+def _model(nodes, inputs, outputs, inits=()):
+    g = h.make_graph(nodes, "g", inputs, outputs, list(inits))
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
 
 
 def _branch(name, nodes, out, inits=()):
@@ -48,16 +69,197 @@ def test_an_if_on_pinned_shapes_takes_its_branch_at_compile_time(nested, n):
     assert rel_err(edgeplan.Session(plan).run(x=x)["y"], ref) == 0.0
 
 
-def test_an_if_decided_at_run_time_is_explained():
-    """The condition comes from an input's values: the message says where, and what edgeplan does."""
+def _rate_if():
+    """y = relu(x) when sr > 8000, else -x: the condition is a run-time input's value."""
     then = _branch("then", [h.make_node("Relu", ["x"], ["t"])], "t")
     els = _branch("else", [h.make_node("Neg", ["x"], ["e"])], "e")
     nodes = [h.make_node("Greater", ["sr", "k"], ["c"], name="is_16k"),
              h.make_node("If", ["c"], ["y"], name="by_rate", then_branch=then, else_branch=els)]
-    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.FLOAT, [4]), h.make_tensor_value_info("sr", TP.INT64, [])],
-                     [h.make_tensor_value_info("y", TP.FLOAT, None)], [nh.from_array(np.array(8000, np.int64), "k")])
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
-    with pytest.raises(edgeplan.compiler.errors.CompileError,
-                       match="node 'by_rate' \\(If\\): its condition 'c' is only known at run time \\(it comes from "
-                             "node 'is_16k' \\(Greater\\)\\)"):
+    return _model(nodes, [h.make_tensor_value_info("x", TP.FLOAT, [4]), h.make_tensor_value_info("sr", TP.INT64, [])],
+                  [h.make_tensor_value_info("y", TP.FLOAT, None)], [nh.from_array(np.array(8000, np.int64), "k")])
+
+
+@pytest.mark.parametrize("sr", [16000, 8000])
+def test_an_if_decided_at_run_time_runs_the_branch_its_condition_takes(sr):
+    m = _rate_if()
+    plan = edgeplan.compile(m)
+    text = plan.inspect()
+    assert "1 if               v0  <- %3  [by_rate]  then 2..2, else at 3" in text, text
+    assert "3 else             v0  <-   [by_rate]  else 4..4" in text, text
+    x = np.array([-1.5, -0.25, 0.5, 2.0], np.float32)
+    feeds = {"x": x, "sr": np.array(sr, np.int64)}
+    assert rel_err(Session(plan).run(**feeds)["y"], _ort(m, feeds)["y"]) == 0.0
+
+
+def _nested_if():
+    """s = sum(x); y = relu(x @ W) + 1 when s > 0, else (-x when s < -3, else x - 1) + 1. The branches read
+    x through an Identity (cleanup renames it), a weight and constants of the outer graph, and constants of
+    their own; the inner If is decided at run time too."""
+    W = np.random.default_rng(0).standard_normal((8, 8)).astype(np.float32)
+    then = h.make_graph([h.make_node("MatMul", ["xi", "W"], ["t0"]), h.make_node("Relu", ["t0"], ["t1"])], "then", [],
+                        [h.make_tensor_value_info("t1", TP.FLOAT, [2, 8])])
+    inner_then = _branch("it", [h.make_node("Neg", ["xi"], ["n0"])], "n0")
+    inner_else = _branch("ie", [h.make_node("Sub", ["xi", "one"], ["n1"])], "n1")
+    els = h.make_graph([h.make_node("Less", ["s", "m3"], ["c2"]),
+                        h.make_node("If", ["c2"], ["e0"], name="inner", then_branch=inner_then, else_branch=inner_else)],
+                       "else", [], [h.make_tensor_value_info("e0", TP.FLOAT, [2, 8])],
+                       [nh.from_array(np.array(-3.0, np.float32), "m3")])
+    nodes = [h.make_node("Identity", ["x"], ["xi"]), h.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+             h.make_node("Greater", ["s", "zero"], ["c"]),
+             h.make_node("If", ["c"], ["y0"], name="outer", then_branch=then, else_branch=els),
+             h.make_node("Add", ["y0", "one"], ["y"])]
+    return _model(nodes, [h.make_tensor_value_info("x", TP.FLOAT, [2, 8])], [h.make_tensor_value_info("y", TP.FLOAT, [2, 8])],
+                  [nh.from_array(W, "W"), nh.from_array(np.array(0.0, np.float32), "zero"),
+                   nh.from_array(np.array(1.0, np.float32), "one")])
+
+
+@pytest.mark.parametrize("shift", [1.0, -0.1, -1.0])   # the then branch, the inner else, the inner then
+def test_nested_run_time_ifs_read_outer_values(shift):
+    m = _nested_if()
+    plan = edgeplan.compile(m)
+    assert plan.report["op_counts"]["if"] == 2
+    x = (np.random.default_rng(1).standard_normal((2, 8)) * 0.1 + shift).astype(np.float32)
+    assert rel_err(Session(plan).run(x=x)["y"], _ort(m, {"x": x})["y"]) < 1e-6
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_branch_results_may_be_outer_values_and_constants(flag):
+    """Two outputs, graph outputs themselves: the then branch gives x itself and a constant (through
+    Identity, which onnxruntime needs), the else branch a computed value and x; whichever ran, the outputs
+    hold its results."""
+    then = h.make_graph([h.make_node("Identity", ["x"], ["xt"]), h.make_node("Identity", ["k3"], ["kt"])], "then", [],
+                        [h.make_tensor_value_info("xt", TP.FLOAT, [3]), h.make_tensor_value_info("kt", TP.FLOAT, [3])],
+                        [nh.from_array(np.array([7, 8, 9], np.float32), "k3")])
+    els = h.make_graph([h.make_node("Mul", ["x", "x"], ["sq"]), h.make_node("Identity", ["x"], ["xe"])], "else", [],
+                       [h.make_tensor_value_info("sq", TP.FLOAT, [3]), h.make_tensor_value_info("xe", TP.FLOAT, [3])])
+    m = _model([h.make_node("If", ["flag"], ["a", "b"], name="pick", then_branch=then, else_branch=els)],
+               [h.make_tensor_value_info("x", TP.FLOAT, [3]), h.make_tensor_value_info("flag", TP.BOOL, [])],
+               [h.make_tensor_value_info("a", TP.FLOAT, [3]), h.make_tensor_value_info("b", TP.FLOAT, [3])])
+    s = Session(edgeplan.compile(m))
+    feeds = {"x": np.array([1, -2, 3], np.float32), "flag": np.array(flag)}
+    got, ref = s.run(**feeds), _ort(m, feeds)
+    for k in ("a", "b"):
+        assert np.array_equal(got[k], ref[k]), k
+    feeds["flag"] = np.array(not flag)   # the same session, the other branch: nothing left from the last run
+    got, ref = s.run(**feeds), _ort(m, feeds)
+    for k in ("a", "b"):
+        assert np.array_equal(got[k], ref[k]), k
+
+
+def test_branches_giving_different_shapes_are_refused():
+    then = _branch("then", [h.make_node("Relu", ["x"], ["t"])], "t")
+    els = _branch("else", [h.make_node("ReduceSum", ["x"], ["e"], keepdims=1)], "e")
+    m = _model([h.make_node("If", ["flag"], ["y"], name="pick", then_branch=then, else_branch=els)],
+               [h.make_tensor_value_info("x", TP.FLOAT, [4]), h.make_tensor_value_info("flag", TP.BOOL, [])],
+               [h.make_tensor_value_info("y", TP.FLOAT, None)])
+    with pytest.raises(CompileError, match="node 'pick' \\(If\\): output 0 \\('y'\\) is \\[4\\] float32 from the "
+                                           "then_branch but \\[1\\] float32 from the else_branch"):
         edgeplan.compile(m)
+
+
+def test_a_branch_that_cannot_compile_says_which_input_to_freeze():
+    """The else branch holds an op edgeplan lacks: the If's problem names it, and the input the condition
+    comes from, to freeze when that branch never runs."""
+    then = _branch("then", [h.make_node("Relu", ["x"], ["t"])], "t")
+    els = _branch("else", [h.make_node("Unique", ["x"], ["e"], name="uniq")], "e")
+    m = _model([h.make_node("Greater", ["sr", "k"], ["c"]),
+                h.make_node("If", ["c"], ["y"], name="by_rate", then_branch=then, else_branch=els)],
+               [h.make_tensor_value_info("x", TP.FLOAT, [4]), h.make_tensor_value_info("sr", TP.INT64, [])],
+               [h.make_tensor_value_info("y", TP.FLOAT, None)], [nh.from_array(np.array(8000, np.int64), "k")])
+    with pytest.raises(CompileError) as e:
+        edgeplan.compile(m)
+    first = str(e.value.problems[0])
+    assert first.startswith("node 'by_rate' (If): its else_branch cannot be compiled: node 'by_rate/else/uniq' "
+                            "(Unique): op type 'Unique' is unsupported"), first
+    assert first.endswith("freeze what its condition depends on: --const sr=VALUE (consts={'sr': VALUE})"), first
+    x = np.ones(4, np.float32)   # frozen, the If goes at compile time and the else branch with it
+    plan = edgeplan.compile(m, consts={"sr": 16000})
+    assert np.array_equal(Session(plan).run(x=x)["y"], x)
+
+
+def test_an_if_under_a_variable_length():
+    """x [1, n] with n in 1..32: y = relu(x) * 2 when max(x) > 0 else x - 1, one plan for every length."""
+    then = _branch("then", [h.make_node("Relu", ["x"], ["r"]), h.make_node("Mul", ["r", "two"], ["t"])], "t",
+                   [nh.from_array(np.array(2, np.float32), "two")])
+    els = _branch("else", [h.make_node("Sub", ["x", "one"], ["e"])], "e", [nh.from_array(np.array(1, np.float32), "one")])
+    m = _model([h.make_node("ReduceMax", ["x"], ["mx"], keepdims=0), h.make_node("Greater", ["mx", "zero"], ["c"]),
+                h.make_node("If", ["c"], ["y0"], name="pos", then_branch=then, else_branch=els),
+                h.make_node("Sigmoid", ["y0"], ["y"])],
+               [h.make_tensor_value_info("x", TP.FLOAT, [1, "n"])], [h.make_tensor_value_info("y", TP.FLOAT, [1, "n"])],
+               [nh.from_array(np.array(0, np.float32), "zero")])
+    s = Session(edgeplan.compile(m, dims={"n": (1, 32)}))
+    rng = np.random.default_rng(3)
+    for n in (1, 7, 32, 20):
+        for sign in (1.0, -1.0):
+            x = (sign * np.abs(rng.standard_normal((1, n)))).astype(np.float32)
+            got = s.run(x=x)["y"]
+            assert got.shape == (1, n)
+            assert rel_err(got, _ort(m, {"x": x})["y"]) < 1e-6, (n, sign)
+
+
+def test_the_branches_share_arena_memory():
+    """Each branch needs a 256 KiB temporary; only one runs, so the arena holds one of them, not both."""
+    big = 64 * 1024
+    then = _branch("then", [h.make_node("Tile", ["x", "reps"], ["tt"]), h.make_node("ReduceSum", ["tt"], ["t"], keepdims=0)],
+                   "t", [nh.from_array(np.array([big], np.int64), "reps")])
+    els = _branch("else", [h.make_node("Tile", ["x", "reps2"], ["te"]), h.make_node("ReduceMax", ["te"], ["e"], keepdims=0)],
+                  "e", [nh.from_array(np.array([big], np.int64), "reps2")])
+    m = _model([h.make_node("If", ["flag"], ["y"], name="pick", then_branch=then, else_branch=els)],
+               [h.make_tensor_value_info("x", TP.FLOAT, [1]), h.make_tensor_value_info("flag", TP.BOOL, [])],
+               [h.make_tensor_value_info("y", TP.FLOAT, None)])
+    plan = edgeplan.compile(m)
+    assert big * 4 <= plan.report["planned_bytes"] < 2 * big * 4, plan.report["planned_bytes"]
+    s = Session(plan)
+    for flag in (True, False):
+        feeds = {"x": np.array([0.5], np.float32), "flag": np.array(flag)}
+        assert rel_err(s.run(**feeds)["y"], _ort(m, feeds)["y"]) < 1e-5
+
+
+# ---- malformed branches in a plan: refused at open ----------------------------------------------------------
+
+def _branch_plan(ops_spec) -> bytes:
+    """A plan x -> ops -> y whose op list is ops_spec: "if:SKIP" (on input c), "else:SKIP", or "neg" (y = -x,
+    in place on y): the skips written as given, without the compiler's checks."""
+    x = Tensor("x", F32, (4,), is_input=True)
+    c = Tensor("c", np.dtype(np.bool_), (1,), is_input=True)
+    y = Tensor("y", F32, (4,), is_output=True)
+    ops = []
+    for k, spec in enumerate(ops_spec):
+        kind, _, skip = spec.partition(":")
+        if kind == "neg":
+            ops.append(Op("unary", [x], [y], dict(kind=K.EP_ACT_NEG), name=f"neg{k}"))
+        else:
+            ops.append(Op(kind, [c] if kind == "if" else [], [], dict(skip=int(skip), reserved=0), name=f"{kind}{k}"))
+    g = Graph([x, c, y], ops, [x, c], [y])
+    select_kernels(g, None)
+    return write_plan(g, plan_memory(g))
+
+
+def test_well_formed_branches_open_and_run():
+    s = Session(_branch_plan(["if:2", "neg", "else:1", "neg"]))
+    x = np.array([1, -2, 3, 0], np.float32)
+    assert np.array_equal(s.run(x=x, c=np.array([True]))["y"], -x)
+
+
+@pytest.mark.parametrize("spec,why", [
+    (["if:5", "neg", "else:1", "neg"], "op 0 \\(if\\): no ELSE 5 ops on inside its branch"),
+    (["if:1", "neg", "else:1", "neg"], "op 0 \\(if\\): no ELSE 1 ops on"),
+    (["neg", "else:0"], "op 1 \\(else\\): not the end of an IF's then branch"),
+    (["if:2", "neg", "else:9", "neg"], "op 2 \\(else\\): its branch runs past its own branch"),
+    # the inner If's else branch runs past the outer then branch
+    (["if:4", "if:2", "neg", "else:2", "else:1", "neg"], "op 3 \\(else\\): its branch runs past its own branch"),
+    (["if:0", "neg"], "params"),
+    (["if:2", "neg", "else:1"], "op 2 \\(else\\): its branch runs past"),
+])
+def test_malformed_branches_are_refused_at_open(spec, why):
+    with pytest.raises(EdgeplanError, match=why):
+        Session(_branch_plan(spec))
+
+
+def test_branches_nested_too_deep_are_refused_at_open():
+    depth = 17
+    spec = [f"if:{2 * (depth - k) - 1}" for k in range(depth)]
+    spec[-1] = "if:1"
+    spec += ["else:0"] * depth   # each ELSE ends its IF's then branch, which holds the next IF
+    with pytest.raises(EdgeplanError, match="nest too deep"):
+        Session(_branch_plan(spec))

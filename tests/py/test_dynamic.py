@@ -187,6 +187,19 @@ def test_nonzero(dtype):
         same(s.run({"x": x}), ort_run(m, {"x": x}))
 
 
+def test_a_data_dependent_length_reaches_ops_through_views():
+    """NonZero -> Squeeze (a view) -> Cast -> Mul, without dims=: every tensor after the NonZero runs at its
+    length (this plan used to give the Mul's full capacity, zeros past the real length)."""
+    m = make([h.make_node("NonZero", ["x"], ["nz"]), h.make_node("Squeeze", ["nz", "ax"], ["sq"]),
+              h.make_node("Cast", ["sq"], ["f"], to=TP.FLOAT), h.make_node("Mul", ["f", "two"], ["y"])],
+             [h.make_tensor_value_info("x", TP.FLOAT, [6])], [h.make_tensor_value_info("y", TP.FLOAT, None)],
+             {"ax": np.array([0], np.int64), "two": np.array(2, np.float32)})
+    s = edgeplan.Session(edgeplan.compile(m))
+    for x in ([0, 1, 0, 2, 3, 0], [1, 1, 1, 1, 1, 1], [0] * 6):
+        x = np.array(x, np.float32)
+        same(s.run({"x": x}), ort_run(m, {"x": x}))
+
+
 def test_range_float_and_int32():
     for dt, vals in ((np.float32, (0.5, 4.2, 0.5)), (np.int32, (10, -3, -3)), (np.int64, (5, 5, 1))):
         tp = h.np_dtype_to_tensor_dtype(np.dtype(dt))

@@ -58,6 +58,29 @@ def plans(tmp_path_factory):
     p = d / "lrn.eplan"
     edgeplan.compile(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])).save(p)
     paths.append(p)
+    # plan 1.2: the index and detection ops, two of them with data-dependent lengths (NMS, Compress)
+    F, I64 = TensorProto.FLOAT, TensorProto.INT64
+    # (the ops that check run-time indices last: a mutated run stops at the first that fails)
+    nodes = [helper.make_node("Compress", ["x", "cond"], ["cp"], axis=1),
+             helper.make_node("NonMaxSuppression", ["boxes", "scores", "mo", "iou", "st"], ["nms"]),
+             helper.make_node("GatherElements", ["x", "gi"], ["ge"], axis=0),
+             helper.make_node("ScatterElements", ["x", "si", "su"], ["se"], axis=1, reduction="add"),
+             helper.make_node("ReverseSequence", ["x", "lens"], ["rs"], batch_axis=1, time_axis=0)]
+    ins = [("x", F, [3, 4]), ("gi", I64, [2, 4]), ("si", I64, [3, 2]), ("su", F, [3, 2]), ("lens", I64, [4]),
+           ("boxes", F, [1, 6, 4]), ("scores", F, [1, 2, 6]), ("cond", TensorProto.BOOL, [4])]
+    g = helper.make_graph(nodes, "index", [helper.make_tensor_value_info(*i) for i in ins],
+                          [helper.make_tensor_value_info(o, t, None) for o, t in (("ge", F), ("se", F), ("rs", F),
+                                                                                   ("nms", I64), ("cp", F))],
+                          [helper.make_tensor("mo", I64, [1], [3]), helper.make_tensor("iou", F, [1], [0.5]),
+                           helper.make_tensor("st", F, [1], [-1.0])])
+    p = d / "index.eplan"
+    edgeplan.compile(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])).save(p)
+    paths.append(p)
+    # plan 1.2: run-time Ifs (IF / ELSE ops), nested
+    from test_control_flow import _nested_if
+    p = d / "branches.eplan"
+    edgeplan.compile(_nested_if()).save(p)
+    paths.append(p)
     return paths
 
 

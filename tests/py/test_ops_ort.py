@@ -453,3 +453,278 @@ def test_math_unary(op):
     if op == "Sign":
         x[:2] = [0.0, -0.0]
     check(build(op, {"x": x}, {}, ["x"]), {"x": x}, tol=2e-6)
+
+
+# ---- index and detection ops (plan 1.2): GatherElements, ScatterElements / Scatter, ReverseSequence,
+# NonMaxSuppression, Compress. Integer outputs and index movements compare exactly; NonMaxSuppression
+# computes its IoU in f32 with onnxruntime's operations in its order, so the selections match exactly.
+
+def _typed_model(op, feeds, consts, order, attrs=None, out_dtype=np.float32, opset=OPSET, out_shape=None):
+    """build(), with the output's element type declared (onnxruntime checks it against the op's)."""
+    vi = [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape) for k, v in feeds.items()]
+    out = helper.make_tensor_value_info("y", helper.np_dtype_to_tensor_dtype(np.dtype(out_dtype)), out_shape)
+    node = helper.make_node(op, list(order), ["y"], name=f"{op.lower()}_node", **(attrs or {}))
+    g = helper.make_graph([node], "g", vi, [out], [numpy_helper.from_array(v, k) for k, v in consts.items()])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
+
+
+def _run_fails(model, feeds, status, match="index value out of range", **compile_kw):
+    """The run fails with an EdgeplanError naming the op and the reason (and nothing is returned)."""
+    from edgeplan import EdgeplanError
+    s = edgeplan.Session(edgeplan.compile(model, **compile_kw))
+    with pytest.raises(EdgeplanError, match=match) as e:
+        s.run(feeds)
+    assert e.value.status == status
+    assert model.graph.node[0].name in str(e.value)
+
+
+def _data(rng, shape, dt):
+    if np.dtype(dt) == np.bool_:
+        return rng.random(shape) < 0.5
+    if np.dtype(dt).kind == "f":
+        return f32(rng, *shape)
+    return rng.integers(-50, 50, size=shape).astype(dt)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_gather_elements(seed):
+    """GatherElements on ranks 1-4, every axis, int32/int64 indices with negative values, indices smaller
+    than the data off the axis and longer or shorter along it, several dtypes; run-time and constant
+    indices; an empty index tensor."""
+    from edgeplan._cdef import K
+    rng = np.random.default_rng(seed)
+    for dt in (np.float32, np.int64, np.int8, np.bool_):
+        r = int(rng.integers(1, 5))
+        shape = [int(v) for v in rng.integers(1, 5, size=r)]
+        axis = int(rng.integers(-r, r))
+        ishape = [int(rng.integers(1, d + 1)) for d in shape]
+        ishape[axis] = int(rng.integers(1, 7))
+        x = _data(rng, shape, dt)
+        idx = rng.integers(-shape[axis], shape[axis], size=ishape).astype(np.int32 if seed % 2 else np.int64)
+        m = _typed_model("GatherElements", {"x": x, "i": idx}, {}, ["x", "i"], dict(axis=axis), out_dtype=dt)
+        check(m, {"x": x, "i": idx})
+        check(_typed_model("GatherElements", {"x": x}, {"i": idx}, ["x", "i"], dict(axis=axis), out_dtype=dt), {"x": x})
+    x = f32(rng, 3, 4)
+    empty = np.zeros((0, 4), np.int64)
+    check(_typed_model("GatherElements", {"x": x, "i": empty}, {}, ["x", "i"], dict(axis=0)), {"x": x, "i": empty})
+    bad = np.array([[0, 1], [3, -4]], np.int64)    # 3 is past the extent 3
+    _run_fails(_typed_model("GatherElements", {"x": x, "i": bad}, {}, ["x", "i"], dict(axis=0)), {"x": x, "i": bad},
+               K.EP_ERR_RUN_INDEX)
+    bad[1, 0] = -5                                    # below -4 on axis 1
+    _run_fails(_typed_model("GatherElements", {"x": x, "i": bad}, {}, ["x", "i"], dict(axis=1)), {"x": x, "i": bad},
+               K.EP_ERR_RUN_INDEX)
+
+
+@pytest.mark.parametrize("reduction", ["none", "add", "mul", "max", "min"])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_scatter_elements(seed, reduction):
+    """ScatterElements on ranks 1-4 with every reduction (float32, int32, int64 data), negative indices,
+    indices smaller than the data; with a reduction the indices repeat (duplicates combine in order);
+    without one they are distinct along the axis (ONNX leaves duplicates undefined there)."""
+    rng = np.random.default_rng(seed)
+    for dt in ((np.float32, np.int32, np.int64) if reduction != "none" else (np.float32, np.int64, np.bool_)):
+        r = int(rng.integers(1, 5))
+        shape = [int(v) for v in rng.integers(1, 5, size=r)]
+        axis = int(rng.integers(0, r))
+        ishape = [int(rng.integers(1, d + 1)) for d in shape]
+        if reduction == "none":       # a permutation prefix along the axis: no two updates hit one element
+            ishape[axis] = int(rng.integers(1, shape[axis] + 1))
+            perm = np.stack([rng.permutation(shape[axis])[:ishape[axis]] for _ in range(prod_others(ishape, axis))])
+            idx = np.moveaxis(perm.reshape([d for k, d in enumerate(ishape) if k != axis] + [ishape[axis]]), -1, axis)
+        else:
+            ishape[axis] = int(rng.integers(1, 2 * shape[axis] + 2))   # more updates than slots: duplicates
+            idx = rng.integers(0, shape[axis], size=ishape)
+        idx = np.where(rng.random(idx.shape) < 0.5, idx - shape[axis], idx).astype(np.int64 if seed % 2 else np.int32)
+        x = _data(rng, shape, dt)
+        u = _data(rng, ishape, dt)
+        if dt != np.float32 and reduction == "mul":
+            u = (u % 3).astype(dt)        # keep the products small (integers would wrap in both)
+        attrs = dict(axis=axis - r if seed % 2 else axis)
+        if reduction != "none":
+            attrs["reduction"] = reduction
+        m = _typed_model("ScatterElements", {"x": x, "i": idx, "u": u}, {}, ["x", "i", "u"], attrs, out_dtype=dt, opset=18)
+        check(m, {"x": x, "i": idx, "u": u})
+
+
+def prod_others(shape, axis):
+    return int(np.prod([d for k, d in enumerate(shape) if k != axis], dtype=np.int64))
+
+
+def test_scatter_elements_edges():
+    """Duplicates with reduction add/mul on float32 (the order of accumulation is the indices' row-major
+    order in both), the deprecated Scatter (opset 10, converted to ScatterElements on import), empty
+    indices (the data unchanged), constant indices, and out-of-range indices failing the run."""
+    from edgeplan._cdef import K
+    rng = np.random.default_rng(20)
+    x = f32(rng, 4, 3)
+    idx = np.array([[1, 1, 1], [1, -3, 0], [-3, 2, 1]], np.int64)
+    u = f32(rng, 3, 3)
+    for red in ("add", "mul", "max", "min"):
+        m = _typed_model("ScatterElements", {"x": x, "i": idx, "u": u}, {}, ["x", "i", "u"], dict(axis=0, reduction=red),
+                         opset=18)
+        check(m, {"x": x, "i": idx, "u": u})
+        check(_typed_model("ScatterElements", {"x": x, "u": u}, {"i": idx}, ["x", "i", "u"], dict(axis=0, reduction=red),
+                           opset=18), {"x": x, "u": u})
+    perm = np.array([[3, 0, 2], [1, 3, 0]], np.int64)
+    su = f32(rng, 2, 3)
+    for axis in (0, -2):
+        m = _typed_model("Scatter", {"x": x, "i": perm, "u": su}, {}, ["x", "i", "u"], dict(axis=axis), opset=10)
+        check(m, {"x": x, "i": perm, "u": su})
+    e, eu = np.zeros((0, 3), np.int64), np.zeros((0, 3), np.float32)
+    check(_typed_model("ScatterElements", {"x": x, "i": e, "u": eu}, {}, ["x", "i", "u"], dict(axis=0)),
+          {"x": x, "i": e, "u": eu})
+    bad = idx.copy()
+    bad[2, 2] = 4
+    _run_fails(_typed_model("ScatterElements", {"x": x, "i": bad, "u": u}, {}, ["x", "i", "u"], dict(axis=0)),
+               {"x": x, "i": bad, "u": u}, K.EP_ERR_RUN_INDEX)
+    bad[2, 2] = -5
+    _run_fails(_typed_model("ScatterElements", {"x": x, "i": bad, "u": u}, {}, ["x", "i", "u"],
+                            dict(axis=0, reduction="add"), opset=18), {"x": x, "i": bad, "u": u}, K.EP_ERR_RUN_INDEX)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_reverse_sequence(seed):
+    """ReverseSequence time-major and batch-major, ranks 2-4, float32 / int64 / bool data, lengths from 0
+    to the time extent at run time and as a constant; a length past the extent or negative fails the run."""
+    from edgeplan._cdef import K
+    rng = np.random.default_rng(seed)
+    time_axis = seed % 2
+    T, B = int(rng.integers(1, 7)), int(rng.integers(1, 5))
+    for dt in (np.float32, np.int64, np.bool_):
+        shape = [T, B] if time_axis == 0 else [B, T]
+        shape += [int(v) for v in rng.integers(1, 4, size=int(rng.integers(0, 3)))]
+        x = _data(rng, shape, dt)
+        lens = rng.integers(0, T + 1, size=B).astype(np.int64)
+        lens[0] = T
+        attrs = dict(time_axis=time_axis, batch_axis=1 - time_axis)
+        check(_typed_model("ReverseSequence", {"x": x, "l": lens}, {}, ["x", "l"], attrs, out_dtype=dt), {"x": x, "l": lens})
+        check(_typed_model("ReverseSequence", {"x": x}, {"l": lens}, ["x", "l"], attrs, out_dtype=dt), {"x": x})
+    x = f32(rng, *shape)
+    m = _typed_model("ReverseSequence", {"x": x, "l": lens}, {}, ["x", "l"], attrs)
+    for bad in (T + 1, -1):
+        lens2 = lens.copy()
+        lens2[-1] = bad
+        _run_fails(m, {"x": x, "l": lens2}, K.EP_ERR_RUN_INDEX)
+
+
+def _nms_inputs(rng, N, C, B, center, ties):
+    """Boxes in both encodings (corners in any order for 0; zero-area and duplicate boxes included) and
+    scores on a coarse grid when ties are wanted (many equal scores: the order then follows the box index)."""
+    lo = rng.uniform(0, 1, (N, B, 2))
+    size = rng.uniform(0, 0.6, (N, B, 2))
+    size[:, ::7] = 0.0                                 # some boxes without area
+    if center:
+        boxes = np.concatenate([lo + size / 2, size], axis=2)[..., [1, 0, 3, 2]]   # [xc, yc, w, h]
+    else:
+        hi = lo + size
+        flip = rng.random((N, B, 1)) < 0.3               # the other diagonal's corners
+        boxes = np.where(flip, np.concatenate([hi, lo], axis=2), np.concatenate([lo, hi], axis=2))
+    if B > 3:
+        boxes[:, 3] = boxes[:, 1]                       # an identical pair
+    scores = rng.integers(0, 6, (N, C, B)) / 5.0 if ties else rng.uniform(0, 1, (N, C, B))
+    return boxes.astype(np.float32), scores.astype(np.float32)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_non_max_suppression(seed):
+    """NonMaxSuppression against onnxruntime: several batches and classes, both box encodings, equal scores
+    (ties), IoU and score thresholds (0 and 1 included), max_output_boxes_per_class below and above the box
+    count, every optional input absent or present, constant (the output bound N*C*min(B, max)) or at run
+    time (bound N*C*B)."""
+    rng = np.random.default_rng(seed)
+    N, C, B = int(rng.integers(1, 3)), int(rng.integers(1, 4)), int(rng.integers(1, 30))
+    center = seed % 2
+    boxes, scores = _nms_inputs(rng, N, C, B, center, ties=seed % 4 < 2)
+    iou = float(rng.choice([0.0, 0.3, 0.5, 0.7, 1.0]))
+    st = float(rng.choice([-1.0, 0.0, 0.2, 0.6]))
+    mo = 0 if seed == 6 else int(rng.choice([1, 3, B, B + 5]))
+    vals = {"m": np.array([mo], np.int64), "iou": np.array([iou], np.float32), "s": np.array([st], np.float32)}
+    attrs = dict(center_point_box=center)
+    feeds = {"b": boxes, "sc": scores}
+    for order in (["b", "sc", "m", "iou", "s"], ["b", "sc", "m", "iou"], ["b", "sc", "m"], ["b", "sc", "m", "", "s"],
+                  ["b", "sc"]):
+        used = {k: v for k, v in vals.items() if k in order}
+        check(_typed_model("NonMaxSuppression", feeds, used, order, attrs, out_dtype=np.int64, opset=11), feeds)
+        m = _typed_model("NonMaxSuppression", dict(feeds, **used), {}, order, attrs, out_dtype=np.int64, opset=11)
+        check(m, dict(feeds, **used))
+
+
+def test_non_max_suppression_edges():
+    """onnxruntime's tie and boundary behaviour on hand-made cases: equal scores keep the lower box index
+    first, an IoU exactly at the threshold does not suppress (strictly greater does), a score exactly at
+    the threshold is dropped (strictly greater passes), negative max_output_boxes_per_class selects
+    nothing, no boxes; a run-time IoU threshold outside [0, 1] and more selections than a declared bound
+    fail the run."""
+    from edgeplan._cdef import K
+    boxes = np.array([[[0, 0, 1, 1], [0, 0.5, 1, 1.5], [0, 0, 1, 1], [0, 2, 1, 3], [0, 2.25, 1, 3.25], [0, 0, 0, 1]]],
+                     np.float32)       # IoU(0, 1) = 1/3, boxes 0 and 2 identical, IoU(3, 4) = 0.6, box 5 no area
+    scores = np.array([[[0.5, 0.5, 0.5, 0.9, 0.9, 0.5], [0.1, 0.2, 0.3, 0.3, 0.2, 0.1]]], np.float32)
+    feeds = {"b": boxes, "sc": scores}
+    for iou, st, mo in ((1 / 3, 0.0, 10), (0.3, 0.2, 10), (0.6, 0.1, 2), (0.0, 0.5, 10), (0.5, -1.0, -3), (1.0, 0.3, 1)):
+        consts = {"m": np.array([mo], np.int64), "iou": np.array([iou], np.float32), "s": np.array([st], np.float32)}
+        check(_typed_model("NonMaxSuppression", feeds, consts, ["b", "sc", "m", "iou", "s"], out_dtype=np.int64,
+                           opset=11), feeds)
+    none = {"b": np.zeros((1, 0, 4), np.float32), "sc": np.zeros((1, 2, 0), np.float32)}
+    check(_typed_model("NonMaxSuppression", none, {"m": np.array([3], np.int64)}, ["b", "sc", "m"], out_dtype=np.int64,
+                       opset=11), none)
+    m = _typed_model("NonMaxSuppression", dict(feeds, iou=np.array([0.5], np.float32)), {"m": np.array([4], np.int64)},
+                     ["b", "sc", "m", "iou"], out_dtype=np.int64, opset=11)
+    _run_fails(m, dict(feeds, iou=np.array([1.5], np.float32)), K.EP_ERR_RUN_INDEX)
+    _run_fails(m, dict(feeds, iou=np.array([0.0], np.float32)), K.EP_ERR_RUN_BOUND, match="bound|exceeds",
+               dims={"y": (0, 3)})
+    plan = edgeplan.compile(m, dims={"y": (0, 8)})   # a declared bound: the run at any count up to it
+    assert plan.report["symbols"] == [("y", 0, 8)]
+    np.testing.assert_array_equal(edgeplan.Session(plan).run(dict(feeds, iou=np.array([0.5], np.float32)))["y"],
+                                  ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+                                      None, dict(feeds, iou=np.array([0.5], np.float32)))[0])
+
+
+def test_non_max_suppression_feeds_a_gather():
+    """A detector's tail: the selected box indices gather the boxes (the data-dependent length declared
+    by dim name, so that the ops after NonMaxSuppression run at the selected count)."""
+    rng = np.random.default_rng(21)
+    boxes, scores = _nms_inputs(rng, 1, 2, 24, 0, ties=True)
+    nodes = [helper.make_node("NonMaxSuppression", ["b", "sc", "m", "iou", "st"], ["sel"], name="nms"),
+             helper.make_node("Gather", ["sel", "two"], ["bi"], axis=1, name="col"),
+             helper.make_node("Squeeze", ["b", "zero"], ["b0"], name="squeeze"),
+             helper.make_node("Gather", ["b0", "bi"], ["y"], axis=0, name="pick")]
+    inits = {"m": np.array([5], np.int64), "iou": np.array([0.4], np.float32), "st": np.array([0.5], np.float32),
+             "two": np.array(2, np.int64), "zero": np.array([0], np.int64)}
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("b", TensorProto.FLOAT, boxes.shape),
+                                       helper.make_tensor_value_info("sc", TensorProto.FLOAT, scores.shape)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["K", 4])],
+                          [numpy_helper.from_array(v, k) for k, v in inits.items()],
+                          value_info=[helper.make_tensor_value_info("sel", TensorProto.INT64, ["K", 3])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=8)
+    ref = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    s = edgeplan.Session(edgeplan.compile(m, dims={"K": (0, 10)}))
+    for st in (0.5, 0.9, 0.0):
+        sc = scores + np.float32(st - 0.5)
+        got, want = s.run({"b": boxes, "sc": sc})["y"], ref.run(None, {"b": boxes, "sc": sc})[0]
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_compress(seed):
+    """Compress with the condition at run time (a data-dependent length; conditions shorter and longer than
+    the extent, all false, all true), along each axis, a negative one and none (the flattened input), and
+    with a constant condition (a gather)."""
+    rng = np.random.default_rng(seed)
+    for dt in (np.float32, np.int64, np.bool_):
+        r = int(rng.integers(1, 4))
+        shape = [int(v) for v in rng.integers(1, 5, size=r)]
+        x = _data(rng, shape, dt)
+        for axis in (None, int(rng.integers(-r, r))):
+            extent = int(np.prod(shape)) if axis is None else shape[axis]
+            attrs = {} if axis is None else dict(axis=axis)
+            L = max(1, extent + int(rng.integers(-2, 3)))
+            m = _typed_model("Compress", {"x": x, "c": np.zeros(L, bool)}, {}, ["x", "c"], attrs, out_dtype=dt)
+            s = edgeplan.Session(edgeplan.compile(m))
+            ref = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+            for c in (rng.random(L) < 0.5, np.zeros(L, bool), np.ones(L, bool)):
+                got, want = s.run({"x": x, "c": c})["y"], ref.run(None, {"x": x, "c": c})[0]
+                assert got.shape == want.shape and got.dtype == want.dtype
+                np.testing.assert_array_equal(got, want)
+            c = rng.random(L) < 0.5
+            check(_typed_model("Compress", {"x": x}, {"c": c}, ["x", "c"], attrs, out_dtype=dt), {"x": x})

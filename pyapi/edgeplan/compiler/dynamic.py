@@ -28,7 +28,7 @@ import numpy as np
 
 from .._cdef import K
 from .errors import CompileError, Problem, Problems
-from .graph import Graph, Tensor
+from .graph import Graph, Tensor, branch_paths
 from .optable import OPS
 
 N_TRACES = 7
@@ -227,10 +227,24 @@ def _shape_op(g0: Graph, gs: list, i: int):
     vals = [[int(v) for v in _const_data(g.tensors[i])] for g in gs]
     if any(len(v) != len(vals[0]) for v in vals):
         return False
-    first = next((k for k, op in enumerate(g0.ops) if any(x is t for x in op.inputs)), None)
-    if first is None:
+    users = [k for k, op in enumerate(g0.ops) if any(x is t for x in op.inputs)]
+    if not users:
         return False
-    avail = list(g0.inputs) + [o for op in g0.ops[:first] for o in op.outputs]
+    # before its first use, in the branch every use runs in (before the If that opens a deeper one), from
+    # tensors that ops always run before it give
+    paths = branch_paths(g0.ops)
+    common = paths[users[0]]
+    for k in users[1:]:
+        n = 0
+        while n < min(len(common), len(paths[k])) and common[n] == paths[k][n]:
+            n += 1
+        common = common[:n]
+    first = users[0]
+    if len(paths[first]) > len(common):
+        opener = paths[first][len(common)][0]
+        first = next(k for k, op in enumerate(g0.ops) if id(op) == opener)
+    avail = list(g0.inputs) + [o for k, op in enumerate(g0.ops[:first]) if paths[k] == common[:len(paths[k])]
+                               for o in op.outputs]
     idx = {id(x): j for j, x in enumerate(g0.tensors)}
     for src in avail:
         j = idx.get(id(src))
@@ -475,15 +489,6 @@ def _needs_rule(g: Graph, tags: dict, syms: list) -> dict:
     for t in g.outputs:
         require(t)
     return need
-
-
-def tag_data_dims(g: Graph) -> None:
-    """A graph lowered at fixed shapes may still hold data-dependent lengths: give each its symbol."""
-    for t, d, name, _declared in g.meta.get("data_dims", ()):
-        g.syms.append(Sym(name, K.EP_SYM_DATA, 0, t.shape[d]))
-        tag = list(t.dim_sym) or [0] * len(t.shape)
-        tag[d] = len(g.syms)
-        t.dim_sym = tuple(tag)
 
 
 def apply_state(g: Graph, state: dict) -> None:

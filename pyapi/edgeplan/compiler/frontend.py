@@ -15,16 +15,23 @@ def lower(model, shapes=None, symbols=None) -> graph.Graph:
     shapes), each with its node name."""
     from .lowering import lower_model
     from .ops import HANDLERS
-    from .passes import cleanup, fold, fuse
 
     m = onnx_import.import_model(model, shapes, symbols)
     problems = Problems()
     notes: list = []
+    optimize(m, problems, notes)
+    return lower_model(m, problems, HANDLERS, notes, symbols)
+
+
+def optimize(m, problems: Problems, notes: list, what: str = "the graph") -> None:
+    """The graph passes, in order: schedule, fold, cleanup, fuse, schedule again. Raises CompileError on
+    a graph that cannot be scheduled or folded; cleanup's problems are added to `problems`. A run-time
+    If's branches go through them too (ops/control.py)."""
+    from .passes import cleanup, fold, fuse
     for n in m.toposort():
-        problems.add(n, "inputs are produced by no node (or the graph has a cycle)")
+        problems.add(n, f"inputs are produced by no node (or {what} has a cycle)")
     problems.raise_if_any()
     fold.fold(m, notes)
     cleanup.cleanup(m, problems)
     fuse.fuse(m, notes)
     m.toposort()
-    return lower_model(m, problems, HANDLERS, notes, symbols)

@@ -63,6 +63,8 @@ class Op:
     variant: int = 0
     scratch: int = 0                       # scratch bytes the chosen variant needs
     inplace: Optional[int] = None          # index of an input whose buffer the output may reuse
+    branch: Optional["Op"] = None          # "if": its "else" op; "else": the last op of its branch (itself
+                                           # when it is empty). link_branches() turns these into skips
 
 
 @dataclass(eq=False)
@@ -87,6 +89,35 @@ class Graph:
         if not still_used:
             self.tensors.remove(old)
         return new
+
+
+def branch_paths(ops) -> list:
+    """Per op, the branches it runs in, outermost first: a tuple of (id of the "if" op, 0 then / 1 else).
+    An "if" or "else" op itself belongs to the branch around it. Ops whose path is a prefix of another's
+    always run before it (when it runs)."""
+    paths, stack = [], []      # stack: [if op, 0/1, the op that ends the branch being followed]
+    for op in ops:
+        if stack and stack[-1][1] == 0 and op is stack[-1][2]:   # the then branch's "else"
+            stack[-1][1:] = [1, op.branch]
+            paths.append(tuple((id(f[0]), f[1]) for f in stack[:-1]))
+        else:
+            paths.append(tuple((id(f[0]), f[1]) for f in stack))
+            if op.kind == "if":
+                stack.append([op, 0, op.branch])
+        while stack and stack[-1][1] == 1 and op is stack[-1][2]:   # else branches that end here
+            stack.pop()
+    return paths
+
+
+def link_branches(ops) -> None:
+    """Sets the skips of the "if" / "else" ops (ep_branch_params) from their links, once the op list is
+    final: "if" to its "else", "else" past its branch's last op."""
+    at = {id(op): i for i, op in enumerate(ops)}
+    for i, op in enumerate(ops):
+        if op.kind in ("if", "else"):
+            j = at[id(op.branch)]
+            assert j > i if op.kind == "if" else j >= i, (op.kind, op.name)
+            op.params = dict(op.params, skip=j - i)
 
 
 def const_f32(t: Tensor | None):

@@ -39,14 +39,35 @@ class Node:
     domain: str = ""
     proto: object = None                   # the source onnx NodeProto (its attributes), if any
     note: str = ""                         # why folding this node failed, for error messages
+    captures: tuple = ()                   # outer values its subgraphs read, by their names at import: the
+                                           # last len(captures) inputs are those values' current names
 
     def input(self, i: int) -> str:
         return self.inputs[i] if i < len(self.inputs) else ""
+
+    def own_inputs(self) -> list:
+        """The inputs of the ONNX node itself (without the captured values)."""
+        return self.inputs[:len(self.inputs) - len(self.captures)]
+
+    def subgraph(self, key: str):
+        """A copy of graph attribute `key` that reads the captured outer values by their current names
+        (passes rename values after import)."""
+        import onnx
+        g = onnx.GraphProto()
+        g.CopyFrom(self.attrs[key])
+        if self.captures:
+            now = self.inputs[len(self.inputs) - len(self.captures):]
+            ren = {a: b for a, b in zip(self.captures, now) if a != b}
+            if ren:
+                from .onnx_import import rename_graph
+                rename_graph(g, ren)
+        return g
 
 
 class Model:
     def __init__(self, opset: int):
         self.opset = opset
+        self.opsets: dict = {"": opset}   # every domain the model imports -> its version
         self.values: dict = {}
         self.nodes: list = []
         self.inputs: list = []             # runtime graph inputs (value names), model order

@@ -64,8 +64,9 @@ def pad8(values, fill):
 
 
 class Lowerer:
-    def __init__(self, m: ir.Model, problems: Problems, symbols=None):
+    def __init__(self, m: ir.Model, problems: Problems, symbols=None, handlers=None):
         self.m = m
+        self.handlers = handlers or {}   # (domain, op_type) -> lowering function (ops.HANDLERS)
         self.symbols = dict(symbols or {})   # dim name -> value in this lowering (compiler/dynamic.py)
         self.data_dims: list = []            # (tensor, dim, symbol name, declared) of data-dependent extents
         self.problems = problems
@@ -221,6 +222,7 @@ class Lowerer:
 
     # ---------------------------------------------------------------- driver
     def lower_node(self, n: ir.Node, handler) -> None:
+        outer = self.node   # a branch's nodes are lowered inside their If's lowering
         self.node = n
         n_ops = len(self.ops)
         try:
@@ -242,7 +244,25 @@ class Lowerer:
                                  f"({type(e).__name__}: {e})")
             self.poisoned.update(o for o in n.outputs if o)
         finally:
-            self.node = None
+            self.node = outer
+
+    def lower_nodes(self, nodes, producers: dict) -> None:
+        """Lower nodes (in order) of self.m; producers maps each value to its node, for error messages."""
+        for n in nodes:
+            h = self.handlers.get((n.domain, n.op_type))
+            if h is None:
+                self.poisoned.update(o for o in n.outputs if o)
+                if n.domain == "" and n.op_type in COMPILE_TIME_ONLY:
+                    if not any(i in self.poisoned for i in n.inputs if i):   # else the cause is reported upstream
+                        self.problems.add(n, _compile_time_only(self.m, n, producers))
+                    continue
+                what = (f"op type '{n.op_type}' is unsupported" if n.domain == ""
+                        else f"op '{n.op_type}' of domain '{n.domain}' is unsupported (only the default ONNX domain)")
+                if n.note:
+                    what += f" ({n.note})"
+                self.problems.add(n, what)
+                continue
+            self.lower_node(n, h)
 
     def finish_outputs(self, out_names) -> list:
         """Every graph output gets its own buffer: a copy op where it is (a view of) an input or a constant,
@@ -269,7 +289,7 @@ class Lowerer:
 
 
 def lower_model(m: ir.Model, problems: Problems, handlers: dict, notes: list, symbols=None) -> graph.Graph:
-    low = Lowerer(m, problems, symbols)
+    low = Lowerer(m, problems, symbols, handlers)
     inputs = []
     for name in m.inputs:
         v = m.values[name]
@@ -289,30 +309,7 @@ def lower_model(m: ir.Model, problems: Problems, handlers: dict, notes: list, sy
         t = low.new(name, v.shape, v.dtype)
         t.is_input = True
         inputs.append(low.bind(name, t))
-    producers = m.producers()
-    for n in m.nodes:
-        h = handlers.get((n.domain, n.op_type))
-        if h is None:
-            low.poisoned.update(o for o in n.outputs if o)
-            if n.domain == "" and n.op_type in COMPILE_TIME_ONLY:
-                if not any(i in low.poisoned for i in n.inputs if i):   # else the cause is reported upstream
-                    problems.add(n, _compile_time_only(m, n, producers))
-                continue
-            if n.domain == "" and n.op_type == "If":
-                p = producers.get(n.input(0))
-                src = f"node '{p.name}' ({p.op_type})" if p is not None else "a graph input"
-                problems.add(n, f"its condition '{n.input(0)}' is only known at run time (it comes from {src}); "
-                                f"edgeplan takes an If's branch at compile time, when the condition is a "
-                                f"constant once the shapes are pinned (--shape); an If decided at run time is "
-                                f"not supported yet")
-                continue
-            what = (f"op type '{n.op_type}' is unsupported" if n.domain == ""
-                    else f"op '{n.op_type}' of domain '{n.domain}' is unsupported (only the default ONNX domain)")
-            if n.note:
-                what += f" ({n.note})"
-            problems.add(n, what)
-            continue
-        low.lower_node(n, h)
+    low.lower_nodes(m.nodes, m.producers())
     outputs = []
     if not any(o in low.poisoned for o in m.outputs) and not problems:
         outputs = low.finish_outputs(m.outputs)

@@ -569,9 +569,80 @@ def check_graph(model) -> None:
     probs.raise_if_any()
 
 
+def rename_graph(g, names: dict) -> None:
+    """Renames, in place, the values of GraphProto g (its initializers too) and of the graphs nested in its
+    nodes' attributes."""
+    from onnx import AttributeProto
+    for p in g.node:
+        for k, v in enumerate(p.input):
+            if v in names:
+                p.input[k] = names[v]
+        for k, v in enumerate(p.output):
+            if v in names:
+                p.output[k] = names[v]
+        for a in p.attribute:
+            if a.type == AttributeProto.GRAPH:
+                rename_graph(a.g, names)
+            elif a.type == AttributeProto.GRAPHS:
+                for sub in a.graphs:
+                    rename_graph(sub, names)
+    for vi in list(g.input) + list(g.output) + list(g.value_info):
+        if vi.name in names:
+            vi.name = names[vi.name]
+    for t in g.initializer:
+        if t.name in names:
+            t.name = names[t.name]
+
+
+def _subgraphs(p) -> list:
+    from onnx import AttributeProto
+    out = []
+    for a in p.attribute:
+        if a.type == AttributeProto.GRAPH:
+            out.append(a.g)
+        elif a.type == AttributeProto.GRAPHS:
+            out.extend(a.graphs)
+    return out
+
+
+def own_and_free(g) -> tuple:
+    """(the values GraphProto g defines, the outer values it reads in first-use order), the graphs nested
+    in its nodes included."""
+    own = {t.name for t in g.initializer} | {vi.name for vi in g.input}
+    own |= {o for p in g.node for o in p.output if o}
+    free: list = []
+    seen = set()
+
+    def need(name):
+        if name and name not in own and name not in seen:
+            seen.add(name)
+            free.append(name)
+    for p in g.node:
+        for i in p.input:
+            need(i)
+        for sub in _subgraphs(p):
+            for name in own_and_free(sub)[1]:
+                need(name)
+    for o in g.output:
+        need(o.name)
+    return own, free
+
+
+def node_from_proto(p, name: str) -> ir.Node:
+    """The IR node of NodeProto p. A node with subgraphs (If, Loop, Scan) lists the outer values they read
+    after its own inputs, so that passes see those uses (ir.Node.captures)."""
+    attrs = {a.name: attr_value(a) for a in p.attribute}
+    captures: list = []
+    for sub in _subgraphs(p):
+        captures += [v for v in own_and_free(sub)[1] if v not in captures]
+    return ir.Node(p.op_type, list(p.input) + captures, list(p.output), attrs, name,
+                   "" if p.domain in DEFAULT_DOMAINS else p.domain, proto=p, captures=tuple(captures))
+
+
 def to_ir(model, skel, opset: int) -> ir.Model:
     """IR from model's constants and skel's (pinned, inferred) graph."""
     out = ir.Model(opset)
+    out.opsets = {o.domain: int(o.version) for o in model.opset_import}
     probs = Problems()
     for t in model.graph.initializer:
         try:
@@ -609,16 +680,15 @@ def to_ir(model, skel, opset: int) -> ir.Model:
                 probs.append(ir_problem(f"node '{name}' (Constant): {e}"))
             continue
         try:
-            attrs = {a.name: attr_value(a) for a in p.attribute}
+            node = node_from_proto(p, name)
         except Exception as e:  # noqa: BLE001 - a malformed tensor attribute
             probs.append(Problem(name, p.op_type, f"an attribute cannot be read: {e}"))
             continue
-        out.nodes.append(ir.Node(p.op_type, list(p.input), list(p.output), attrs, name,
-                                 "" if p.domain in DEFAULT_DOMAINS else p.domain, proto=p))
+        out.nodes.append(node)
         for o in p.output:
             if o:
                 out.value(o)
-        for i in p.input:
+        for i in node.inputs:
             if i:
                 out.value(i)
     produced = {o for n in out.nodes for o in n.outputs} | set(out.inputs)

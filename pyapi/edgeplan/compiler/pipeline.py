@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..plan import Plan, query
-from .graph import Graph
+from .graph import Graph, link_branches
 from .cost import op_costs
 from .kernelset import features, kernel_set
 from .memplan import plan_memory
@@ -15,6 +15,7 @@ from .writer import write_plan
 def compile_graph(graph: Graph, *, source: str = "", required_features: int = 0, target=None) -> Plan:
     """target: kernel-selection target (passes/select.py): "host" (default), "x86-64" or "generic"."""
     select_kernels(graph, target)
+    link_branches(graph.ops)
     mem = plan_memory(graph)
     arena_map = sorted([b.offset, b.size, b.first, b.last, b.label] for b in mem.buffers)
     meta = {"producer": "edgeplan", "source": source,
@@ -48,7 +49,8 @@ def compile_model(model, shapes: dict | None = None, target=None, dims=None, sta
         graph = dynamic.lower_dynamic(model, shapes, dims)
     else:
         graph = lower(model, shapes=shapes)
-        dynamic.tag_data_dims(graph)
+        if graph.meta.get("data_dims"):   # lengths the data decides: trace which tensors follow them
+            graph = dynamic.lower_dynamic(model, shapes, {})
     if state:
         dynamic.apply_state(graph, dict(state))
     return compile_graph(graph, source=str(source), target=target)

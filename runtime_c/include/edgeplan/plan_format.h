@@ -196,7 +196,14 @@ typedef struct ep_io_rec {
 #define EP_OP_SLICE_DYN 35
 #define EP_OP_SHAPE 36
 #define EP_OP_LRN 37
-#define EP_OP_COUNT 38         /* one past the last opcode */
+#define EP_OP_GATHER_ELEMENTS 38
+#define EP_OP_SCATTER_ELEMENTS 39
+#define EP_OP_REVERSE_SEQUENCE 40
+#define EP_OP_NON_MAX_SUPPRESSION 41
+#define EP_OP_COMPRESS 42
+#define EP_OP_IF 43
+#define EP_OP_ELSE 44
+#define EP_OP_COUNT 45         /* one past the last opcode */
 /* kernel variants (ep_op_rec.variant): DEFAULT (0) is every op's plain layout; the others'
  * layouts are described below */
 #define EP_VARIANT_DEFAULT 0
@@ -243,6 +250,13 @@ typedef struct ep_io_rec {
 #define EP_SLICE_DYN_VARIANT_DEFAULT 0
 #define EP_SHAPE_VARIANT_DEFAULT 0
 #define EP_LRN_VARIANT_DEFAULT 0
+#define EP_GATHER_ELEMENTS_VARIANT_DEFAULT 0
+#define EP_SCATTER_ELEMENTS_VARIANT_DEFAULT 0
+#define EP_REVERSE_SEQUENCE_VARIANT_DEFAULT 0
+#define EP_NON_MAX_SUPPRESSION_VARIANT_DEFAULT 0
+#define EP_COMPRESS_VARIANT_DEFAULT 0
+#define EP_IF_VARIANT_DEFAULT 0
+#define EP_ELSE_VARIANT_DEFAULT 0
 /* EP_OPS_END */
 
 
@@ -615,6 +629,18 @@ typedef struct ep_gathernd_params {
     int32_t reserved;
 } ep_gathernd_params;
 
+/* ---- control flow (1.2) ----
+ * IF: in Cond (BOOL, one element); no outputs. The op list then holds the then branch, an ELSE op and
+ * the else branch: IF.skip is the number of ops from the IF to its ELSE (the then branch plus one), and
+ * ELSE.skip the number of ops in the else branch. The executor reads Cond: true runs the then branch and,
+ * reaching the ELSE, skips the else branch; false skips to the op after the ELSE. Branches nest, each
+ * inside its parent's branch; they write their results to the same tensors (copies at each branch's
+ * end), so the ops after the else branch read them whichever ran. */
+typedef struct ep_branch_params {
+    uint32_t skip;          /* IF: 2.. (the then branch + its ELSE); ELSE: 0.. */
+    uint32_t reserved;
+} ep_branch_params;
+
 /* ---- normalisation (1.2) ---- */
 /* LRN: in X f32 [N, C, d1, ...] (rank 3..8); out Y of X's shape. Across channels, with the window
  * [c - (size-1)/2, c + size/2] clipped to [0, C):
@@ -652,6 +678,58 @@ typedef struct ep_shape_params {
     int32_t dims[8];        /* dims[k] in -1..rank-1 for k < n; -1 past n */
     int32_t values[8];      /* used where dims[k] == -1; 0 past n */
 } ep_shape_params;
+
+/* ---- index and detection ops (1.2) ----
+ * Index tensors are run-time data: every index is checked before anything is written from it; one out of
+ * range fails the run with EP_ERR_RUN_INDEX (nothing is ever read or written outside a tensor). */
+/* GATHER_ELEMENTS: in Data (any dtype) rank r in 1..8, Indices (I32/I64) of rank r with
+ * Indices.dims[d] <= Data.dims[d] for d != axis; out Y (Data's dtype, Indices' shape):
+ * Y[i_0, .., i_{r-1}] = Data[i_0, .., Indices[i_0, .., i_{r-1}], .., i_{r-1}] (the index replaces
+ * coordinate `axis`; negative counts from the end). An index outside [-Data.dims[axis], Data.dims[axis])
+ * fails the run. Uses ep_axis_params (reserved 0). */
+
+/* SCATTER_ELEMENTS (ONNX ScatterElements, and Scatter of opsets 9-10): in Data (any dtype; F32/I32/I64 for
+ * a reduction), Indices (I32/I64) of Data's rank with Indices.dims[d] <= Data.dims[d] for d != axis,
+ * Updates (Data's dtype, Indices' shape); out Y = Data, then for every element e of Indices in row-major
+ * order, Y[e's coordinates with Indices[e] at axis] = Updates[e], or combined with it by the reduction
+ * (EP_SCATTER_*; integers wrap). Duplicate indices apply in that order (the last one wins without a
+ * reduction). Indices out of [-dim, dim) fail the run before anything is written. */
+typedef struct ep_scatter_elements_params {
+    int32_t axis;           /* 0..rank-1 */
+    int32_t reduction;      /* EP_SCATTER_* */
+} ep_scatter_elements_params;
+
+/* REVERSE_SEQUENCE: in X (any dtype) rank 2..8, Lens (I32/I64) [X.dims[batch_axis]]; out Y (X's shape):
+ * for batch b and time t, Y[.., t, ..] = X[.., Lens[b] - 1 - t, ..] for t < Lens[b], else X[.., t, ..]
+ * (the trailing dims move whole). A length outside [0, X.dims[time_axis]] fails the run with
+ * EP_ERR_RUN_INDEX before anything is written. */
+typedef struct ep_reverse_sequence_params {
+    int32_t batch_axis;     /* 0 / 1 */
+    int32_t time_axis;      /* 1 - batch_axis */
+} ep_reverse_sequence_params;
+
+/* NON_MAX_SUPPRESSION (a data-dependent size, as RANGE above): in Boxes F32 [N, B, 4], Scores F32
+ * [N, C, B], then optional run-time scalars (one element each): MaxOut (I32/I64), Iou (F32) and
+ * ScoreThreshold (F32); an absent one takes its value from the params. out Y I64 [n, 3]: rows (batch,
+ * class, box), batch then class order, each class's boxes in selection order. Per (batch, class): the
+ * candidates are the boxes whose score is > the score threshold (every box when there is none), visited
+ * by score, highest first, equal scores in ascending box order; a candidate is selected unless its IoU
+ * with a box already selected for the class is > the IoU threshold, until max(MaxOut, 0) are selected.
+ * Boxes are [y1, x1, y2, x2] (any diagonal corners; center_point_box 0) or [x_center, y_center, width,
+ * height] (1); the IoU is computed in f32 as onnxruntime does (0 for boxes that do not overlap or have
+ * no area). An IoU threshold outside [0, 1] fails the run with EP_ERR_RUN_INDEX; more rows than Y's
+ * capacity, with EP_ERR_RUN_BOUND (nothing written past it). Scratch: 3 * B int32. */
+typedef struct ep_non_max_suppression_params {
+    int32_t center_point_box;      /* 0 / 1 */
+    int32_t has_score_threshold;   /* 0 / 1: without input 4, whether score_threshold applies */
+    int64_t max_output_boxes_per_class; /* >= 0, used without input 2 */
+    float iou_threshold;           /* in [0, 1], used without input 3 */
+    float score_threshold;         /* used without input 4 when has_score_threshold */
+} ep_non_max_suppression_params;
+
+/* COMPRESS (a data-dependent size, as RANGE above): in X (any dtype) rank 1..8, Condition BOOL [L];
+ * out Y: X's shape with dim axis = n, the number of true values among Condition[0 .. min(L, X.dims[axis])):
+ * the slices of X along axis where Condition holds, in order. Uses ep_axis_params (reserved 0). */
 /* EP_CDEF_END */
 
 /* Record sizes are part of the format: a change here is a format change (docs/plan-format.md). */
@@ -695,5 +773,9 @@ EP_RECORD_SIZE(ep_gathernd_params, 8);
 EP_RECORD_SIZE(ep_slice_dyn_params, 64);
 EP_RECORD_SIZE(ep_shape_params, 64);
 EP_RECORD_SIZE(ep_lrn_params, 16);
+EP_RECORD_SIZE(ep_branch_params, 8);
+EP_RECORD_SIZE(ep_scatter_elements_params, 8);
+EP_RECORD_SIZE(ep_reverse_sequence_params, 8);
+EP_RECORD_SIZE(ep_non_max_suppression_params, 24);
 
 #endif

@@ -12,11 +12,11 @@ Runtime ops are the op table's (runtime_c/ops.def, compiler/optable.py); this co
 from __future__ import annotations
 
 from ..optable import OPS
-from . import (audio, compose, contrib, conv, datadep, einsum, elementwise, layout, linear, norm, pool, reduce, resize, rnn,
-               sequence, views)
+from . import (audio, compose, contrib, control, conv, datadep, einsum, elementwise, index, layout, linear, norm, pool,
+               reduce, resize, rnn, sequence, views)
 
 MODULES = (conv, linear, elementwise, pool, layout, views, resize, reduce, sequence, rnn, einsum, audio, datadep, norm,
-           contrib, compose)
+           contrib, compose, index, control)
 
 
 def _collect(table: str, runtime_ops: bool) -> dict:

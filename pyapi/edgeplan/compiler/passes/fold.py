@@ -259,53 +259,28 @@ class _Budget:
         return None
 
 
-def _rename_graph(g, names: dict) -> None:
-    """Renames, in place, the values of GraphProto g and of the graphs nested in its nodes' attributes."""
-    from onnx import AttributeProto
-    for p in g.node:
-        for k, v in enumerate(p.input):
-            if v in names:
-                p.input[k] = names[v]
-        for k, v in enumerate(p.output):
-            if v in names:
-                p.output[k] = names[v]
-        for a in p.attribute:
-            if a.type == AttributeProto.GRAPH:
-                _rename_graph(a.g, names)
-            elif a.type == AttributeProto.GRAPHS:
-                for sub in a.graphs:
-                    _rename_graph(sub, names)
-    for vi in list(g.output) + list(g.value_info):
-        if vi.name in names:
-            vi.name = names[vi.name]
-
-
 def _inline_if(m: ir.Model, n: ir.Node, cond: bool) -> list:
     """The nodes that replace If node n whose condition is the constant `cond`: the taken branch's nodes
     (its own values renamed under the If's name, so they cannot collide; names it reads from the outer
     scope kept), its initializers and Constants as constants, and an Identity per If output. A nested If
     is one of those nodes, folded in a later round if its condition becomes constant."""
-    import onnx
     from onnx import helper
-    from ..onnx_import import attr_value, constant_node_value, tensor_to_array
-    g = onnx.GraphProto()
-    g.CopyFrom(n.attrs["then_branch" if cond else "else_branch"])
+    from ..onnx_import import constant_node_value, node_from_proto, own_and_free, rename_graph, tensor_to_array
+    g = n.subgraph("then_branch" if cond else "else_branch")
     prefix = (n.name or "if") + ("/then/" if cond else "/else/")
-    own = [t.name for t in g.initializer] + [o for p in g.node for o in p.output if o]
-    names = {v: m.fresh(prefix + v) for v in own}
-    _rename_graph(g, names)
+    own, _ = own_and_free(g)
+    names = {v: m.fresh(prefix + v) for v in sorted(own)}
+    rename_graph(g, names)
     for t in g.initializer:
-        m.set_const(names[t.name] if t.name in names else t.name, tensor_to_array(t))
+        m.set_const(t.name, tensor_to_array(t))
     nodes = []
     for k, p in enumerate(g.node):
         if p.op_type == "Constant" and p.domain in ("", "ai.onnx"):
             m.set_const(p.output[0], constant_node_value(p))
             continue
         p.name = p.name or f"{prefix}{p.op_type}_{k}"
-        attrs = {a.name: attr_value(a) for a in p.attribute}
-        nodes.append(ir.Node(p.op_type, list(p.input), list(p.output), attrs, p.name,
-                             "" if p.domain in ("", "ai.onnx") else p.domain, proto=p))
-        for v in list(p.input) + list(p.output):
+        nodes.append(node_from_proto(p, p.name))
+        for v in nodes[-1].inputs + nodes[-1].outputs:
             if v:
                 m.value(v)
     for src, dst in zip((o.name for o in g.output), n.outputs):
@@ -401,8 +376,16 @@ def reinfer(m: ir.Model) -> None:
             return
     nodes = []
     for n in m.nodes:
-        p = helper.make_node(n.op_type, n.inputs, n.outputs, name=n.name, domain=n.domain)
-        p.attribute.extend(n.proto.attribute)
+        p = helper.make_node(n.op_type, n.own_inputs(), n.outputs, name=n.name, domain=n.domain)
+        if n.captures:   # the subgraphs read the captured values by their current names
+            from onnx import AttributeProto
+            for a in n.proto.attribute:
+                if a.type == AttributeProto.GRAPH:
+                    p.attribute.append(helper.make_attribute(a.name, n.subgraph(a.name)))
+                else:
+                    p.attribute.append(a)
+        else:
+            p.attribute.extend(n.proto.attribute)
         nodes.append(p)
     g = helper.make_graph(nodes, "reinfer", ins, [helper.make_empty_tensor_value_info(o) for o in m.outputs],
                           initializer=inits)
