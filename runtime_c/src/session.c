@@ -148,7 +148,6 @@ static int check_aliasing(const ep_bound_op *b, const ep_op_info *info, uint32_t
  * IF, the else branch ends inside it too, and an ELSE is only ever the end of an IF's then branch. The
  * executor then only ever moves forward, to an op of the plan. A stack of open regions (then or else
  * branches), each with the index one past its last op. */
-#if EP_HAVE_CONTROL
 static int check_branches(const ep_session *s, ep_err *e) {
     uint32_t end[EP_MAX_BRANCH_DEPTH];
     uint8_t is_then[EP_MAX_BRANCH_DEPTH];
@@ -176,7 +175,6 @@ static int check_branches(const ep_session *s, ep_err *e) {
     }
     return EP_OK;
 }
-#endif
 
 ep_status ep_session_open(ep_session **out, const void *plan, size_t plan_len, void *arena, size_t arena_len,
                           const ep_options *opt) {
@@ -263,16 +261,14 @@ ep_status ep_session_open(ep_session **out, const void *plan, size_t plan_len, v
             return ep_fail(&err, EP_ERR_PLAN_UNSUPPORTED, "op %u (%s): data-dependent sizes need a build with "
                            "variable dims", i, info->name);
         b->data_dep = info->data_dep;
-#if EP_HAVE_CONTROL
-        b->ctl = info->control ? (r->opcode == EP_OP_IF ? EP_CTL_IF : EP_CTL_ELSE) : 0;
-        b->skip = info->control ? ((const ep_branch_params *)b->op.params)->skip : 0;
-#endif
+        if (EP_HAVE_CONTROL && info->control) {
+            b->ctl = r->opcode == EP_OP_IF ? EP_CTL_IF : EP_CTL_ELSE;
+            b->skip = ((const ep_branch_params *)b->op.params)->skip;
+        }
         b->dyn = EP_HAVE_DYNAMIC && (info->data_dep || op_has_symbols(&b->op, &v));
         s->dynamic |= info->data_dep;
     }
-#if EP_HAVE_CONTROL
-    if ((rc = check_branches(s, &err))) return rc;
-#endif
+    if (EP_HAVE_CONTROL && (rc = check_branches(s, &err))) return rc;
     for (uint32_t i = 0; i < v.n_syms; i++) s->sym_val[i] = -1;
     if (EP_HAVE_DYNAMIC && s->dynamic && (rc = ep_shapes_check_bound(s, &err))) return rc;
     zero_state(s);
