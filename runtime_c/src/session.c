@@ -241,6 +241,7 @@ ep_status ep_session_open(ep_session **out, const void *plan, size_t plan_len, v
         const ep_op_rec *r = ep_view_op(&v, i);
         const ep_op_info *info = ep_op_info_get(r->opcode);   /* non-NULL: checked by ep_plan_parse */
         ep_bound_op *b = &s->ops[i];
+        memset(b, 0, sizeof *b);   /* the arena is the caller's uninitialised memory */
         b->fn = table.fn[r->opcode][r->variant];
         if (!b->fn)
             return ep_fail(&err, EP_ERR_PLAN_UNSUPPORTED, "op %u (%s '%s'): kernel variant %u not in this build",
