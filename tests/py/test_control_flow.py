@@ -263,3 +263,89 @@ def test_branches_nested_too_deep_are_refused_at_open():
     spec += ["else:0"] * depth   # each ELSE ends its IF's then branch, which holds the next IF
     with pytest.raises(EdgeplanError, match="nest too deep"):
         Session(_branch_plan(spec))
+
+
+def _loop_body(nodes, carried, scans=(), inits=()):
+    """A Loop body: inputs (i, cond_in, *carried), outputs (cond_out, *carried', *scans), all float carried."""
+    ins = [h.make_tensor_value_info("i", TP.INT64, []), h.make_tensor_value_info("cond_in", TP.BOOL, [])]
+    ins += [h.make_tensor_value_info(c, TP.FLOAT, None) for c, _ in carried]
+    outs = [h.make_tensor_value_info("cond_out", TP.BOOL, [])]
+    outs += [h.make_tensor_value_info(o, TP.FLOAT, None) for _, o in carried]
+    outs += [h.make_tensor_value_info(s, TP.FLOAT, None) for s in scans]
+    return h.make_graph(nodes, "body", ins, outs, list(inits))
+
+
+def _run_both(m, feeds, **compile_kw):
+    plan = edgeplan.compile(m, **compile_kw)
+    assert "Loop" not in plan.inspect() and "Scan" not in plan.inspect()
+    got, ref = Session(plan).run(**feeds), _ort(m, feeds)
+    for k in ref:
+        assert got[k].shape == ref[k].shape, k
+        assert rel_err(got[k], ref[k]) < 1e-6, k
+    return plan
+
+
+def test_a_loop_with_a_constant_trip_count_is_unrolled():
+    """y_{k+1} = y_k * 0.5 + x * k for k < 5, each y_k also stacked as a scan output."""
+    body = _loop_body([h.make_node("Identity", ["cond_in"], ["cond_out"]),
+                       h.make_node("Cast", ["i"], ["fi"], to=TP.FLOAT),
+                       h.make_node("Mul", ["x", "fi"], ["xk"]),
+                       h.make_node("Mul", ["y_in", "half"], ["yh"]),
+                       h.make_node("Add", ["yh", "xk"], ["y_out"]),
+                       h.make_node("Identity", ["y_out"], ["ys"])],
+                      [("y_in", "y_out")], ["ys"], [nh.from_array(np.array(0.5, np.float32), "half")])
+    m = _model([h.make_node("Loop", ["M", "", "y0"], ["y", "ys"], name="loop", body=body)],
+               [h.make_tensor_value_info("x", TP.FLOAT, [3]), h.make_tensor_value_info("y0", TP.FLOAT, [3])],
+               [h.make_tensor_value_info("y", TP.FLOAT, None), h.make_tensor_value_info("ys", TP.FLOAT, None)],
+               [nh.from_array(np.array(5, np.int64), "M")])
+    rng = np.random.default_rng(1)
+    feeds = {"x": rng.standard_normal(3).astype(np.float32), "y0": rng.standard_normal(3).astype(np.float32)}
+    _run_both(m, feeds)
+
+
+def test_a_while_loop_on_a_counter_is_unrolled():
+    """tf2onnx's while loop: no trip count, the condition a carried counter against a bound (7), the
+    counter itself a float: the compiler runs the condition to find 7 iterations."""
+    body = _loop_body([h.make_node("Add", ["c_in", "one"], ["c_out"]),
+                       h.make_node("Less", ["c_out", "seven"], ["cond_out"]),
+                       h.make_node("Sin", ["y_in"], ["s"]), h.make_node("Add", ["s", "x"], ["y_out"])],
+                      [("c_in", "c_out"), ("y_in", "y_out")], (),
+                      [nh.from_array(np.array(1, np.float32), "one"), nh.from_array(np.array(7, np.float32), "seven")])
+    m = _model([h.make_node("Loop", ["", "t", "c0", "x"], ["c", "y"], name="while", body=body)],
+               [h.make_tensor_value_info("x", TP.FLOAT, [2, 2])],
+               [h.make_tensor_value_info("c", TP.FLOAT, None), h.make_tensor_value_info("y", TP.FLOAT, None)],
+               [nh.from_array(np.array(True), "t"), nh.from_array(np.array(0, np.float32), "c0")])
+    _run_both(m, {"x": np.random.default_rng(2).standard_normal((2, 2)).astype(np.float32)})
+
+
+def test_a_loop_whose_condition_reads_run_time_data_is_refused_with_the_reason():
+    body = _loop_body([h.make_node("Mul", ["y_in", "x"], ["y_out"]),
+                       h.make_node("ReduceSum", ["y_out"], ["tot"], keepdims=0),
+                       h.make_node("Less", ["tot", "big"], ["cond_out"])],
+                      [("y_in", "y_out")], (), [nh.from_array(np.array(100, np.float32), "big")])
+    m = _model([h.make_node("Loop", ["", "t", "x"], ["y"], name="grow", body=body)],
+               [h.make_tensor_value_info("x", TP.FLOAT, [3])], [h.make_tensor_value_info("y", TP.FLOAT, None)],
+               [nh.from_array(np.array(True), "t")])
+    with pytest.raises(CompileError) as e:
+        edgeplan.compile(m)
+    msg = str(e.value)
+    assert "node 'grow' (Loop)" in msg and "loop-carried 'y_in'" in msg and "only known at run time" in msg, msg
+
+
+@pytest.mark.parametrize("direction", [0, 1])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_a_scan_is_unrolled_in_either_direction_and_on_any_axis(direction, axis):
+    """A running sum over x's axis `axis`: the state and each partial sum, stacked on output axis `axis`."""
+    body = h.make_graph([h.make_node("Add", ["s_in", "xe"], ["s_out"]), h.make_node("Identity", ["s_out"], ["p"])],
+                        "body", [h.make_tensor_value_info("s_in", TP.FLOAT, [3]),
+                                 h.make_tensor_value_info("xe", TP.FLOAT, [3])],
+                        [h.make_tensor_value_info("s_out", TP.FLOAT, [3]), h.make_tensor_value_info("p", TP.FLOAT, [3])])
+    m = _model([h.make_node("Scan", ["s0", "x"], ["s", "ps"], name="scan", body=body, num_scan_inputs=1,
+                            scan_input_axes=[axis], scan_input_directions=[direction],
+                            scan_output_axes=[axis], scan_output_directions=[direction])],
+               [h.make_tensor_value_info("s0", TP.FLOAT, [3]),
+                h.make_tensor_value_info("x", TP.FLOAT, [4, 3] if axis == 0 else [3, 4])],
+               [h.make_tensor_value_info("s", TP.FLOAT, None), h.make_tensor_value_info("ps", TP.FLOAT, None)])
+    rng = np.random.default_rng(axis + 1 + 3 * direction)
+    x = rng.standard_normal((4, 3) if axis == 0 else (3, 4)).astype(np.float32)
+    _run_both(m, {"s0": rng.standard_normal(3).astype(np.float32), "x": x})

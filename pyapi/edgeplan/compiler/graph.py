@@ -76,17 +76,25 @@ class Graph:
     fused: list = field(default_factory=list)   # human-readable notes of what passes did
     meta: dict = field(default_factory=dict)
     syms: list = field(default_factory=list)    # dynamic.Sym records of variable dims (plan SYMS section)
+    repacked: dict = field(default_factory=dict, repr=False)   # replace_const's made weights
 
-    def replace_const(self, op: Op, index: int, data: np.ndarray, suffix: str) -> Tensor:
-        """Gives op a new float32 constant as input `index` (a repacked weight, named '<old>:<suffix>');
-        the old tensor leaves the graph unless something else still uses it."""
+    def replace_const(self, op: Op, index: int, pack, suffix: str, *params) -> Tensor:
+        """Gives op a new float32 constant as input `index`: pack(), the old constant repacked, named
+        '<old>:<suffix>'. The repacked form is made once per (old tensor, suffix, params), so
+        ops sharing a weight (an unrolled loop's steps) share it too: suffix and params name everything
+        pack depends on. The old tensor leaves the graph unless something else still uses it."""
         old = op.inputs[index]
-        new = Tensor(f"{old.name}:{suffix}", np.dtype(np.float32), tuple(int(d) for d in data.shape), data=data)
+        key = (id(old), suffix, params)
+        new = self.repacked.get(key, (None, None))[1]
+        if new is None:
+            data = pack()
+            new = Tensor(f"{old.name}:{suffix}", np.dtype(np.float32), tuple(int(d) for d in data.shape), data=data)
+            self.repacked[key] = (old, new)   # old is kept alive: its id stays its own
+            self.tensors.append(new)
         op.inputs[index] = new
-        self.tensors.append(new)
         still_used = any(t is old for o in self.ops for t in o.inputs) or any(
             t.view_of is old for t in self.tensors) or old.is_input or old.is_output
-        if not still_used:
+        if not still_used and old in self.tensors:
             self.tensors.remove(old)
         return new
 

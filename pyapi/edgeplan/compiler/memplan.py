@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .errors import CompileError, Problem
 from .graph import Graph, Tensor
 from .limits import MAX_ARENA_BYTES, fmt_bytes
@@ -134,10 +136,15 @@ def lower_bound(buffers: list) -> int:
 
 def _place(buffers: list, order: list) -> int:
     """Best-fit placement of buffers in the given order; returns arena bytes."""
-    placed: list = []
+    n = len(order)
+    first = np.empty(n, np.int64)
+    last = np.empty(n, np.int64)
+    lo_end = np.empty((n, 2), np.int64)   # (offset, offset + size) of the placed buffers
     top = 0
-    for b in order:
-        busy = sorted((p.offset, p.offset + p.size) for p in placed if p.overlaps(b))
+    for k, b in enumerate(order):
+        live = np.flatnonzero((first[:k] <= b.last) & (last[:k] >= b.first))   # placed and live with b
+        busy = lo_end[live]
+        busy = busy[np.lexsort((busy[:, 1], busy[:, 0]))].tolist() if len(live) else []
         best, best_gap, cursor = None, None, 0
         for lo, hi in busy:
             gap = lo - cursor
@@ -145,7 +152,8 @@ def _place(buffers: list, order: list) -> int:
                 best, best_gap = cursor, gap
             cursor = max(cursor, hi)
         b.offset = best if best is not None else cursor
-        placed.append(b)
+        first[k], last[k] = b.first, b.last
+        lo_end[k] = b.offset, b.offset + b.size
         top = max(top, b.offset + b.size)
     return top
 
@@ -223,7 +231,10 @@ def plan_memory(graph: Graph) -> MemoryPlan:
 
 def _check(buffers: list) -> None:
     """No two simultaneously live buffers may overlap in memory."""
+    v = np.array([(b.first, b.last, b.offset, b.offset + b.size) for b in buffers], np.int64).reshape(-1, 4)
     for i, a in enumerate(buffers):
-        for b in buffers[i + 1:]:
-            if a.overlaps(b) and a.offset < b.offset + b.size and b.offset < a.offset + a.size:
-                raise AssertionError(f"memory plan overlap: {a.label} and {b.label}")
+        r = v[i + 1:]
+        hit = np.flatnonzero((r[:, 0] <= a.last) & (a.first <= r[:, 1]) & (r[:, 2] < a.offset + a.size)
+                             & (a.offset < r[:, 3]))
+        if len(hit):
+            raise AssertionError(f"memory plan overlap: {a.label} and {buffers[i + 1 + int(hit[0])].label}")

@@ -84,6 +84,11 @@ def normalize(m, copy: bool):
     opset = default_opset(m)
     if 0 < opset < MIN_OPSET:
         from onnx import helper, version_converter
+        scan = next((n for n in m.graph.node if n.op_type == "Scan" and n.domain in ("", "ai.onnx")), None)
+        if opset < 9 and scan is not None:   # the converter drops Scan-8's batch axis: the inputs change shape
+            raise CompileError([Problem(scan.name or "Scan", "Scan", f"the model uses opset {opset}, whose Scan has "
+                                        f"a batch axis that converting to opset {MIN_OPSET} (onnx.version_converter) "
+                                        f"does not keep. Export it at opset 9 or later")])
         listed = {vi.name for vi in m.graph.input}
         missing = [t for t in m.graph.initializer if t.name not in listed]
         if m.ir_version < 4 and missing:   # IR < 4 lists every initializer as an input; the converter needs it

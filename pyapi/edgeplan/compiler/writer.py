@@ -5,6 +5,7 @@ source of truth. Constants are 64-byte aligned and stored last, so a plan can be
 weights used in place."""
 from __future__ import annotations
 
+import hashlib
 import json
 
 import numpy as np
@@ -120,14 +121,20 @@ def write_plan(graph: Graph, mem: MemoryPlan, *, required_features: int = 0, met
 
     consts = bytearray()
     const_off: dict = {}
+    same_bytes: dict = {}   # (size, digest) -> CONST offset
     tensor_recs = bytearray()
     for t in tensors:
         s = t.storage()
         if s.is_const:
             if s not in const_off:
-                _pad(consts, SEC_ALIGN)
-                const_off[s] = len(consts)
-                consts += np.ascontiguousarray(s.data, dtype=s.dtype).tobytes()
+                data = np.ascontiguousarray(s.data, dtype=s.dtype).tobytes()
+                key = (len(data), hashlib.blake2b(data, digest_size=16).digest())
+                at = same_bytes.get(key)
+                if at is None or consts[at:at + len(data)] != data:   # equal bytes are stored once
+                    _pad(consts, SEC_ALIGN)
+                    at = same_bytes[key] = len(consts)
+                    consts += data
+                const_off[s] = at
             storage, offset = K.EP_STORAGE_CONST, const_off[s]
         else:
             storage, offset = K.EP_STORAGE_ARENA, mem.offsets.get(s, 0)

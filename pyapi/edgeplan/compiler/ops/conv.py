@@ -270,7 +270,7 @@ def select_conv2d(graph, op, tg, upgrades: list) -> None:
     if g == 1:
         def packed():
             op.variant = K.EP_CONV2D_VARIANT_PACKED
-            graph.replace_const(op, 1, pack_conv_weights(wd), "packed")
+            graph.replace_const(op, 1, lambda: pack_conv_weights(wd), "packed")
             op.scratch = conv_packed_scratch(c * kh * kw, oh * ow, tg.pack_bytes)
 
         if winograd_ok(p, c, m, oh, ow, tg):
@@ -280,7 +280,7 @@ def select_conv2d(graph, op, tg, upgrades: list) -> None:
             if saved > 0:
                 def winograd():
                     op.variant = K.EP_CONV2D_VARIANT_WINOGRAD
-                    graph.replace_const(op, 1, pack_winograd_weights(wd), "wino")
+                    graph.replace_const(op, 1, lambda: pack_winograd_weights(wd), "wino")
                     op.scratch = winograd_scratch(c, m, tiles, tg.pack_bytes)
                 upgrades.append(Upgrade(saved / extra, extra, winograd, packed))
                 return
@@ -305,7 +305,8 @@ def select_conv_transpose2d(graph, op, tg, upgrades: list) -> None:
     if sh * th * sw * tw > tg.ct_expand * kh * kw:
         return
     op.variant = K.EP_CONV_TRANSPOSE2D_VARIANT_PACKED
-    graph.replace_const(op, 1, pack_conv_transpose_weights(wd, (sh, sw), (dh, dw)), "packed")
+    graph.replace_const(op, 1, lambda: pack_conv_transpose_weights(wd, (sh, sw), (dh, dw)), "packed",
+                        sh, sw, dh, dw)
     oh, ow = (int(v) for v in y.shape[2:])
     pt, pl = (int(v) for v in p["pads"][:2])
     pixels = ((pt + oh - 1) // sh - pt // sh + 1) * ((pl + ow - 1) // sw - pl // sw + 1)

@@ -158,7 +158,7 @@ def select_gemm(graph, op, tg, upgrades: list) -> None:
     if b is None or b.ndim != 2 or 0 in b.shape or op.outputs[0].shape[0] == 0:
         return
     op.variant = K.EP_GEMM_VARIANT_PACKED
-    graph.replace_const(op, 1, pack_gemm_b(b), "packed")
+    graph.replace_const(op, 1, lambda: pack_gemm_b(b), "packed")
 
 
 # ---- cost (compiler/cost.py): 2 flops per multiply-add ----

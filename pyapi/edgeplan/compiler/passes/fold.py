@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from .. import ir, limits
+from . import unroll
 from ..errors import Problems
 from ..ops import FOLD
 from ..onnx_import import infer_shapes, np_dtype, shape_of
@@ -19,9 +20,10 @@ NEVER_FOLD = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUnifor
 MAX_ROUNDS = 8
 
 # ops the compiler supports only by evaluating them at compile time (static shapes, constant inputs);
-# Dropout (inference) is removed by cleanup. The ONNX node tests claim these too.
+# Dropout (inference) is removed by cleanup; Loop and Scan with a compile-time trip count are unrolled
+# (passes/unroll.py). The ONNX node tests claim these too.
 FOLDED_OPS = ("Shape", "Size", "ConstantOfShape", "Range", "Dropout", "MelWeightMatrix", "HannWindow",
-              "HammingWindow", "BlackmanWindow")
+              "HammingWindow", "BlackmanWindow", "Loop", "Scan")
 
 
 def _ref_eval(node, arrays, opset):
@@ -243,6 +245,7 @@ class _Budget:
         own = sum(v.const.nbytes for v in m.values.values() if v.const is not None and v.const.dtype != object)
         self.total = max(limits.MAX_FOLD_TOTAL_BYTES, limits.FOLD_GROWTH * own)
         self.used = 0
+        self.unroll = [unroll.MAX_UNROLLED_NODES]   # body nodes Loop / Scan unrolling may still add
 
     def refusal(self, arrays, shape, size, dtype):
         """Why folding a node with these constant inputs to an output of `size` bytes is refused, or None."""
@@ -301,6 +304,14 @@ def _fold_round(m: ir.Model, budget: _Budget, problems: Problems) -> int:
         if n.domain == "" and n.op_type == "If" and arrays and arrays[0] is not None and arrays[0].size == 1:
             keep += _inline_if(m, n, bool(arrays[0].reshape(-1)[0]))    # the branch the constant takes
             done += 1
+            continue
+        if n.domain == "" and n.op_type in ("Loop", "Scan") and "body" in n.attrs:
+            nodes = (unroll.unroll_loop if n.op_type == "Loop" else unroll.unroll_scan)(m, n, budget.unroll)
+            if nodes is not None:
+                keep += nodes
+                done += 1
+            else:
+                keep.append(n)
             continue
         if (n.domain == "" and n.op_type == "CastLike" and arrays and arrays[0] is not None and len(n.inputs) > 1
                 and m.values.get(n.inputs[1]) is not None and m.values[n.inputs[1]].dtype is not None):
