@@ -53,4 +53,10 @@ EP_TO_NUMPY = {
     K.EP_DTYPE_I32: _np.dtype(_np.int32), K.EP_DTYPE_I64: _np.dtype(_np.int64),
     K.EP_DTYPE_BOOL: _np.dtype(_np.bool_), K.EP_DTYPE_F16: _np.dtype(_np.float16),
 }
+EP_TO_NUMPY[K.EP_DTYPE_F64] = _np.dtype(_np.float64)
+try:   # numpy has no bfloat16; ml_dtypes (which onnx needs) has
+    import ml_dtypes as _ml_dtypes
+    EP_TO_NUMPY[K.EP_DTYPE_BF16] = _np.dtype(_ml_dtypes.bfloat16)
+except ImportError:  # pragma: no cover - a runtime-only install: bfloat16 tensors are then unreadable
+    pass
 NUMPY_TO_EP = {v: k for k, v in EP_TO_NUMPY.items()}

@@ -121,8 +121,8 @@ static inline int64_t ep_shape_numel(const ep_shape *s) {
 static inline uint32_t ep_dtype_size(uint32_t dtype) {
     switch (dtype) {
     case EP_DTYPE_F32: case EP_DTYPE_I32: return 4;
-    case EP_DTYPE_I64: return 8;
-    case EP_DTYPE_F16: case EP_DTYPE_I16: return 2;
+    case EP_DTYPE_I64: case EP_DTYPE_F64: return 8;
+    case EP_DTYPE_F16: case EP_DTYPE_BF16: case EP_DTYPE_I16: return 2;
     case EP_DTYPE_U8: case EP_DTYPE_I8: case EP_DTYPE_BOOL: return 1;
     default: return 0;
     }

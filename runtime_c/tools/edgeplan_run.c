@@ -67,6 +67,7 @@ static const char *dtype_name(int32_t dt) {
     switch (dt) {
     case 1: return "float32"; case 2: return "uint8"; case 3: return "int8"; case 5: return "int16";
     case 6: return "int32"; case 7: return "int64"; case 9: return "bool"; case 10: return "float16";
+    case 11: return "float64"; case 16: return "bfloat16";
     default: return "?";
     }
 }

@@ -9,6 +9,7 @@
 static const struct { int32_t dtype; const char *descr; size_t size; } DT[] = {
     {EP_DTYPE_F32, "<f4", 4}, {EP_DTYPE_F16, "<f2", 2}, {EP_DTYPE_I64, "<i8", 8}, {EP_DTYPE_I32, "<i4", 4},
     {EP_DTYPE_I16, "<i2", 2}, {EP_DTYPE_I8, "|i1", 1}, {EP_DTYPE_U8, "|u1", 1}, {EP_DTYPE_BOOL, "|b1", 1},
+    {EP_DTYPE_F64, "<f8", 8},   /* bfloat16 has no .npy type (numpy lacks it) */
 };
 
 const char *npy_dtype_descr(int32_t dtype) {
@@ -53,7 +54,7 @@ int npy_read(const char *path, npy_array *a, char *err, size_t errlen) {
         const char *m = strstr(d, q);
         if (m && m < strchr(d, ',')) { a->dtype = DT[i].dtype; esz = DT[i].size; break; }
     }
-    if (!esz) { free(h); fclose(f); return fail(err, errlen, "unsupported dtype (need little-endian f4/f2/i8/i4/i2/i1/u1/b1)", path); }
+    if (!esz) { free(h); fclose(f); return fail(err, errlen, "unsupported dtype (need little-endian f8/f4/f2/i8/i4/i2/i1/u1/b1)", path); }
     const char *p = strchr(sh, '(');
     size_t n = 1;
     if (!p) { free(h); fclose(f); return fail(err, errlen, "bad shape", path); }

@@ -439,11 +439,11 @@ OTHER_CASES = {
     # broken before: a traceback or a silent acceptance
     "empty op_type": (lambda: make([h.make_node("", ["x"], ["y"], name="e")], [vi("x", [4])], [vi("y", [4])]),
                       "node 'e' (): the node has no op_type"),
-    "float64 constant": (lambda: make([h.make_node("Gather", ["w", "i"], ["y"], name="g")], [vi("i", [2], TP.INT64)],
-                                      [vi("y", None)], [const("w", np.ones((4, 2), np.float64))]),
-                         "node 'g' (Gather): tensor 'w' has dtype float64, which plans do not hold"),
-    "float64 input": (lambda: make([h.make_node("Identity", ["x"], ["y"], name="id")], [vi("x", [4], TP.DOUBLE)],
-                                   [vi("y", None)]), "input 'x' [4] float64, a dtype plans do not hold"),
+    "complex64 constant": (lambda: make([h.make_node("Gather", ["w", "i"], ["y"], name="g")], [vi("i", [2], TP.INT64)],
+                                        [vi("y", None)], [const("w", np.ones((4, 2), np.complex64))]),
+                           "node 'g' (Gather): tensor 'w' has dtype complex64, which plans do not hold"),
+    "complex64 input": (lambda: make([h.make_node("Identity", ["x"], ["y"], name="id")], [vi("x", [4], TP.COMPLEX64)],
+                                     [vi("y", None)]), "input 'x' [4] complex64, a dtype plans do not hold"),
     "rank 9 input": (lambda: make([h.make_node("Relu", ["x"], ["y"], name="r")], [vi("x", [1] * 9)], [vi("y", None)]),
                      "input 'x' [1, 1, 1, 1, 1, 1, 1, 1, 1] float32 has rank 9"),
     "string strides": (_strides_string, "node 'conv1' (Conv): cannot lower the node, its attributes or inputs are "

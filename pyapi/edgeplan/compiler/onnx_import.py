@@ -79,7 +79,8 @@ def normalize(m, copy: bool):
       op kept, e.g. Upsample becomes Resize), so old exports run as they come;
     - a graph-input dim written as a negative value (Paddle's -1 batch) made symbolic, named
       '<input>_dim<k>' unless it has a name, so that --shape pins it and --dim bounds it. A 0 stays 0: ONNX
-      defines it as an empty dim (and its node tests use it so)."""
+      defines it as an empty dim (and its node tests use it so). On an inner value or an output, a negative
+      dim is made unknown (shape inference finds it)."""
     import onnx
     opset = default_opset(m)
     if 0 < opset < MIN_OPSET:
@@ -114,6 +115,16 @@ def normalize(m, copy: bool):
             name = d.dim_param or f"{vi.name}_dim{k}"
             d.Clear()
             d.dim_param = name
+    # a negative dim declared on an inner value or an output (a converter copying the -1 through) is unknown
+    inner = [d for vi in list(m.graph.value_info) + list(m.graph.output) if vi.type.HasField("tensor_type")
+             for d in vi.type.tensor_type.shape.dim if d.HasField("dim_value") and d.dim_value < 0]
+    if inner:
+        if copy:
+            m, copy = onnx.ModelProto.FromString(m.SerializeToString()), False
+            inner = [d for vi in list(m.graph.value_info) + list(m.graph.output) if vi.type.HasField("tensor_type")
+                     for d in vi.type.tensor_type.shape.dim if d.HasField("dim_value") and d.dim_value < 0]
+        for d in inner:
+            d.Clear()
     return m
 
 
@@ -473,6 +484,8 @@ def import_model(model, shapes=None, symbols=None) -> ir.Model:
         except Exception:  # noqa: BLE001
             pass
     check_graph(model)
+    from .floats import compute_in_float32
+    model = compute_in_float32(model)
     skel, big = skeleton(model)
     pin_inputs(skel, shapes, big, symbols)
     skel = infer_shapes(skel)

@@ -70,7 +70,8 @@ def pack_params(kind: str, params: dict) -> bytes:
 def _minor_version(graph: Graph) -> int:
     """The lowest minor version that expresses the plan (docs/plan-format.md, compatibility policy): the
     newest of its ops (the op table's `since`), 1.1 for symbols (variable dims) and state tensors, 1.2 for
-    a symbol with a step or a rule over two symbols."""
+    a symbol with a step or a rule over two symbols, the unary math kinds, and the 16-bit and 64-bit float
+    dtypes."""
     v = max((OPS[op.kind].since for op in graph.ops), default=0)
     if graph.syms or any(t.is_state for t in graph.tensors):
         v = max(v, 1)
@@ -78,7 +79,12 @@ def _minor_version(graph: Graph) -> int:
         v = max(v, 2)      # 1.2: symbols with a step, or a rule over two symbols
     if any(op.kind == "unary" and int(op.params.get("kind", 0)) >= K.EP_ACT_MATH_FIRST for op in graph.ops):
         v = max(v, 2)      # 1.2: the unary math kinds
+    if any(np.dtype(t.dtype).name in _FORMATS_1_2 for t in graph.tensors):
+        v = max(v, 2)      # 1.2: float16, bfloat16 and float64 tensors (CAST at the plan's edges)
     return v
+
+
+_FORMATS_1_2 = ("float16", "bfloat16", "float64")
 
 
 def write_plan(graph: Graph, mem: MemoryPlan, *, required_features: int = 0, meta: dict | None = None) -> bytes:

@@ -71,6 +71,8 @@ typedef struct ep_section {
 #define EP_DTYPE_I64 7
 #define EP_DTYPE_BOOL 9
 #define EP_DTYPE_F16 10
+#define EP_DTYPE_F64 11       /* 1.2; F64, F16, BF16: CAST and the dtype-agnostic ops read them, no arithmetic */
+#define EP_DTYPE_BF16 16      /* 1.2 */
 
 /* CPU features a plan may require (ep_plan_header.required_features) */
 #define EP_CPU_NEON 1
@@ -537,9 +539,11 @@ typedef struct ep_compare_params {
 /* EXPAND: Y = X broadcast (numpy rules, ranks aligned right) to the output tensor's shape; any dtype.
  * Uses ep_where_params (reserved). */
 
-/* CAST: Y = X converted to dtype `to`; X and Y are F32, I8, U8, I16, I32, I64 or BOOL.
+/* CAST: Y = X converted to dtype `to`; X and Y are F32, F16, BF16, F64, I8, U8, I16, I32, I64 or BOOL.
  * Float -> int truncates toward zero and saturates (NaN -> 0); int -> narrower int wraps (two's
- * complement, as numpy); anything -> BOOL is x != 0. */
+ * complement, as numpy); anything -> BOOL is x != 0. To F16 / BF16: through float32, rounded to
+ * nearest even (kernels/float_bits.h); to F32 from F64 rounds to nearest even; int -> F16 / BF16 goes
+ * through float32. */
 typedef struct ep_cast_params {
     int32_t to;             /* EP_DTYPE_* of Y */
     int32_t reserved;

@@ -2,6 +2,7 @@
 #include <string.h>
 #include "ep_ops.h"
 #include "ref_bcast.h"
+#include "float_bits.h"
 
 int ep_ref_where_any(const ep_op *op) {
     const ep_tensor *y = op->out[0];
@@ -100,6 +101,16 @@ static inline int64_t f2i64(double v) {
     return (int64_t)v;
 }
 
+/* element i of a float tensor (F32, F16, BF16 or F64), exactly, as a double */
+static inline double load_float(const void *p, uint8_t dt, int64_t i) {
+    switch (dt) {
+    case EP_DTYPE_F64: return ((const double *)p)[i];
+    case EP_DTYPE_F16: return ep_f16_to_f32(((const uint16_t *)p)[i]);
+    case EP_DTYPE_BF16: return ep_bf16_to_f32(((const uint16_t *)p)[i]);
+    default: return ((const float *)p)[i];
+    }
+}
+
 int ep_ref_cast_any(const ep_op *op) {
     const ep_tensor *x = op->in[0], *y = op->out[0];
     const int64_t n = rb_count(y);
@@ -108,13 +119,15 @@ int ep_ref_cast_any(const ep_op *op) {
         if (n) memcpy(y->data, x->data, (size_t)n * ep_dtype_size(dd)); /* same bits (wrap) */
         return EP_OK;
     }
-    const int from_f = sd == EP_DTYPE_F32;
-    const float *xf = (const float *)x->data;
+    const int from_f = sd == EP_DTYPE_F32 || sd == EP_DTYPE_F16 || sd == EP_DTYPE_BF16 || sd == EP_DTYPE_F64;
     for (int64_t i = 0; i < n; i++) {
-        const double v = from_f ? (double)xf[i] : 0.0;
+        const double v = from_f ? load_float(x->data, sd, i) : 0.0;
         const int64_t iv = from_f ? 0 : rb_load_i(x->data, sd, i);
         switch (dd) {
         case EP_DTYPE_F32: ((float *)y->data)[i] = from_f ? (float)v : (float)iv; break;
+        case EP_DTYPE_F64: ((double *)y->data)[i] = from_f ? v : (double)iv; break;
+        case EP_DTYPE_F16: ((uint16_t *)y->data)[i] = ep_f32_to_f16(from_f ? (float)v : (float)iv); break;
+        case EP_DTYPE_BF16: ((uint16_t *)y->data)[i] = ep_f32_to_bf16(from_f ? (float)v : (float)iv); break;
         case EP_DTYPE_BOOL: ((uint8_t *)y->data)[i] = from_f ? v != 0.0 : iv != 0; break;
         case EP_DTYPE_I8: ((int8_t *)y->data)[i] = (int8_t)(from_f ? f2i(v, -128.0, 127.0) : (int8_t)(uint8_t)(uint64_t)iv); break;
         case EP_DTYPE_U8: ((uint8_t *)y->data)[i] = (uint8_t)(from_f ? f2i(v, 0.0, 255.0) : (uint8_t)(uint64_t)iv); break;

@@ -53,14 +53,19 @@ int ep_shape_expand(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     return EP_OK;
 }
 
+/* CAST converts between the basic dtypes and the float formats a plan holds only at its edges */
+static int cast_dtype(uint8_t dt) {
+    return sp_is_basic_dtype(dt) || dt == EP_DTYPE_F16 || dt == EP_DTYPE_BF16 || dt == EP_DTYPE_F64;
+}
+
 int ep_shape_cast(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     int rc = sp_chk_arity(op, 1, 1, 1, 1);
     if (rc == EP_OK) rc = sp_chk_io(op, 1);
     if (rc != EP_OK) return rc;
     const ep_cast_params *p = (const ep_cast_params *)op->params;
     const ep_tensor *x = op->in[0];
-    if (p->to < 0 || p->to > 255 || !sp_is_basic_dtype((uint8_t)p->to)) return EP_ERR_PLAN_PARAMS;
-    if (!sp_is_basic_dtype(x->dtype)) return EP_ERR_PLAN_TENSOR;
+    if (p->to < 0 || p->to > 255 || !cast_dtype((uint8_t)p->to)) return EP_ERR_PLAN_PARAMS;
+    if (!cast_dtype(x->dtype)) return EP_ERR_PLAN_TENSOR;
     ep_shape_from_tensor(&out[0], x);
     out[0].dtype = (uint8_t)p->to;
     *scratch = 0;
