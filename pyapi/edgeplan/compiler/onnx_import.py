@@ -484,6 +484,8 @@ def import_model(model, shapes=None, symbols=None) -> ir.Model:
         except Exception:  # noqa: BLE001
             pass
     check_graph(model)
+    from .functions import expand_functions
+    model = expand_functions(model, opset)
     from .floats import compute_in_float32
     model = compute_in_float32(model)
     skel, big = skeleton(model)

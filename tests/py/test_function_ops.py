@@ -1,0 +1,69 @@
+"""Ops that ONNX defines by a function body and the compiler does not lower itself are expanded into that
+body (compiler/functions.py): checked against onnxruntime on the ops ASR and TTS encoders use."""
+import numpy as np
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto as TP
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+import edgeplan
+from conftest import rel_err
+from edgeplan import Session
+from edgeplan.compiler.errors import CompileError
+
+
+def _model(nodes, inputs, outputs, inits=(), opset=23):
+    g = h.make_graph(nodes, "g", inputs, outputs, list(inits))
+    return h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+
+
+def _check(m, feeds, tol=1e-5):
+    plan = edgeplan.compile(m)
+    got = Session(plan).run(**feeds)
+    s = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    ref = dict(zip([o.name for o in s.get_outputs()], s.run(None, feeds)))
+    for k, r in ref.items():
+        assert got[k].shape == r.shape and rel_err(got[k], r) < tol, k
+    return plan
+
+
+@pytest.mark.parametrize("causal", [0, 1])
+def test_attention_is_expanded_and_matches_onnxruntime(causal):
+    """Attention-23 on [batch, heads, seq, head] queries, keys and values: softmax(Q K^T / sqrt(d)) V."""
+    m = _model([h.make_node("Attention", ["q", "k", "v"], ["y"], name="attn", is_causal=causal)],
+               [h.make_tensor_value_info(n, TP.FLOAT, [1, 2, 6, 8]) for n in "qkv"],
+               [h.make_tensor_value_info("y", TP.FLOAT, None)])
+    rng = np.random.default_rng(causal)
+    plan = _check(m, {n: rng.standard_normal((1, 2, 6, 8)).astype(np.float32) for n in "qkv"})
+    assert "attn/" in plan.inspect()   # the expanded nodes keep the node's name
+
+
+@pytest.mark.parametrize("interleaved", [0, 1])
+def test_rotary_embedding_is_expanded_and_matches_onnxruntime(interleaved):
+    seq, d = 5, 8
+    pos = np.arange(seq)[:, None] / (10000 ** (np.arange(d // 2)[None, :] / (d // 2)))
+    m = _model([h.make_node("RotaryEmbedding", ["x", "cos", "sin", "pos"], ["y"], interleaved=interleaved)],
+               [h.make_tensor_value_info("x", TP.FLOAT, [1, 2, seq, d])],
+               [h.make_tensor_value_info("y", TP.FLOAT, None)],
+               [nh.from_array(np.cos(pos).astype(np.float32), "cos"), nh.from_array(np.sin(pos).astype(np.float32), "sin"),
+                nh.from_array(np.arange(seq, dtype=np.int64)[None, :], "pos")])
+    _check(m, {"x": np.random.default_rng(3).standard_normal((1, 2, seq, d)).astype(np.float32)})
+
+
+def test_an_op_the_compiler_lowers_is_not_expanded():
+    """LayerNormalization has a function body too, but its own runtime op is faster: it stays one op."""
+    m = _model([h.make_node("LayerNormalization", ["x", "g", "b"], ["y"], axis=-1)],
+               [h.make_tensor_value_info("x", TP.FLOAT, [3, 16])], [h.make_tensor_value_info("y", TP.FLOAT, None)],
+               [nh.from_array(np.ones(16, np.float32), "g"), nh.from_array(np.zeros(16, np.float32), "b")], opset=17)
+    plan = _check(m, {"x": np.random.default_rng(0).standard_normal((3, 16)).astype(np.float32)})
+    assert "layernorm" in plan.inspect() and " reduce " not in plan.inspect()
+
+
+def test_an_expansion_that_needs_a_missing_op_names_it_under_the_node():
+    m = _model([h.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"], name="dq")],
+               [h.make_tensor_value_info("x", TP.FLOAT, [4])],
+               [h.make_tensor_value_info(n, TP.UINT8 if n != "s" else TP.FLOAT, None) for n in "ysz"], opset=11)
+    with pytest.raises(CompileError, match=r"node 'dq/QuantizeLinear_\w*' \(QuantizeLinear\): op type "
+                                           r"'QuantizeLinear' is unsupported"):
+        edgeplan.compile(m)
