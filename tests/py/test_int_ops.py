@@ -178,3 +178,28 @@ def test_int_inputs_refused_with_reason():
     m = model([helper.make_node("ReduceMean", ["a"], ["y"], name="imean")], {"a": a}, {"y": np.int32})
     with pytest.raises(CompileError, match="ReduceMean supports float32"):
         edgeplan.compile(m)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32, np.int64])
+@pytest.mark.parametrize("bounds", ["both", "min", "max", "none"])
+def test_int_clip_matches_ort(dtype, bounds):
+    """Clip on integers: max then min on the integer binary kernel, a missing bound clamping nothing."""
+    rng = np.random.default_rng(11)
+    x = rng.integers(np.iinfo(dtype).min // 2, np.iinfo(dtype).max // 2, (3, 17)).astype(dtype)
+    lo, hi = np.array(-5 if np.iinfo(dtype).min < 0 else 3, dtype), np.array(40, dtype)
+    ins = {"both": ["x", "lo", "hi"], "min": ["x", "lo"], "max": ["x", "", "hi"], "none": ["x"]}[bounds]
+    m = model([helper.make_node("Clip", ins, ["y"])], {"x": x}, {"y": dtype}, [("lo", lo), ("hi", hi)], opset=13)
+    got, ref = run_both(m, {"x": x})
+    assert got[0].dtype == dtype and np.array_equal(got[0], ref[0])
+
+
+@pytest.mark.parametrize("op", ["ReduceMax", "ReduceMin"])
+@pytest.mark.parametrize("shape,axes", [((4, 5), [1]), ((3, 4, 2), [0, 2]), ((2, 0, 3), [1])])
+def test_bool_reduce_max_min_are_any_and_all(op, shape, axes):
+    """On bool, ReduceMax is any and ReduceMin all; over an empty axis any is false and all true."""
+    x = np.random.default_rng(3).random(shape) > 0.6
+    m = model([helper.make_node(op, ["x", "axes"], ["y"], keepdims=0)], {"x": x}, {"y": np.bool_},
+              [("axes", np.array(axes, np.int64))])
+    got = edgeplan.Session(edgeplan.compile(m)).run(x=x)["y"]
+    want = (np.any if op == "ReduceMax" else np.all)(x, axis=tuple(axes))
+    assert got.dtype == np.bool_ and np.array_equal(got, want)

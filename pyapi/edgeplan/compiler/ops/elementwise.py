@@ -38,8 +38,28 @@ def _clip_at_run_time(ctx, n, X) -> bool:
     return True
 
 
+def _clip_int(ctx, n, X) -> None:
+    """Clip on an integer tensor: max then min as integer binary ops (a missing bound clamps nothing)."""
+    bounds = [(i, K.EP_BIN_MAX if i == 1 else K.EP_BIN_MIN) for i in (1, 2) if n.input(i)]
+    if not bounds:
+        ctx.view_output(n, 0, X, X.shape)
+        return
+    y = X
+    for j, (i, kind) in enumerate(bounds):
+        b = ctx.input(n, i)
+        if b.dtype != X.dtype:
+            raise NodeError(f"{'min' if i == 1 else 'max'} has dtype {b.dtype.name}, the input {X.dtype.name}")
+        if len(b.shape) and b.shape != (1,):
+            raise NodeError(f"{'min' if i == 1 else 'max'} must be a scalar, got shape {list(b.shape)}")
+        y = binary(ctx, kind, y, b, out_name=f"{n.outputs[0]}/{'min' if i == 1 else 'max'}",
+                   bind=(n, 0) if j == len(bounds) - 1 else None)
+
+
 def lower_unary(ctx, n):
     X = ctx.input(n, 0)
+    if n.op_type == "Clip" and n.domain == "" and X.dtype in INT_DTYPES:
+        _clip_int(ctx, n, X)
+        return
     ctx.need_f32(X)
     if n.op_type == "Clip" and n.domain == "" and _clip_at_run_time(ctx, n, X):
         return

@@ -1,4 +1,5 @@
-"""Reduce* → reduce (axes mask; ReduceSum/Max/Min/Prod also on int32/int64, which wrap); Softmax /
+"""Reduce* → reduce (axes mask; ReduceSum/Max/Min/Prod also on int32/int64, which wrap; ReduceMax/Min on
+bool through int32: any / all); Softmax /
 LogSoftmax → softmax (opset < 13 via a 2-D view)."""
 from __future__ import annotations
 
@@ -17,6 +18,13 @@ INT_DTYPES = {np.dtype(np.int32), np.dtype(np.int64)}
 
 def lower_reduce(ctx, n):
     X = ctx.input(n, 0)
+    if X.dtype == np.bool_ and n.op_type in ("ReduceMax", "ReduceMin"):   # any / all: on int32, cast back
+        xi = ctx.tmp(n.outputs[0] + "/int32", X.shape, np.int32)
+        ctx.emit("cast", [X], [xi], {"to": K.EP_DTYPE_I32})
+        X = xi
+        bool_out = True
+    else:
+        bool_out = False
     if not (n.op_type in INT_KINDS and X.dtype in INT_DTYPES) and X.dtype != np.float32:
         ints = ", int32, int64" if n.op_type in INT_KINDS else ""
         raise NodeError(f"input '{X.name}' has dtype {X.dtype.name}; {n.op_type} supports float32{ints}")
@@ -36,9 +44,16 @@ def lower_reduce(ctx, n):
     ax = sorted({norm_axis(a, r) for a in axes})
     shape = [1 if i in ax else d for i, d in enumerate(X.shape)] if keep else \
         [d for i, d in enumerate(X.shape) if i not in ax]
+    params = {"kind": KINDS[n.op_type], "axes_mask": sum(1 << a for a in ax), "keepdims": keep}
+    if bool_out:   # any = a count != 0 (false when empty); all = the min (true when empty: INT32_MAX)
+        if n.op_type == "ReduceMax":
+            params["kind"] = K.EP_REDUCE_SUM
+        yi = ctx.tmp(n.outputs[0] + "/reduced", shape, np.int32)
+        ctx.emit("reduce", [X], [yi], params)
+        ctx.emit("cast", [yi], [ctx.output(n, 0, shape, np.bool_)], {"to": K.EP_DTYPE_BOOL})
+        return
     y = ctx.output(n, 0, shape, X.dtype)
-    ctx.emit("reduce", [X], [y], {"kind": KINDS[n.op_type], "axes_mask": sum(1 << a for a in ax),
-                                  "keepdims": keep})
+    ctx.emit("reduce", [X], [y], params)
 
 
 def lower_softmax(ctx, n):
