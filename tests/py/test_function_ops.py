@@ -67,3 +67,36 @@ def test_an_expansion_that_needs_a_missing_op_names_it_under_the_node():
     with pytest.raises(CompileError, match=r"node 'dq/QuantizeLinear_\w*' \(QuantizeLinear\): op type "
                                            r"'QuantizeLinear' is unsupported"):
         edgeplan.compile(m)
+
+
+@pytest.mark.parametrize("image,strides,dil,pads", [((7, 9), (1, 1), (1, 1), (0, 0, 0, 0)),
+                                                    ((7, 9), (2, 1), (1, 2), (1, 0, 1, 2)),
+                                                    ((8, 9), (2, 3), (1, 1), (0, 0, 0, 0))])
+def test_col2im_is_a_grouped_conv_transpose_and_matches_onnxruntime(image, strides, dil, pads):
+    """Col2Im (passes/rewrite.py): blocks 3 x 2, 4 channels, overlapping blocks summed; with strides 2, 3
+    on 8 x 9 the last row and column lie past every block."""
+    block, C = (3, 2), 4
+    lh, lw = ((image[d] + pads[d] + pads[d + 2] - (dil[d] * (block[d] - 1) + 1)) // strides[d] + 1 for d in (0, 1))
+    m = _model([h.make_node("Col2Im", ["x", "img", "blk"], ["y"], strides=list(strides), dilations=list(dil),
+                            pads=list(pads))],
+               [h.make_tensor_value_info("x", TP.FLOAT, [2, C * 6, lh * lw])], [h.make_tensor_value_info("y", TP.FLOAT, None)],
+               [nh.from_array(np.array(image, np.int64), "img"), nh.from_array(np.array(block, np.int64), "blk")], opset=18)
+    plan = _check(m, {"x": np.random.default_rng(1).standard_normal((2, C * 6, lh * lw)).astype(np.float32)})
+    assert "conv_transpose2d" in plan.inspect()
+
+
+def test_maxunpool_inverts_maxpool_as_onnxruntime():
+    pool = h.make_node("MaxPool", ["x"], ["p", "i"], kernel_shape=[2, 2], strides=[2, 2])
+    unpool = h.make_node("MaxUnpool", ["p", "i"], ["y"], kernel_shape=[2, 2], strides=[2, 2])
+    m = _model([pool, unpool], [h.make_tensor_value_info("p", TP.FLOAT, [2, 3, 4, 5]),
+                                h.make_tensor_value_info("i", TP.INT64, [2, 3, 4, 5])],
+               [h.make_tensor_value_info("y", TP.FLOAT, None)], opset=18)
+    del m.graph.node[0]   # MaxPool's Indices output is not supported: the indices are an input here
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((2, 3, 8, 10)).astype(np.float32)
+    s = ort.InferenceSession(_model([pool], [h.make_tensor_value_info("x", TP.FLOAT, [2, 3, 8, 10])],
+                                    [h.make_tensor_value_info("p", TP.FLOAT, None),
+                                     h.make_tensor_value_info("i", TP.INT64, None)], opset=18).SerializeToString(),
+                             providers=["CPUExecutionProvider"])
+    p, i = s.run(None, {"x": x})
+    _check(m, {"p": p, "i": i}, tol=1e-12)

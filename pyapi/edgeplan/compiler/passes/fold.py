@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from .. import ir, limits
-from . import unroll
+from . import rewrite, unroll
 from ..errors import Problems
 from ..ops import FOLD
 from ..onnx_import import infer_shapes, np_dtype, shape_of
@@ -21,9 +21,10 @@ MAX_ROUNDS = 8
 
 # ops the compiler supports only by evaluating them at compile time (static shapes, constant inputs);
 # Dropout (inference) is removed by cleanup; Loop and Scan with a compile-time trip count are unrolled
-# (passes/unroll.py). The ONNX node tests claim these too.
+# (passes/unroll.py), Col2Im and MaxUnpool rewritten as other ops (passes/rewrite.py). The ONNX node tests
+# claim these too.
 FOLDED_OPS = ("Shape", "Size", "ConstantOfShape", "Range", "Dropout", "MelWeightMatrix", "HannWindow",
-              "HammingWindow", "BlackmanWindow", "Loop", "Scan")
+              "HammingWindow", "BlackmanWindow", "Loop", "Scan", "Col2Im", "MaxUnpool")
 
 
 def _ref_eval(node, arrays, opset):
@@ -304,6 +305,14 @@ def _fold_round(m: ir.Model, budget: _Budget, problems: Problems) -> int:
         if n.domain == "" and n.op_type == "If" and arrays and arrays[0] is not None and arrays[0].size == 1:
             keep += _inline_if(m, n, bool(arrays[0].reshape(-1)[0]))    # the branch the constant takes
             done += 1
+            continue
+        if n.domain == "" and n.op_type in rewrite.REWRITES:
+            nodes = rewrite.rewrite(m, n)
+            if nodes is not None:
+                keep += nodes
+                done += 1
+            else:
+                keep.append(n)
             continue
         if n.domain == "" and n.op_type in ("Loop", "Scan") and "body" in n.attrs:
             nodes = (unroll.unroll_loop if n.op_type == "Loop" else unroll.unroll_scan)(m, n, budget.unroll)

@@ -1,0 +1,120 @@
+"""ONNX ops written at compile time as other ONNX ops the compiler lowers, once their shapes are static:
+
+  Col2Im     the columns viewed as [N, C * prod(block), L_h, L_w], then a grouped ConvTranspose whose
+             one-hot weights put each column entry back at its pixel (strides, dilations, pads as given):
+             overlapping entries add up, as Col2Im defines
+  MaxUnpool  a zero tensor of the unpooled size, with X scattered at the flat indices (ScatterElements on
+             the flattened tensor: indices are flat over the whole tensor, as MaxPool's are), then zeros
+             after it up to a larger output_shape (onnx's reference; the indices stay those of the unpooled
+             shape)
+
+A rewrite that cannot apply (shapes not static, an attribute out of its scope) leaves the node, with the
+reason in its note."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ir
+
+
+class _Refused(Exception):
+    pass
+
+
+def _node(m: ir.Model, op_type: str, inputs, name: str, **attrs) -> tuple:
+    """(an ir.Node of op_type, its output's name)."""
+    from onnx import helper
+    out = m.fresh(f"{name}:out")
+    p = helper.make_node(op_type, list(inputs), [out], name=name, **attrs)
+    m.value(out)
+    return ir.Node(op_type, list(inputs), [out], dict(attrs), name, "", proto=p), out
+
+
+def _ints(m, name, what) -> list:
+    a = m.const(name) if name else None
+    if a is None:
+        raise _Refused(f"its {what} ('{name}') is only known at run time")
+    return [int(v) for v in np.asarray(a).reshape(-1)]
+
+
+def _col2im(m: ir.Model, n: ir.Node) -> list:
+    x = n.inputs[0]
+    shp = m.static_shape(x)
+    if shp is None or len(shp) != 3:
+        raise _Refused("its input has no static [N, C * prod(block), L] shape")
+    image = _ints(m, n.input(1), "image_shape")
+    block = _ints(m, n.input(2), "block_shape")
+    if len(image) != 2 or len(block) != 2:
+        raise _Refused(f"it is {len(image)}-D; edgeplan's Col2Im is 2-D (its ConvTranspose is)")
+    dil = [int(v) for v in n.attrs.get("dilations", [1, 1])]
+    pads = [int(v) for v in n.attrs.get("pads", [0, 0, 0, 0])]
+    strides = [int(v) for v in n.attrs.get("strides", [1, 1])]
+    kh, kw = block
+    N, ck, L = shp
+    if kh < 1 or kw < 1 or ck % (kh * kw):
+        raise _Refused(f"its input's dim 1 ({ck}) is no multiple of the block {kh} x {kw}")
+    C = ck // (kh * kw)
+    lh, lw = ((image[d] + pads[d] + pads[d + 2] - (dil[d] * (block[d] - 1) + 1)) // strides[d] + 1 for d in (0, 1))
+    if lh < 1 or lw < 1 or lh * lw != L:
+        raise _Refused(f"{L} blocks do not tile the image {image} with these strides, dilations and pads")
+    w = np.zeros((ck, 1, kh, kw), np.float32)
+    for c in range(C):
+        for i in range(kh):
+            for j in range(kw):
+                w[c * kh * kw + i * kw + j, 0, i, j] = 1.0
+    shape4 = m.add_const(f"{n.name}/shape4", np.array([N, ck, lh, lw], np.int64))
+    wname = m.add_const(f"{n.name}/onehot", w)
+    a, v = _node(m, "Reshape", [x, shape4], f"{n.name}/view")
+    # pixels past the last block (a stride that does not divide) are zeros: ConvTranspose's output_padding
+    extra = [image[d] - ((L_d - 1) * strides[d] - pads[d] - pads[d + 2] + dil[d] * (block[d] - 1) + 1)
+             for d, L_d in ((0, lh), (1, lw))]
+    b, y = _node(m, "ConvTranspose", [v, wname], f"{n.name}/scatter", group=C, strides=strides, dilations=dil,
+                 pads=pads, output_padding=extra)
+    b.outputs = [n.outputs[0]]
+    b.proto.output[0] = n.outputs[0]
+    return [a, b]
+
+
+def _maxunpool(m: ir.Model, n: ir.Node) -> list:
+    x, idx = n.inputs[0], n.inputs[1]
+    shp = m.static_shape(x)
+    if shp is None or m.static_shape(idx) != shp:
+        raise _Refused("its input and indices have no static (equal) shape")
+    k = [int(v) for v in n.attrs["kernel_shape"]]
+    r = len(k)
+    s = [int(v) for v in n.attrs.get("strides", [1] * r)]
+    p = [int(v) for v in n.attrs.get("pads", [0] * 2 * r)]
+    out = list(shp[:2]) + [(shp[2 + d] - 1) * s[d] - p[d] - p[d + r] + k[d] for d in range(r)]
+    given = _ints(m, n.input(2), "output_shape") if n.input(2) else out
+    if len(given) != len(out) or any(g < o for g, o in zip(given, out)):
+        raise _Refused(f"its output_shape {given} is smaller than the unpooled shape {out}")
+    total = int(np.prod(out, dtype=np.int64))
+    zero = m.add_const(f"{n.name}/zero", np.zeros(1, m.values[x].dtype or np.float32))
+    size = m.add_const(f"{n.name}/size", np.array([total], np.int64))
+    flat = m.add_const(f"{n.name}/flat", np.array([-1], np.int64))
+    oshape = m.add_const(f"{n.name}/out_shape", np.array(out, np.int64))
+    e, zeros = _node(m, "Expand", [zero, size], f"{n.name}/zeros")
+    f, xf = _node(m, "Reshape", [x, flat], f"{n.name}/values")
+    g, jf = _node(m, "Reshape", [idx, flat], f"{n.name}/indices")
+    s_, yf = _node(m, "ScatterElements", [zeros, jf, xf], f"{n.name}/scatter", axis=0)
+    r_, y = _node(m, "Reshape", [yf, oshape], f"{n.name}/shape")
+    nodes = [e, f, g, s_, r_]
+    if given != out:   # a larger output_shape: the unpooled tensor at its start, zeros after (as onnx's reference)
+        pads = m.add_const(f"{n.name}/pads", np.array([0] * len(out) + [a - b for a, b in zip(given, out)], np.int64))
+        pad, _ = _node(m, "Pad", [y, pads], f"{n.name}/pad")
+        nodes.append(pad)
+    nodes[-1].outputs = [n.outputs[0]]
+    nodes[-1].proto.output[0] = n.outputs[0]
+    return nodes
+
+
+REWRITES = {"Col2Im": _col2im, "MaxUnpool": _maxunpool}
+
+
+def rewrite(m: ir.Model, n: ir.Node) -> list | None:
+    """The nodes replacing n, or None (n.note says why) when its rewrite does not apply yet."""
+    try:
+        return REWRITES[n.op_type](m, n)
+    except _Refused as e:
+        n.note = f"a {n.op_type} is rewritten at compile time, but {e}"
+        return None
