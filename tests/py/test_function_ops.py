@@ -100,3 +100,20 @@ def test_maxunpool_inverts_maxpool_as_onnxruntime():
                              providers=["CPUExecutionProvider"])
     p, i = s.run(None, {"x": x})
     _check(m, {"p": p, "i": i}, tol=1e-12)
+
+
+@pytest.mark.parametrize("inverse,onesided,complex_in,length", [(0, 1, False, 32), (0, 0, True, None),
+                                                                (1, 0, True, None), (1, 1, True, 16), (0, 1, False, 20)])
+def test_dft_matches_onnxruntime(inverse, onesided, complex_in, length):
+    """DFT-20 on 3 frames of 24 points (axis 1), as matrix products (passes/rewrite.py): real one-sided
+    spectra with the frame padded (32) or truncated (20), complex forward and inverse, and the real
+    inverse of a one-sided spectrum."""
+    shape = (3, 24 if not (inverse and onesided) else 9, 2 if complex_in else 1)
+    ins = ["x", "len" if length else "", "axis"]
+    inits = [nh.from_array(np.array(1, np.int64), "axis")]
+    if length:
+        inits.append(nh.from_array(np.array(length, np.int64), "len"))
+    m = _model([h.make_node("DFT", ins, ["y"], inverse=inverse, onesided=onesided)],
+               [h.make_tensor_value_info("x", TP.FLOAT, list(shape))], [h.make_tensor_value_info("y", TP.FLOAT, None)],
+               inits, opset=20)
+    _check(m, {"x": np.random.default_rng(5).standard_normal(shape).astype(np.float32)}, tol=1e-5)

@@ -7,6 +7,9 @@
              the flattened tensor: indices are flat over the whole tensor, as MaxPool's are), then zeros
              after it up to a larger output_shape (onnx's reference; the indices stay those of the unpooled
              shape)
+  DFT        matrix products with cosine and sine tables of the transform length (forward, inverse,
+             one-sided and the inverse of a one-sided spectrum), the signal axis moved next to the
+             real / imaginary one and back: O(n^2) per signal, fine for the short frames of audio models
 
 A rewrite that cannot apply (shapes not static, an attribute out of its scope) leaves the node, with the
 reason in its note."""
@@ -108,7 +111,81 @@ def _maxunpool(m: ir.Model, n: ir.Node) -> list:
     return nodes
 
 
-REWRITES = {"Col2Im": _col2im, "MaxUnpool": _maxunpool}
+def _dft_matrices(mode: str, L: int, n: int, onesided: bool):
+    """(A, B, C, D, out_len) of the DFT as Yr = Xr A + Xi B, Yi = Xr C + Xi D over an input of L points
+    along the axis (zero-padded or truncated to n as numpy's fft(x, n) does)."""
+    if mode == "irfft":   # a one-sided spectrum of n // 2 + 1 bins to n real points (Hermitian symmetry)
+        bins = n // 2 + 1
+        k = np.arange(L)[:, None]
+        t = np.arange(n)[None, :]
+        w = np.where((k == 0) | ((n % 2 == 0) & (k == n // 2)), 1.0, 2.0) * (k < bins)
+        th = 2 * np.pi * k * t / n
+        return w * np.cos(th) / n, -w * np.sin(th) / n, None, None, n
+    out = n // 2 + 1 if onesided else n
+    t = np.arange(L)[:, None]
+    k = np.arange(out)[None, :]
+    th = 2 * np.pi * t * k / n
+    valid = t < n
+    c, s_ = np.cos(th) * valid, np.sin(th) * valid
+    if mode == "fft":
+        return c, s_, -s_, c, out
+    return c / n, -s_ / n, s_ / n, c / n, out   # ifft
+
+
+def _dft(m: ir.Model, n: ir.Node) -> list:
+    x = n.inputs[0]
+    shp = m.static_shape(x)
+    if shp is None or len(shp) < 2 or shp[-1] not in (1, 2):
+        raise _Refused("its input has no static [..., signal, 1 or 2] shape")
+    r = len(shp)
+    if m.opset >= 20:
+        axis = _ints(m, n.input(2), "axis")[0] if n.input(2) else -2
+    else:
+        axis = int(n.attrs.get("axis", 1))
+    axis = axis + r if axis < 0 else axis
+    if not 0 <= axis < r - 1:
+        raise _Refused(f"its axis {axis} is not a signal dim of its rank-{r} input")
+    inverse, onesided = int(n.attrs.get("inverse", 0)), int(n.attrs.get("onesided", 0))
+    L = shp[axis]
+    if n.input(1):
+        length = _ints(m, n.input(1), "dft_length")[0]
+    else:
+        length = 2 * (L - 1) if inverse and onesided else L
+    if length < 1:
+        raise _Refused(f"its dft_length {length} is not positive")
+    mode = ("irfft" if onesided else "ifft") if inverse else "fft"
+    A, B, C, D, out = _dft_matrices(mode, L, length, bool(onesided))
+    nodes = []
+
+    def add(op, ins, **attrs):
+        node, o = _node(m, op, ins, f"{n.name}/{op}_{len(nodes)}", **attrs)
+        nodes.append(node)
+        return o
+
+    def const(a, dt=np.float32):
+        return m.add_const(f"{n.name}/c{len(nodes)}", np.asarray(a, dt))
+
+    perm = [d for d in range(r - 1) if d != axis] + [axis, r - 1]
+    v = add("Transpose", [x], perm=perm) if perm != list(range(r)) else x
+    xr = add("Gather", [v, const(0, np.int64)], axis=r - 1)
+    xi = add("Gather", [v, const(1, np.int64)], axis=r - 1) if shp[-1] == 2 else None
+
+    def combine(P, Q):
+        y = add("MatMul", [xr, const(P)])
+        if xi is not None:
+            y = add("Add", [y, add("MatMul", [xi, const(Q)])])
+        return add("Unsqueeze", [y, const([-1], np.int64)])
+
+    parts = [combine(A, B)] + ([combine(C, D)] if C is not None else [])
+    y = add("Concat", parts, axis=-1) if len(parts) > 1 else parts[0]
+    if perm != list(range(r)):
+        add("Transpose", [y], perm=[int(i) for i in np.argsort(perm)])
+    nodes[-1].outputs = [n.outputs[0]]
+    nodes[-1].proto.output[0] = n.outputs[0]
+    return nodes
+
+
+REWRITES = {"Col2Im": _col2im, "MaxUnpool": _maxunpool, "DFT": _dft}
 
 
 def rewrite(m: ir.Model, n: ir.Node) -> list | None:
