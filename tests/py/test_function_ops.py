@@ -117,3 +117,25 @@ def test_dft_matches_onnxruntime(inverse, onesided, complex_in, length):
                [h.make_tensor_value_info("x", TP.FLOAT, list(shape))], [h.make_tensor_value_info("y", TP.FLOAT, None)],
                inits, opset=20)
     _check(m, {"x": np.random.default_rng(5).standard_normal(shape).astype(np.float32)}, tol=1e-5)
+
+
+@pytest.mark.parametrize("direction,layout,act", [("forward", 0, "Tanh"), ("bidirectional", 0, "LeakyRelu"),
+                                                  ("reverse", 0, "Relu")])
+def test_rnn_unrolled_matches_onnxruntime(direction, layout, act):
+    """RNN over 7 steps, batch 2, 5 inputs, hidden 4, with bias, initial state and clip 2.5 (onnxruntime
+    has no batch-first layout; the node suite checks it against onnx's reference)."""
+    dirs = 2 if direction == "bidirectional" else 1
+    rng = np.random.default_rng(8)
+    inits = [nh.from_array((rng.standard_normal((dirs, 4, 5)) * 0.5).astype(np.float32), "W"),
+             nh.from_array((rng.standard_normal((dirs, 4, 4)) * 0.5).astype(np.float32), "R"),
+             nh.from_array((rng.standard_normal((dirs, 8)) * 0.1).astype(np.float32), "B")]
+    xs = (2, 7, 5) if layout else (7, 2, 5)
+    hs = (2, dirs, 4) if layout else (dirs, 2, 4)
+    attrs = dict(hidden_size=4, direction=direction, layout=layout, clip=2.5, activations=[act] * dirs)
+    if act == "LeakyRelu":
+        attrs["activation_alpha"] = [0.1] * dirs
+    m = _model([h.make_node("RNN", ["x", "W", "R", "B", "", "h0"], ["y", "yh"], **attrs)],
+               [h.make_tensor_value_info("x", TP.FLOAT, list(xs)), h.make_tensor_value_info("h0", TP.FLOAT, list(hs))],
+               [h.make_tensor_value_info("y", TP.FLOAT, None), h.make_tensor_value_info("yh", TP.FLOAT, None)],
+               inits, opset=14)
+    _check(m, {"x": rng.standard_normal(xs).astype(np.float32), "h0": rng.standard_normal(hs).astype(np.float32)})

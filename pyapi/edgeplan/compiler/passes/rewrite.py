@@ -10,6 +10,8 @@
   DFT        matrix products with cosine and sine tables of the transform length (forward, inverse,
              one-sided and the inverse of a one-sided spectrum), the signal axis moved next to the
              real / imaginary one and back: O(n^2) per signal, fine for the short frames of audio models
+  RNN        unrolled over its (static) sequence: the input projection for every step at once, then per
+             step h = f(x_t W^T + h R^T + Wb + Rb), optionally clipped; both directions, either layout
 
 A rewrite that cannot apply (shapes not static, an attribute out of its scope) leaves the node, with the
 reason in its note."""
@@ -185,7 +187,93 @@ def _dft(m: ir.Model, n: ir.Node) -> list:
     return nodes
 
 
-REWRITES = {"Col2Im": _col2im, "MaxUnpool": _maxunpool, "DFT": _dft}
+# RNN activations that are ONNX ops of their own, with the attributes they take from activation_alpha / _beta
+_RNN_ACTS = {"Tanh": (), "Relu": (), "Sigmoid": (), "Softsign": (), "Softplus": (), "LeakyRelu": ("alpha",),
+             "Elu": ("alpha",), "ThresholdedRelu": ("alpha",), "HardSigmoid": ("alpha", "beta")}
+
+
+def _rnn(m: ir.Model, n: ir.Node) -> list:
+    x, w, r_ = n.inputs[0], n.inputs[1], n.inputs[2]
+    shp = m.static_shape(x)
+    if shp is None or len(shp) != 3:
+        raise _Refused("its input X has no static 3-D shape")
+    layout = int(n.attrs.get("layout", 0))
+    T = shp[1] if layout else shp[0]
+    from .unroll import MAX_TRIPS
+    if T > MAX_TRIPS:
+        raise _Refused(f"its {T} steps are more than the {MAX_TRIPS} it unrolls to")
+    hidden = int(n.attrs["hidden_size"])
+    direction = n.attrs.get("direction", b"forward")
+    direction = direction.decode() if isinstance(direction, bytes) else str(direction)
+    dirs = 2 if direction == "bidirectional" else 1
+    if direction not in ("forward", "reverse", "bidirectional"):
+        raise _Refused(f"its direction '{direction}' is not forward, reverse or bidirectional")
+    if n.input(4):
+        lens = m.const(n.input(4))
+        if lens is None or not np.all(np.asarray(lens) == T):
+            raise _Refused("its sequence_lens is not the constant full length (pin it, or drop the input)")
+    acts = [a.decode() if isinstance(a, bytes) else str(a) for a in n.attrs.get("activations", [])] or ["Tanh"] * dirs
+    alphas, betas = list(n.attrs.get("activation_alpha", [])), list(n.attrs.get("activation_beta", []))
+    act_attrs = []
+    for a in acts:
+        if a not in _RNN_ACTS:
+            raise _Refused(f"its activation '{a}' is not one edgeplan takes (Tanh, Relu, Sigmoid, ...)")
+        act_attrs.append({k: float((alphas if k == "alpha" else betas).pop(0)) for k in _RNN_ACTS[a]
+                          if (alphas if k == "alpha" else betas)})
+    clip = n.attrs.get("clip")
+    nodes = []
+
+    def add(op, ins, **attrs):
+        node, o = _node(m, op, ins, f"{n.name}/{op}_{len(nodes)}", **attrs)
+        nodes.append(node)
+        return o
+
+    def const(a, dt=np.int64):
+        return m.add_const(f"{n.name}/c{len(nodes)}", np.asarray(a, dt))
+
+    def unsq(v, axis):
+        if m.opset >= 13:
+            return add("Unsqueeze", [v, const([axis])])
+        return add("Unsqueeze", [v], axes=[axis])
+
+    xs = add("Transpose", [x], perm=[1, 0, 2]) if layout else x          # [T, batch, input]
+    batch = shp[0] if layout else shp[1]
+    ys, hs = [], []
+    for d in range(dirs):
+        wd = add("Gather", [w, const(d)], axis=0)                         # [hidden, input]
+        rd = add("Transpose", [add("Gather", [r_, const(d)], axis=0)], perm=[1, 0])
+        xw = add("MatMul", [xs, add("Transpose", [wd], perm=[1, 0])])     # [T, batch, hidden]
+        if n.input(3):
+            bd = add("Gather", [n.input(3), const(d)], axis=0)            # [2 hidden]: Wb, Rb
+            wb = add("Slice", [bd, const([0]), const([hidden]), const([0])])
+            rb = add("Slice", [bd, const([hidden]), const([2 * hidden]), const([0])])
+            xw = add("Add", [xw, add("Add", [wb, rb])])
+        h = (add("Gather", [n.input(5), const(d)], axis=0) if n.input(5)
+             else m.add_const(f"{n.name}/h0", np.zeros((batch, hidden), np.float32)))
+        steps = range(T - 1, -1, -1) if (direction == "reverse" or d == 1) else range(T)
+        outs = {}
+        for t in steps:
+            z = add("Add", [add("Gather", [xw, const(t)], axis=0), add("MatMul", [h, rd])])
+            if clip is not None:
+                z = add("Clip", [z, const(-float(clip), np.float32), const(float(clip), np.float32)])
+            h = add(acts[d], [z], **act_attrs[d])
+            outs[t] = h
+        ys.append(unsq(add("Concat", [unsq(outs[t], 0) for t in range(T)], axis=0), 1))   # [T, 1, batch, hidden]
+        hs.append(unsq(h, 0))
+    y = add("Concat", ys, axis=1) if dirs > 1 else ys[0]
+    yh = add("Concat", hs, axis=0) if dirs > 1 else hs[0]
+    if layout:
+        y = add("Transpose", [y], perm=[2, 0, 1, 3])
+        yh = add("Transpose", [yh], perm=[1, 0, 2])
+    for k, v in enumerate((y, yh)):
+        if k < len(n.outputs) and n.outputs[k]:
+            add("Identity", [v])
+            nodes[-1].outputs = [n.outputs[k]]
+            nodes[-1].proto.output[0] = n.outputs[k]
+    return nodes
+
+
+REWRITES = {"Col2Im": _col2im, "MaxUnpool": _maxunpool, "DFT": _dft, "RNN": _rnn}
 
 
 def rewrite(m: ir.Model, n: ir.Node) -> list | None:
