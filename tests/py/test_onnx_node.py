@@ -68,8 +68,6 @@ EXCLUDED_PREFIXES = {
     "test_less_uint": "uint16/32/64 tensors: not an edgeplan dtype (plans hold f32, i8, u8, i16, i32, i64, bool)",
     "test_less_equal_uint": "uint16/32/64 tensors: not an edgeplan dtype (plans hold f32, i8, u8, i16, i32, i64, bool)",
     "test_top_k_uint64": "uint16/32/64 tensors: not an edgeplan dtype (plans hold f32, i8, u8, i16, i32, i64, bool)",
-    "test_reduce_log_sum_exp_empty_set_expanded": "casts to float64 inside the graph (edgeplan computes in float32)",
-    "test_attention_local_window_gqa_rank4_mask_expanded": "casts to float64 inside the graph (edgeplan computes in float32)",
     **{f"test_{w}window{s}_expanded": "the expanded window reads its size from a graph input (a Range of "
                                        "data-dependent length); edgeplan binds the size as an initializer "
                                        "only for the op itself" for w in ("hann", "hamming", "blackman")
