@@ -191,3 +191,13 @@ def test_compile_ops_out_and_ram_check(tmp_path):
                        capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 1 and "does not fit in tiny-ram's RAM" in r.stderr, r.stdout + r.stderr
     assert not (tmp_path / "x.eplan").exists()
+
+
+def test_measure_of_a_missing_or_non_elf_file_is_explained(tmp_path, capsys):
+    from edgeplan.sizebudget.cli import main
+    junk = tmp_path / "junk.so"
+    junk.write_bytes(b"not an elf")
+    assert main(["measure", str(junk)]) == 2
+    assert "is not an ELF file it can read" in capsys.readouterr().err
+    assert main(["measure", str(tmp_path / "missing.so")]) == 2
+    assert "cannot read" in capsys.readouterr().err
