@@ -473,6 +473,9 @@ def infer_shapes(model):
 def import_model(model, shapes=None, symbols=None) -> ir.Model:
     model = load(model)
     opset = default_opset(model)
+    from . import ml
+    if opset == 0 and model.graph.node and all(n.domain == ml.DOMAIN for n in model.graph.node):
+        opset = ml.DEFAULT_OPSET   # a classic-ML model: its ops are written in the default domain
     if not MIN_OPSET <= opset <= MAX_OPSET:
         what = "imports no default-domain (ai.onnx) opset" if opset == 0 else f"uses default-domain opset {opset}"
         raise CompileError([ir_problem(f"the model {what}; edgeplan reads opsets 1-{MAX_OPSET} (older ones "
@@ -484,6 +487,9 @@ def import_model(model, shapes=None, symbols=None) -> ir.Model:
         except Exception:  # noqa: BLE001
             pass
     check_graph(model)
+    probs = Problems()
+    model = ml.expand_ml(model, opset, probs)
+    probs.raise_if_any()
     from .functions import expand_functions
     model = expand_functions(model, opset)
     from .floats import compute_in_float32
