@@ -118,15 +118,7 @@ def cmd_check(a) -> int:
 
 
 def cmd_measure(a) -> int:
-    try:
-        rep = measure(a.file, a.objects or [])
-    except OSError as e:
-        print(f"sizebudget: cannot read {e.filename or a.file}: {e.strerror or e}", file=sys.stderr)
-        return 2
-    except Exception as e:  # noqa: BLE001 - pyelftools raises its own ELFError and struct errors
-        print(f"sizebudget: {a.file} is not an ELF file it can read ({type(e).__name__}: {e}); pass a linked "
-              f"binary or library, e.g. build/runtime_c/libedgeplan.so", file=sys.stderr)
-        return 2
+    rep = measure(a.file, a.objects or [])
     findings = []
     if a.budget:
         findings = check_budget(Path(a.file).name, rep, {"size": a.budget})

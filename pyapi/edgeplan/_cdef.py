@@ -54,6 +54,8 @@ EP_TO_NUMPY = {
     K.EP_DTYPE_BOOL: _np.dtype(_np.bool_), K.EP_DTYPE_F16: _np.dtype(_np.float16),
 }
 EP_TO_NUMPY[K.EP_DTYPE_F64] = _np.dtype(_np.float64)
+EP_TO_NUMPY.update({K.EP_DTYPE_U16: _np.dtype(_np.uint16), K.EP_DTYPE_U32: _np.dtype(_np.uint32),
+                    K.EP_DTYPE_U64: _np.dtype(_np.uint64)})
 try:   # numpy has no bfloat16; ml_dtypes (which onnx needs) has
     import ml_dtypes as _ml_dtypes
     EP_TO_NUMPY[K.EP_DTYPE_BF16] = _np.dtype(_ml_dtypes.bfloat16)

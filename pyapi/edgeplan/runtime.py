@@ -135,6 +135,8 @@ class Session:
     ``threads``: threads ``run`` uses, this one included (workers start at open, stop at ``close``;
     outputs are bit-identical for any count; ``self.threads`` is what the runtime runs).
     ``profile``: time every op (``profile()``); without it the run loop is untouched.
+    ``seed``: the key of the plan's random ops that have no seed of their own (ep_options.seed); each run
+    draws the next numbers of the sequence, and ``reset()`` starts it again (docs/runtime.md).
 
     Threads: a session runs one call at a time. Calls from several Python threads are serialised by a
     lock (each ``run`` sets its feeds, runs and copies its outputs under it), so each caller gets the
@@ -146,9 +148,11 @@ class Session:
     ``Plan.save`` and ``edgeplan compile -o`` do) and this session keeps the plan it opened."""
 
     def __init__(self, plan, *, threads: int = 1, cpu_features_mask: int = 0, check_crc: bool = True,
-                 profile: bool = False):
+                 profile: bool = False, seed: int = 0):
         if not isinstance(threads, int) or isinstance(threads, bool) or threads < 0:
             raise ValueError(f"threads must be an int >= 0, got {threads!r}")
+        if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 1 << 64:
+            raise ValueError(f"seed must be an int in [0, 2^64), got {seed!r}")
         if isinstance(plan, int) or not (isinstance(plan, (str, os.PathLike, bytes, bytearray, memoryview))
                                          or hasattr(plan, "to_bytes")):
             raise TypeError(f"plan must be a path, bytes or an edgeplan.Plan, got {type(plan).__name__}")
@@ -180,6 +184,7 @@ class Session:
         opts.error_buf = err
         opts.error_buf_len = len(err_buf)
         opts.n_threads = threads
+        opts.seed = seed   # the key of random ops without a seed of their own (docs/runtime.md)
         sp = ffi.new(t["session_pp"])
         rc = lib.ep_plan_query(plan_ptr, plan_len, info)
         if rc != K.EP_OK:

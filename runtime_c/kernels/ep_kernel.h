@@ -39,6 +39,12 @@ typedef struct ep_tensor {
 
 struct ep_pool;   /* src/pool.h: the session's worker threads */
 
+/* What the session tells a kernel about the run (the RANDOM op's key and counter). */
+typedef struct ep_run_info {
+    uint64_t seed;           /* ep_options.seed (0 when the caller gives none) */
+    uint64_t run;            /* runs since open or ep_reset: 0 during the first */
+} ep_run_info;
+
 /* One bound op. in[i] is NULL for an absent optional input. */
 typedef struct ep_op {
     const void *params;
@@ -52,6 +58,7 @@ typedef struct ep_op {
     uint8_t variant;
     uint8_t reserved;
     struct ep_pool *pool;    /* the session's threads for ep_parallel_for, or NULL: one thread */
+    const ep_run_info *run;  /* the session's, or NULL (an op run outside a session: seed 0, run 0) */
 } ep_op;
 
 /* Result of a shape function for one output. */
@@ -121,6 +128,9 @@ static inline int64_t ep_shape_numel(const ep_shape *s) {
 static inline uint32_t ep_dtype_size(uint32_t dtype) {
     switch (dtype) {
     case EP_DTYPE_F32: case EP_DTYPE_I32: return 4;
+    case EP_DTYPE_U16: return 2;
+    case EP_DTYPE_U32: return 4;
+    case EP_DTYPE_U64: return 8;
     case EP_DTYPE_I64: case EP_DTYPE_F64: return 8;
     case EP_DTYPE_F16: case EP_DTYPE_BF16: case EP_DTYPE_I16: return 2;
     case EP_DTYPE_U8: case EP_DTYPE_I8: case EP_DTYPE_BOOL: return 1;

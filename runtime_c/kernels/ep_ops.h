@@ -11,7 +11,7 @@
 #include "ops.def"
 
 void ep_ref_unary_math_f32(int kind, float *x, int64_t n);   /* kernels/ref/unary_math_f32.c: EP_ACT_MATH_FIRST.. */
-int ep_ref_binary_int(const ep_op *op);   /* kernels/ref/binary_int.c: I8, U8, I16, I32, I64 (from binary_f32) */
+int ep_ref_binary_int(const ep_op *op);   /* kernels/ref/binary_int.c: the integer dtypes (from binary_f32) */
 
 /* Fills table entry [op][variant] with kernel k when the build has the variant (ep_config.h EP_HAVE_*):
  * the <isa>_table.c files expand the op table's EP_KERNEL rows of their ISA through it. */

@@ -412,6 +412,7 @@ ep_status ep_run(ep_session *s) {
     s->last_error[0] = '\0';
     if (ep_pool_forked(&s->pool)) return EP_ERR_FORKED;   /* its workers are in the parent */
     const int rc = run_ops(s);
+    s->run_info.run++;   /* every run draws new random numbers, a failed one too */
     /* a failed run leaves no partial lengths behind: variable output dims read 0 until a run succeeds */
     if (rc && EP_HAVE_DYNAMIC && s->dynamic) ep_shapes_clear_outputs(s);
     return rc;
@@ -420,6 +421,7 @@ ep_status ep_run(ep_session *s) {
 ep_status ep_reset(ep_session *s) {
     if (!ep_session_live(s)) return EP_ERR_INVALID_ARG;
     zero_state(s);
+    s->run_info.run = 0;   /* and the random ops start their sequences again */
     return EP_OK;
 }
 
@@ -430,9 +432,12 @@ static void session_start_extras(ep_session *s, const ep_options *opt) {
     uint32_t want = 1;
     if (opt && opt->struct_size >= offsetof(ep_options, n_threads) + sizeof(uint32_t)) want = opt->n_threads;
     ep_pool_start(&s->pool, want);
+    s->run_info.seed = opt && opt->struct_size >= offsetof(ep_options, seed) + sizeof(uint64_t) ? opt->seed : 0;
+    s->run_info.run = 0;
     for (uint32_t i = 0; i < s->n_ops; i++) {
         ep_bound_op *b = &s->ops[i];
         b->op.pool = s->pool.n_threads > 1 ? &s->pool : NULL;
+        b->op.run = &s->run_info;
         b->prof_calls = b->prof_ns = b->prof_last_start = b->prof_last_ns = 0;
         b->prof_fn = NULL;
         if (opt && (opt->flags & EP_OPT_PROFILE)) ep_profile_bind(b);

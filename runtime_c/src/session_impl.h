@@ -38,6 +38,7 @@ struct ep_session {
     uint8_t dynamic;         /* symbols or data-dependent ops: ep_run resolves shapes */
     char last_error[160];
     ep_pool pool;            /* worker threads (ep_options.n_threads; src/pool.h): a fixed size */
+    ep_run_info run_info;    /* every op's run: the RANDOM op's key (ep_options.seed) and run counter */
 };
 
 static inline int ep_session_live(const ep_session *s) { return s && s->magic == EP_SESSION_MAGIC; }

@@ -1,11 +1,13 @@
 /* edgeplan-run: runs a plan on a board with no Python.
  *
  *   edgeplan-run model.eplan [--input [name=]x.npy]... [--output [name=]y.npy]... [--repeat N] [--threads N]
- *                [--quiet]
+ *                [--seed N] [--quiet]
  *
- * Inputs not given are zero. Prints each output's shape and summary, latency (median of N runs),
+ * Inputs not given are zero. --seed is the session's seed (ep_options.seed: the key of random ops
+ * without a seed of their own; 0 when not given). Prints each output's shape and summary, latency (median of N runs),
  * arena bytes and peak RSS. The plan is mmapped; weights are used in place. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
@@ -25,7 +27,7 @@
 
 static void usage(void) {
     fprintf(stderr,
-            "usage: edgeplan-run PLAN [--input [NAME=]FILE.npy]... [--output [NAME=]FILE.npy]... [--repeat N] [--threads N] [--quiet]\n");
+            "usage: edgeplan-run PLAN [--input [NAME=]FILE.npy]... [--output [NAME=]FILE.npy]... [--repeat N] [--threads N] [--seed N] [--quiet]\n");
 }
 
 static double now_ms(void) {
@@ -95,6 +97,7 @@ int main(int argc, char **argv) {
     const char *plan_path = NULL;
     char *in_names[MAX_IO], *in_paths[MAX_IO], *out_names[MAX_IO], *out_paths[MAX_IO];
     int n_in = 0, n_out = 0, repeat = 1, quiet = 0, threads = 1;
+    uint64_t seed = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--input") && i + 1 < argc && n_in < MAX_IO) {
             split_arg(argv[++i], &in_names[n_in], &in_paths[n_in]); n_in++;
@@ -106,6 +109,12 @@ int main(int argc, char **argv) {
         } else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
             threads = atoi(argv[++i]);
             if (threads < 1 || threads > 64) { fprintf(stderr, "edgeplan-run: --threads must be 1..64\n"); return 2; }
+        } else if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
+            char *end = NULL;
+            const char *v = argv[++i];
+            errno = 0;
+            seed = (uint64_t)strtoull(v, &end, 0);
+            if (!*v || *end || *v == '-' || errno) { fprintf(stderr, "edgeplan-run: --seed must be an integer 0..2^64-1\n"); return 2; }
         } else if (!strcmp(argv[i], "--quiet")) {
             quiet = 1;
         } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -143,6 +152,7 @@ int main(int argc, char **argv) {
     opt.error_buf = err;
     opt.error_buf_len = sizeof(err);
     opt.n_threads = (uint32_t)threads;
+    opt.seed = seed;
     ep_session *s = NULL;
     rc = ep_session_open(&s, plan, plan_len, arena, (size_t)info.arena_bytes, &opt);
     if (rc) { fprintf(stderr, "edgeplan-run: cannot open %s: %s: %s\n", plan_path, ep_status_str(rc), err); return 1; }

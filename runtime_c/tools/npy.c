@@ -9,6 +9,7 @@
 static const struct { int32_t dtype; const char *descr; size_t size; } DT[] = {
     {EP_DTYPE_F32, "<f4", 4}, {EP_DTYPE_F16, "<f2", 2}, {EP_DTYPE_I64, "<i8", 8}, {EP_DTYPE_I32, "<i4", 4},
     {EP_DTYPE_I16, "<i2", 2}, {EP_DTYPE_I8, "|i1", 1}, {EP_DTYPE_U8, "|u1", 1}, {EP_DTYPE_BOOL, "|b1", 1},
+    {EP_DTYPE_U16, "<u2", 2}, {EP_DTYPE_U32, "<u4", 4}, {EP_DTYPE_U64, "<u8", 8},
     {EP_DTYPE_F64, "<f8", 8},   /* bfloat16 has no .npy type (numpy lacks it) */
 };
 

@@ -117,7 +117,7 @@ static void binary_check(const ep_binary_params *p, int r, int ar, const int32_t
 static void gen_binary(int iter) {   /* extreme values, the vector activations, rows up to 40 */
     static const int acts[] = {EP_ACT_NONE, EP_ACT_NONE, EP_ACT_RELU, EP_ACT_CLIP, EP_ACT_LEAKY_RELU, EP_ACT_SIGMOID,
                                EP_ACT_SILU, EP_ACT_HARD_SWISH, EP_ACT_HARD_SIGMOID, EP_ACT_TANH, EP_ACT_ABS, EP_ACT_ELU};
-    ep_binary_params p = {(int)(chk_rnd() % EP_BIN_COUNT), acts[chk_rnd() % (sizeof(acts) / sizeof(acts[0]))], 0.2f, 0.5f};
+    ep_binary_params p = {(int)(chk_rnd() % (EP_BIN_FMOD + 1)), acts[chk_rnd() % (sizeof(acts) / sizeof(acts[0]))], 0.2f, 0.5f};
     if (p.act == EP_ACT_CLIP) p.act_alpha = -0.5f, p.act_beta = 0.75f;
     /* output shape, then A and B each: same shape, scalar, per-channel [C,1,1], last dim [W], a random mix
      * of broadcast dims (A is usually full: the in-place case; one operand keeps Y's rank) */
@@ -144,7 +144,7 @@ static void gen_binary(int iter) {   /* extreme values, the vector activations, 
 
 static void gen_binary_small(int iter) {   /* every activation (half NONE), plain values, POW on positive bases */
     (void)iter;
-    ep_binary_params p = {chk_int(0, EP_BIN_COUNT - 1), chk_int(0, 9) < 5 ? EP_ACT_NONE : chk_int(1, EP_ACT_MATH_FIRST - 1),
+    ep_binary_params p = {chk_int(0, EP_BIN_FMOD), chk_int(0, 9) < 5 ? EP_ACT_NONE : chk_int(1, EP_ACT_MATH_FIRST - 1),
                           0.3f, 0.6f};
     if (p.act == EP_ACT_CLIP) p.act_alpha = -0.5f, p.act_beta = 0.5f;
     const int r = chk_int(1, 4);

@@ -249,12 +249,12 @@ static void test_binary(void) {
         int32_t da[5], db[5];
         int ra, rb;
         rand_bcast(5, 4, 800, da, &ra, db, &rb);
-        int kind = chk_int(0, EP_BIN_COUNT - 1), act = chk_int(0, 3) ? 0 : chk_int(0, EP_ACT_MATH_FIRST - 1);
+        int kind = chk_int(0, EP_BIN_FMOD), act = chk_int(0, 3) ? 0 : chk_int(0, EP_ACT_MATH_FIRST - 1);
         CHECK(run_binary(ra, da, rb, db, kind, act, 0), "binary kind %d act %d ranks %d %d", kind, act, ra, rb);
     }
     static const int32_t nchw[4] = {2, 3, 4, 5}, c111[4] = {1, 3, 1, 1}, c11[3] = {3, 1, 1}, one[1] = {1};
     static const int32_t row[2] = {1, 5}, col[2] = {4, 1};
-    for (int kind = 0; kind < EP_BIN_COUNT; kind++) {
+    for (int kind = 0; kind <= EP_BIN_FMOD; kind++) {   /* the float kinds */
         CHECK(run_binary(4, nchw, 4, c111, kind, EP_ACT_RELU, 0), "per-channel [1,C,1,1] kind %d", kind);
         CHECK(run_binary(4, nchw, 3, c11, kind, 0, 1), "per-channel [C,1,1] in place kind %d", kind);
         CHECK(run_binary(4, nchw, 0, one, kind, EP_ACT_CLIP, 1), "scalar B in place kind %d", kind);
@@ -445,6 +445,132 @@ static void test_binary_int(void) {
             CHECK(run_ibinary(dt, int_kinds[k], 1, one, 4, nchw, 2), "int [1] op X in place on B dt %d kind %d", dt, k);
             CHECK(run_ibinary(dt, int_kinds[k], 0, one, 0, one, 0), "int scalars dt %d kind %d", dt, k);
         }
+}
+
+/* ---- unsigned dtypes and the bitwise kinds: exact unsigned semantics (U64 values >= 2^63 too), shifts by
+ * the width or more give 0, signed bitwise ops on the two's complement bits ---- */
+static uint64_t uget(const void *p, uint8_t dt, int64_t i) {
+    switch (dt) {
+    case EP_DTYPE_U8: return ((const uint8_t *)p)[i];
+    case EP_DTYPE_U16: return ((const uint16_t *)p)[i];
+    case EP_DTYPE_U32: return ((const uint32_t *)p)[i];
+    default: return ((const uint64_t *)p)[i];
+    }
+}
+static void uput(void *p, uint8_t dt, int64_t i, uint64_t v) {
+    switch (dt) {
+    case EP_DTYPE_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    case EP_DTYPE_U16: ((uint16_t *)p)[i] = (uint16_t)v; break;
+    case EP_DTYPE_U32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+    default: ((uint64_t *)p)[i] = v; break;
+    }
+}
+/* Independent statement of the unsigned semantics in a width of w bits; b != 0 for DIV, MOD, FMOD. */
+static uint64_t ref_ubin(int kind, unsigned w, uint64_t a, uint64_t b) {
+    const uint64_t m = w == 64 ? UINT64_MAX : (UINT64_C(1) << w) - 1;
+    switch (kind) {
+    case EP_BIN_ADD: return (a + b) & m;
+    case EP_BIN_SUB: return (a - b) & m;
+    case EP_BIN_MUL: return (a * b) & m;
+    case EP_BIN_DIV: return a / b;
+    case EP_BIN_MAX: return a > b ? a : b;
+    case EP_BIN_MIN: return a < b ? a : b;
+    case EP_BIN_MOD: case EP_BIN_FMOD: return a % b;
+    case EP_BIN_BITAND: return a & b;
+    case EP_BIN_BITOR: return a | b;
+    case EP_BIN_BITXOR: return a ^ b;
+    case EP_BIN_SHL: return b < w ? (a << b) & m : 0;
+    default: return b < w ? a >> b : 0;   /* SHR */
+    }
+}
+
+static void test_binary_unsigned_bitwise(void) {
+    static const struct { uint8_t dt; int kind; uint64_t a, b, want; } kv[] = {
+        {EP_DTYPE_U64, EP_BIN_MAX, UINT64_C(1) << 63, 5, UINT64_C(1) << 63},
+        {EP_DTYPE_U64, EP_BIN_MIN, UINT64_MAX, 7, 7},
+        {EP_DTYPE_U64, EP_BIN_DIV, UINT64_MAX, 2, (UINT64_C(1) << 63) - 1},
+        {EP_DTYPE_U64, EP_BIN_DIV, UINT64_C(1) << 63, UINT64_MAX, 0},
+        {EP_DTYPE_U64, EP_BIN_MOD, UINT64_MAX, UINT64_C(1) << 63, (UINT64_C(1) << 63) - 1},
+        {EP_DTYPE_U64, EP_BIN_ADD, UINT64_MAX, 2, 1}, {EP_DTYPE_U32, EP_BIN_SUB, 0, 1, 0xFFFFFFFFu},
+        {EP_DTYPE_U32, EP_BIN_MAX, 0x80000000u, 1, 0x80000000u}, {EP_DTYPE_U16, EP_BIN_MUL, 300, 300, 24464},
+        {EP_DTYPE_U16, EP_BIN_SHL, 0x8001, 1, 2}, {EP_DTYPE_U8, EP_BIN_SHL, 1, 8, 0}, {EP_DTYPE_U8, EP_BIN_SHL, 1, 7, 128},
+        {EP_DTYPE_U64, EP_BIN_SHR, UINT64_C(1) << 63, 63, 1}, {EP_DTYPE_U64, EP_BIN_SHR, UINT64_MAX, 64, 0},
+        {EP_DTYPE_U64, EP_BIN_SHL, 1, UINT64_MAX, 0}, {EP_DTYPE_U32, EP_BIN_SHR, 0xF0000000u, 28, 15},
+        {EP_DTYPE_U16, EP_BIN_BITXOR, 0xFFFF, 0x0F0F, 0xF0F0}, {EP_DTYPE_U64, EP_BIN_BITAND, UINT64_MAX, 12, 12},
+    };
+    const int32_t one[1] = {1};
+    for (size_t k = 0; k < sizeof kv / sizeof kv[0]; k++) {
+        uput(XB[2], kv[k].dt, 0, kv[k].a), uput(XB[3], kv[k].dt, 0, kv[k].b);
+        ep_binary_params p = {kv[k].kind, EP_ACT_NONE, 0, 0};
+        ep_tensor a, b, y;
+        tset(&a, XB[2], kv[k].dt, 1, one), tset(&b, XB[3], kv[k].dt, 1, one), tset(&y, YB[2], kv[k].dt, 1, one);
+        opbox box;
+        ep_op *op = op11(&box, EP_OP_BINARY, &p, &a, &y);
+        box.in[1] = &b, op->n_in = 2;
+        const int ok = shape_ok(ep_shape_binary, op, 1, one) && ep_ref_binary_f32(op) == EP_OK;
+        const uint64_t got = uget(YB[2], kv[k].dt, 0);
+        CHECK(ok && got == kv[k].want && ref_ubin(kv[k].kind, 8u * ep_dtype_size(kv[k].dt), kv[k].a, kv[k].b) == kv[k].want,
+              "unsigned binary dtype %d kind %d: %llu op %llu = %llu want %llu", kv[k].dt, kv[k].kind,
+              (unsigned long long)kv[k].a, (unsigned long long)kv[k].b, (unsigned long long)got,
+              (unsigned long long)kv[k].want);
+    }
+    /* every unsigned kind on every unsigned dtype, [100] op [100] and [100] op [1] (broadcast, in place) */
+    static const uint8_t udts[4] = {EP_DTYPE_U8, EP_DTYPE_U16, EP_DTYPE_U32, EP_DTYPE_U64};
+    static const int ukinds[13] = {EP_BIN_ADD, EP_BIN_SUB, EP_BIN_MUL, EP_BIN_DIV, EP_BIN_MAX, EP_BIN_MIN, EP_BIN_MOD,
+                                   EP_BIN_FMOD, EP_BIN_BITAND, EP_BIN_BITOR, EP_BIN_BITXOR, EP_BIN_SHL, EP_BIN_SHR};
+    for (int d = 0; d < 4; d++)
+        for (int k = 0; k < 13; k++)
+            for (int form = 0; form < 2; form++) {
+                const uint8_t dt = udts[d];
+                const int kind = ukinds[k];
+                const unsigned w = 8u * ep_dtype_size(dt);
+                const int32_t n100[1] = {100};
+                const int64_t nb = form ? 1 : 100;
+                for (int i = 0; i < 100; i++) {
+                    const uint64_t r = ((uint64_t)chk_rnd() << 32) | chk_rnd();
+                    uput(XB[2], dt, i, chk_int(0, 3) ? r : chk_int(0, 1) ? UINT64_MAX : UINT64_C(1) << (w - 1));
+                }
+                for (int64_t i = 0; i < nb; i++) {
+                    uint64_t v = ((uint64_t)chk_rnd() << 32) | chk_rnd();
+                    if (kind == EP_BIN_SHL || kind == EP_BIN_SHR) v = (uint64_t)chk_int(0, (int)w + 3);
+                    if (v == 0 || (uint64_t)(v & (w == 64 ? UINT64_MAX : (UINT64_C(1) << w) - 1)) == 0) v = 3;
+                    uput(XB[3], dt, i, v);
+                }
+                static uint64_t want[100];
+                for (int i = 0; i < 100; i++) want[i] = ref_ubin(kind, w, uget(XB[2], dt, i), uget(XB[3], dt, form ? 0 : i));
+                ep_binary_params p = {kind, EP_ACT_NONE, 0, 0};
+                ep_tensor a, b, y;
+                tset(&a, XB[2], dt, 1, n100), tset(&b, XB[3], dt, 1, form ? one : n100), tset(&y, XB[2], dt, 1, n100);
+                opbox box;
+                ep_op *op = op11(&box, EP_OP_BINARY, &p, &a, &y);
+                box.in[1] = &b, op->n_in = 2;
+                int ok = shape_ok(ep_shape_binary, op, 1, n100) && ep_ref_binary_f32(op) == EP_OK;
+                for (int i = 0; ok && i < 100; i++) ok = uget(XB[2], dt, i) == want[i];
+                CHECK(ok, "unsigned dtype %d kind %d form %d", dt, kind, form);
+            }
+    /* signed bitwise: the two's complement bits */
+    static const struct { uint8_t dt; int kind; int64_t a, b, want; } sv[] = {
+        {EP_DTYPE_I8, EP_BIN_BITAND, -1, 15, 15}, {EP_DTYPE_I8, EP_BIN_BITXOR, -128, 127, -1},
+        {EP_DTYPE_I16, EP_BIN_BITOR, -32768, 1, -32767}, {EP_DTYPE_I32, EP_BIN_BITXOR, -1, 5, -6},
+        {EP_DTYPE_I64, EP_BIN_BITOR, INT64_MIN, 1, INT64_MIN + 1}, {EP_DTYPE_I64, EP_BIN_BITAND, -2, INT64_MAX, INT64_MAX - 1},
+        /* shifts: arithmetic right, left discards past the sign bit, b < 0 or >= the width gives the fill */
+        {EP_DTYPE_I8, EP_BIN_SHR, -128, 3, -16}, {EP_DTYPE_I8, EP_BIN_SHL, 65, 1, -126}, {EP_DTYPE_I8, EP_BIN_SHL, 3, 7, -128},
+        {EP_DTYPE_I8, EP_BIN_SHR, -5, 8, -1}, {EP_DTYPE_I8, EP_BIN_SHR, 5, 8, 0}, {EP_DTYPE_I8, EP_BIN_SHL, -5, -1, 0},
+        {EP_DTYPE_I32, EP_BIN_SHR, -1, -3, -1}, {EP_DTYPE_I32, EP_BIN_SHL, 1, 31, INT32_MIN}, {EP_DTYPE_I16, EP_BIN_SHR, -32768, 15, -1},
+        {EP_DTYPE_I64, EP_BIN_SHR, INT64_MIN, 63, -1}, {EP_DTYPE_I64, EP_BIN_SHL, -1, 63, INT64_MIN},
+        {EP_DTYPE_I64, EP_BIN_SHL, 1, 64, 0}, {EP_DTYPE_I64, EP_BIN_SHR, 7, 1, 3},
+    };
+    for (size_t k = 0; k < sizeof sv / sizeof sv[0]; k++) {
+        iput(XB[2], sv[k].dt, 0, sv[k].a), iput(XB[3], sv[k].dt, 0, sv[k].b);
+        ep_binary_params p = {sv[k].kind, EP_ACT_NONE, 0, 0};
+        ep_tensor a, b, y;
+        tset(&a, XB[2], sv[k].dt, 1, one), tset(&b, XB[3], sv[k].dt, 1, one), tset(&y, YB[2], sv[k].dt, 1, one);
+        opbox box;
+        ep_op *op = op11(&box, EP_OP_BINARY, &p, &a, &y);
+        box.in[1] = &b, op->n_in = 2;
+        const int ok = shape_ok(ep_shape_binary, op, 1, one) && ep_ref_binary_f32(op) == EP_OK;
+        CHECK(ok && iget(YB[2], sv[k].dt, 0) == sv[k].want, "signed bitwise dtype %d kind %d", sv[k].dt, sv[k].kind);
+    }
 }
 
 /* ---- concat / split ---- */
@@ -931,6 +1057,14 @@ static void test_hostile(void) {
     BI(EP_ERR_PLAN_PARAMS, x.dtype = x2.dtype = EP_DTYPE_I32; p.bi.kind = EP_BIN_PRELU);
     BI(EP_ERR_PLAN_PARAMS, x.dtype = x2.dtype = EP_DTYPE_I32; p.bi.act = EP_ACT_RELU);
     BI(EP_OK, p.bi.kind = EP_BIN_FMOD; p.bi.act = EP_ACT_RELU);
+    /* the bitwise kinds: integers only */
+    BI(EP_ERR_PLAN_PARAMS, p.bi.kind = EP_BIN_BITAND);
+    BI(EP_ERR_PLAN_PARAMS, p.bi.kind = EP_BIN_SHR);
+    BI(EP_OK, x.dtype = x2.dtype = EP_DTYPE_I8; p.bi.kind = EP_BIN_BITXOR);
+    BI(EP_OK, x.dtype = x2.dtype = EP_DTYPE_U64; p.bi.kind = EP_BIN_SHL);
+    BI(EP_OK, x.dtype = x2.dtype = EP_DTYPE_U16; p.bi.kind = EP_BIN_DIV);
+    BI(EP_OK, x.dtype = x2.dtype = EP_DTYPE_I64; p.bi.kind = EP_BIN_SHL);
+    BI(EP_ERR_PLAN_PARAMS, x.dtype = x2.dtype = EP_DTYPE_U32; p.bi.kind = EP_BIN_SHR; p.bi.act = EP_ACT_RELU);
 #define CC(want, ...) CASE(ep_shape_concat, EP_OP_CONCAT, dc, p.ax.axis = 1, want, op->n_in = 2; __VA_ARGS__)
     CC(EP_OK, (void)0); CC(EP_ERR_PLAN_PARAMS, p.ax.axis = 4); CC(EP_ERR_PLAN_PARAMS, p.ax.axis = -1);
     CC(EP_ERR_PLAN_SHAPE, x2.dims[2] = 7); CC(EP_ERR_PLAN_SHAPE, x2.rank = 3);
@@ -1053,7 +1187,7 @@ static void test_fuzz(void) {
 int main(void) {
     test_act(), test_unary(), test_binary(), test_concat_split(), test_slice_transpose(), test_pad();
     test_resize(), test_softmax(), test_reduce(), test_gather(), test_copy(), test_hostile(), test_fuzz();
-    test_binary_int(), test_reduce_int();
+    test_binary_int(), test_binary_unsigned_bitwise(), test_reduce_int();
     printf("%d passed, %d failed\n", chk_n_pass, chk_n_fail);
     return chk_n_fail != 0;
 }

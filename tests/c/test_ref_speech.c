@@ -185,6 +185,14 @@ static void known_index_ops(void) {
         CHECK(run("cumsum", ep_shape_cumsum, ep_ref_cumsum_any, &cop) == EP_OK && !memcmp(cy, cw[k], sizeof cy),
               "cumsum %d", k);
     }
+    /* CUMSUM with prod = 1 (CumProd): exclusive starts from 1 */
+    const int32_t cpw[4][4] = {{1, 2, 6, 24}, {1, 1, 2, 6}, {24, 24, 12, 4}, {24, 12, 4, 1}};
+    for (int k = 0; k < 4; k++) {
+        ep_cumsum_params cp = {0, k & 1, k >> 1, 1};
+        ep_op cop = mkop(EP_OP_CUMSUM, &cp, cin, 1, cout, 1, NULL, 0);
+        CHECK(run("cumprod", ep_shape_cumsum, ep_ref_cumsum_any, &cop) == EP_OK && !memcmp(cy, cpw[k], sizeof cy),
+              "cumprod %d", k);
+    }
     /* TRILU on a 3x3 of ones */
     int64_t m[9], my[9];
     for (int i = 0; i < 9; i++) m[i] = i + 1;
@@ -362,6 +370,9 @@ static void test_reject(void) {
     csp.axis = 0;
     csp.reverse = -1;
     REJ(ep_shape_cumsum, &csp, 1, 1, "cumsum reverse -1");
+    csp.reverse = 0;
+    csp.prod = 2;
+    REJ(ep_shape_cumsum, &csp, 1, 1, "cumsum prod 2");
     ep_trilu_params trp = {2, 0, 0};
     REJ(ep_shape_trilu, &trp, 1, 1, "trilu upper 2");
     trp.upper = 1;

@@ -16,13 +16,13 @@ SEEDS = range(3)
 INTS = [np.int32, np.int64]
 
 
-def model(nodes, inputs, outputs, consts=(), opset=18):
+def model(nodes, inputs, outputs, consts=(), opset=18, ir_version=8):
     vi = [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(np.dtype(v.dtype)), v.shape)
           for k, v in inputs.items()]
     vo = [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(np.dtype(dt)), None)
           for k, dt in outputs.items()]
     g = helper.make_graph(nodes, "g", vi, vo, [numpy_helper.from_array(np.asarray(v), k) for k, v in consts])
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=ir_version)
 
 
 def run_both(m, feeds):

@@ -193,11 +193,14 @@ def test_compile_ops_out_and_ram_check(tmp_path):
     assert not (tmp_path / "x.eplan").exists()
 
 
-def test_measure_of_a_missing_or_non_elf_file_is_explained(tmp_path, capsys):
-    from edgeplan.sizebudget.cli import main
+def test_measure_of_a_missing_or_non_elf_file_is_explained(tmp_path):
+    """python -m edgeplan.sizebudget measure: one line and exit 2, no traceback (`edgeplan size` has its own
+    wording, tests/py/test_cli_hostile.py)."""
+    import subprocess
+    import sys
     junk = tmp_path / "junk.so"
     junk.write_bytes(b"not an elf")
-    assert main(["measure", str(junk)]) == 2
-    assert "is not an ELF file it can read" in capsys.readouterr().err
-    assert main(["measure", str(tmp_path / "missing.so")]) == 2
-    assert "cannot read" in capsys.readouterr().err
+    for f, words in ((junk, "not an ELF file"), (tmp_path / "missing.so", "cannot read")):
+        r = subprocess.run([sys.executable, "-m", "edgeplan.sizebudget", "measure", str(f)], capture_output=True,
+                           text=True)
+        assert r.returncode == 2 and "Traceback" not in r.stderr and words in r.stderr, r.stderr

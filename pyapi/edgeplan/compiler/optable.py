@@ -158,6 +158,9 @@ OPS = {
     'compress': OpSpec(42, 'EP_OP_COMPRESS', 'ep_axis_params', 2, 2, 1, 1, False, True, False, False, 'index', 2,
                   ('default',),
                   (('ref', 'default', 'ep_ref_compress_any'),)),
+    'random': OpSpec(45, 'EP_OP_RANDOM', 'ep_random_params', 0, 1, 1, 1, False, False, True, False, 'random', 2,
+                  ('default',),
+                  (('ref', 'default', 'ep_ref_random_f32'),)),
 }
 
 FAMILIES = {
@@ -175,4 +178,5 @@ FAMILIES = {
     'norm': ('lrn',),
     'dynamic': ('range', 'nonzero', 'slice_dyn', 'shape'),
     'index': ('gather_elements', 'scatter_elements', 'reverse_sequence', 'non_max_suppression', 'compress'),
+    'random': ('random',),
 }

@@ -81,6 +81,12 @@ def _minor_version(graph: Graph) -> int:
         v = max(v, 2)      # 1.2: the unary math kinds
     if any(np.dtype(t.dtype).name in _FORMATS_1_2 for t in graph.tensors):
         v = max(v, 2)      # 1.2: float16, bfloat16 and float64 tensors (CAST at the plan's edges)
+    if any(np.dtype(t.dtype).name in ("uint16", "uint32", "uint64") for t in graph.tensors):
+        v = max(v, 2)      # 1.2: the unsigned 16-, 32- and 64-bit dtypes
+    if any(op.kind == "binary" and int(op.params.get("kind", 0)) >= K.EP_BIN_BITAND for op in graph.ops):
+        v = max(v, 2)      # 1.2: the bitwise and shift kinds
+    if any(op.kind == "cumsum" and int(op.params.get("prod", 0)) for op in graph.ops):
+        v = max(v, 2)      # 1.2: CUMSUM's product (a 1.1 reader ignores the field it was)
     return v
 
 

@@ -113,6 +113,8 @@ typedef struct ep_options {
     uint32_t n_threads;         /* threads for ep_run, the caller included: 0 or 1 one; N > 1 starts N-1
                                    workers at open (at most 8), joined by ep_session_close; results are
                                    bit-identical for any N. A build without threads runs one. */
+    uint64_t seed;              /* the key of the random ops that have no seed of their own (plan RANDOM;
+                                   docs/runtime.md "Random numbers"); absent from an older, shorter struct: 0 */
 } ep_options;
 #define EP_OPT_SKIP_CRC 1       /* trust a plan already checked (e.g. in signed flash) */
 #define EP_OPT_PROFILE 2        /* time every op (ep_session_profile); without it ep_run is untouched */

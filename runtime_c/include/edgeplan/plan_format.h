@@ -66,6 +66,7 @@ typedef struct ep_section {
 #define EP_DTYPE_F32 1
 #define EP_DTYPE_U8 2
 #define EP_DTYPE_I8 3
+#define EP_DTYPE_U16 4        /* 1.2 */
 #define EP_DTYPE_I16 5
 #define EP_DTYPE_I32 6
 #define EP_DTYPE_I64 7
@@ -73,6 +74,8 @@ typedef struct ep_section {
 #define EP_DTYPE_F16 10
 #define EP_DTYPE_F64 11       /* 1.2; F64, F16, BF16: CAST and the dtype-agnostic ops read them, no arithmetic */
 #define EP_DTYPE_BF16 16      /* 1.2 */
+#define EP_DTYPE_U32 12       /* 1.2; U16, U32, U64: the integer ops, CAST and the dtype-agnostic ops */
+#define EP_DTYPE_U64 13       /* 1.2 */
 
 /* CPU features a plan may require (ep_plan_header.required_features) */
 #define EP_CPU_NEON 1
@@ -205,7 +208,8 @@ typedef struct ep_io_rec {
 #define EP_OP_COMPRESS 42
 #define EP_OP_IF 43
 #define EP_OP_ELSE 44
-#define EP_OP_COUNT 45         /* one past the last opcode */
+#define EP_OP_RANDOM 45
+#define EP_OP_COUNT 46         /* one past the last opcode */
 /* kernel variants (ep_op_rec.variant): DEFAULT (0) is every op's plain layout; the others'
  * layouts are described below */
 #define EP_VARIANT_DEFAULT 0
@@ -259,6 +263,7 @@ typedef struct ep_io_rec {
 #define EP_COMPRESS_VARIANT_DEFAULT 0
 #define EP_IF_VARIANT_DEFAULT 0
 #define EP_ELSE_VARIANT_DEFAULT 0
+#define EP_RANDOM_VARIANT_DEFAULT 0
 /* EP_OPS_END */
 
 
@@ -311,7 +316,12 @@ typedef struct ep_io_rec {
 #define EP_BIN_MIN 7
 #define EP_BIN_MOD 8          /* remainder with the sign of b (ONNX Mod fmod=0, numpy.mod) */
 #define EP_BIN_FMOD 9         /* remainder with the sign of a (ONNX Mod fmod=1, C fmod / %) */
-#define EP_BIN_COUNT 10
+#define EP_BIN_BITAND 10      /* 1.2; integers only, as are the four below */
+#define EP_BIN_BITOR 11
+#define EP_BIN_BITXOR 12
+#define EP_BIN_SHL 13         /* a << b in Y's width (ONNX BitShift); b < 0 or >= the width: 0 */
+#define EP_BIN_SHR 14         /* a >> b, arithmetic on signed types; b < 0 or >= the width: a < 0 ? -1 : 0 */
+#define EP_BIN_COUNT 15
 
 /* ---- op parameter structs (PARAMS section) ---- */
 
@@ -367,9 +377,11 @@ typedef struct ep_unary_params {
 } ep_unary_params;
 
 /* BINARY: Y = A op B with numpy broadcasting (ranks aligned right), then act.
- * A, B and Y have one dtype: F32, or an integer type (I8, U8, I16, I32, I64) for ADD, SUB, MUL, DIV,
- * MAX, MIN, MOD and FMOD with act NONE. Integers wrap (two's complement; INT_MIN / -1 is INT_MIN);
- * DIV truncates toward zero; a zero divisor fails the run with EP_ERR_RUN_INDEX (as onnxruntime). */
+ * A, B and Y have one dtype: F32, or an integer type (I8, U8, I16, U16, I32, U32, I64, U64) for ADD,
+ * SUB, MUL, DIV, MAX, MIN, MOD, FMOD, BITAND, BITOR, BITXOR, SHL and SHR with act NONE (F32 refuses
+ * the bitwise kinds). Integers wrap (two's complement; INT_MIN / -1 is
+ * INT_MIN); unsigned types compute exactly as unsigned (U64 in uint64); DIV truncates toward zero; a
+ * zero divisor fails the run with EP_ERR_RUN_INDEX (as onnxruntime). */
 typedef struct ep_binary_params {
     int32_t kind;           /* EP_BIN_* */
     int32_t act;            /* EP_ACT_* fused after the op */
@@ -520,7 +532,8 @@ typedef struct ep_where_params {
     int32_t reserved2;
 } ep_where_params;
 
-/* COMPARE: in A, B (same dtype: F32, I8, U8, I16, I32, I64 or BOOL; BOOL only for AND/OR/XOR);
+/* COMPARE: in A, B (same dtype: F32, an integer type or BOOL; BOOL only for AND/OR/XOR; unsigned
+ * types order as unsigned);
  * numpy broadcasting; out BOOL (0/1 bytes). Not(x) is lowered as XOR(x, true). */
 #define EP_CMP_EQUAL 0
 #define EP_CMP_LESS 1
@@ -543,7 +556,8 @@ typedef struct ep_compare_params {
  * Float -> int truncates toward zero and saturates (NaN -> 0); int -> narrower int wraps (two's
  * complement, as numpy); anything -> BOOL is x != 0. To F16 / BF16: through float32, rounded to
  * nearest even (kernels/float_bits.h); to F32 from F64 rounds to nearest even; int -> F16 / BF16 goes
- * through float32. */
+ * through float32. U16, U32 and U64 (1.2) convert as unsigned values; float -> unsigned saturates to
+ * [0, max]. */
 typedef struct ep_cast_params {
     int32_t to;             /* EP_DTYPE_* of Y */
     int32_t reserved;
@@ -568,12 +582,14 @@ typedef struct ep_topk_params {
     int32_t sorted;         /* 0 / 1 (both produce sorted output) */
 } ep_topk_params;
 
-/* CUMSUM: Y = running sum of X along axis (F32, I32 or I64; integers wrap). */
+/* CUMSUM: Y = running sum (prod 0) or product (prod 1, ONNX CumProd; 1.2) of X along axis (F32, I32,
+ * I64, U32 or U64 (1.2); integers wrap; F32 accumulates in double). exclusive: element j takes the
+ * elements before j (the first is 0, or 1 for a product); reverse: runs from the end. */
 typedef struct ep_cumsum_params {
     int32_t axis;
     int32_t exclusive;      /* 0 / 1 */
     int32_t reverse;        /* 0 / 1 */
-    int32_t reserved;
+    int32_t prod;           /* 0 sum / 1 product; 0 before 1.2 (a reserved field) */
 } ep_cumsum_params;
 
 /* TRILU: any dtype, rank >= 2; over the last two dims [M, N] keeps element (i, j) where j - i >= k
@@ -734,6 +750,33 @@ typedef struct ep_non_max_suppression_params {
 /* COMPRESS (a data-dependent size, as RANGE above): in X (any dtype) rank 1..8, Condition BOOL [L];
  * out Y: X's shape with dim axis = n, the number of true values among Condition[0 .. min(L, X.dims[axis])):
  * the slices of X along axis where Condition holds, in order. Uses ep_axis_params (reserved 0). */
+
+/* ---- random numbers (1.2; docs/plan-format.md "Random numbers") ---- */
+/* RANDOM: out Y F32 (rank 0..8, at most 2^34 elements), with no input (Y's shape is the declared one) or
+ * one: NORMAL / UNIFORM read only input 0's shape (any dtype; Y has it), BERNOULLI reads its values, the
+ * probabilities P (F32, Y's shape). Element e of Y comes from word e % 4 of the Philox4x32-10 block
+ *   philox(key = (lo32(k), hi32(k)), counter = (e / 4, lo32(run), hi32(run), stream))
+ * where k is seed when has_seed, else the session's seed (ep_options.seed), and run counts the session's
+ * runs since open or ep_reset. With u(w) = (w >> 8) * 2^-24 (in [0, 1)):
+ *   UNIFORM    Y = a + (b - a) * u(w)                       (a = low, b = high)
+ *   BERNOULLI  Y = u(w) < P ? 1 : 0
+ *   NORMAL     Box-Muller on the block's word pair (v0, v1) = (w0, w1) for elements 4i, 4i+1 and
+ *              (w2, w3) for 4i+2, 4i+3: Y = a + b * (r * cos t) for the even element, a + b * (r * sin t)
+ *              for the odd one, r = sqrt(-2 ln(((v0 >> 8) + 1) * 2^-24)), t = 2 pi u(v1), with ln, cos
+ *              and sin evaluated in float exactly as docs/plan-format.md states (a = mean, b = scale).
+ * Fails nothing at run time. */
+#define EP_RANDOM_NORMAL 0
+#define EP_RANDOM_UNIFORM 1
+#define EP_RANDOM_BERNOULLI 2
+typedef struct ep_random_params {
+    uint64_t seed;          /* the key when has_seed */
+    uint32_t kind;          /* EP_RANDOM_* */
+    uint32_t dtype;         /* Y's dtype: EP_DTYPE_F32 */
+    float a;                /* NORMAL: mean, UNIFORM: low (finite); BERNOULLI: 0 */
+    float b;                /* NORMAL: scale, UNIFORM: high (finite); BERNOULLI: 0 */
+    uint32_t stream;        /* the op's stream: the compiler gives every RANDOM op of a plan its own */
+    uint32_t has_seed;      /* 1: seed is the key; 0: the session's seed is */
+} ep_random_params;
 /* EP_CDEF_END */
 
 /* Record sizes are part of the format: a change here is a format change (docs/plan-format.md). */
@@ -781,5 +824,6 @@ EP_RECORD_SIZE(ep_branch_params, 8);
 EP_RECORD_SIZE(ep_scatter_elements_params, 8);
 EP_RECORD_SIZE(ep_reverse_sequence_params, 8);
 EP_RECORD_SIZE(ep_non_max_suppression_params, 24);
+EP_RECORD_SIZE(ep_random_params, 32);
 
 #endif

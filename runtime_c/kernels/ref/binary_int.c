@@ -1,12 +1,16 @@
-/* BINARY on integers (I8, U8, I16, I32, I64; A, B and Y one dtype): Y = A op B with numpy
- * broadcasting, for ADD, SUB, MUL, DIV, MAX, MIN, MOD, FMOD (the shape function refuses the other
- * kinds and any fused activation for integer dtypes).
+/* BINARY on integers (I8, U8, I16, U16, I32, U32, I64, U64; A, B and Y one dtype): Y = A op B with
+ * numpy broadcasting, for ADD, SUB, MUL, DIV, MAX, MIN, MOD, FMOD, BITAND, BITOR, BITXOR, SHL and SHR
+ * (the shape function refuses the other kinds and any fused activation for integer dtypes).
  *
- * Semantics (docs/plan-format.md): every op is computed on int64 values with the wrapping ones in
- * uint64 (no signed overflow, so no UB), then stored truncated to Y's width: integers wrap as two's
- * complement, as numpy and onnxruntime do. DIV truncates toward zero (C, ONNX); MOD takes the sign of
- * b (ONNX Mod fmod=0, numpy.mod), FMOD the sign of a (fmod=1, C %). A zero divisor in DIV, MOD or FMOD
- * fails the run with EP_ERR_RUN_INDEX, as onnxruntime fails it ("Integer division by zero"); the
+ * Semantics (docs/plan-format.md): signed types compute on int64 values with the wrapping ops in
+ * uint64 (no signed overflow, so no UB); unsigned types compute on their zero-extended values in
+ * uint64 (exact for U64 values >= 2^63: unsigned compares, quotients and remainders, where MOD and
+ * FMOD agree). Results are stored truncated to Y's width: integers wrap as two's complement, as numpy
+ * and onnxruntime do. SHL and SHR shift by b bits (ONNX BitShift): SHL discards the bits past Y's
+ * width, SHR is arithmetic (sign-filling) on signed types; a shift b < 0 or >= the width gives what
+ * the fill alone gives: 0, or -1 for SHR of a negative value. DIV truncates toward zero (C, ONNX);
+ * MOD takes the sign of b (ONNX Mod fmod=0, numpy.mod), FMOD the sign of a (fmod=1, C %). A zero
+ * divisor in DIV, MOD or FMOD fails the run with EP_ERR_RUN_INDEX, as onnxruntime fails it ("Integer division by zero"); the
  * check runs on each chunk of divisors before anything is computed from it. INT_MIN / -1 wraps to
  * INT_MIN and INT_MIN MOD -1 is 0 (numpy; onnxruntime traps on the division).
  *
@@ -25,7 +29,9 @@ static void ib_load(int64_t *d, const void *p, uint8_t dt, int64_t s, int64_t n)
     case EP_DTYPE_U8: for (int64_t i = 0; i < n; i++) d[i] = ((const uint8_t *)p)[i * s]; break;
     case EP_DTYPE_I16: for (int64_t i = 0; i < n; i++) d[i] = ((const int16_t *)p)[i * s]; break;
     case EP_DTYPE_I32: for (int64_t i = 0; i < n; i++) d[i] = ((const int32_t *)p)[i * s]; break;
-    default: for (int64_t i = 0; i < n; i++) d[i] = ((const int64_t *)p)[i * s]; break;
+    case EP_DTYPE_U16: for (int64_t i = 0; i < n; i++) d[i] = ((const uint16_t *)p)[i * s]; break;
+    case EP_DTYPE_U32: for (int64_t i = 0; i < n; i++) d[i] = ((const uint32_t *)p)[i * s]; break;
+    default: for (int64_t i = 0; i < n; i++) d[i] = ((const int64_t *)p)[i * s]; break;   /* I64, U64 bits */
     }
 }
 
@@ -37,6 +43,8 @@ static void ib_store(void *p, uint8_t dt, const int64_t *v, int64_t n) {
     case EP_DTYPE_U8: for (int64_t i = 0; i < n; i++) ((uint8_t *)p)[i] = (uint8_t)(uint64_t)v[i]; break;
     case EP_DTYPE_I16: for (int64_t i = 0; i < n; i++) ((int16_t *)p)[i] = (int16_t)(uint16_t)(uint64_t)v[i]; break;
     case EP_DTYPE_I32: for (int64_t i = 0; i < n; i++) ((int32_t *)p)[i] = (int32_t)(uint32_t)(uint64_t)v[i]; break;
+    case EP_DTYPE_U16: for (int64_t i = 0; i < n; i++) ((uint16_t *)p)[i] = (uint16_t)(uint64_t)v[i]; break;
+    case EP_DTYPE_U32: for (int64_t i = 0; i < n; i++) ((uint32_t *)p)[i] = (uint32_t)(uint64_t)v[i]; break;
     default: for (int64_t i = 0; i < n; i++) ((int64_t *)p)[i] = v[i]; break;
     }
 }
@@ -47,16 +55,59 @@ static inline int64_t ib_div(int64_t a, int64_t b) {
     return a / b;
 }
 static inline int64_t ib_fmod(int64_t a, int64_t b) { return b == -1 ? 0 : a % b; }
+/* signed shifts in a width of w bits (a holds a value of that width, sign-extended) */
+static inline int64_t ib_shl(int64_t a, int64_t b, int64_t w) {
+    return b < 0 || b >= w ? 0 : (int64_t)((uint64_t)a << b);   /* the store truncates to the width */
+}
+static inline int64_t ib_shr(int64_t a, int64_t b, int64_t w) {
+    if (b < 0 || b >= w) return a < 0 ? -1 : 0;
+    return a < 0 ? ~(~a >> b) : a >> b;   /* arithmetic, without right-shifting a negative value */
+}
 static inline int64_t ib_mod(int64_t a, int64_t b) {
     const int64_t r = ib_fmod(a, b);
     return r != 0 && (r < 0) != (b < 0) ? r + b : r;   /* |r| < |b|: no overflow */
 }
 
-/* a[i] = a[i] op b[i], i < n; the kind switch once per call. EP_ERR_RUN_INDEX for a zero divisor. */
-static int ib_compute(int kind, int64_t *a, const int64_t *b, int64_t n) {
+static int ib_unsigned(uint8_t dt) {
+    return dt == EP_DTYPE_U8 || dt == EP_DTYPE_U16 || dt == EP_DTYPE_U32 || dt == EP_DTYPE_U64;
+}
+
+/* The unsigned kinds: a and b hold zero-extended values (U64 as its bits), computed as uint64; w is
+ * Y's width in bits. */
+static void ib_compute_u(int kind, int64_t *a, const int64_t *b, int64_t n, uint64_t w) {
+#define IB_U(expr) for (int64_t i = 0; i < n; i++) {                                          \
+        const uint64_t x = (uint64_t)a[i], y = (uint64_t)b[i];                                  \
+        a[i] = (int64_t)(expr);                                                                 \
+    }
+    switch (kind) {
+    case EP_BIN_ADD: IB_U(x + y) break;
+    case EP_BIN_SUB: IB_U(x - y) break;
+    case EP_BIN_MUL: IB_U(x * y) break;
+    case EP_BIN_DIV: IB_U(x / y) break;
+    case EP_BIN_MAX: IB_U(x > y ? x : y) break;
+    case EP_BIN_MIN: IB_U(x < y ? x : y) break;
+    case EP_BIN_MOD: case EP_BIN_FMOD: IB_U(x % y) break;
+    case EP_BIN_BITAND: IB_U(x & y) break;
+    case EP_BIN_BITOR: IB_U(x | y) break;
+    case EP_BIN_BITXOR: IB_U(x ^ y) break;
+    case EP_BIN_SHL: IB_U(y < w ? x << y : 0) break;
+    case EP_BIN_SHR: IB_U(y < w ? x >> y : 0) break;
+    default: break;
+    }
+#undef IB_U
+}
+
+/* a[i] = a[i] op b[i], i < n, in dtype dt; the kind switch once per call. EP_ERR_RUN_INDEX for a zero
+ * divisor. */
+static int ib_compute(int kind, uint8_t dt, int64_t *a, const int64_t *b, int64_t n) {
     if (kind == EP_BIN_DIV || kind == EP_BIN_MOD || kind == EP_BIN_FMOD)
         for (int64_t i = 0; i < n; i++)
             if (b[i] == 0) return EP_ERR_RUN_INDEX;
+    const int64_t w = 8 * (int64_t)ep_dtype_size(dt);
+    if (ib_unsigned(dt)) {
+        ib_compute_u(kind, a, b, n, (uint64_t)w);
+        return EP_OK;
+    }
     switch (kind) {
     case EP_BIN_ADD: for (int64_t i = 0; i < n; i++) a[i] = (int64_t)((uint64_t)a[i] + (uint64_t)b[i]); break;
     case EP_BIN_SUB: for (int64_t i = 0; i < n; i++) a[i] = (int64_t)((uint64_t)a[i] - (uint64_t)b[i]); break;
@@ -66,6 +117,11 @@ static int ib_compute(int kind, int64_t *a, const int64_t *b, int64_t n) {
     case EP_BIN_MIN: for (int64_t i = 0; i < n; i++) a[i] = a[i] < b[i] ? a[i] : b[i]; break;
     case EP_BIN_MOD: for (int64_t i = 0; i < n; i++) a[i] = ib_mod(a[i], b[i]); break;
     case EP_BIN_FMOD: for (int64_t i = 0; i < n; i++) a[i] = ib_fmod(a[i], b[i]); break;
+    case EP_BIN_BITAND: for (int64_t i = 0; i < n; i++) a[i] = (int64_t)((uint64_t)a[i] & (uint64_t)b[i]); break;
+    case EP_BIN_BITOR: for (int64_t i = 0; i < n; i++) a[i] = (int64_t)((uint64_t)a[i] | (uint64_t)b[i]); break;
+    case EP_BIN_BITXOR: for (int64_t i = 0; i < n; i++) a[i] = (int64_t)((uint64_t)a[i] ^ (uint64_t)b[i]); break;
+    case EP_BIN_SHL: for (int64_t i = 0; i < n; i++) a[i] = ib_shl(a[i], b[i], w); break;
+    case EP_BIN_SHR: for (int64_t i = 0; i < n; i++) a[i] = ib_shr(a[i], b[i], w); break;
     default: break;   /* POW, PRELU: refused by the shape function; Y = A */
     }
     return EP_OK;
@@ -88,7 +144,7 @@ int ep_ref_binary_int(const ep_op *op) {
             const int64_t m = len - c < IB_CHUNK ? len - c : IB_CHUNK;
             ib_load(va, a + (w.oa + c * sa) * es, dt, sa, m);
             ib_load(vb, b + (w.ob + c * sb) * es, dt, sb, m);
-            const int rc = ib_compute(p->kind, va, vb, m);
+            const int rc = ib_compute(p->kind, dt, va, vb, m);
             if (rc != EP_OK) return rc;
             ib_store(y + c * es, dt, va, m);
         }

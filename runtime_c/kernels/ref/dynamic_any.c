@@ -45,9 +45,9 @@ int ep_ref_range_any(const ep_op *op) {
 static int nonzero_at(const void *p, uint8_t dt, int64_t i) {
     switch (dt) {
     case EP_DTYPE_F32: return ((const float *)p)[i] != 0.0f;
-    case EP_DTYPE_I16: return ((const int16_t *)p)[i] != 0;
-    case EP_DTYPE_I32: return ((const int32_t *)p)[i] != 0;
-    case EP_DTYPE_I64: return ((const int64_t *)p)[i] != 0;
+    case EP_DTYPE_I16: case EP_DTYPE_U16: return ((const uint16_t *)p)[i] != 0;
+    case EP_DTYPE_I32: case EP_DTYPE_U32: return ((const uint32_t *)p)[i] != 0;
+    case EP_DTYPE_I64: case EP_DTYPE_U64: return ((const uint64_t *)p)[i] != 0;
     default: return ((const uint8_t *)p)[i] != 0;   /* I8, U8, BOOL */
     }
 }

@@ -40,6 +40,13 @@ static inline uint8_t cmp_i(int kind, int64_t a, int64_t b) {
     }
 }
 
+static inline uint8_t cmp_u(int kind, uint64_t a, uint64_t b) {
+    switch (kind) {
+    CMP_ORDERINGS(a, b)
+    default: return 0;
+    }
+}
+
 static inline uint8_t cmp_f(int kind, float a, float b) {
     switch (kind) {
     CMP_ORDERINGS(a, b)
@@ -60,6 +67,14 @@ int ep_ref_compare_any(const ep_op *op) {
         const float *a = (const float *)src[0]->data, *b = (const float *)src[1]->data;
         for (int64_t i = 0; i < n; i++) {
             d[i] = cmp_f(p->kind, a[it.off[0]], b[it.off[1]]);
+            rb_next(&it);
+        }
+        return EP_OK;
+    }
+    if (dt == EP_DTYPE_U64) {   /* ordered as unsigned: values >= 2^63 are the largest */
+        const uint64_t *a = (const uint64_t *)src[0]->data, *b = (const uint64_t *)src[1]->data;
+        for (int64_t i = 0; i < n; i++) {
+            d[i] = cmp_u(p->kind, a[it.off[0]], b[it.off[1]]);
             rb_next(&it);
         }
         return EP_OK;
@@ -101,6 +116,13 @@ static inline int64_t f2i64(double v) {
     return (int64_t)v;
 }
 
+/* Float to U64: truncation toward zero, saturating to [0, 2^64 - 1], NaN -> 0. */
+static inline uint64_t f2u64(double v) {
+    if (!(v > 0.0)) return 0;
+    if (v >= 18446744073709551616.0) return UINT64_MAX;
+    return (uint64_t)v;
+}
+
 /* element i of a float tensor (F32, F16, BF16 or F64), exactly, as a double */
 static inline double load_float(const void *p, uint8_t dt, int64_t i) {
     switch (dt) {
@@ -109,6 +131,21 @@ static inline double load_float(const void *p, uint8_t dt, int64_t i) {
     case EP_DTYPE_BF16: return ep_bf16_to_f32(((const uint16_t *)p)[i]);
     default: return ((const float *)p)[i];
     }
+}
+
+/* CAST from U64 to a float dtype: converts the unsigned value (values >= 2^63 too), rounded to
+ * nearest even; F16 and BF16 through float32. */
+static int cast_u64_to_float(const ep_tensor *x, const ep_tensor *y, int64_t n) {
+    const uint64_t *s = (const uint64_t *)x->data;
+    for (int64_t i = 0; i < n; i++) {
+        switch (y->dtype) {
+        case EP_DTYPE_F64: ((double *)y->data)[i] = (double)s[i]; break;
+        case EP_DTYPE_F16: ((uint16_t *)y->data)[i] = ep_f32_to_f16((float)s[i]); break;
+        case EP_DTYPE_BF16: ((uint16_t *)y->data)[i] = ep_f32_to_bf16((float)s[i]); break;
+        default: ((float *)y->data)[i] = (float)s[i]; break;
+        }
+    }
+    return EP_OK;
 }
 
 int ep_ref_cast_any(const ep_op *op) {
@@ -120,6 +157,8 @@ int ep_ref_cast_any(const ep_op *op) {
         return EP_OK;
     }
     const int from_f = sd == EP_DTYPE_F32 || sd == EP_DTYPE_F16 || sd == EP_DTYPE_BF16 || sd == EP_DTYPE_F64;
+    if (sd == EP_DTYPE_U64 && (dd == EP_DTYPE_F32 || dd == EP_DTYPE_F16 || dd == EP_DTYPE_BF16 || dd == EP_DTYPE_F64))
+        return cast_u64_to_float(x, y, n);   /* integer sources below are exact as int64 */
     for (int64_t i = 0; i < n; i++) {
         const double v = from_f ? load_float(x->data, sd, i) : 0.0;
         const int64_t iv = from_f ? 0 : rb_load_i(x->data, sd, i);
@@ -134,6 +173,9 @@ int ep_ref_cast_any(const ep_op *op) {
         case EP_DTYPE_I16: ((int16_t *)y->data)[i] = (int16_t)(from_f ? f2i(v, -32768.0, 32767.0) : (int16_t)(uint16_t)(uint64_t)iv); break;
         case EP_DTYPE_I32: ((int32_t *)y->data)[i] = (int32_t)(from_f ? f2i(v, -2147483648.0, 2147483647.0) : (int32_t)(uint32_t)(uint64_t)iv); break;
         case EP_DTYPE_I64: ((int64_t *)y->data)[i] = from_f ? f2i64(v) : iv; break;
+        case EP_DTYPE_U16: ((uint16_t *)y->data)[i] = (uint16_t)(from_f ? (uint64_t)f2i(v, 0.0, 65535.0) : (uint64_t)iv); break;
+        case EP_DTYPE_U32: ((uint32_t *)y->data)[i] = (uint32_t)(from_f ? (uint64_t)f2i(v, 0.0, 4294967295.0) : (uint64_t)iv); break;
+        case EP_DTYPE_U64: ((uint64_t *)y->data)[i] = from_f ? f2u64(v) : (uint64_t)iv; break;
         default: break;
         }
     }

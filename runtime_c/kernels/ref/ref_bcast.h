@@ -54,7 +54,8 @@ static inline int64_t rb_count(const ep_tensor *y) {
     return n;
 }
 
-/* Loads element i of an integer-typed (or bool) buffer as int64. */
+/* Loads element i of an integer-typed (or bool) buffer as int64: U16 and U32 zero-extended, U64 as
+ * its bits (values >= 2^63 read negative: callers that order or convert them use rb_load_u64). */
 static inline int64_t rb_load_i(const void *p, uint8_t dt, int64_t i) {
     switch (dt) {
     case EP_DTYPE_I8: return ((const int8_t *)p)[i];
@@ -62,7 +63,9 @@ static inline int64_t rb_load_i(const void *p, uint8_t dt, int64_t i) {
     case EP_DTYPE_BOOL: return ((const uint8_t *)p)[i] != 0;
     case EP_DTYPE_I16: return ((const int16_t *)p)[i];
     case EP_DTYPE_I32: return ((const int32_t *)p)[i];
-    case EP_DTYPE_I64: return ((const int64_t *)p)[i];
+    case EP_DTYPE_I64: case EP_DTYPE_U64: return ((const int64_t *)p)[i];
+    case EP_DTYPE_U16: return ((const uint16_t *)p)[i];
+    case EP_DTYPE_U32: return ((const uint32_t *)p)[i];
     default: return 0;
     }
 }

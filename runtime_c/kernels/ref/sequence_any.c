@@ -92,33 +92,34 @@ int ep_ref_cumsum_any(const ep_op *op) {
     int64_t outer, inner;
     if (rl_is_empty(x)) return EP_OK;
     rl_outer_inner(x, p->axis, &outer, &inner);
+    const int mul = p->prod;
     for (int64_t o = 0; o < outer; o++)
         for (int64_t in = 0; in < inner; in++) {
-            double accf = 0.0;
-            uint64_t acci = 0; /* integers wrap (unsigned arithmetic: no UB) */
+            double accf = mul ? 1.0 : 0.0;
+            uint64_t acci = mul ? 1 : 0; /* integers wrap (unsigned arithmetic: no UB) */
             for (int64_t s = 0; s < dim; s++) {
                 const int64_t kk = p->reverse ? dim - 1 - s : s;
                 const int64_t e = o * dim * inner + kk * inner + in;
                 switch (x->dtype) {
                 case EP_DTYPE_F32: {
                     const float v = ((const float *)x->data)[e];
-                    if (!p->exclusive) accf += v;
+                    if (!p->exclusive) accf = mul ? accf * v : accf + v;
                     ((float *)y->data)[e] = (float)accf;
-                    if (p->exclusive) accf += v;
+                    if (p->exclusive) accf = mul ? accf * v : accf + v;
                     break;
                 }
-                case EP_DTYPE_I32: {
+                case EP_DTYPE_I32: case EP_DTYPE_U32: {   /* the low 32 bits wrap alike */
                     const uint32_t v = (uint32_t)((const int32_t *)x->data)[e];
-                    if (!p->exclusive) acci += v;
+                    if (!p->exclusive) acci = mul ? acci * v : acci + v;
                     ((int32_t *)y->data)[e] = (int32_t)(uint32_t)acci;
-                    if (p->exclusive) acci += v;
+                    if (p->exclusive) acci = mul ? acci * v : acci + v;
                     break;
                 }
-                default: {
+                default: {   /* I64, U64 */
                     const uint64_t v = (uint64_t)((const int64_t *)x->data)[e];
-                    if (!p->exclusive) acci += v;
+                    if (!p->exclusive) acci = mul ? acci * v : acci + v;
                     ((int64_t *)y->data)[e] = (int64_t)acci;
-                    if (p->exclusive) acci += v;
+                    if (p->exclusive) acci = mul ? acci * v : acci + v;
                     break;
                 }
                 }

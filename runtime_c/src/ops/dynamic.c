@@ -32,7 +32,7 @@ int ep_shape_nonzero(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     const ep_tensor *x = op->in[0], *y = op->out[0];
     switch (x->dtype) {
     case EP_DTYPE_F32: case EP_DTYPE_I8: case EP_DTYPE_U8: case EP_DTYPE_I16: case EP_DTYPE_I32:
-    case EP_DTYPE_I64: case EP_DTYPE_BOOL: break;
+    case EP_DTYPE_I64: case EP_DTYPE_BOOL: case EP_DTYPE_U16: case EP_DTYPE_U32: case EP_DTYPE_U64: break;
     default: return EP_ERR_PLAN_TENSOR;
     }
     if (x->rank < 1 || y->rank != 2 || y->dims[0] != x->rank) return EP_ERR_PLAN_SHAPE;

@@ -9,7 +9,8 @@ static int act_ok(int32_t act) { return act >= EP_ACT_NONE && act < EP_ACT_COUNT
 /* BINARY: F32 (the fast path), or an integer dtype (kernels/ref/binary_int.c) */
 static int bin_dtype_ok(uint8_t dt) {
     return dt == EP_DTYPE_F32 || dt == EP_DTYPE_I8 || dt == EP_DTYPE_U8 || dt == EP_DTYPE_I16 ||
-           dt == EP_DTYPE_I32 || dt == EP_DTYPE_I64;
+           dt == EP_DTYPE_I32 || dt == EP_DTYPE_I64 || dt == EP_DTYPE_U16 || dt == EP_DTYPE_U32 ||
+           dt == EP_DTYPE_U64;
 }
 
 int ep_shape_unary(const ep_op *op, ep_shape *out, uint64_t *scratch) {
@@ -35,7 +36,9 @@ int ep_shape_binary(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     const ep_tensor *a = op->in[0], *b = op->in[1];
     if (a->dtype != b->dtype || !bin_dtype_ok(a->dtype)) return EP_ERR_PLAN_TENSOR;
     if (a->dtype != EP_DTYPE_F32 && (p->act != EP_ACT_NONE || p->kind == EP_BIN_POW || p->kind == EP_BIN_PRELU))
-        return EP_ERR_PLAN_PARAMS;   /* integers: arithmetic, MAX/MIN and MOD only, no fused activation */
+        return EP_ERR_PLAN_PARAMS;   /* integers: no POW / PRELU, no fused activation */
+    if (a->dtype == EP_DTYPE_F32 && p->kind >= EP_BIN_BITAND)
+        return EP_ERR_PLAN_PARAMS;   /* the bitwise kinds are the integers' only */
     const int r = a->rank > b->rank ? a->rank : b->rank;
     ep_shape s = {{0}, (uint8_t)r, a->dtype};
     int64_t n = 1;

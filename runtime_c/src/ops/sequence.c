@@ -73,9 +73,11 @@ int ep_shape_cumsum(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     if (rc != EP_OK) return rc;
     const ep_cumsum_params *p = (const ep_cumsum_params *)op->params;
     const ep_tensor *x = op->in[0];
-    if (p->axis < 0 || p->axis >= x->rank || !sp_is_01(p->exclusive) || !sp_is_01(p->reverse))
+    if (p->axis < 0 || p->axis >= x->rank || !sp_is_01(p->exclusive) || !sp_is_01(p->reverse) ||
+        !sp_is_01(p->prod))
         return EP_ERR_PLAN_PARAMS;
-    if (!sp_is_arith_dtype(x->dtype)) return EP_ERR_PLAN_TENSOR;
+    if (!sp_is_arith_dtype(x->dtype) && x->dtype != EP_DTYPE_U32 && x->dtype != EP_DTYPE_U64)
+        return EP_ERR_PLAN_TENSOR;
     ep_shape_from_tensor(&out[0], x);
     *scratch = 0;
     return EP_OK;

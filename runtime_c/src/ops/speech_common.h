@@ -47,7 +47,8 @@ static inline int sp_is_index_dtype(uint8_t dt) { return dt == EP_DTYPE_I32 || d
 /* The dtypes the compare/cast kernels handle. */
 static inline int sp_is_basic_dtype(uint8_t dt) {
     return dt == EP_DTYPE_F32 || dt == EP_DTYPE_I8 || dt == EP_DTYPE_U8 || dt == EP_DTYPE_I16 ||
-           dt == EP_DTYPE_I32 || dt == EP_DTYPE_I64 || dt == EP_DTYPE_BOOL;
+           dt == EP_DTYPE_I32 || dt == EP_DTYPE_I64 || dt == EP_DTYPE_BOOL || dt == EP_DTYPE_U16 ||
+           dt == EP_DTYPE_U32 || dt == EP_DTYPE_U64;
 }
 static inline int sp_is_arith_dtype(uint8_t dt) {
     return dt == EP_DTYPE_F32 || dt == EP_DTYPE_I32 || dt == EP_DTYPE_I64;

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from ..optable import OPS
 from . import (audio, compose, contrib, control, conv, datadep, einsum, elementwise, index, layout, linear, norm, pool,
-               reduce, resize, rnn, sequence, views)
+               random, reduce, resize, rnn, sequence, views)
 
 MODULES = (conv, linear, elementwise, pool, layout, views, resize, reduce, sequence, rnn, einsum, audio, datadep, norm,
-           contrib, compose, index, control)
+           contrib, compose, index, control, random)
 
 
 def _collect(table: str, runtime_ops: bool) -> dict:

@@ -9,7 +9,8 @@ from ..lowering import NodeError
 from ._util import prod
 
 RANGE_DTYPES = {np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.int64)}
-NONZERO_DTYPES = {np.dtype(t) for t in (np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_)}
+NONZERO_DTYPES = {np.dtype(t) for t in (np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_,
+                                        np.uint16, np.uint32, np.uint64)}
 
 
 def lower_range(ctx, n):

@@ -1,8 +1,10 @@
 """Unary activations/math (Round/Floor/Ceil included) → unary; Add/Sub/Mul/Div/Pow/Max/Min/Sum/PRelu/Mod →
 binary (numpy broadcasting) with an optional fused activation; standalone BatchNormalization → binary mul + add.
-Binary arithmetic (Add, Sub, Mul, Div, Max, Min, Sum, Mod) also runs on int8/uint8/int16/int32/int64 (both
-inputs one dtype; integers wrap, Div truncates, a zero divisor fails the run: docs/plan-format.md); float32
-is the only dtype with fused activations."""
+Binary arithmetic (Add, Sub, Mul, Div, Max, Min, Sum, Mod) also runs on the integer dtypes (int8/16/32/64,
+uint8/16/32/64; both inputs one dtype; integers wrap, Div truncates, a zero divisor fails the run:
+docs/plan-format.md); float32 is the only dtype with fused activations. BitwiseAnd/Or/Xor run on every integer
+dtype, BitShift too (arithmetic right shift on signed types, as ONNX BitShift-28), BitwiseNot as XOR with an
+all-ones constant."""
 from __future__ import annotations
 
 import numpy as np
@@ -16,7 +18,8 @@ BIN_KIND = {"Add": K.EP_BIN_ADD, "Sub": K.EP_BIN_SUB, "Mul": K.EP_BIN_MUL, "Div"
             "Pow": K.EP_BIN_POW, "Max": K.EP_BIN_MAX, "Min": K.EP_BIN_MIN, "Sum": K.EP_BIN_ADD,
             "PRelu": K.EP_BIN_PRELU, "Mod": K.EP_BIN_MOD}
 # binary ops the runtime also computes on integers (kernels/ref/binary_int.c)
-INT_DTYPES = {np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.int32, np.int64)}
+INT_DTYPES = {np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.int32, np.int64, np.uint16, np.uint32, np.uint64)}
+BITWISE_KIND = {"BitwiseAnd": K.EP_BIN_BITAND, "BitwiseOr": K.EP_BIN_BITOR, "BitwiseXor": K.EP_BIN_BITXOR}
 INT_OPS = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Mod"}
 NO_ACT = {"act": K.EP_ACT_NONE, "act_alpha": 0.0, "act_beta": 0.0}
 
@@ -121,7 +124,7 @@ def lower_binary(ctx, n):
             ts[1] = _f32_operand(ctx, ts[1], "exponent")
         for t in ts:
             if t.dtype != np.float32:
-                ints = ", int8, uint8, int16, int32, int64" if n.op_type in INT_OPS else ""
+                ints = ", " + ", ".join(sorted(d.name for d in INT_DTYPES)) if n.op_type in INT_OPS else ""
                 raise NodeError(f"input '{t.name}' has dtype {t.dtype.name}; {n.op_type} supports float32{ints}")
     if len(ts) == 1:
         if n.op_type not in ("Max", "Min", "Sum"):
@@ -191,10 +194,40 @@ def lower_batchnorm(ctx, n):
     binary(ctx, K.EP_BIN_ADD, y, sh_t, params=epilogue_params(n), bind=(n, 0))
 
 
+def lower_bitwise(ctx, n):
+    """BitwiseAnd/Or/Xor and BitShift (direction LEFT / RIGHT; a shift < 0 or by the width or more gives the
+    sign fill: 0, or -1 shifting a negative value right) on an integer dtype, BitwiseNot as XOR with all ones;
+    numpy broadcasting, one dtype."""
+    ins = [ctx.input(n, i) for i in range(1 if n.op_type == "BitwiseNot" else 2)]
+    dt = ins[0].dtype
+    allowed = INT_DTYPES
+    for t in ins:
+        if t.dtype != dt:
+            raise NodeError(f"input '{t.name}' has dtype {t.dtype.name}, '{ins[0].name}' {dt.name}: "
+                            "the inputs must have one dtype")
+    if dt not in allowed:
+        raise NodeError(f"input '{ins[0].name}' has dtype {dt.name}; {n.op_type} supports "
+                        f"{', '.join(sorted(d.name for d in allowed))}")
+    if n.op_type == "BitwiseNot":
+        ones = ctx.const(n.outputs[0] + "/ones", np.invert(np.zeros((), dt)))
+        binary(ctx, K.EP_BIN_BITXOR, ins[0], ones, bind=(n, 0))
+        return
+    if n.op_type == "BitShift":
+        direction = n.attrs.get("direction", "")
+        direction = direction.decode() if isinstance(direction, bytes) else str(direction)
+        if direction not in ("LEFT", "RIGHT"):
+            raise NodeError(f"direction {direction!r} (must be LEFT or RIGHT)")
+        kind = K.EP_BIN_SHL if direction == "LEFT" else K.EP_BIN_SHR
+    else:
+        kind = BITWISE_KIND[n.op_type]
+    binary(ctx, kind, ins[0], ins[1], bind=(n, 0))
+
+
 LOWER = {("", t): lower_unary for t in acts.UNARY_TYPES if t != "EpAct"}
 LOWER[("edgeplan", "EpAct")] = lower_unary
 LOWER.update({("", t): lower_binary for t in BIN_KIND})
 LOWER[("", "BatchNormalization")] = lower_batchnorm
+LOWER.update({("", t): lower_bitwise for t in (*BITWISE_KIND, "BitShift", "BitwiseNot")})
 
 
 # ---- constant folding (passes/fold.py): numpy semantics where they equal ONNX's ----
@@ -207,7 +240,22 @@ def _fold_div(node, a):
     return (x / y).astype(x.dtype)
 
 
+def _fold_shift(node, a):
+    """BitShift as the runtime computes it: a shift < 0 or by the width or more gives the sign fill."""
+    x, y = a
+    d = node.attrs.get("direction", "")
+    left = (d.decode() if isinstance(d, bytes) else str(d)) == "LEFT"
+    w = x.dtype.itemsize * 8
+    ok = (y >= 0) & (y < w)
+    s = np.where(ok, y, 0).astype(x.dtype)
+    r = np.left_shift(x, s) if left else np.right_shift(x, s)   # numpy: arithmetic on signed types
+    fill = np.zeros_like(r) if left else np.where(x < 0, -1, 0).astype(x.dtype)
+    return np.where(ok, r, fill).astype(x.dtype)
+
+
 FOLD = {
+    "BitShift": _fold_shift,
+    "BitwiseNot": lambda n, a: np.invert(a[0]),
     "Add": lambda n, a: np.add(a[0], a[1]).astype(np.result_type(a[0], a[1])),
     "Sub": lambda n, a: np.subtract(a[0], a[1]).astype(np.result_type(a[0], a[1])),
     "Mul": lambda n, a: np.multiply(a[0], a[1]).astype(np.result_type(a[0], a[1])),

@@ -1,6 +1,6 @@
 """Sequence-model ops (static shapes): LayerNormalization → layernorm; Where → where;
 Equal/Less/Greater/LessOrEqual/GreaterOrEqual/And/Or/Xor/Not → compare (bool out); ArgMax/ArgMin →
-argmax; TopK → topk; CumSum → cumsum; Trilu → trilu; ScatterND → scatternd; GatherND → gathernd."""
+argmax; TopK → topk; CumSum, CumProd → cumsum; Trilu → trilu; ScatterND → scatternd; GatherND → gathernd."""
 from __future__ import annotations
 
 import numpy as np
@@ -12,7 +12,8 @@ from ._util import norm_axis, prod
 
 MAX_RANK = 8
 # dtypes the compare / cast / where kernels handle (plan_format.h)
-BASIC = {np.dtype(t) for t in (np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_)}
+BASIC = {np.dtype(t) for t in (np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_,
+                               np.uint16, np.uint32, np.uint64)}
 ARITH = {np.dtype(t) for t in (np.float32, np.int32, np.int64)}
 
 
@@ -174,14 +175,15 @@ def lower_topk(ctx, n):
 def lower_cumsum(ctx, n):
     X = ctx.input(n, 0)
     rank_ok(X)
-    need_dtype(X, ARITH, "input")
+    need_dtype(X, ARITH | {np.dtype(np.uint32), np.dtype(np.uint64)}, "input")
     r = len(X.shape)
     if r == 0:
-        raise NodeError("CumSum of a scalar")
+        raise NodeError(f"{n.op_type} of a scalar")
     axis = norm_axis(const_int(ctx, n, 1, "axis"), r)
     y = ctx.output(n, 0, X.shape, X.dtype)
     ctx.emit("cumsum", [X], [y], {"axis": axis, "exclusive": int(bool(n.attrs.get("exclusive", 0))),
-                                  "reverse": int(bool(n.attrs.get("reverse", 0)))})
+                                  "reverse": int(bool(n.attrs.get("reverse", 0))),
+                                  "prod": int(n.op_type == "CumProd")})
 
 
 def lower_trilu(ctx, n):
@@ -256,6 +258,7 @@ LOWER = {
     ("", "ArgMin"): lower_argmax,
     ("", "TopK"): lower_topk,
     ("", "CumSum"): lower_cumsum,
+    ("", "CumProd"): lower_cumsum,
     ("", "Trilu"): lower_trilu,
     ("", "ScatterND"): lower_scatternd,
     ("", "GatherND"): lower_gathernd,

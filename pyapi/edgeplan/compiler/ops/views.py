@@ -91,6 +91,7 @@ def lower_identity(ctx, n):
 
 # dtypes the runtime cast op converts between (plan_format.h, EP_OP_CAST)
 CAST_DTYPES = {np.dtype(t) for t in (np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_)}
+CAST_DTYPES |= {np.dtype(t) for t in (np.uint16, np.uint32, np.uint64)}
 CAST_DTYPES |= {np.dtype(t) for t in (np.float16, np.float64)} | {d for d in NUMPY_TO_EP if d.name == "bfloat16"}
 
 
