@@ -203,3 +203,33 @@ def test_bool_reduce_max_min_are_any_and_all(op, shape, axes):
     got = edgeplan.Session(edgeplan.compile(m)).run(x=x)["y"]
     want = (np.any if op == "ReduceMax" else np.all)(x, axis=tuple(axes))
     assert got.dtype == np.bool_ and np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.int64, np.bool_, np.float32])
+@pytest.mark.parametrize("mode", ["constant", "edge", "reflect", "wrap"])
+def test_pad_on_every_dtype_and_mode_matches_ort(dtype, mode):
+    """Pad-19 on integers and bool (element bytes moved as they are) and the wrap mode, negative pads (a
+    crop) included."""
+    x = (np.random.default_rng(4).integers(0, 100, (3, 5)) > 40 if dtype == np.bool_
+         else np.random.default_rng(4).integers(0, 100, (3, 5))).astype(dtype)
+    pads = np.array([1, 2, 2, -1], np.int64)
+    ins, consts = ["x", "pads"], [("pads", pads)]
+    if mode == "constant":
+        ins.append("cv")
+        consts.append(("cv", np.array(True if dtype == np.bool_ else 7, dtype)))
+    m = model([helper.make_node("Pad", ins, ["y"], mode=mode)], {"x": x}, {"y": dtype}, consts, opset=19)
+    got, ref = run_both(m, {"x": x})
+    assert got[0].dtype == dtype and np.array_equal(got[0], ref[0])
+
+
+@pytest.mark.parametrize("value", [float("nan"), 300.0, -1.0])
+def test_a_hand_built_uint8_pad_with_a_value_it_cannot_hold_is_refused(value):
+    from edgeplan.compiler.graph import Graph, Op, Tensor
+    from edgeplan.compiler.memplan import plan_memory
+    from edgeplan.compiler.writer import write_plan
+    x = Tensor("x", np.dtype(np.uint8), (4,), is_input=True)
+    y = Tensor("y", np.dtype(np.uint8), (6,), is_output=True)
+    g = Graph([x, y], [Op("pad", [x], [y], {"mode": K.EP_PAD_CONSTANT, "value": value,
+                                            "pads": [1, 1] + [0] * 14}, name="pad")], [x], [y])
+    with pytest.raises(EdgeplanError, match="invalid op parameters"):
+        edgeplan.Session(write_plan(g, plan_memory(g)))

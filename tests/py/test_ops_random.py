@@ -294,12 +294,17 @@ def test_hostile_params_are_refused(offset, value):
 
 
 def _edgeplan_run():
+    """The C runner: the one built with EDGEPLAN_LIB, else the installed one (next to python, or on PATH)."""
+    import shutil
+    import sys
     lib = os.environ.get("EDGEPLAN_LIB")
-    p = Path(lib).with_name("edgeplan-run") if lib else None
-    return str(p) if p and p.exists() else None
+    for p in ([Path(lib).with_name("edgeplan-run")] if lib else []) + [Path(sys.executable).with_name("edgeplan-run")]:
+        if p.exists():
+            return str(p)
+    return shutil.which("edgeplan-run")
 
 
-@pytest.mark.skipif(_edgeplan_run() is None, reason="edgeplan-run is not next to EDGEPLAN_LIB")
+@pytest.mark.skipif(_edgeplan_run() is None, reason="edgeplan-run is not built or installed")
 def test_edgeplan_run_takes_a_seed(tmp_path):
     plan = edgeplan.compile(uniform_model((64,)))
     path = tmp_path / "r.eplan"

@@ -79,6 +79,9 @@ def _minor_version(graph: Graph) -> int:
         v = max(v, 2)      # 1.2: symbols with a step, or a rule over two symbols
     if any(op.kind == "unary" and int(op.params.get("kind", 0)) >= K.EP_ACT_MATH_FIRST for op in graph.ops):
         v = max(v, 2)      # 1.2: the unary math kinds
+    if any(op.kind == "pad" and (int(op.params.get("mode", 0)) == K.EP_PAD_WRAP
+                                 or np.dtype(op.inputs[0].dtype) != np.float32) for op in graph.ops):
+        v = max(v, 2)      # 1.2: Pad's wrap mode and integer Pad
     if any(np.dtype(t.dtype).name in _FORMATS_1_2 for t in graph.tensors):
         v = max(v, 2)      # 1.2: float16, bfloat16 and float64 tensors (CAST at the plan's edges)
     if any(np.dtype(t.dtype).name in ("uint16", "uint32", "uint64") for t in graph.tensors):

@@ -427,10 +427,12 @@ typedef struct ep_transpose_params {
     int32_t perm[8];
 } ep_transpose_params;
 
-/* PAD: in X; out Y with Y.dims[i] = X.dims[i] + pads[i] + pads[rank + i]. Pads may be negative (crop). f32. */
+/* PAD: in X; out Y with Y.dims[i] = X.dims[i] + pads[i] + pads[rank + i]. Pads may be negative (crop).
+ * f32, or an integer / bool dtype (value converted to it: truncated, a NaN value refused). */
 #define EP_PAD_CONSTANT 0
 #define EP_PAD_REFLECT 1
 #define EP_PAD_EDGE 2
+#define EP_PAD_WRAP 3         /* 1.2: numpy.pad's wrap, index modulo the extent */
 typedef struct ep_pad_params {
     int32_t mode;           /* EP_PAD_* */
     float value;

@@ -1,7 +1,8 @@
-/* PAD f32 (ONNX Pad). Per dim, negative pads crop first (as onnxruntime does), then
+/* PAD (ONNX Pad): f32, and any integer or bool dtype by element size. Per dim, negative pads crop first (as onnxruntime does), then
  * the cropped extent m is padded with numpy.pad semantics (onnx reference):
  *   constant: outside [0, m) takes the value;
  *   edge:     clamp into [0, m);
+ *   wrap:     i modulo m;
  *   reflect:  mirror without repeating the edge, period 2(m-1), so pads larger than
  *             m-1 keep reflecting as numpy does; m == 1 repeats the only element.
  * Within what onnxruntime accepts (reflect pads <= m-1, m >= 2) the results agree. */
@@ -13,6 +14,10 @@
 static inline int64_t pad_map(int mode, int64_t i, int64_t m) {
     if (i >= 0 && i < m) return i;
     if (mode == EP_PAD_CONSTANT) return -1;
+    if (mode == EP_PAD_WRAP) {
+        const int64_t r = i % m;
+        return r < 0 ? r + m : r;
+    }
     if (mode == EP_PAD_EDGE || m == 1) return i < 0 ? 0 : m - 1;
     const int64_t period = 2 * (m - 1);
     int64_t r = i % period;
@@ -20,10 +25,75 @@ static inline int64_t pad_map(int mode, int64_t i, int64_t m) {
     return r < m ? r : period - r;
 }
 
+/* The constant `value` in Y's dtype (esz bytes; the shape function admits F32 and the integer and bool
+ * dtypes, and the compiler writes integer values exactly representable as float). */
+static void pad_value(uint8_t *v, uint8_t dt, float value) {
+    switch (dt) {
+    case EP_DTYPE_I8: { const int8_t t = (int8_t)value; memcpy(v, &t, 1); break; }
+    case EP_DTYPE_U8: { const uint8_t t = (uint8_t)value; memcpy(v, &t, 1); break; }
+    case EP_DTYPE_BOOL: v[0] = value != 0.0f; break;
+    case EP_DTYPE_I16: { const int16_t t = (int16_t)value; memcpy(v, &t, 2); break; }
+    case EP_DTYPE_U16: { const uint16_t t = (uint16_t)value; memcpy(v, &t, 2); break; }
+    case EP_DTYPE_I32: { const int32_t t = (int32_t)value; memcpy(v, &t, 4); break; }
+    case EP_DTYPE_U32: { const uint32_t t = (uint32_t)value; memcpy(v, &t, 4); break; }
+    case EP_DTYPE_I64: { const int64_t t = (int64_t)value; memcpy(v, &t, 8); break; }
+    case EP_DTYPE_U64: { const uint64_t t = (uint64_t)value; memcpy(v, &t, 8); break; }
+    default: memcpy(v, &value, 4); break;
+    }
+}
+
+/* Any dtype, by element size: the same walk as the f32 kernel below, elements copied as bytes. */
+static int pad_bytes(const ep_pad_params *p, const ep_tensor *tx, const ep_tensor *ty) {
+    const int rank = tx->rank;
+    const size_t es = ep_dtype_size(tx->dtype);
+    uint8_t val[8];
+    pad_value(val, tx->dtype, p->value);
+    const uint8_t *x = (const uint8_t *)tx->data;
+    uint8_t *y = (uint8_t *)ty->data;
+    if (ep_numel(ty) == 0) return EP_OK;
+    if (rank == 0) {
+        memcpy(y, x, es);
+        return EP_OK;
+    }
+    int64_t xs[EP_MAX_RANK], lead[EP_MAX_RANK], crop[EP_MAX_RANK], m[EP_MAX_RANK];
+    ru_dense_strides(tx, xs);
+    for (int i = 0; i < rank; i++) {
+        const int64_t b = p->pads[i], e = p->pads[rank + i];
+        lead[i] = b > 0 ? b : 0;
+        crop[i] = b < 0 ? -b : 0;
+        m[i] = tx->dims[i] - crop[i] - (e < 0 ? -e : 0);
+    }
+    const int last = rank - 1;
+    const int64_t w = ty->dims[last], b = lead[last], mw = m[last];
+    int64_t idx[EP_MAX_RANK] = {0};
+    for (;;) {
+        int64_t off = 0;
+        int outside = 0;
+        for (int i = 0; i < last; i++) {
+            const int64_t s = pad_map(p->mode, idx[i] - lead[i], m[i]);
+            if (s < 0) outside = 1;
+            off += (s + crop[i]) * xs[i];
+        }
+        const uint8_t *row = x + (size_t)(off + crop[last]) * es;
+        for (int64_t o = 0; o < w; o++) {
+            const int64_t s = outside ? -1 : pad_map(p->mode, o - b, mw);
+            memcpy(y + (size_t)o * es, s < 0 ? val : row + (size_t)s * es, es);
+        }
+        y += (size_t)w * es;
+        int i = last - 1;
+        for (; i >= 0; i--) {
+            if (++idx[i] < ty->dims[i]) break;
+            idx[i] = 0;
+        }
+        if (i < 0) return EP_OK;
+    }
+}
+
 int ep_ref_pad_f32(const ep_op *op) {
     const ep_pad_params *p = (const ep_pad_params *)op->params;
     const ep_tensor *tx = op->in[0];
     const ep_tensor *ty = op->out[0];
+    if (tx->dtype != EP_DTYPE_F32) return pad_bytes(p, tx, ty);
     const int rank = tx->rank;
     const float *x = (const float *)tx->data;
     float *y = (float *)ty->data;

@@ -112,15 +112,38 @@ int ep_shape_transpose(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     return set_shape(&out[0], x->rank, dims, x->dtype);
 }
 
+static int pad_int_dtype(uint8_t dt) {
+    return dt == EP_DTYPE_I8 || dt == EP_DTYPE_U8 || dt == EP_DTYPE_BOOL || dt == EP_DTYPE_I16 || dt == EP_DTYPE_U16 ||
+           dt == EP_DTYPE_I32 || dt == EP_DTYPE_U32 || dt == EP_DTYPE_I64 || dt == EP_DTYPE_U64;
+}
+
+/* The constant value converts to the integer dtype without overflow (the conversion is then defined) */
+static int pad_value_fits(uint8_t dt, float v) {
+    double lo = 0.0, hi = 0.0;
+    switch (dt) {
+    case EP_DTYPE_BOOL: return v == v;
+    case EP_DTYPE_I8: lo = -128.0, hi = 127.0; break;
+    case EP_DTYPE_U8: hi = 255.0; break;
+    case EP_DTYPE_I16: lo = -32768.0, hi = 32767.0; break;
+    case EP_DTYPE_U16: hi = 65535.0; break;
+    case EP_DTYPE_I32: lo = -2147483648.0, hi = 2147483647.0; break;
+    case EP_DTYPE_U32: hi = 4294967295.0; break;
+    case EP_DTYPE_I64: lo = -9223372036854775808.0, hi = 9223372036854775807.0; break;
+    default: hi = 18446744073709551615.0; break;   /* U64 */
+    }
+    return (double)v >= lo && (double)v < hi + 1.0;
+}
+
 int ep_shape_pad(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     int rc = chk_single(op);
     if (rc != EP_OK) return rc;
     const ep_pad_params *p = (const ep_pad_params *)op->params;
     const ep_tensor *x = op->in[0];
     const int r = x->rank;
-    if (p->mode != EP_PAD_CONSTANT && p->mode != EP_PAD_REFLECT && p->mode != EP_PAD_EDGE)
+    if (p->mode != EP_PAD_CONSTANT && p->mode != EP_PAD_REFLECT && p->mode != EP_PAD_EDGE && p->mode != EP_PAD_WRAP)
         return EP_ERR_PLAN_PARAMS;
-    if (x->dtype != EP_DTYPE_F32) return EP_ERR_PLAN_TENSOR;
+    if (x->dtype != EP_DTYPE_F32 && !pad_int_dtype(x->dtype)) return EP_ERR_PLAN_TENSOR;
+    if (x->dtype != EP_DTYPE_F32 && !pad_value_fits(x->dtype, p->value)) return EP_ERR_PLAN_PARAMS;
     int64_t dims[EP_MAX_RANK];
     int empty = 0, no_source = 0;
     for (int i = 0; i < r; i++) {
@@ -133,7 +156,7 @@ int ep_shape_pad(const ep_op *op, ep_shape *out, uint64_t *scratch) {
         empty |= dims[i] == 0;
         no_source |= m == 0;
     }
-    /* edge/reflect need an element to replicate wherever Y is non-empty */
+    /* edge/reflect/wrap need an element to replicate wherever Y is non-empty */
     if (p->mode != EP_PAD_CONSTANT && no_source && !empty) return EP_ERR_PLAN_SHAPE;
     *scratch = 0;
     return set_shape(&out[0], r, dims, x->dtype);

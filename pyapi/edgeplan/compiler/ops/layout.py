@@ -159,17 +159,22 @@ def lower_transpose(ctx, n):
     ctx.emit("transpose", [X], [y], {"perm": perm + list(range(r, MAX_RANK))})
 
 
-PAD_MODES = {"constant": K.EP_PAD_CONSTANT, "reflect": K.EP_PAD_REFLECT, "edge": K.EP_PAD_EDGE}
+PAD_MODES = {"constant": K.EP_PAD_CONSTANT, "reflect": K.EP_PAD_REFLECT, "edge": K.EP_PAD_EDGE, "wrap": K.EP_PAD_WRAP}
+
+
+PAD_INTS = {np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64,
+                                   np.bool_)}
 
 
 def lower_pad(ctx, n):
     X = ctx.input(n, 0)
-    ctx.need_f32(X)
+    if X.dtype not in PAD_INTS:
+        ctx.need_f32(X)
     _rank_ok(X)
     r = len(X.shape)
     mode = n.attrs.get("mode", "constant")
     if mode not in PAD_MODES:
-        raise NodeError(f"mode '{mode}' is unsupported (constant, reflect, edge)")
+        raise NodeError(f"mode '{mode}' is unsupported (constant, reflect, edge, wrap)")
     if n.input(1):
         pads = [int(v) for v in ctx.const_input(n, 1, "pads").reshape(-1)]
     else:
@@ -195,7 +200,10 @@ def lower_pad(ctx, n):
     if not any(begin) and not any(end):
         ctx.view_output(n, 0, X, X.shape)
         return
-    y = ctx.output(n, 0, shape, np.float32)
+    if X.dtype != np.float32 and (not np.isfinite(value) or float(np.float32(value)) != value
+                                  or int(value) != value):
+        raise NodeError(f"constant_value {value} on {X.dtype.name} is not an integer a float32 holds exactly")
+    y = ctx.output(n, 0, shape, X.dtype)
     ctx.emit("pad", [X], [y], {"mode": PAD_MODES[mode], "value": value,
                                "pads": (begin + end + [0] * 16)[:16]})
 
