@@ -139,3 +139,17 @@ def test_rnn_unrolled_matches_onnxruntime(direction, layout, act):
                [h.make_tensor_value_info("y", TP.FLOAT, None), h.make_tensor_value_info("yh", TP.FLOAT, None)],
                inits, opset=14)
     _check(m, {"x": rng.standard_normal(xs).astype(np.float32), "h0": rng.standard_normal(hs).astype(np.float32)})
+
+
+@pytest.mark.parametrize("shape", [(2, 2), (3, 3), (2, 4, 4), (5, 5), (1, 1)])
+def test_det_matches_onnxruntime(shape):
+    m = _model([h.make_node("Det", ["x"], ["y"])], [h.make_tensor_value_info("x", TP.FLOAT, list(shape))],
+               [h.make_tensor_value_info("y", TP.FLOAT, None)], opset=22)
+    _check(m, {"x": np.random.default_rng(len(shape)).standard_normal(shape).astype(np.float32)}, tol=1e-5)
+
+
+def test_det_of_a_large_matrix_is_refused_with_the_limit():
+    m = _model([h.make_node("Det", ["x"], ["y"], name="det")], [h.make_tensor_value_info("x", TP.FLOAT, [6, 6])],
+               [h.make_tensor_value_info("y", TP.FLOAT, None)], opset=22)
+    with pytest.raises(CompileError, match=r"node 'det' \(Det\).*6 x 6.*up to 5 x 5"):
+        edgeplan.compile(m)

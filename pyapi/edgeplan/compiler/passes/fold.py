@@ -21,10 +21,10 @@ MAX_ROUNDS = 8
 
 # ops the compiler supports only by evaluating them at compile time (static shapes, constant inputs);
 # Dropout (inference) is removed by cleanup; Loop and Scan with a compile-time trip count are unrolled
-# (passes/unroll.py), Col2Im, MaxUnpool, DFT and RNN rewritten as other ops (passes/rewrite.py). The ONNX node tests
+# (passes/unroll.py), Col2Im, MaxUnpool, DFT, RNN and Det rewritten as other ops (passes/rewrite.py). The ONNX node tests
 # claim these too.
 FOLDED_OPS = ("Shape", "Size", "ConstantOfShape", "Range", "Dropout", "MelWeightMatrix", "HannWindow",
-              "HammingWindow", "BlackmanWindow", "Loop", "Scan", "Col2Im", "MaxUnpool", "DFT", "RNN")
+              "HammingWindow", "BlackmanWindow", "Loop", "Scan", "Col2Im", "MaxUnpool", "DFT", "RNN", "Det")
 
 
 def _ref_eval(node, arrays, opset):

@@ -12,6 +12,8 @@
              real / imaginary one and back: O(n^2) per signal, fine for the short frames of audio models
   RNN        unrolled over its (static) sequence: the input projection for every step at once, then per
              step h = f(x_t W^T + h R^T + Wb + Rb), optionally clipped; both directions, either layout
+  Det        the sum over permutations of signed products of entries (a Gather of every permutation's
+             entries, ReduceProd, the signs, ReduceSum), for matrices up to 5 x 5
 
 A rewrite that cannot apply (shapes not static, an attribute out of its scope) leaves the node, with the
 reason in its note."""
@@ -273,7 +275,43 @@ def _rnn(m: ir.Model, n: ir.Node) -> list:
     return nodes
 
 
-REWRITES = {"Col2Im": _col2im, "MaxUnpool": _maxunpool, "DFT": _dft, "RNN": _rnn}
+MAX_DET = 5   # Det by permutations: n! products of n entries
+
+
+def _det(m: ir.Model, n: ir.Node) -> list:
+    import itertools
+    x = n.inputs[0]
+    shp = m.static_shape(x)
+    if shp is None or len(shp) < 2 or shp[-1] != shp[-2]:
+        raise _Refused("its input has no static [..., n, n] shape")
+    k = shp[-1]
+    if k > MAX_DET:
+        raise _Refused(f"it is {k} x {k}; edgeplan computes Det by permutations up to {MAX_DET} x {MAX_DET}")
+    perms = list(itertools.permutations(range(k)))
+    idx = np.array([[i * k + p[i] for i in range(k)] for p in perms], np.int64)          # [P, k]
+    sign = np.array([(-1) ** sum(p[i] > p[j] for i in range(k) for j in range(i + 1, k)) for p in perms], np.float32)
+    nodes = []
+
+    def add(op, ins, **attrs):
+        node, o = _node(m, op, ins, f"{n.name}/{op}_{len(nodes)}", **attrs)
+        nodes.append(node)
+        return o
+
+    def reduce(op, v):
+        if m.opset >= (13 if op == "ReduceSum" else 18):
+            return add(op, [v, m.add_const(f"{n.name}/axes", np.array([-1], np.int64))], keepdims=0)
+        return add(op, [v], axes=[-1], keepdims=0)
+
+    flat = add("Reshape", [x, m.add_const(f"{n.name}/flat", np.array(list(shp[:-2]) + [k * k], np.int64))])
+    terms = add("Gather", [flat, m.add_const(f"{n.name}/perms", idx)], axis=len(shp) - 2)   # [..., P, k]
+    signed = add("Mul", [reduce("ReduceProd", terms), m.add_const(f"{n.name}/signs", sign)])
+    reduce("ReduceSum", signed)
+    nodes[-1].outputs = [n.outputs[0]]
+    nodes[-1].proto.output[0] = n.outputs[0]
+    return nodes
+
+
+REWRITES = {"Col2Im": _col2im, "MaxUnpool": _maxunpool, "DFT": _dft, "RNN": _rnn, "Det": _det}
 
 
 def rewrite(m: ir.Model, n: ir.Node) -> list | None:
