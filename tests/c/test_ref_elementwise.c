@@ -1087,9 +1087,12 @@ static void test_hostile(void) {
     TR(EP_ERR_PLAN_PARAMS, p.tr.perm[0] = -1);
 #define PD(want, ...) CASE(ep_shape_pad, EP_OP_PAD, d4, (p.pd.pads[0] = 1, p.pd.pads[7] = 2), want, __VA_ARGS__)
     PD(EP_ERR_PLAN_SHAPE, for (int i = 0; i < 4; i++) p.pd.pads[i] = 1 << 30);
-    PD(EP_OK, (void)0); PD(EP_ERR_PLAN_PARAMS, p.pd.mode = 3); PD(EP_ERR_PLAN_PARAMS, p.pd.mode = -1);
+    PD(EP_OK, (void)0); PD(EP_ERR_PLAN_PARAMS, p.pd.mode = 4); PD(EP_ERR_PLAN_PARAMS, p.pd.mode = -1);
     PD(EP_ERR_PLAN_SHAPE, p.pd.pads[0] = -3); PD(EP_ERR_PLAN_SHAPE, p.pd.pads[1] = -2; p.pd.pads[5] = -2);
-    PD(EP_ERR_PLAN_SHAPE, p.pd.pads[2] = INT32_MAX); PD(EP_ERR_PLAN_TENSOR, x.dtype = EP_DTYPE_I8);
+    PD(EP_ERR_PLAN_SHAPE, p.pd.pads[2] = INT32_MAX); PD(EP_ERR_PLAN_TENSOR, x.dtype = EP_DTYPE_F16);
+    PD(EP_OK, (x.dtype = y.dtype = EP_DTYPE_I8, p.pd.value = -128.0f));
+    PD(EP_ERR_PLAN_PARAMS, (x.dtype = y.dtype = EP_DTYPE_I8, p.pd.value = 128.0f));
+    PD(EP_ERR_PLAN_PARAMS, (x.dtype = y.dtype = EP_DTYPE_U64, p.pd.value = -1.0f));
     PD(EP_ERR_PLAN_SHAPE, p.pd.mode = EP_PAD_REFLECT; x.dims[0] = 0);
     PD(EP_ERR_PLAN_SHAPE, p.pd.mode = EP_PAD_EDGE; p.pd.pads[3] = -5); PD(EP_OK, p.pd.pads[3] = -5);
 #define RS(want, ...) CASE(ep_shape_resize, EP_OP_RESIZE, drs, \
