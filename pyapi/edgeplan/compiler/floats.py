@@ -87,18 +87,8 @@ def _fresh(taken: set, base: str) -> str:
 
 def _declared_types(model) -> dict:
     """elem_type of every top-level value of the model, as declared or inferred (for CastLike)."""
-    import onnx
-    from .onnx_import import skeleton
-    sk, _ = skeleton(model)
-    try:
-        sk = onnx.shape_inference.infer_shapes(sk)
-    except Exception:  # noqa: BLE001 - inference is best effort here
-        pass
-    g = sk.graph
-    types = {vi.name: vi.type.tensor_type.elem_type for vi in list(g.input) + list(g.value_info) + list(g.output)
-             if vi.type.HasField("tensor_type")}
-    types.update({t.name: t.data_type for t in model.graph.initializer})
-    return types
+    from .functions import value_types
+    return {k: t.tensor_type.elem_type for k, t in value_types(model).items()}
 
 
 def _rewrite_nodes(g, types: dict, taken: set) -> None:

@@ -25,7 +25,7 @@ def _schema(op_type: str, opset: int):
         return None
 
 
-def _value_types(model) -> dict:
+def value_types(model) -> dict:
     """The TypeProto (dtype and shape, as declared or inferred) of every top-level value of model: what a
     context-dependent function is built from (RotaryEmbedding's body depends on its input's rank)."""
     import onnx
@@ -94,7 +94,7 @@ def _expand_once(model, opset: int):
             and (_schema(n.op_type, opset).has_function or _schema(n.op_type, opset).has_context_dependent_function)]
     if not todo:
         return model
-    types = _value_types(model)
+    types = value_types(model)
     m = onnx.ModelProto.FromString(model.SerializeToString())
     original = {}   # function name -> the (domain, op_type) it expands
     for k in todo:

@@ -42,8 +42,12 @@ static void pad_value(uint8_t *v, uint8_t dt, float value) {
     }
 }
 
-/* Any dtype, by element size: the same walk as the f32 kernel below, elements copied as bytes. */
-static int pad_bytes(const ep_pad_params *p, const ep_tensor *tx, const ep_tensor *ty) {
+/* Any dtype, by element size: per output row, the source row of X for the outer coordinates (or the
+ * constant), the interior copied in one memcpy, the pads element by element. */
+int ep_ref_pad_f32(const ep_op *op) {
+    const ep_pad_params *p = (const ep_pad_params *)op->params;
+    const ep_tensor *tx = op->in[0];
+    const ep_tensor *ty = op->out[0];
     const int rank = tx->rank;
     const size_t es = ep_dtype_size(tx->dtype);
     uint8_t val[8];
@@ -75,69 +79,15 @@ static int pad_bytes(const ep_pad_params *p, const ep_tensor *tx, const ep_tenso
             off += (s + crop[i]) * xs[i];
         }
         const uint8_t *row = x + (size_t)(off + crop[last]) * es;
+        const int64_t hi = outside ? 0 : (b + mw < w ? b + mw : w);   /* [b, hi) copies row[0, hi - b) */
+        if (hi > b) memcpy(y + (size_t)b * es, row, (size_t)(hi - b) * es);
         for (int64_t o = 0; o < w; o++) {
+            if (o == b && hi > b) o = hi;
+            if (o >= w) break;
             const int64_t s = outside ? -1 : pad_map(p->mode, o - b, mw);
             memcpy(y + (size_t)o * es, s < 0 ? val : row + (size_t)s * es, es);
         }
         y += (size_t)w * es;
-        int i = last - 1;
-        for (; i >= 0; i--) {
-            if (++idx[i] < ty->dims[i]) break;
-            idx[i] = 0;
-        }
-        if (i < 0) return EP_OK;
-    }
-}
-
-int ep_ref_pad_f32(const ep_op *op) {
-    const ep_pad_params *p = (const ep_pad_params *)op->params;
-    const ep_tensor *tx = op->in[0];
-    const ep_tensor *ty = op->out[0];
-    if (tx->dtype != EP_DTYPE_F32) return pad_bytes(p, tx, ty);
-    const int rank = tx->rank;
-    const float *x = (const float *)tx->data;
-    float *y = (float *)ty->data;
-    if (ep_numel(ty) == 0) return EP_OK;
-    if (rank == 0) {
-        y[0] = x[0];
-        return EP_OK;
-    }
-    int64_t xs[EP_MAX_RANK], lead[EP_MAX_RANK], crop[EP_MAX_RANK], m[EP_MAX_RANK];
-    ru_dense_strides(tx, xs);
-    for (int i = 0; i < rank; i++) {
-        const int64_t b = p->pads[i], e = p->pads[rank + i];
-        lead[i] = b > 0 ? b : 0;
-        crop[i] = b < 0 ? -b : 0;
-        m[i] = tx->dims[i] - crop[i] - (e < 0 ? -e : 0);
-    }
-    const int last = rank - 1;
-    const int64_t w = ty->dims[last], b = lead[last], mw = m[last];
-    int64_t idx[EP_MAX_RANK] = {0};
-    for (;;) {
-        /* source row of X for the outer coordinates idx[0..last-1] */
-        int64_t off = 0;
-        int outside = 0;
-        for (int i = 0; i < last; i++) {
-            const int64_t s = pad_map(p->mode, idx[i] - lead[i], m[i]);
-            if (s < 0) outside = 1;
-            off += (s + crop[i]) * xs[i];
-        }
-        if (outside) {
-            for (int64_t o = 0; o < w; o++) y[o] = p->value;
-        } else {
-            const float *row = x + off + crop[last];
-            const int64_t hi = b + mw < w ? b + mw : w; /* [b, hi) copies row[0, hi-b) */
-            for (int64_t o = 0; o < b; o++) {
-                const int64_t s = pad_map(p->mode, o - b, mw);
-                y[o] = s < 0 ? p->value : row[s];
-            }
-            if (hi > b) memcpy(y + b, row, (size_t)(hi - b) * sizeof(float));
-            for (int64_t o = hi > b ? hi : b; o < w; o++) {
-                const int64_t s = pad_map(p->mode, o - b, mw);
-                y[o] = s < 0 ? p->value : row[s];
-            }
-        }
-        y += w;
         int i = last - 1;
         for (; i >= 0; i--) {
             if (++idx[i] < ty->dims[i]) break;

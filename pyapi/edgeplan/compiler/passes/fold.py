@@ -306,16 +306,14 @@ def _fold_round(m: ir.Model, budget: _Budget, problems: Problems) -> int:
             keep += _inline_if(m, n, bool(arrays[0].reshape(-1)[0]))    # the branch the constant takes
             done += 1
             continue
+        expand = None   # a rewrite into other ops once shapes are static (None with n.note when not yet)
         if n.domain == "" and n.op_type in rewrite.REWRITES:
-            nodes = rewrite.rewrite(m, n)
-            if nodes is not None:
-                keep += nodes
-                done += 1
-            else:
-                keep.append(n)
-            continue
-        if n.domain == "" and n.op_type in ("Loop", "Scan") and "body" in n.attrs:
-            nodes = (unroll.unroll_loop if n.op_type == "Loop" else unroll.unroll_scan)(m, n, budget.unroll)
+            expand = rewrite.rewrite
+        elif n.domain == "" and n.op_type in ("Loop", "Scan") and "body" in n.attrs:
+            unroller = unroll.unroll_loop if n.op_type == "Loop" else unroll.unroll_scan
+            expand = lambda m_, n_: unroller(m_, n_, budget.unroll)   # noqa: E731
+        if expand is not None:
+            nodes = expand(m, n)
             if nodes is not None:
                 keep += nodes
                 done += 1

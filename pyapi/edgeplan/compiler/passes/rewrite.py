@@ -37,6 +37,28 @@ def _node(m: ir.Model, op_type: str, inputs, name: str, **attrs) -> tuple:
     return ir.Node(op_type, list(inputs), [out], dict(attrs), name, "", proto=p), out
 
 
+def _bind_last(nodes: list, output: str) -> None:
+    """The last node writes the replaced node's output."""
+    nodes[-1].outputs = [output]
+    nodes[-1].proto.output[0] = output
+
+
+class _Chain:
+    """The nodes of one rewrite, named under the node it replaces: add() appends one and gives its
+    output's name, const() a model constant."""
+
+    def __init__(self, m: ir.Model, n: ir.Node):
+        self.m, self.n, self.nodes = m, n, []
+
+    def add(self, op, ins, **attrs) -> str:
+        node, o = _node(self.m, op, ins, f"{self.n.name}/{op}_{len(self.nodes)}", **attrs)
+        self.nodes.append(node)
+        return o
+
+    def const(self, a, dt=np.float32) -> str:
+        return self.m.add_const(f"{self.n.name}/c{len(self.nodes)}", np.asarray(a, dt))
+
+
 def _ints(m, name, what) -> list:
     a = m.const(name) if name else None
     if a is None:
@@ -77,8 +99,7 @@ def _col2im(m: ir.Model, n: ir.Node) -> list:
              for d, L_d in ((0, lh), (1, lw))]
     b, y = _node(m, "ConvTranspose", [v, wname], f"{n.name}/scatter", group=C, strides=strides, dilations=dil,
                  pads=pads, output_padding=extra)
-    b.outputs = [n.outputs[0]]
-    b.proto.output[0] = n.outputs[0]
+    _bind_last([a, b], n.outputs[0])
     return [a, b]
 
 
@@ -110,8 +131,7 @@ def _maxunpool(m: ir.Model, n: ir.Node) -> list:
         pads = m.add_const(f"{n.name}/pads", np.array([0] * len(out) + [a - b for a, b in zip(given, out)], np.int64))
         pad, _ = _node(m, "Pad", [y, pads], f"{n.name}/pad")
         nodes.append(pad)
-    nodes[-1].outputs = [n.outputs[0]]
-    nodes[-1].proto.output[0] = n.outputs[0]
+    _bind_last(nodes, n.outputs[0])
     return nodes
 
 
@@ -159,15 +179,8 @@ def _dft(m: ir.Model, n: ir.Node) -> list:
         raise _Refused(f"its dft_length {length} is not positive")
     mode = ("irfft" if onesided else "ifft") if inverse else "fft"
     A, B, C, D, out = _dft_matrices(mode, L, length, bool(onesided))
-    nodes = []
-
-    def add(op, ins, **attrs):
-        node, o = _node(m, op, ins, f"{n.name}/{op}_{len(nodes)}", **attrs)
-        nodes.append(node)
-        return o
-
-    def const(a, dt=np.float32):
-        return m.add_const(f"{n.name}/c{len(nodes)}", np.asarray(a, dt))
+    c = _Chain(m, n)
+    add, const, nodes = c.add, c.const, c.nodes
 
     perm = [d for d in range(r - 1) if d != axis] + [axis, r - 1]
     v = add("Transpose", [x], perm=perm) if perm != list(range(r)) else x
@@ -184,8 +197,7 @@ def _dft(m: ir.Model, n: ir.Node) -> list:
     y = add("Concat", parts, axis=-1) if len(parts) > 1 else parts[0]
     if perm != list(range(r)):
         add("Transpose", [y], perm=[int(i) for i in np.argsort(perm)])
-    nodes[-1].outputs = [n.outputs[0]]
-    nodes[-1].proto.output[0] = n.outputs[0]
+    _bind_last(nodes, n.outputs[0])
     return nodes
 
 
@@ -223,15 +235,11 @@ def _rnn(m: ir.Model, n: ir.Node) -> list:
         act_attrs.append({k: float((alphas if k == "alpha" else betas).pop(0)) for k in _RNN_ACTS[a]
                           if (alphas if k == "alpha" else betas)})
     clip = n.attrs.get("clip")
-    nodes = []
-
-    def add(op, ins, **attrs):
-        node, o = _node(m, op, ins, f"{n.name}/{op}_{len(nodes)}", **attrs)
-        nodes.append(node)
-        return o
+    c = _Chain(m, n)
+    add, nodes = c.add, c.nodes
 
     def const(a, dt=np.int64):
-        return m.add_const(f"{n.name}/c{len(nodes)}", np.asarray(a, dt))
+        return c.const(a, dt)
 
     def unsq(v, axis):
         if m.opset >= 13:
@@ -270,8 +278,7 @@ def _rnn(m: ir.Model, n: ir.Node) -> list:
     for k, v in enumerate((y, yh)):
         if k < len(n.outputs) and n.outputs[k]:
             add("Identity", [v])
-            nodes[-1].outputs = [n.outputs[k]]
-            nodes[-1].proto.output[0] = n.outputs[k]
+            _bind_last(nodes, n.outputs[k])
     return nodes
 
 
@@ -290,12 +297,8 @@ def _det(m: ir.Model, n: ir.Node) -> list:
     perms = list(itertools.permutations(range(k)))
     idx = np.array([[i * k + p[i] for i in range(k)] for p in perms], np.int64)          # [P, k]
     sign = np.array([(-1) ** sum(p[i] > p[j] for i in range(k) for j in range(i + 1, k)) for p in perms], np.float32)
-    nodes = []
-
-    def add(op, ins, **attrs):
-        node, o = _node(m, op, ins, f"{n.name}/{op}_{len(nodes)}", **attrs)
-        nodes.append(node)
-        return o
+    c = _Chain(m, n)
+    add, nodes = c.add, c.nodes
 
     def reduce(op, v):
         if m.opset >= (13 if op == "ReduceSum" else 18):
@@ -306,8 +309,7 @@ def _det(m: ir.Model, n: ir.Node) -> list:
     terms = add("Gather", [flat, m.add_const(f"{n.name}/perms", idx)], axis=len(shp) - 2)   # [..., P, k]
     signed = add("Mul", [reduce("ReduceProd", terms), m.add_const(f"{n.name}/signs", sign)])
     reduce("ReduceSum", signed)
-    nodes[-1].outputs = [n.outputs[0]]
-    nodes[-1].proto.output[0] = n.outputs[0]
+    _bind_last(nodes, n.outputs[0])
     return nodes
 
 
