@@ -19,7 +19,7 @@ __all__ = ["compile", "Plan", "Session", "EdgeplanError", "TensorInfo", "__versi
 
 
 def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None = None,  # noqa: A001
-            state: dict | None = None, consts: dict | None = None) -> Plan:
+            state: dict | None = None, consts: dict | None = None, max_trips: int = 0) -> Plan:
     """Compiles an ONNX model (path, bytes or ModelProto) into a Plan.
 
     ``shapes`` pins input dims, e.g. ``{"x": (1, 3, 640, 640)}``. ``dims`` bounds variable dims by the
@@ -29,6 +29,9 @@ def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None 
     (``{"h_in": "h_out"}``): the plan keeps it in the arena and ``Session.reset()`` zeroes it.
     ``consts`` freezes graph inputs to values the deployment always feeds (``{"sr": 16000}``): they leave
     the plan's inputs, and what depends on them (an If on the sample rate) is decided at compile time.
+    ``max_trips`` bounds a Loop whose trip count or condition is only known at run time: it is unrolled
+    to that many iterations, each run only while the loop goes on; a run that needs more fails with
+    EP_ERR_RUN_BOUND.
     ``board`` (a name from ``edgeplan.boards.list_boards()`` or a Board) picks kernel variants and
     weight packing for that board instead of this host."""
     from .compiler.pipeline import compile_model
@@ -37,4 +40,5 @@ def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None 
         from .boards import Board, load_board
         b = board if isinstance(board, Board) else load_board(board)
         target = b.target()
-    return compile_model(model, shapes=shapes, target=target, dims=dims, state=state, consts=consts)
+    return compile_model(model, shapes=shapes, target=target, dims=dims, state=state, consts=consts,
+                         max_trips=max_trips)

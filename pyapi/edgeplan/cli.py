@@ -63,7 +63,17 @@ def _parse_consts(items) -> dict:
     return consts
 
 
-def _compile(model, shapes, out=None, board=None, dims=None, state=None, consts=None):
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        v = 0
+    if not 1 <= v <= 4096:
+        raise argparse.ArgumentTypeError(f"expects a whole number of iterations in 1..4096, got {text!r}")
+    return v
+
+
+def _compile(model, shapes, out=None, board=None, dims=None, state=None, consts=None, max_trips=0):
     import edgeplan
     from edgeplan.compiler.errors import CompileError
     try:
@@ -71,7 +81,7 @@ def _compile(model, shapes, out=None, board=None, dims=None, state=None, consts=
             from edgeplan.compiler.dynamic import parse_dims
             dims = parse_dims(list(dims))
         plan = edgeplan.compile(model, shapes=shapes, board=board, dims=dims or None, state=state or None,
-                                consts=consts or None)
+                                consts=consts or None, max_trips=max_trips or 0)
     except CompileError as e:
         print(f"edgeplan: cannot compile {model if isinstance(model, str) else 'model'}:\n{e}", file=sys.stderr)
         raise SystemExit(1) from None
@@ -102,7 +112,7 @@ def cmd_compile(a) -> int:
     t = time.perf_counter()
     board = _board(a.board)
     plan = _compile(a.model, _parse_shapes(a.shape), None, board=board, dims=a.dim, state=_parse_state(a.state),
-                    consts=_parse_consts(a.const))
+                    consts=_parse_consts(a.const), max_trips=a.max_trips)
     if board is not None:   # weights + arena + runtime against the board's RAM (sizebudget, docs/size.md)
         from edgeplan.boards import ram_check
         fits, text = ram_check(board, plan)
@@ -371,6 +381,9 @@ def main(argv=None) -> int:
     c.add_argument("--const", action="append", metavar="INPUT=V[,V...]",
                    help="freeze an input to the value the deployment always feeds (e.g. sr=16000): it leaves "
                         "the plan, and what depends on it is decided at compile time")
+    c.add_argument("--max-trips", type=_positive_int, default=0, metavar="N",
+                   help="unroll a Loop whose trip count is only known at run time to N iterations, each run "
+                        "only while the loop goes on (a run that needs more fails)")
     c.add_argument("--board", help="pick kernel variants and weight packing for this board (see boards/)")
     c.add_argument("--ops-out", metavar="FILE", help="write the plan's kernel set (op dtype variant per line) for "
                    "a selective runtime build: meson -Dselective=FILE")

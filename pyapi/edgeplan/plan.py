@@ -45,6 +45,7 @@ class Plan:
                 pats[pat] = pats.get(pat, 0) + 1
             lines.append(f"fused: {len(r['fused'])} (" + "; ".join(f"{p} x{n}" for p, n in
                                                           sorted(pats.items(), key=lambda kv: -kv[1])) + ")")
+        lines += [f"warning: {w}" for w in r.get("warnings", ())]
         lines.append(f"weights: {r['const_bytes']:,} bytes")
         lb = r["lower_bound"]
         ratio = r["planned_bytes"] / lb if lb else 1.0

@@ -159,6 +159,9 @@ class Session:
         self._s = None
         self._lock = threading.RLock()
         lib = self._lib = load_library()
+        # resolved now: __del__ may run inside a cffi call that holds cffi's lock (the garbage collector
+        # runs anywhere), where a first lookup of a library function would wait for that lock forever
+        self._close_fn = lib.ep_session_close
         self._mmap = None
         if isinstance(plan, (str, os.PathLike)):
             with open(plan, "rb") as f:
@@ -369,7 +372,7 @@ class Session:
             return
         with lock:
             if getattr(self, "_s", None) is not None:
-                self._lib.ep_session_close(self._s)
+                self._close_fn(self._s)
                 self._s = None
 
     def __enter__(self):

@@ -61,6 +61,30 @@ static inline float ep_pool_max_at(const ep_pool_geom *g, const ep_pool_row *r, 
     return m;
 }
 
+/* MAXPOOL output with its index (variant INDICES): the value ep_pool_max_at gives, and in *at the offset
+ * h * W + w within the plane of the tap that gives it, the first in (kh, kw) order that exceeds every tap
+ * before it; when no tap exceeds -FLT_MAX (all NaN, -inf or -FLT_MAX) the first valid tap, and -1 when the
+ * window has no valid tap. */
+static inline float ep_pool_argmax_at(const ep_pool_geom *g, const ep_pool_row *r, const float *xp, int64_t ow,
+                                      int64_t *at) {
+    const int64_t w0 = ow * g->sw - g->pl;
+    int64_t kw0, kw1;
+    rl_tap_range(w0, g->dw, g->KW, g->W, &kw0, &kw1);
+    float m = -FLT_MAX;
+    *at = (r->kh0 < r->kh1 && kw0 < kw1) ? (r->h0 + r->kh0 * g->dh) * g->W + w0 + kw0 * g->dw : -1;
+    for (int64_t kh = r->kh0; kh < r->kh1; kh++) {
+        const int64_t h = r->h0 + kh * g->dh;
+        for (int64_t kw = kw0; kw < kw1; kw++) {
+            const float v = xp[h * g->W + w0 + kw * g->dw];
+            if (v > m) {
+                m = v;
+                *at = h * g->W + w0 + kw * g->dw;
+            }
+        }
+    }
+    return m;
+}
+
 /* AVGPOOL output: the float sum of the valid taps in (kh, kw) order over the count (0 when it is 0). */
 static inline float ep_pool_avg_at(const ep_pool_geom *g, const ep_pool_row *r, const float *xp, int64_t ow) {
     const int64_t w0 = ow * g->sw - g->pl;

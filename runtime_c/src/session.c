@@ -386,7 +386,13 @@ static int run_ops(ep_session *s) {
     for (uint32_t i = 0; i < s->n_ops; i++) {
         const ep_bound_op *b = &s->ops[i];
         if (EP_HAVE_CONTROL && b->ctl) {   /* IF: false skips to its ELSE; ELSE: the then branch ran, skip the else */
-            if (b->ctl == EP_CTL_ELSE || !*(const uint8_t *)b->op.in[0]->data) i += b->skip;
+            const int taken = b->ctl == EP_CTL_IF && *(const uint8_t *)b->op.in[0]->data;
+            if (taken && ((const ep_branch_params *)b->op.params)->fail) {   /* a bound check (1.3) */
+                snprintf(s->last_error, sizeof(s->last_error), "op %u (if '%s'): %s", i,
+                         ep_view_name(&s->view, b->name), ep_status_str(EP_ERR_RUN_BOUND));
+                return EP_ERR_RUN_BOUND;
+            }
+            if (!taken) i += b->skip;
             continue;
         }
         if (EP_HAVE_DYNAMIC && b->dyn) {

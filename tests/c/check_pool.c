@@ -2,6 +2,9 @@
  * reference (tests/c/ep_check.h) on seeded random geometries: kernels 1..5, strides 1..4, dilation 2,
  * asymmetric pads, count_include_pad, ceil_mode, rows up to 70 (tails of every vector width), NaN and signed
  * zeros in the input. A geometry the shape function refuses is not a kernel case (skipped).
+ * MAXPOOL variant INDICES (reference only): its Y equals variant 0's bit for bit, every index lies in its
+ * output's plane and points at an input equal to the output (or, for an output of -FLT_MAX, at a NaN or an
+ * input <= -FLT_MAX; -1 only there), and its shape function refuses the other variant's arity.
  * Tolerances: MAXPOOL and AVGPOOL bit for bit (NaN matches NaN; the kernels compute the reference's
  * comparisons, and the average's sum in the reference's order divided the same way). GLOBAL_AVGPOOL sums a
  * plane in lanes (another order): |got - ref| <= 2 (K + 4) FLT_EPSILON sum|x| with K = H*W terms (recursive
@@ -17,6 +20,47 @@ static int pool_extent(int in, int k, int s, int d, int pb, int pe, int ceil_mod
     int o = (span + s - 1) / s + 1;
     if (o > 0 && (o - 1) * s >= in + pb) o--;
     return o;
+}
+
+/* The arity of the other variant: the shape function must refuse it. */
+static void pool_refused(chk_case *c, int n_out, uint8_t variant, const char *why) {
+    ep_tensor *outs[2] = {&c->out[0], &c->out[1]};
+    ep_op op = chk_op(c->opcode, c->params, c->in, c->n_in, outs, n_out);
+    op.variant = variant;
+    ep_shape sh[2];
+    uint64_t scratch;
+    CHECK(ep_op_info_get(c->opcode)->shape(&op, sh, &scratch) != EP_OK, "%s: %s accepted", c->what, why);
+}
+
+/* MAXPOOL case c (variant 0, run with keep_ref) again as variant INDICES (see the header). */
+static void maxpool_indices_check(chk_case *c, const ep_tensor *x, const int32_t *yd) {
+    const float *v0 = (const float *)c->ref_out[0];
+    c->ref_out[0] = NULL;
+    c->variant = EP_MAXPOOL_VARIANT_INDICES;
+    c->n_out = 2;
+    c->out[1] = chk_mk(NULL, EP_DTYPE_I64, 4, yd);
+    c->spec[0] = v0;
+    c->spec_tol = CHK_EXACT;
+    pool_refused(c, 1, EP_MAXPOOL_VARIANT_INDICES, "INDICES with one output");
+    pool_refused(c, 2, EP_MAXPOOL_VARIANT_DEFAULT, "DEFAULT with two outputs");
+    if (chk_kernels(c)) {
+        const float *y = (const float *)c->ref_out[0], *xv = (const float *)x->data;
+        const int64_t *ix = (const int64_t *)c->ref_out[1];
+        const int64_t plane = (int64_t)x->dims[2] * x->dims[3], oplane = (int64_t)yd[2] * yd[3];
+        const int64_t n = chk_numel(4, yd);
+        int64_t bad = -1;
+        for (int64_t i = 0; i < n && bad < 0; i++) {
+            const int64_t j = ix[i], pl = i / oplane;
+            const int in_plane = j >= pl * plane && j < (pl + 1) * plane;
+            const int ok = y[i] == -FLT_MAX ? (j == -1 || (in_plane && !(xv[j] > -FLT_MAX)))
+                                            : (in_plane && xv[j] == y[i]);
+            if (!ok) bad = i;
+        }
+        CHECK(bad < 0, "%s: output %lld = %g has index %lld", c->what, (long long)bad,
+              bad < 0 ? 0.0 : (double)y[bad], bad < 0 ? 0LL : (long long)ix[bad]);
+    }
+    for (int o = 0; o < 2; o++) chk_free(c->ref_out[o]), c->ref_out[o] = NULL;
+    chk_free((void *)v0);
 }
 
 /* small: kernels 1..4, strides 1..3, rows up to 29, one geometry that has an output (redrawn until it has);
@@ -54,9 +98,10 @@ static void pool_gen(int iter, uint16_t opcode, int small) {
              xd[3], p.kernel[0], p.kernel[1], p.stride[0], p.stride[1], p.dilation[0], p.dilation[1], p.pads[0],
              p.pads[1], p.pads[2], p.pads[3], p.count_include_pad, p.ceil_mode);
     chk_case c = {.what = what, .opcode = opcode, .params = &p, .in = {&x}, .n_in = 1, .n_out = 1, .tol = CHK_EXACT,
-                  .may_reject = 1};
+                  .may_reject = 1, .keep_ref = opcode == EP_OP_MAXPOOL};
     c.out[0] = chk_mk(NULL, EP_DTYPE_F32, 4, yd);
-    chk_kernels(&c);
+    if (chk_kernels(&c) && opcode == EP_OP_MAXPOOL) maxpool_indices_check(&c, &x, yd);
+    chk_free(c.ref_out[0]);
     chk_free(x.data);
 }
 static void gen_maxpool(int iter) { pool_gen(iter, EP_OP_MAXPOOL, 0); }

@@ -317,6 +317,12 @@ static int64_t ref_ibin(int kind, uint8_t dt, int64_t a, int64_t b) {
     case EP_BIN_MUL: return iwrap(dt, ua * ub);
     case EP_BIN_MAX: return a > b ? a : b;
     case EP_BIN_MIN: return a < b ? a : b;
+    case EP_BIN_POW: {   /* repeated multiplication, wrapping; a negative b: the truncated real power */
+        if (b < 0) return a == 1 ? 1 : a == -1 ? (b % 2 ? -1 : 1) : 0;
+        uint64_t r = 1;
+        for (int64_t k = 0; k < b && k < 4096; k++) r *= ua;
+        return iwrap(dt, r);
+    }
     default: break;
     }
     if (b == -1) return kind == EP_BIN_DIV ? iwrap(dt, 0 - ua) : 0;
@@ -394,6 +400,11 @@ static void test_binary_int(void) {
         {EP_DTYPE_U8, EP_BIN_ADD, 200, 100, 44}, {EP_DTYPE_U8, EP_BIN_SUB, 3, 5, 254}, {EP_DTYPE_U8, EP_BIN_DIV, 255, 2, 127},
         {EP_DTYPE_I8, EP_BIN_ADD, 127, 1, -128}, {EP_DTYPE_I8, EP_BIN_DIV, -128, -1, -128},
         {EP_DTYPE_I16, EP_BIN_MUL, 300, 300, 24464}, {EP_DTYPE_I16, EP_BIN_MOD, -32768, 3, 1},
+        {EP_DTYPE_I32, EP_BIN_POW, 3, 4, 81}, {EP_DTYPE_I32, EP_BIN_POW, -2, 31, -2147483647LL - 1},
+        {EP_DTYPE_I32, EP_BIN_POW, 3, 21, 1870418611}, {EP_DTYPE_I64, EP_BIN_POW, 3, 40, -6289078614652622815LL},
+        {EP_DTYPE_I64, EP_BIN_POW, -1, -3, -1}, {EP_DTYPE_I64, EP_BIN_POW, -1, -4, 1}, {EP_DTYPE_I64, EP_BIN_POW, 1, -9, 1},
+        {EP_DTYPE_I64, EP_BIN_POW, 5, -1, 0}, {EP_DTYPE_I64, EP_BIN_POW, 0, 0, 1}, {EP_DTYPE_U8, EP_BIN_POW, 3, 5, 243},
+        {EP_DTYPE_U8, EP_BIN_POW, 2, 8, 0}, {EP_DTYPE_I8, EP_BIN_POW, 3, 5, -13},
     };
     for (size_t k = 0; k < sizeof kv / sizeof kv[0]; k++) {
         const int32_t one[1] = {1};
@@ -1047,13 +1058,13 @@ static void test_hostile(void) {
     BI(EP_ERR_PLAN_PARAMS, p.bi.kind = -1); BI(EP_ERR_PLAN_PARAMS, p.bi.act = EP_ACT_COUNT);
     BI(EP_ERR_PLAN_SHAPE, x2.dims[0] = 3); BI(EP_ERR_PLAN_TENSOR, x2.dtype = EP_DTYPE_I8);
     BI(EP_ERR_PLAN_OP, op->n_in = 1);
-    /* integers: one dtype for both, no POW / PRELU, no fused activation; BOOL and F16 refused */
+    /* integers: one dtype for both, POW but no PRELU, no fused activation; BOOL and F16 refused */
     BI(EP_OK, x.dtype = x2.dtype = EP_DTYPE_I64; p.bi.kind = EP_BIN_MOD);
     BI(EP_OK, x.dtype = x2.dtype = EP_DTYPE_U8; p.bi.kind = EP_BIN_DIV);
     BI(EP_ERR_PLAN_TENSOR, x.dtype = EP_DTYPE_I32; x2.dtype = EP_DTYPE_I64);
     BI(EP_ERR_PLAN_TENSOR, x.dtype = x2.dtype = EP_DTYPE_BOOL);
     BI(EP_ERR_PLAN_TENSOR, x.dtype = x2.dtype = EP_DTYPE_F16);
-    BI(EP_ERR_PLAN_PARAMS, x.dtype = x2.dtype = EP_DTYPE_I32; p.bi.kind = EP_BIN_POW);
+    BI(EP_OK, x.dtype = x2.dtype = EP_DTYPE_I32; p.bi.kind = EP_BIN_POW);
     BI(EP_ERR_PLAN_PARAMS, x.dtype = x2.dtype = EP_DTYPE_I32; p.bi.kind = EP_BIN_PRELU);
     BI(EP_ERR_PLAN_PARAMS, x.dtype = x2.dtype = EP_DTYPE_I32; p.bi.act = EP_ACT_RELU);
     BI(EP_OK, p.bi.kind = EP_BIN_FMOD; p.bi.act = EP_ACT_RELU);

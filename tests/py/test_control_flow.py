@@ -161,7 +161,7 @@ def test_a_branch_that_cannot_compile_says_which_input_to_freeze():
     """The else branch holds an op edgeplan lacks: the If's problem names it, and the input the condition
     comes from, to freeze when that branch never runs."""
     then = _branch("then", [h.make_node("Relu", ["x"], ["t"])], "t")
-    els = _branch("else", [h.make_node("Unique", ["x"], ["e"], name="uniq")], "e")
+    els = _branch("else", [h.make_node("ImageDecoder", ["x"], ["e"], name="decode")], "e")
     m = _model([h.make_node("Greater", ["sr", "k"], ["c"]),
                 h.make_node("If", ["c"], ["y"], name="by_rate", then_branch=then, else_branch=els)],
                [h.make_tensor_value_info("x", TP.FLOAT, [4]), h.make_tensor_value_info("sr", TP.INT64, [])],
@@ -169,8 +169,8 @@ def test_a_branch_that_cannot_compile_says_which_input_to_freeze():
     with pytest.raises(CompileError) as e:
         edgeplan.compile(m)
     first = str(e.value.problems[0])
-    assert first.startswith("node 'by_rate' (If): its else_branch cannot be compiled: node 'by_rate/else/uniq' "
-                            "(Unique): op type 'Unique' is unsupported"), first
+    assert first.startswith("node 'by_rate' (If): its else_branch cannot be compiled: node 'by_rate/else/decode' "
+                            "(ImageDecoder): op type 'ImageDecoder' is unsupported"), first
     assert first.endswith("freeze what its condition depends on: --const sr=VALUE (consts={'sr': VALUE})"), first
     x = np.ones(4, np.float32)   # frozen, the If goes at compile time and the else branch with it
     plan = edgeplan.compile(m, consts={"sr": 16000})
@@ -218,8 +218,9 @@ def test_the_branches_share_arena_memory():
 # ---- malformed branches in a plan: refused at open ----------------------------------------------------------
 
 def _branch_plan(ops_spec) -> bytes:
-    """A plan x -> ops -> y whose op list is ops_spec: "if:SKIP" (on input c), "else:SKIP", or "neg" (y = -x,
-    in place on y): the skips written as given, without the compiler's checks."""
+    """A plan x -> ops -> y whose op list is ops_spec: "if:SKIP" (on input c), "fail:SKIP" (an IF with
+    fail = 1), "else:SKIP", or "neg" (y = -x, in place on y): the skips written as given, without the
+    compiler's checks."""
     x = Tensor("x", F32, (4,), is_input=True)
     c = Tensor("c", np.dtype(np.bool_), (1,), is_input=True)
     y = Tensor("y", F32, (4,), is_output=True)
@@ -229,7 +230,9 @@ def _branch_plan(ops_spec) -> bytes:
         if kind == "neg":
             ops.append(Op("unary", [x], [y], dict(kind=K.EP_ACT_NEG), name=f"neg{k}"))
         else:
-            ops.append(Op(kind, [c] if kind == "if" else [], [], dict(skip=int(skip), reserved=0), name=f"{kind}{k}"))
+            fail = int(kind == "fail")
+            kind = "if" if fail else kind
+            ops.append(Op(kind, [c] if kind == "if" else [], [], dict(skip=int(skip), fail=fail), name=f"{kind}{k}"))
     g = Graph([x, c, y], ops, [x, c], [y])
     select_kernels(g, None)
     return write_plan(g, plan_memory(g))
@@ -250,10 +253,20 @@ def test_well_formed_branches_open_and_run():
     (["if:4", "if:2", "neg", "else:2", "else:1", "neg"], "op 3 \\(else\\): its branch runs past its own branch"),
     (["if:0", "neg"], "params"),
     (["if:2", "neg", "else:1"], "op 2 \\(else\\): its branch runs past"),
+    (["fail:2", "neg", "else:0"], "params"),      # a bound check has empty branches
 ])
 def test_malformed_branches_are_refused_at_open(spec, why):
     with pytest.raises(EdgeplanError, match=why):
         Session(_branch_plan(spec))
+
+
+def test_a_bound_check_fails_the_run_only_when_true():
+    s = Session(_branch_plan(["neg", "fail:1", "else:0"]))
+    x = np.array([1, -2, 3, 0], np.float32)
+    assert np.array_equal(s.run(x=x, c=np.array([False]))["y"], -x)
+    with pytest.raises(EdgeplanError, match="if1") as e:
+        s.run(x=x, c=np.array([True]))
+    assert e.value.status == edgeplan.runtime.K.EP_ERR_RUN_BOUND
 
 
 def test_branches_nested_too_deep_are_refused_at_open():
@@ -349,3 +362,109 @@ def test_a_scan_is_unrolled_in_either_direction_and_on_any_axis(direction, axis)
     rng = np.random.default_rng(axis + 1 + 3 * direction)
     x = rng.standard_normal((4, 3) if axis == 0 else (3, 4)).astype(np.float32)
     _run_both(m, {"s0": rng.standard_normal(3).astype(np.float32), "x": x})
+
+
+# ---------------------------------------------------------------- Loop with a run-time trip count
+def _counting_loop():
+    """acc += x * i for M iterations (M a graph input), the running sums as a scan output."""
+    body = h.make_graph([
+        h.make_node("Cast", ["i"], ["fi"], to=TP.FLOAT),
+        h.make_node("Mul", ["x", "fi"], ["xi"]),
+        h.make_node("Add", ["acc", "xi"], ["acc2"]),
+        h.make_node("Identity", ["c"], ["c2"]),
+        h.make_node("Identity", ["acc2"], ["sc"])],
+        "body", [h.make_tensor_value_info("i", TP.INT64, []), h.make_tensor_value_info("c", TP.BOOL, []),
+                 h.make_tensor_value_info("acc", TP.FLOAT, [3])],
+        [h.make_tensor_value_info("c2", TP.BOOL, []), h.make_tensor_value_info("acc2", TP.FLOAT, [3]),
+         h.make_tensor_value_info("sc", TP.FLOAT, [3])])
+    return _model([h.make_node("Loop", ["M", "", "a0"], ["accf", "sums"], name="frames", body=body)],
+                  [h.make_tensor_value_info("M", TP.INT64, []), h.make_tensor_value_info("x", TP.FLOAT, [3]),
+                   h.make_tensor_value_info("a0", TP.FLOAT, [3])],
+                  [h.make_tensor_value_info("accf", TP.FLOAT, [3]), h.make_tensor_value_info("sums", TP.FLOAT, None)])
+
+
+def test_a_loop_with_a_run_time_trip_count_runs_to_its_bound():
+    m = _counting_loop()
+    with pytest.raises(edgeplan.compiler.errors.CompileError, match="frames.*only known at run time.*--max-trips"):
+        edgeplan.compile(m)
+    plan = edgeplan.compile(m, max_trips=5)
+    assert plan.data[6:8] == (3).to_bytes(2, "little")           # plan 1.3: the bound check
+    s, ref = Session(plan), ort.InferenceSession(m.SerializeToString())
+    rng = np.random.default_rng(0)
+    for M in [3, 0, 5, 1, 4]:
+        feeds = {"M": np.array(M, np.int64), "x": rng.standard_normal(3).astype(np.float32),
+                 "a0": rng.standard_normal(3).astype(np.float32)}
+        got, want = s.run(feeds), ref.run(None, feeds)
+        assert got["sums"].shape == (M, 3)                           # the iterations that ran
+        np.testing.assert_allclose(got["accf"], want[0], rtol=1e-6)
+        np.testing.assert_allclose(got["sums"], want[1], rtol=1e-6)
+    feeds["M"] = np.array(6, np.int64)
+    with pytest.raises(EdgeplanError, match="frames: more than 5 iterations") as e:
+        s.run(feeds)
+    assert e.value.status == edgeplan.runtime.K.EP_ERR_RUN_BOUND
+    feeds["M"] = np.array(2, np.int64)
+    np.testing.assert_allclose(s.run(feeds)["sums"], ref.run(None, feeds)[1], rtol=1e-6)   # and recovers
+
+
+def test_a_while_loop_on_run_time_data_stops_where_onnxruntime_does():
+    """while acc < limit: acc = acc * 2 + 1 (the condition reads the carried value; no trip count)."""
+    body = h.make_graph([
+        h.make_node("Mul", ["acc", "two"], ["a2"]), h.make_node("Add", ["a2", "one"], ["acc2"]),
+        h.make_node("Less", ["acc2", "limit"], ["go"]), h.make_node("Identity", ["acc2"], ["trace"])],
+        "body", [h.make_tensor_value_info("i", TP.INT64, []), h.make_tensor_value_info("c", TP.BOOL, []),
+                 h.make_tensor_value_info("acc", TP.FLOAT, [])],
+        [h.make_tensor_value_info("go", TP.BOOL, []), h.make_tensor_value_info("acc2", TP.FLOAT, []),
+         h.make_tensor_value_info("trace", TP.FLOAT, [])],
+        [nh.from_array(np.array(2, np.float32), "two"), nh.from_array(np.array(1, np.float32), "one")])
+    m = _model([h.make_node("Less", ["a0", "limit"], ["go0"]),
+                h.make_node("Loop", ["", "go0", "a0"], ["out", "trace"], name="grow", body=body)],
+               [h.make_tensor_value_info("a0", TP.FLOAT, []), h.make_tensor_value_info("limit", TP.FLOAT, [])],
+               [h.make_tensor_value_info("out", TP.FLOAT, []), h.make_tensor_value_info("trace", TP.FLOAT, None)])
+    s, ref = Session(edgeplan.compile(m, max_trips=8)), ort.InferenceSession(m.SerializeToString())
+    for a0, limit in [(0.0, 100.0), (5.0, 3.0), (1.0, 2.0), (0.0, 255.0)]:
+        feeds = {"a0": np.array(a0, np.float32), "limit": np.array(limit, np.float32)}
+        got, want = s.run(feeds), ref.run(None, feeds)
+        np.testing.assert_array_equal(got["out"], want[0])
+        np.testing.assert_array_equal(got["trace"], want[1])
+    with pytest.raises(EdgeplanError, match="grow: more than 8 iterations"):
+        s.run({"a0": np.array(0, np.float32), "limit": np.array(1e6, np.float32)})
+
+
+def test_a_constant_trip_count_with_a_run_time_condition_needs_no_option():
+    """M = 4 (a constant) bounds the loop; the condition stops it early at run time."""
+    body = h.make_graph([
+        h.make_node("Add", ["acc", "x"], ["acc2"]), h.make_node("Less", ["acc2", "limit"], ["go"])],
+        "body", [h.make_tensor_value_info("i", TP.INT64, []), h.make_tensor_value_info("c", TP.BOOL, []),
+                 h.make_tensor_value_info("acc", TP.FLOAT, [])],
+        [h.make_tensor_value_info("go", TP.BOOL, []), h.make_tensor_value_info("acc2", TP.FLOAT, [])])
+    m = _model([h.make_node("Loop", ["M", "", "a0"], ["out"], name="upto4", body=body)],
+               [h.make_tensor_value_info(n, TP.FLOAT, []) for n in ("a0", "x", "limit")],
+               [h.make_tensor_value_info("out", TP.FLOAT, [])], [nh.from_array(np.array(4, np.int64), "M")])
+    plan = edgeplan.compile(m)
+    assert plan.data[6:8] == (2).to_bytes(2, "little")   # 1.2 Ifs, no bound check: M bounds it exactly
+    s, ref = Session(plan), ort.InferenceSession(m.SerializeToString())
+    for x, limit in [(1.0, 2.5), (1.0, 100.0), (3.0, 1.0)]:
+        feeds = {"a0": np.array(0, np.float32), "x": np.array(x, np.float32), "limit": np.array(limit, np.float32)}
+        np.testing.assert_array_equal(s.run(feeds)["out"], ref.run(None, feeds)[0])
+
+
+@pytest.mark.parametrize("bad", ["then", "else"])
+def test_a_branch_that_cannot_run_at_these_shapes_fails_the_run_that_takes_it(bad):
+    """A branch edgeplan's ops refuse at the compiled shapes (a Reshape of 4 values to 3): the plan keeps
+    the other branch, warns, and a run that takes the bad one fails with EP_ERR_RUN_BOUND naming it."""
+    good = [h.make_node("Relu", ["x"], ["r"])]
+    worse = [h.make_node("Reshape", ["x", "three"], ["r"])]
+    inits = [nh.from_array(np.array([3], np.int64), "three")]
+    then = _branch("then", worse if bad == "then" else good, "r", inits)
+    els = _branch("else", worse if bad == "else" else good, "r", inits)
+    m = _model([h.make_node("If", ["c"], ["y"], name="pick", then_branch=then, else_branch=els)],
+               [h.make_tensor_value_info("x", TP.FLOAT, [4]), h.make_tensor_value_info("c", TP.BOOL, [])],
+               [h.make_tensor_value_info("y", TP.FLOAT, None)])
+    plan = edgeplan.compile(m)
+    assert f"warning: node 'pick' (If): its {bad}_branch cannot run at these input shapes" in plan.summary()
+    s = Session(plan)
+    x = np.array([1, -2, 3, -4], np.float32)
+    np.testing.assert_array_equal(s.run(x=x, c=np.array(bad == "else"))["y"], np.maximum(x, 0))
+    with pytest.raises(EdgeplanError, match=f"pick/{bad}_branch cannot run") as e:
+        s.run(x=x, c=np.array(bad == "then"))
+    assert e.value.status == edgeplan.runtime.K.EP_ERR_RUN_BOUND

@@ -509,10 +509,10 @@ def test_reference_models_run_on_runtime(name, kw):
 # ============================================================================ errors
 def test_unsupported_ops_are_all_listed():
     nodes = [helper.make_node("Relu", ["x"], ["a"], name="r"),
-             helper.make_node("Unique", ["a"], ["v"], name="unique_1"),
+             helper.make_node("RegexFullMatch", ["a"], ["v"], name="regex_1"),
              helper.make_node("Conv", ["a3", "w3"], ["c"], name="conv3d"),
-             helper.make_node("GridSample", ["v", "v"], ["m"], name="gridsample_1"),
-             helper.make_node("Resize", ["x", "", "sc"], ["rz"], name="resize_aa", mode="linear", antialias=1),
+             helper.make_node("ImageDecoder", ["v"], ["m"], name="decoder_1"),
+             helper.make_node("Resize", ["x", "", "sc"], ["rz"], name="resize_aa", mode="nearest", antialias=1),
              helper.make_node("Add", ["m", "c"], ["y0"], name="add")]
     model = make_model(nodes, [("x", F, (1, 2, 4, 4)), ("a3", F, (1, 2, 3, 3, 3))],
                        [("y0", F, None), ("rz", F, None)],
@@ -521,12 +521,12 @@ def test_unsupported_ops_are_all_listed():
     with pytest.raises(CompileError) as ei:
         lower(model)
     probs = {(p.node, p.op_type): p.message for p in ei.value.problems}
-    assert ("unique_1", "Unique") in probs and "unsupported" in probs[("unique_1", "Unique")]
-    assert ("gridsample_1", "GridSample") in probs
+    assert ("regex_1", "RegexFullMatch") in probs and "unsupported" in probs[("regex_1", "RegexFullMatch")]
+    assert ("decoder_1", "ImageDecoder") in probs
     assert "3-D Conv" in probs[("conv3d", "Conv")]
     assert "antialias" in probs[("resize_aa", "Resize")]
     text = str(ei.value)
-    assert "unique_1" in text and "gridsample_1" in text and "conv3d" in text and "resize_aa" in text
+    assert "regex_1" in text and "decoder_1" in text and "conv3d" in text and "resize_aa" in text
     assert ("add", "Add") not in probs        # downstream of failures: not reported twice
 
 

@@ -76,6 +76,35 @@ def plans(tmp_path_factory):
     p = d / "index.eplan"
     edgeplan.compile(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])).save(p)
     paths.append(p)
+    # plan 1.3: the sampling ops (GridSample, RoiAlign with run-time batch indices, DeformConv), integer Pow
+    nodes = [helper.make_node("GridSample", ["x4", "grid"], ["gs"], mode="bilinear", padding_mode="reflection"),
+             helper.make_node("DeformConv", ["x4", "w", "off"], ["dc"], kernel_shape=[2, 2]),
+             helper.make_node("Pow", ["ib", "ie"], ["ip"]),
+             helper.make_node("RoiAlign", ["x4", "rois", "bi"], ["ra"], output_height=2, output_width=2)]
+    ins = [("x4", F, [2, 2, 4, 4]), ("grid", F, [2, 3, 3, 2]), ("off", F, [2, 8, 3, 3]), ("rois", F, [3, 4]),
+           ("bi", I64, [3]), ("ib", I64, [5]), ("ie", I64, [5])]
+    g = helper.make_graph(nodes, "sample", [helper.make_tensor_value_info(*i) for i in ins],
+                          [helper.make_tensor_value_info(o, t, None) for o, t in (("gs", F), ("dc", F), ("ip", I64),
+                                                                                   ("ra", F))],
+                          [helper.make_tensor("w", F, [3, 2, 2, 2], [0.1] * 24)])
+    p = d / "sample.eplan"
+    edgeplan.compile(helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)])).save(p)
+    paths.append(p)
+    # plan 1.3: MAXPOOL's INDICES variant, a 3-D pool (two 2-D ones), training BatchNormalization, Unique
+    nodes = [helper.make_node("MaxPool", ["x4"], ["mp", "mi"], kernel_shape=[2, 2], strides=[2, 1], storage_order=1),
+             helper.make_node("AveragePool", ["x5"], ["ap"], kernel_shape=[2, 2, 2], pads=[1, 0, 1, 0, 1, 1],
+                              ceil_mode=1),
+             helper.make_node("BatchNormalization", ["x4", "s", "b", "m", "v"], ["bn", "rm", "rv"], training_mode=1),
+             helper.make_node("Unique", ["u"], ["uy", "ui", "uv", "uc"], sorted=0)]
+    ins = [("x4", F, [2, 2, 4, 4]), ("x5", F, [1, 2, 3, 4, 5]), ("u", I64, [7])]
+    g = helper.make_graph(nodes, "pool", [helper.make_tensor_value_info(*i) for i in ins],
+                          [helper.make_tensor_value_info(o, t, None) for o, t in (
+                              ("mp", F), ("mi", I64), ("ap", F), ("bn", F), ("rm", F), ("rv", F), ("uy", I64),
+                              ("ui", I64), ("uv", I64), ("uc", I64))],
+                          [helper.make_tensor(k, F, [2], [0.5, 1.5]) for k in "sbmv"])
+    p = d / "pool.eplan"
+    edgeplan.compile(helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)])).save(p)
+    paths.append(p)
     # plan 1.2: run-time Ifs (IF / ELSE ops), nested
     from test_control_flow import _nested_if
     p = d / "branches.eplan"

@@ -86,6 +86,47 @@ def test_int_wrap_as_numpy(dtype):
     assert got["div"][2] == info.min and got["div"][3] == 3 and got["div"][4] == -3
 
 
+@pytest.mark.parametrize("base,exp", [(np.int32, np.int32), (np.int64, np.int64), (np.int32, np.int64),
+                                      (np.int64, np.float32), (np.float32, np.int64), (np.float32, np.int32)])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_pow_of_mixed_types_matches_ort(seed, base, exp):
+    rng = np.random.default_rng(seed)
+    sa, sb = bshapes(rng)
+    int_exp = np.dtype(exp).kind in "iu"
+    a = rng.integers(-6 if int_exp else 0, 7, sa).astype(base)    # a negative base to a real power is NaN
+    b = (rng.integers(0, 6, sb) if int_exp else rng.uniform(0, 4, sb)).astype(exp)
+    feeds = {"a": a, "b": b}
+    m = model([helper.make_node("Pow", ["a", "b"], ["y"])], feeds, {"y": base}, opset=15)
+    (got,), (ref,) = run_both(m, feeds)
+    assert got.dtype == np.dtype(base) and got.shape == ref.shape
+    np.testing.assert_allclose(got, ref, rtol=1e-6)
+    if np.dtype(base).kind == "i" and np.dtype(exp).kind == "i":
+        np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64,
+                                   np.uint64])
+def test_int_pow_wraps_as_numpy(dtype):
+    """Integer Pow is repeated multiplication: it wraps like Mul (numpy), and a negative exponent gives the
+    truncated real power (1 for 1, +-1 for -1, else 0)."""
+    info = np.iinfo(dtype)
+    a = np.array([3, 7, 2, info.max, 0, 1, 5, 0], dtype)
+    b = np.array([40, 23, 2 if info.bits < 64 else 63, 3, 0, 9, 1, 5], dtype)
+    if info.min < 0:
+        a = np.concatenate([a, np.array([-3, -1, -1, 1, 2, 0, info.min], dtype)])
+        b = np.concatenate([b, np.array([5, -3, -4, -7, -1, -2, 2], dtype)])
+    feeds = {"a": a, "b": b}
+    m = model([helper.make_node("Pow", ["a", "b"], ["y"], name="ipow")], feeds, {"y": dtype})
+    got = edgeplan.Session(edgeplan.compile(m)).run(feeds)["y"]
+    ref = np.array([(pow(x, e, 1 << info.bits) if e >= 0 else
+                     1 if x == 1 else ((-1 if e % 2 else 1) if x == -1 else 0)) % (1 << info.bits)
+                    for x, e in zip(a.tolist(), b.tolist())], np.uint64)
+    np.testing.assert_array_equal(got, ref.astype(dtype))
+    with np.errstate(all="ignore"):
+        nonneg = b >= 0
+        np.testing.assert_array_equal(got[nonneg], a[nonneg] ** b[nonneg])
+
+
 @pytest.mark.parametrize("op,attrs", [("Div", {}), ("Mod", {}), ("Mod", {"fmod": 1})])
 def test_int_zero_divisor_fails_the_run(op, attrs):
     a = np.arange(1, 101, dtype=np.int64)
@@ -172,9 +213,6 @@ def test_int_inputs_refused_with_reason():
     m = model([helper.make_node("Add", ["a", "b"], ["y"], name="mixed")], {"a": a, "b": b}, {"y": np.int64})
     with pytest.raises(CompileError, match="one dtype"):
         edgeplan.compile(m)
-    m = model([helper.make_node("Pow", ["a", "c"], ["y"], name="ipow")], {"a": a, "c": a}, {"y": np.int32})
-    with pytest.raises(CompileError, match="float32"):
-        edgeplan.compile(m)
     m = model([helper.make_node("ReduceMean", ["a"], ["y"], name="imean")], {"a": a}, {"y": np.int32})
     with pytest.raises(CompileError, match="ReduceMean supports float32"):
         edgeplan.compile(m)
@@ -233,3 +271,24 @@ def test_a_hand_built_uint8_pad_with_a_value_it_cannot_hold_is_refused(value):
                                             "pads": [1, 1] + [0] * 14}, name="pad")], [x], [y])
     with pytest.raises(EdgeplanError, match="invalid op parameters"):
         edgeplan.Session(write_plan(g, plan_memory(g)))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.uint32, np.uint64])
+@pytest.mark.parametrize("largest", [0, 1])
+def test_topk_and_argmax_order_every_integer_dtype(dtype, largest):
+    """TopK and ArgMax / ArgMin compare integers exactly (uint64 above 2^63 as unsigned); ties keep the
+    lower index."""
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(largest)
+    x = rng.integers(info.min, info.max, (3, 9), dtype=dtype, endpoint=True)
+    x[1, 2] = x[1, 5] = info.max
+    x[2, 0] = x[2, 7] = info.min
+    feeds = {"x": x}
+    nodes = [helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1, largest=largest),
+             helper.make_node("ArgMax" if largest else "ArgMin", ["x"], ["a"], axis=1, keepdims=0)]
+    m = model(nodes, feeds, {"v": dtype, "i": np.int64, "a": np.int64}, consts=[("k", np.array([4], np.int64))])
+    got = edgeplan.Session(edgeplan.compile(m)).run(feeds)
+    order = np.array([sorted(range(9), key=lambda j: (-int(r[j]) if largest else int(r[j]), j)) for r in x])
+    np.testing.assert_array_equal(got["i"], order[:, :4])
+    np.testing.assert_array_equal(got["v"], np.take_along_axis(x, order[:, :4], 1))
+    np.testing.assert_array_equal(got["a"], order[:, 0])

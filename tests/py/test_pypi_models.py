@@ -154,9 +154,9 @@ SPECS = {
     # ---- Silero VAD (silero-vad 6.2.3, faster-whisper, openWakeWord) -------------------------------------
     # The Silero exports select the 16 / 8 kHz path with an If on sr (a run-time input) and check shapes with
     # nested Ifs; shape-decided Ifs take their branch at compile time, the one on sr at run time. VARIANTS
-    # below freeze sr. v6's 8 kHz branch cannot take 576 samples (onnxruntime fails there at run time too).
-    "silero_vad": Case(vad(), xfail="node 'If_0' (If): its else_branch cannot be compiled: node "
-                       "'If_0_else_branch__Inline_0__/decoder/rnn/LSTM' (LSTM): X (1, 1, 1, 128, 2)"),
+    # below freeze sr. v6's 8 kHz branch cannot take 576 samples: a run taking it fails, as onnxruntime's does
+    # (test_a_branch_that_cannot_run_at_these_shapes_fails_the_run_like_onnxruntime).
+    "silero_vad": Case(vad()),
     "silero_vad_half": Case(vad(sr=False)),
     "silero_vad_16k_op15": Case(vad()),
     "silero_vad_16k_sequence": Case({"input": Normal((8, 576), AUDIO), "h": Full((1, 1, 128)), "c": Full((1, 1, 128))},
@@ -382,6 +382,27 @@ def test_pypi_model_matches_onnxruntime(mid, case):
     m = MODELS[mid]
     errs = run_case(mid, case, model_file(mid))
     print(f"{mid} ({m['from']}): " + ", ".join(f"{k} rel_err {v:.2e}" for k, v in errs.items()))
+
+
+def test_a_branch_that_cannot_run_at_these_shapes_fails_the_run_like_onnxruntime():
+    """Silero VAD v6 at 576 samples: its 8 kHz branch cannot take that many (its LSTM input comes out rank
+    5). The plan compiles with the 16 kHz branch, warns, and a run at sr=8000 fails naming the branch, where
+    onnxruntime's run fails too."""
+    import edgeplan
+    from edgeplan.runtime import K
+    path = model_file("silero_vad")
+    plan = edgeplan.compile(str(path), shapes={"input": VAD16, "state": (2, 1, 128)})
+    assert "warning: node 'If_0' (If): its else_branch cannot run at these input shapes" in plan.summary()
+    sess = edgeplan.Session(plan)
+    feeds = {"input": np.zeros(VAD16, np.float32), "state": np.zeros((2, 1, 128), np.float32),
+             "sr": np.array(8000, np.int64)}
+    with pytest.raises(edgeplan.EdgeplanError, match="If_0/else_branch cannot run at these input shapes") as e:
+        sess.run(feeds)
+    assert e.value.status == K.EP_ERR_RUN_BOUND
+    with pytest.raises(Exception):
+        ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, feeds)
+    feeds["sr"] = np.array(16000, np.int64)
+    assert sess.run(feeds)["output"].shape == (1, 1)      # the session recovers
 
 
 def test_silero_vad_runs_as_a_stream_with_its_state():

@@ -325,8 +325,22 @@ def test_einsum(eq, shapes):
     check(build("Einsum", feeds, {}, list(feeds), dict(equation=eq)), feeds)
 
 
-@pytest.mark.parametrize("eq,shapes", [("ii->i", [(3, 3)]), ("...ij->...ji", [(2, 3, 4)]),
-                                       ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)])])
+EINSUM_MORE = [("ii->i", [(3, 3)]), ("...ij->...ji", [(2, 3, 4)]), ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
+               ("...ii->...i", [(2, 3, 4, 4)]), ("ii", [(4, 4)]), ("iij->j", [(3, 3, 2)]), ("iji->ij", [(3, 2, 3)]),
+               ("...ij,...jk->...ik", [(2, 1, 3, 4), (1, 5, 4, 2)]), ("b...d,bd->b...", [(2, 3, 5, 4), (2, 4)]),
+               ("...", [(2, 3)]), ("i...,i...", [(3, 2), (3, 1)]), ("abc,cd,de,b->ae", [(2, 3, 4), (4, 5), (5, 2), (3,)]),
+               ("ij,ij,ij->", [(2, 3)] * 3)]
+
+
+@pytest.mark.parametrize("eq,shapes", EINSUM_MORE)
+def test_einsum_ellipsis_diagonal_and_many_operands(eq, shapes):
+    rng = np.random.default_rng(13)
+    feeds = {f"x{k}": f32(rng, *s) for k, s in enumerate(shapes)}
+    check(build("Einsum", feeds, {}, list(feeds), dict(equation=eq)), feeds)
+
+
+@pytest.mark.parametrize("eq,shapes", [("ij->k", [(3, 3)]), ("ij,jk->ik", [(2, 3), (4, 5)]),
+                                       ("i2->i", [(3, 3)]), ("ij->ii", [(3, 3)])])
 def test_einsum_rejects_with_equation(eq, shapes):
     rng = np.random.default_rng(12)
     feeds = {f"x{k}": f32(rng, *s) for k, s in enumerate(shapes)}

@@ -299,7 +299,7 @@ def _check_consts(g0: Graph, gs: list, what: list) -> None:
                            f"is not a prefix of {list(full.shape)} at {what[0]} (its values depend on the length)")
 
 
-def lower_dynamic(model, shapes, dims: dict) -> Graph:
+def lower_dynamic(model, shapes, dims: dict, max_trips: int = 0) -> Graph:
     """Lower `model` with its variable dims bounded by dims ({name: (lo, hi)}): the graph at the bound,
     with Graph.syms and every tensor's dim_sym filled in."""
     from . import onnx_import
@@ -327,10 +327,11 @@ def lower_dynamic(model, shapes, dims: dict) -> Graph:
                   for k, (name, b) in enumerate(sorted(ranges.items()))}
     trace_vals.update({k: trace_vals[v] for k, v in aliases.items()})
     graphs = []
+    bounds = {name: v[0] for name, v in trace_vals.items()}   # the plan's: what a buffer built at the bound takes
     for j in range(N_TRACES):
         symbols = {name: v[j] for name, v in trace_vals.items()}
         try:
-            g = lower(model, shapes=shapes, symbols=dict(symbols, __trace__=j))
+            g = lower(model, shapes=shapes, symbols=dict(symbols, __trace__=j, __bounds__=bounds), max_trips=max_trips)
         except CompileError as e:
             if j == 0:
                 raise
@@ -341,7 +342,7 @@ def lower_dynamic(model, shapes, dims: dict) -> Graph:
     if lows:   # the shortest lengths must lower too (a convolution left with no output, say)
         symbols = {name: lows.get(name, v[0]) for name, v in trace_vals.items()}
         try:
-            lower(model, shapes=shapes, symbols=symbols)
+            lower(model, shapes=shapes, symbols=symbols, max_trips=max_trips)
         except CompileError as e:
             at = ", ".join(f"{k}={v}" for k, v in sorted(symbols.items()))
             raise CompileError([Problem(p.node, p.op_type, f"at the minimum ({at}): {p.message}")

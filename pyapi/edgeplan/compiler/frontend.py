@@ -5,18 +5,21 @@ from . import graph, onnx_import
 from .errors import Problems
 
 
-def lower(model, shapes=None, symbols=None) -> graph.Graph:
+def lower(model, shapes=None, symbols=None, max_trips: int = 0) -> graph.Graph:
     """Compile an ONNX model (ModelProto, serialized bytes or path) into the lowered graph.
 
     shapes: optional {input name: tuple of ints} pinning the inputs' symbolic or unknown dims.
     symbols: optional {dim name: int}: the value of each named input dim and data-dependent length
     (compiler/dynamic.py lowers the model once per set of values).
+    max_trips: the iterations a Loop whose trip count is only known at run time is unrolled to (each
+    copy guarded by its condition; passes/unroll.py); 0: only Loops with a constant trip count unroll.
     Raises errors.CompileError listing every problem (unsupported ops, attributes, dtypes, dynamic
     shapes), each with its node name."""
     from .lowering import lower_model
     from .ops import HANDLERS
 
     m = onnx_import.import_model(model, shapes, symbols)
+    m.max_trips = int(max_trips or 0)
     problems = Problems()
     notes: list = []
     optimize(m, problems, notes)

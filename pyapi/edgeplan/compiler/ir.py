@@ -64,6 +64,10 @@ class Node:
         return g
 
 
+# nodes kept without consumers: they fail the run when their condition holds (ops/control.py)
+EFFECTS = {("ai.edgeplan", "FailIf")}
+
+
 class Model:
     def __init__(self, opset: int):
         self.opset = opset
@@ -177,10 +181,12 @@ class Model:
         return stuck
 
     def remove_dead(self) -> None:
+        """Drops the nodes no graph output depends on, except the run-time checks (EFFECTS)."""
         prods = self.producers()
         live = set(self.outputs)
+        keep = {id(n) for n in self.nodes if (n.domain, n.op_type) in EFFECTS}
+        live |= {i for n in self.nodes if id(n) in keep for i in n.inputs if i}
         stack = list(live)
-        keep = set()
         while stack:
             n = prods.get(stack.pop())
             if n is None or id(n) in keep:

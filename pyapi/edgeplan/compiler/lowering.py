@@ -2,6 +2,8 @@
 buffer. Lowering functions compute output shapes themselves from the (static) input tensors."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from .._cdef import K
@@ -75,6 +77,7 @@ class Lowerer:
         self.ops: list = []
         self.names: set = set()
         self.poisoned: set = set()
+        self.warnings: list = []         # what the plan does differently from the model (the plan's report)
         self.node = None
 
     # ---------------------------------------------------------------- tensors
@@ -175,7 +178,8 @@ class Lowerer:
         bound comes from dims= under the dim's name in the model (value_info dim_param) or the output's
         name; without one, `default` (a natural maximum such as NonZero's element count) or an error."""
         out = n.outputs[i]
-        params = self.m.dim_params.get(out, ())
+        # onnx's shape inference names unknown dims unk__N: not names a user can know, so not keys
+        params = [None if p and re.fullmatch(r"unk__\d+", p) else p for p in self.m.dim_params.get(out, ())]
         for key in ([params[d]] if d < len(params) and params[d] else []) + [out]:
             if key in self.symbols:
                 return int(self.symbols[key]), key, True
@@ -187,6 +191,11 @@ class Lowerer:
         # a different value, so that this length never looks like one that follows the input shapes
         j = int(self.symbols.get("__trace__", 0))
         return (int(default) if j == 0 else max(0, int(default) - j)), f"{out}:len{d}", False
+
+    def bound_of(self, sym: str, extent: int) -> int:
+        """The plan's bound of data-dependent length `sym` (its extent in this lowering is `extent`): the
+        declared maximum, the same in every lowering compiler/dynamic.py runs."""
+        return int(self.symbols.get("__bounds__", {}).get(sym, extent))
 
     def tmp(self, base: str, shape, dtype=np.float32) -> graph.Tensor:
         return self.new(base, shape, dtype)
@@ -332,4 +341,5 @@ def lower_model(m: ir.Model, problems: Problems, handlers: dict, notes: list, sy
     rank = {id(t): i for i, t in enumerate(low.order)}
     used.sort(key=lambda t: rank[id(t)])
     return graph.Graph(tensors=used, ops=low.ops, inputs=inputs, outputs=outputs, fused=list(notes),
-                       meta={"opset": m.opset, "data_dims": low.data_dims, "dim_params": m.dim_params})
+                       meta={"opset": m.opset, "data_dims": low.data_dims, "dim_params": m.dim_params,
+                             "warnings": list(low.warnings)})

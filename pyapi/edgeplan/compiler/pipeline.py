@@ -32,25 +32,27 @@ def compile_graph(graph: Graph, *, source: str = "", required_features: int = 0,
         arena_bytes=info["arena_bytes"], inplace=mem.inplace, plan_bytes=len(data), kernels=meta["kernels"],
         features=meta["features"],
         symbols=[(y.name, y.lo, y.hi) + ((y.step,) if y.step > 1 else ()) for y in graph.syms],
-        state=[t.name for t in graph.tensors if t.is_state])
+        state=[t.name for t in graph.tensors if t.is_state], warnings=list(graph.meta.get("warnings", ())))
     return Plan(data, report)
 
 
-def compile_model(model, shapes: dict | None = None, target=None, dims=None, state=None, consts=None) -> Plan:
+def compile_model(model, shapes: dict | None = None, target=None, dims=None, state=None, consts=None,
+                  max_trips: int = 0) -> Plan:
     """dims: {name: (min, max)} bounds of variable dims (model dim names, or data-dependent lengths);
     state: {input name: output name} pairs kept in the arena across runs (compiler/dynamic.py);
-    consts: {input name: value} inputs frozen to a value at compile time (onnx_import.freeze_inputs)."""
+    consts: {input name: value} inputs frozen to a value at compile time (onnx_import.freeze_inputs);
+    max_trips: the iteration bound of Loops whose trip count is only known at run time (passes/unroll.py)."""
     from . import dynamic, onnx_import
     from .frontend import lower
     source = model if isinstance(model, str) else getattr(getattr(model, "graph", None), "name", "")
     if consts:
         model = onnx_import.freeze_inputs(onnx_import.load(model), dict(consts))
     if dims:
-        graph = dynamic.lower_dynamic(model, shapes, dims)
+        graph = dynamic.lower_dynamic(model, shapes, dims, max_trips)
     else:
-        graph = lower(model, shapes=shapes)
+        graph = lower(model, shapes=shapes, max_trips=max_trips)
         if graph.meta.get("data_dims"):   # lengths the data decides: trace which tensors follow them
-            graph = dynamic.lower_dynamic(model, shapes, {})
+            graph = dynamic.lower_dynamic(model, shapes, {}, max_trips)
     if state:
         dynamic.apply_state(graph, dict(state))
     return compile_graph(graph, source=str(source), target=target)

@@ -88,6 +88,13 @@ def _minor_version(graph: Graph) -> int:
         v = max(v, 2)      # 1.2: the unsigned 16-, 32- and 64-bit dtypes
     if any(op.kind == "binary" and int(op.params.get("kind", 0)) >= K.EP_BIN_BITAND for op in graph.ops):
         v = max(v, 2)      # 1.2: the bitwise and shift kinds
+    if any(op.kind == "binary" and int(op.params.get("kind", 0)) == K.EP_BIN_POW
+           and np.dtype(op.inputs[0].dtype) != np.float32 for op in graph.ops):
+        v = max(v, 3)      # 1.3: integer POW
+    if any(op.kind == "maxpool" and op.variant == K.EP_MAXPOOL_VARIANT_INDICES for op in graph.ops):
+        v = max(v, 3)      # 1.3: MAXPOOL's second output (Indices), variant INDICES
+    if any(op.kind == "if" and int(op.params.get("fail", 0)) for op in graph.ops):
+        v = max(v, 3)      # 1.3: IF as a run-time bound check
     if any(op.kind == "cumsum" and int(op.params.get("prod", 0)) for op in graph.ops):
         v = max(v, 2)      # 1.2: CUMSUM's product (a 1.1 reader ignores the field it was)
     return v

@@ -15,7 +15,7 @@
 /* EP_CDEF_BEGIN */
 #define EP_PLAN_MAGIC 0x4E4C5045
 #define EP_PLAN_VERSION_MAJOR 1
-#define EP_PLAN_VERSION_MINOR 2
+#define EP_PLAN_VERSION_MINOR 3
 #define EP_MAX_RANK 8
 #define EP_SECTION_ALIGN 64
 #define EP_ARENA_ALIGN 64
@@ -209,7 +209,12 @@ typedef struct ep_io_rec {
 #define EP_OP_IF 43
 #define EP_OP_ELSE 44
 #define EP_OP_RANDOM 45
-#define EP_OP_COUNT 46         /* one past the last opcode */
+#define EP_OP_GRIDSAMPLE 46
+#define EP_OP_ROIALIGN 47
+#define EP_OP_DEFORMCONV 48
+#define EP_OP_UNIQUE 49
+#define EP_OP_RESIZE_EXT 50
+#define EP_OP_COUNT 51         /* one past the last opcode */
 /* kernel variants (ep_op_rec.variant): DEFAULT (0) is every op's plain layout; the others'
  * layouts are described below */
 #define EP_VARIANT_DEFAULT 0
@@ -226,6 +231,7 @@ typedef struct ep_io_rec {
 #define EP_UNARY_VARIANT_DEFAULT 0
 #define EP_BINARY_VARIANT_DEFAULT 0
 #define EP_MAXPOOL_VARIANT_DEFAULT 0
+#define EP_MAXPOOL_VARIANT_INDICES 1
 #define EP_AVGPOOL_VARIANT_DEFAULT 0
 #define EP_GLOBAL_AVGPOOL_VARIANT_DEFAULT 0
 #define EP_CONCAT_VARIANT_DEFAULT 0
@@ -264,6 +270,11 @@ typedef struct ep_io_rec {
 #define EP_IF_VARIANT_DEFAULT 0
 #define EP_ELSE_VARIANT_DEFAULT 0
 #define EP_RANDOM_VARIANT_DEFAULT 0
+#define EP_GRIDSAMPLE_VARIANT_DEFAULT 0
+#define EP_ROIALIGN_VARIANT_DEFAULT 0
+#define EP_DEFORMCONV_VARIANT_DEFAULT 0
+#define EP_UNIQUE_VARIANT_DEFAULT 0
+#define EP_RESIZE_EXT_VARIANT_DEFAULT 0
 /* EP_OPS_END */
 
 
@@ -378,8 +389,9 @@ typedef struct ep_unary_params {
 
 /* BINARY: Y = A op B with numpy broadcasting (ranks aligned right), then act.
  * A, B and Y have one dtype: F32, or an integer type (I8, U8, I16, U16, I32, U32, I64, U64) for ADD,
- * SUB, MUL, DIV, MAX, MIN, MOD, FMOD, BITAND, BITOR, BITXOR, SHL and SHR with act NONE (F32 refuses
- * the bitwise kinds). Integers wrap (two's complement; INT_MIN / -1 is
+ * SUB, MUL, DIV, MAX, MIN, MOD, FMOD, BITAND, BITOR, BITXOR, SHL, SHR and (1.3) POW with act NONE (F32
+ * refuses the bitwise kinds; integer POW is repeated multiplication, a negative exponent giving the
+ * truncated real power: 1 for 1, +-1 for -1, else 0). Integers wrap (two's complement; INT_MIN / -1 is
  * INT_MIN); unsigned types compute exactly as unsigned (U64 in uint64); DIV truncates toward zero; a
  * zero divisor fails the run with EP_ERR_RUN_INDEX (as onnxruntime). */
 typedef struct ep_binary_params {
@@ -392,7 +404,11 @@ typedef struct ep_binary_params {
 /* MAXPOOL / AVGPOOL: in X[N,C,H,W]; out Y[N,C,OH,OW]. Output extents come from the
  * output tensor (the compiler resolves ceil_mode); windows are clipped to the input.
  * AVGPOOL divides by the window size counting padding when count_include_pad
- * (clipped to the padded extent), otherwise by the number of valid input cells. */
+ * (clipped to the padded extent), otherwise by the number of valid input cells.
+ * MAXPOOL variant EP_MAXPOOL_VARIANT_INDICES (format 1.3) has a second output, Indices
+ * I64[N,C,OH,OW]: the flat index ((n*C + c)*H + h)*W + w of the first tap (in window order)
+ * that gives the maximum (ONNX MaxPool's Indices with storage_order 0); variant DEFAULT has
+ * one output. */
 typedef struct ep_pool_params {
     int32_t kernel[2];
     int32_t stride[2];
@@ -462,6 +478,31 @@ typedef struct ep_resize_params {
     float extrapolation_value;
     float scales[8];        /* per dim, output/input as ONNX defines it (> 0) */
 } ep_resize_params;
+
+/* RESIZE_EXT (1.3): RESIZE with the sampling fields of ONNX Resize-19 that RESIZE's record lacks; same
+ * operands. The first 56 bytes are RESIZE's fields with the same meaning, and coord_mode may also be
+ * EP_COORD_TF_CROP_AND_RESIZE: output y of dim d samples
+ *   x = roi_start[d]*(in-1) + y*(roi_end[d]-roi_start[d])*(in-1)/(len-1)   ((roi_end-roi_start)*(in-1)/2
+ * when len is 1; len is the spec's length_resized, as for align_corners), and an output element whose x
+ * falls outside [0, in-1] on any dim is extrapolation_value (any float). roi_start / roi_end are finite
+ * (0 and 1 on a dim the crop leaves whole; ignored by the other modes). antialias 1 (linear and cubic
+ * only): on a dim with scale < 1 the filter's support widens by 1/scale and its weights are normalised
+ * to sum 1 (then exclude_outside applies); it needs scale * in >= 1/8 on every dim, and scratch of
+ * 16 bytes per input extent summed over the dims. reserved is 0. */
+#define EP_COORD_TF_CROP_AND_RESIZE 6
+typedef struct ep_resize_ext_params {
+    int32_t mode;           /* EP_RESIZE_* */
+    int32_t coord_mode;     /* EP_COORD_* */
+    int32_t nearest_mode;   /* EP_NEAREST_* */
+    int32_t exclude_outside;
+    float cubic_coeff_a;
+    float extrapolation_value;
+    float scales[8];
+    float roi_start[8];     /* per dim, EP_COORD_TF_CROP_AND_RESIZE: normalised crop start */
+    float roi_end[8];       /* per dim, normalised crop end */
+    int32_t antialias;      /* 0 or 1 */
+    int32_t reserved;
+} ep_resize_ext_params;
 
 /* SOFTMAX: along one axis of any rank. f32. */
 typedef struct ep_softmax_params {
@@ -657,10 +698,13 @@ typedef struct ep_gathernd_params {
  * ELSE.skip the number of ops in the else branch. The executor reads Cond: true runs the then branch and,
  * reaching the ELSE, skips the else branch; false skips to the op after the ELSE. Branches nest, each
  * inside its parent's branch; they write their results to the same tensors (copies at each branch's
- * end), so the ops after the else branch read them whichever ran. */
+ * end), so the ops after the else branch read them whichever ran.
+ * IF with fail = 1 (1.3) is a run-time bound check: its then branch is empty (skip 1, the ELSE right
+ * after it, whose else branch is empty too); true fails the run with EP_ERR_RUN_BOUND, as a value past
+ * a bound the compiler planned for (a Loop's iteration bound, --max-trips). ELSE.fail is 0. */
 typedef struct ep_branch_params {
-    uint32_t skip;          /* IF: 2.. (the then branch + its ELSE); ELSE: 0.. */
-    uint32_t reserved;
+    uint32_t skip;          /* IF: 1.. (the then branch + its ELSE); ELSE: 0.. */
+    uint32_t fail;          /* IF: 0, or 1 (1.3): true fails the run; ELSE: 0 */
 } ep_branch_params;
 
 /* ---- normalisation (1.2) ---- */
@@ -779,6 +823,86 @@ typedef struct ep_random_params {
     uint32_t stream;        /* the op's stream: the compiler gives every RANDOM op of a plan its own */
     uint32_t has_seed;      /* 1: seed is the key; 0: the session's seed is */
 } ep_random_params;
+
+/* ---- bilinear sampling (1.3) ----
+ * Sampling positions are run-time data: a position outside the input reads the padding (never memory
+ * outside a tensor), and a NaN or huge coordinate is treated as one far outside. */
+/* GRIDSAMPLE (ONNX GridSample): in X F32 [N, C, D1, .., Dk] (k = 2 or 3: rank 4 or 5, every Di >= 1), Grid F32
+ * [N, O1, .., Ok, k]; out Y F32 [N, C, O1, .., Ok]. Grid[n, o, :] holds normalised coordinates in [-1, 1],
+ * the last spatial dim's first (x, y[, z]). Per dim of extent L, a coordinate v becomes
+ *   align_corners 1: ((v + 1) / 2) * (L - 1)       align_corners 0: ((v + 1) * L - 1) / 2
+ * (f32), rounded half to even for NEAREST; then, when outside [lo, hi] ([0, L-1] aligned, [-0.5, L-0.5]
+ * otherwise), BORDER clamps it to [0, L-1] and REFLECTION reflects it about lo and hi until inside (in
+ * double). NEAREST reads the pixel at the truncated coordinate, LINEAR weighs the 2 neighbours per dim by
+ * 1 - t and t, CUBIC (k = 2 only) the 4 neighbours i-1 .. i+2 by Keys' cubic with a = -0.75 (t the
+ * distance from the floor i); interpolation runs over the last dim first. A neighbour outside [0, L) reads
+ * 0 (ZEROS), the nearest edge pixel (BORDER) or its reflection about lo and hi (REFLECTION). Exactly the
+ * ONNX reference (onnx/reference/ops/op_grid_sample.py). Fails nothing at run time. */
+#define EP_GRIDSAMPLE_LINEAR 0
+#define EP_GRIDSAMPLE_NEAREST 1
+#define EP_GRIDSAMPLE_CUBIC 2
+#define EP_GRIDSAMPLE_ZEROS 0
+#define EP_GRIDSAMPLE_BORDER 1
+#define EP_GRIDSAMPLE_REFLECTION 2
+typedef struct ep_gridsample_params {
+    int32_t mode;           /* EP_GRIDSAMPLE_LINEAR / NEAREST / CUBIC (CUBIC: rank 4 only) */
+    int32_t padding_mode;   /* EP_GRIDSAMPLE_ZEROS / BORDER / REFLECTION */
+    int32_t align_corners;  /* 0 / 1 */
+    int32_t reserved;       /* 0 */
+} ep_gridsample_params;
+
+/* ROIALIGN (ONNX RoiAlign): in X F32 [N, C, H, W] (H, W >= 1), Rois F32 [R, 4] (x1, y1, x2, y2 in input
+ * coordinates before spatial_scale), BatchIndices I64 (or I32) [R]; out Y F32 [R, C, output_height,
+ * output_width]. Roi r is scaled by spatial_scale and shifted by -0.5 when half_pixel (else forced to at
+ * least 1 x 1) and split into output_height x output_width bins; each bin is sampled on a g_h x g_w grid
+ * (sampling_ratio, or ceil(bin extent) when it is 0) of bilinear samples, a sample off the map by more than
+ * one pixel reading 0. AVG is the mean of the samples; MAX the maximum over the samples of the largest of
+ * a sample's four weighted corner values (w_i * x_i, as the ONNX reference and onnxruntime compute it).
+ * f32 arithmetic in the ONNX reference's order (onnx/reference/ops/op_roi_align.py). A batch index outside
+ * [0, N) fails the run with EP_ERR_RUN_INDEX, an adaptive sampling grid finer than EP_ROIALIGN_MAX_GRID
+ * per side (or NaN) with EP_ERR_RUN_BOUND, before anything is written. */
+#define EP_ROIALIGN_AVG 0
+#define EP_ROIALIGN_MAX 1
+#define EP_ROIALIGN_MAX_GRID 4096
+typedef struct ep_roialign_params {
+    int32_t mode;           /* EP_ROIALIGN_AVG / MAX */
+    int32_t half_pixel;     /* 1: coordinate_transformation_mode half_pixel, 0: output_half_pixel */
+    int32_t output_height;  /* 1..EP_PARAM_LIMIT */
+    int32_t output_width;   /* 1..EP_PARAM_LIMIT */
+    int32_t sampling_ratio; /* 0 (adaptive) .. EP_ROIALIGN_MAX_GRID */
+    float spatial_scale;    /* finite */
+} ep_roialign_params;
+
+/* DEFORMCONV (ONNX DeformConv, 2-D): in X F32 [N, C, H, W], W F32 [M, C/groups, KH, KW], Offset F32
+ * [N, offset_groups*KH*KW*2, OH, OW], then optional B F32 [M] and Mask F32 [N, offset_groups*KH*KW, OH, OW];
+ * out Y F32 [N, M, OH, OW], OH = floor((H + pad_t + pad_b - ((KH-1)*dh + 1)) / sh) + 1 (likewise OW).
+ * Channel c belongs to offset group c / (C / offset_groups); tap (i, j) of output (oh, ow) samples
+ *   X[n, c] at (oh*sh - pad_t + i*dh + Offset[n, (g*KH*KW + i*KW + j)*2, oh, ow],
+ *               ow*sw - pad_l + j*dw + Offset[n, (g*KH*KW + i*KW + j)*2 + 1, oh, ow])
+ * bilinearly, the corners outside the map reading 0, times Mask[n, g*KH*KW + i*KW + j, oh, ow] (1 without a
+ * mask); Y = B + the grouped convolution of W with those samples. The kernel writes the samples of a
+ * group to scratch as columns [C/groups*KH*KW, OH*OW] and multiplies W's rows with them (taps in ascending
+ * order per output). Scratch: C/groups*KH*KW*OH*OW floats. Fails nothing at run time. */
+typedef struct ep_deformconv_params {
+    int32_t kernel[2];      /* kh, kw: W's extents */
+    int32_t stride[2];      /* 1..EP_PARAM_LIMIT, as kernel and dilation */
+    int32_t dilation[2];
+    int32_t pads[4];        /* top, left, bottom, right: 0..EP_PARAM_LIMIT */
+    int32_t groups;         /* >= 1, divides C and M */
+    int32_t offset_groups;  /* >= 1, divides C */
+} ep_deformconv_params;
+/* UNIQUE (ONNX Unique, plan 1.3): in X (F32, an integer type or BOOL) of rank 1..8; out Y (X's dtype),
+ * Indices, InverseIndices, Counts (I64). The slices of X along axis (the compiler views a flattened X as
+ * rank 1, axis 0) are grouped by equality (F32: -0 == +0, every NaN equal and after every number); Y holds
+ * one slice per group on axis, ascending (sorted 1, slices compared lexicographically in row-major order)
+ * or in the order of first occurrence (sorted 0); Indices[u] is group u's first slice, Counts[u] its size,
+ * InverseIndices[i] (X.dims[axis] entries) the group of slice i. The group count is data-dependent
+ * (EP_OPF_DATA_DEP): Y's extent on axis and Indices' and Counts' length are declared at the capacity, and a
+ * run with more groups fails with EP_ERR_RUN_BOUND before writing. Scratch: 2 * X.dims[axis] int64. */
+typedef struct ep_unique_params {
+    int32_t axis;           /* 0..rank-1 */
+    int32_t sorted;         /* 0 / 1 */
+} ep_unique_params;
 /* EP_CDEF_END */
 
 /* Record sizes are part of the format: a change here is a format change (docs/plan-format.md). */
@@ -806,6 +930,7 @@ EP_RECORD_SIZE(ep_slice_params, 64);
 EP_RECORD_SIZE(ep_transpose_params, 32);
 EP_RECORD_SIZE(ep_pad_params, 72);
 EP_RECORD_SIZE(ep_resize_params, 56);
+EP_RECORD_SIZE(ep_resize_ext_params, 128);
 EP_RECORD_SIZE(ep_softmax_params, 8);
 EP_RECORD_SIZE(ep_reduce_params, 16);
 EP_RECORD_SIZE(ep_layernorm_params, 8);
@@ -827,5 +952,9 @@ EP_RECORD_SIZE(ep_scatter_elements_params, 8);
 EP_RECORD_SIZE(ep_reverse_sequence_params, 8);
 EP_RECORD_SIZE(ep_non_max_suppression_params, 24);
 EP_RECORD_SIZE(ep_random_params, 32);
+EP_RECORD_SIZE(ep_gridsample_params, 16);
+EP_RECORD_SIZE(ep_roialign_params, 24);
+EP_RECORD_SIZE(ep_deformconv_params, 48);
+EP_RECORD_SIZE(ep_unique_params, 8);
 
 #endif

@@ -1,6 +1,6 @@
 /* BINARY on integers (I8, U8, I16, U16, I32, U32, I64, U64; A, B and Y one dtype): Y = A op B with
- * numpy broadcasting, for ADD, SUB, MUL, DIV, MAX, MIN, MOD, FMOD, BITAND, BITOR, BITXOR, SHL and SHR
- * (the shape function refuses the other kinds and any fused activation for integer dtypes).
+ * numpy broadcasting, for ADD, SUB, MUL, DIV, POW, MAX, MIN, MOD, FMOD, BITAND, BITOR, BITXOR, SHL and
+ * SHR (the shape function refuses PRELU and any fused activation for integer dtypes).
  *
  * Semantics (docs/plan-format.md): signed types compute on int64 values with the wrapping ops in
  * uint64 (no signed overflow, so no UB); unsigned types compute on their zero-extended values in
@@ -8,7 +8,9 @@
  * FMOD agree). Results are stored truncated to Y's width: integers wrap as two's complement, as numpy
  * and onnxruntime do. SHL and SHR shift by b bits (ONNX BitShift): SHL discards the bits past Y's
  * width, SHR is arithmetic (sign-filling) on signed types; a shift b < 0 or >= the width gives what
- * the fill alone gives: 0, or -1 for SHR of a negative value. DIV truncates toward zero (C, ONNX);
+ * the fill alone gives: 0, or -1 for SHR of a negative value. POW is repeated multiplication (square
+ * and multiply), so it wraps like MUL (numpy); a negative exponent gives the truncated real power: 1
+ * for a = 1, +-1 for a = -1, 0 otherwise (0 for a = 0 too). DIV truncates toward zero (C, ONNX);
  * MOD takes the sign of b (ONNX Mod fmod=0, numpy.mod), FMOD the sign of a (fmod=1, C %). A zero
  * divisor in DIV, MOD or FMOD fails the run with EP_ERR_RUN_INDEX, as onnxruntime fails it ("Integer division by zero"); the
  * check runs on each chunk of divisors before anything is computed from it. INT_MIN / -1 wraps to
@@ -49,6 +51,21 @@ static void ib_store(void *p, uint8_t dt, const int64_t *v, int64_t n) {
     }
 }
 
+/* a^b by square and multiply in uint64 (wrapping), b >= 0 */
+static inline uint64_t ib_upow(uint64_t a, uint64_t b) {
+    uint64_t r = 1;
+    while (b) {
+        if (b & 1u) r *= a;
+        a *= a;
+        b >>= 1;
+    }
+    return r;
+}
+static inline int64_t ib_pow(int64_t a, int64_t b) {
+    if (b < 0) return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
+    return (int64_t)ib_upow((uint64_t)a, (uint64_t)b);
+}
+
 /* b != 0 (checked by ib_compute) */
 static inline int64_t ib_div(int64_t a, int64_t b) {
     if (b == -1) return (int64_t)(UINT64_C(0) - (uint64_t)a);   /* INT64_MIN / -1 wraps */
@@ -84,6 +101,7 @@ static void ib_compute_u(int kind, int64_t *a, const int64_t *b, int64_t n, uint
     case EP_BIN_SUB: IB_U(x - y) break;
     case EP_BIN_MUL: IB_U(x * y) break;
     case EP_BIN_DIV: IB_U(x / y) break;
+    case EP_BIN_POW: IB_U(ib_upow(x, y)) break;
     case EP_BIN_MAX: IB_U(x > y ? x : y) break;
     case EP_BIN_MIN: IB_U(x < y ? x : y) break;
     case EP_BIN_MOD: case EP_BIN_FMOD: IB_U(x % y) break;
@@ -113,6 +131,7 @@ static int ib_compute(int kind, uint8_t dt, int64_t *a, const int64_t *b, int64_
     case EP_BIN_SUB: for (int64_t i = 0; i < n; i++) a[i] = (int64_t)((uint64_t)a[i] - (uint64_t)b[i]); break;
     case EP_BIN_MUL: for (int64_t i = 0; i < n; i++) a[i] = (int64_t)((uint64_t)a[i] * (uint64_t)b[i]); break;
     case EP_BIN_DIV: for (int64_t i = 0; i < n; i++) a[i] = ib_div(a[i], b[i]); break;
+    case EP_BIN_POW: for (int64_t i = 0; i < n; i++) a[i] = ib_pow(a[i], b[i]); break;
     case EP_BIN_MAX: for (int64_t i = 0; i < n; i++) a[i] = a[i] > b[i] ? a[i] : b[i]; break;
     case EP_BIN_MIN: for (int64_t i = 0; i < n; i++) a[i] = a[i] < b[i] ? a[i] : b[i]; break;
     case EP_BIN_MOD: for (int64_t i = 0; i < n; i++) a[i] = ib_mod(a[i], b[i]); break;
@@ -122,7 +141,7 @@ static int ib_compute(int kind, uint8_t dt, int64_t *a, const int64_t *b, int64_
     case EP_BIN_BITXOR: for (int64_t i = 0; i < n; i++) a[i] = (int64_t)((uint64_t)a[i] ^ (uint64_t)b[i]); break;
     case EP_BIN_SHL: for (int64_t i = 0; i < n; i++) a[i] = ib_shl(a[i], b[i], w); break;
     case EP_BIN_SHR: for (int64_t i = 0; i < n; i++) a[i] = ib_shr(a[i], b[i], w); break;
-    default: break;   /* POW, PRELU: refused by the shape function; Y = A */
+    default: break;   /* PRELU: refused by the shape function; Y = A */
     }
     return EP_OK;
 }

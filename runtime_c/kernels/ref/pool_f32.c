@@ -5,6 +5,9 @@
  * kh < KH, kw < KW. "Valid" taps lie inside the input.
  * MAXPOOL: the largest valid tap, scanned in (kh, kw) order from -FLT_MAX with '>' (so a
  *   NaN input is skipped, as in onnxruntime); a window without valid taps gives -FLT_MAX.
+ *   Variant INDICES also writes Indices (I64): pl * H * W + ih * W + iw for the tap of plane pl
+ *   (= n * C + c) that gives the value, the first in scan order (ep_pool_argmax_at in pool_common.h
+ *   has the cases without such a tap); the ONNX flat index with storage_order 0.
  * AVGPOOL: the float sum of the valid taps in (kh, kw) order, divided by
  *   count_include_pad ? (taps inside the padded extent [-pt, H + pb) x [-pl, W + pr))
  *                     : (valid taps).
@@ -16,8 +19,9 @@
 #include "pool_common.h"   /* the geometry and the per-output windows, shared with the ISA kernels */
 #include "ref_util.h"
 
-/* Every output through the shared window helpers (the ISA kernels call the same ones for their borders). */
-static int pool_run(const ep_op *op, int is_max) {
+/* Every output through the shared window helpers (the ISA kernels call the same ones for their borders);
+ * MAXPOOL through ep_pool_argmax_at, whose value is ep_pool_max_at's, writing ix when it is not NULL. */
+static int pool_run(const ep_op *op, int is_max, int64_t *ix) {
     ep_pool_geom g;
     ep_pool_geom_init(op, &g);
     const float *x = (const float *)op->in[0]->data;
@@ -26,19 +30,28 @@ static int pool_run(const ep_op *op, int is_max) {
 
     for (int64_t pl = 0; pl < g.planes; pl++) {
         const float *xp = x + pl * g.H * g.W;
-        float *yp = y + pl * g.OH * g.OW;
+        const int64_t base = pl * g.H * g.W;
         for (int64_t oh = 0; oh < g.OH; oh++) {
             ep_pool_row r;
             ep_pool_row_init(&g, oh, &r);
-            for (int64_t ow = 0; ow < g.OW; ow++)
-                yp[oh * g.OW + ow] = is_max ? ep_pool_max_at(&g, &r, xp, ow) : ep_pool_avg_at(&g, &r, xp, ow);
+            const int64_t o = (pl * g.OH + oh) * g.OW;
+            for (int64_t ow = 0; ow < g.OW; ow++) {
+                if (!is_max) {
+                    y[o + ow] = ep_pool_avg_at(&g, &r, xp, ow);
+                    continue;
+                }
+                int64_t at;
+                y[o + ow] = ep_pool_argmax_at(&g, &r, xp, ow, &at);
+                if (ix) ix[o + ow] = at < 0 ? -1 : base + at;
+            }
         }
     }
     return EP_OK;
 }
 
-int ep_ref_maxpool_f32(const ep_op *op) { return pool_run(op, 1); }
-int ep_ref_avgpool_f32(const ep_op *op) { return pool_run(op, 0); }
+int ep_ref_maxpool_f32(const ep_op *op) { return pool_run(op, 1, NULL); }
+int ep_ref_maxpool_indices_f32(const ep_op *op) { return pool_run(op, 1, (int64_t *)op->out[1]->data); }
+int ep_ref_avgpool_f32(const ep_op *op) { return pool_run(op, 0, NULL); }
 
 int ep_ref_global_avgpool_f32(const ep_op *op) {
     int64_t planes;

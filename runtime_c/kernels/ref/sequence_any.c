@@ -6,19 +6,18 @@
 #include "ref_bcast.h"
 #include "ref_util.h"
 
-/* Element i of an F32 / I32 / I64 buffer as double (exact for I32, ordering-exact for I64 only
- * within 2^53; the kernels below compare I64 through rb_load_i instead). */
-static inline double load_f(const void *p, uint8_t dt, int64_t i) {
-    return dt == EP_DTYPE_F32 ? (double)((const float *)p)[i] : (double)rb_load_i(p, dt, i);
-}
-
-/* a "before" b in the requested order: strictly greater (largest) or smaller; ties keep order. */
+/* a "before" b in the requested order: strictly greater (largest) or smaller; ties keep order.
+ * Integers compare exactly (U64 as unsigned, the others widened to int64). */
 static inline int better(const void *p, uint8_t dt, int64_t a, int64_t b, int largest) {
-    if (dt == EP_DTYPE_I64) {
-        const int64_t va = ((const int64_t *)p)[a], vb = ((const int64_t *)p)[b];
+    if (dt == EP_DTYPE_F32) {
+        const float va = ((const float *)p)[a], vb = ((const float *)p)[b];
         return largest ? va > vb : va < vb;
     }
-    const double va = load_f(p, dt, a), vb = load_f(p, dt, b);
+    if (dt == EP_DTYPE_U64) {
+        const uint64_t va = ((const uint64_t *)p)[a], vb = ((const uint64_t *)p)[b];
+        return largest ? va > vb : va < vb;
+    }
+    const int64_t va = rb_load_i(p, dt, a), vb = rb_load_i(p, dt, b);
     return largest ? va > vb : va < vb;
 }
 

@@ -9,7 +9,7 @@ int ep_shape_if(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     const ep_tensor *c = op->in[0];
     if (!c || c->dtype != EP_DTYPE_BOOL || ep_numel(c) != 1) return EP_ERR_PLAN_TENSOR;
     const ep_branch_params *p = (const ep_branch_params *)op->params;
-    if (p->skip < 1 || p->reserved) return EP_ERR_PLAN_PARAMS;
+    if (p->skip < 1 || p->fail > 1 || (p->fail && p->skip != 1)) return EP_ERR_PLAN_PARAMS;
     *scratch = 0;
     return EP_OK;
 }
@@ -19,7 +19,7 @@ int ep_shape_else(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     int rc = ep_chk_arity(op, 0, 0, 0, 0);
     if (rc != EP_OK) return rc;
     const ep_branch_params *p = (const ep_branch_params *)op->params;
-    if (p->reserved) return EP_ERR_PLAN_PARAMS;
+    if (p->fail) return EP_ERR_PLAN_PARAMS;
     *scratch = 0;
     return EP_OK;
 }

@@ -35,8 +35,8 @@ int ep_shape_binary(const ep_op *op, ep_shape *out, uint64_t *scratch) {
         return EP_ERR_PLAN_PARAMS;   /* the math kinds are the unary op's only */
     const ep_tensor *a = op->in[0], *b = op->in[1];
     if (a->dtype != b->dtype || !bin_dtype_ok(a->dtype)) return EP_ERR_PLAN_TENSOR;
-    if (a->dtype != EP_DTYPE_F32 && (p->act != EP_ACT_NONE || p->kind == EP_BIN_POW || p->kind == EP_BIN_PRELU))
-        return EP_ERR_PLAN_PARAMS;   /* integers: no POW / PRELU, no fused activation */
+    if (a->dtype != EP_DTYPE_F32 && (p->act != EP_ACT_NONE || p->kind == EP_BIN_PRELU))
+        return EP_ERR_PLAN_PARAMS;   /* integers: no PRELU, no fused activation */
     if (a->dtype == EP_DTYPE_F32 && p->kind >= EP_BIN_BITAND)
         return EP_ERR_PLAN_PARAMS;   /* the bitwise kinds are the integers' only */
     const int r = a->rank > b->rank ? a->rank : b->rank;

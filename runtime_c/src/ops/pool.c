@@ -1,9 +1,10 @@
 /* Shape functions of MAXPOOL, AVGPOOL (ep_pool_params) and GLOBAL_AVGPOOL
  * (ep_global_pool_params); see plan_format.h.
  *
- * MAXPOOL / AVGPOOL: one input X[N,C,H,W] f32, one output (MaxPool's Indices output is
- * not supported). The output is [N,C,OH,OW] f32 (the executor compares it with the plan), with,
- * per spatial dim (ext = (k-1)*d + 1, L = H + pad_b + pad_e):
+ * MAXPOOL / AVGPOOL: one input X[N,C,H,W] f32, one output; MAXPOOL variant INDICES has two,
+ * Y and Indices, and variant DEFAULT one. The output is [N,C,OH,OW] f32 (the executor compares it
+ * with the plan), Indices the same extents in I64, with, per spatial dim (ext = (k-1)*d + 1,
+ * L = H + pad_b + pad_e):
  *   ceil_mode 0: OH = floor((L - ext) / s) + 1
  *   ceil_mode 1: OH = ceil((L - ext) / s) + 1, minus 1 when the last window would start
  *                at or past H + pad_b (inside the end padding) -- onnxruntime's and
@@ -14,8 +15,8 @@
  * GLOBAL_AVGPOOL: X of rank >= 3, f32; Y has X's rank with dims [N, C, 1, ...]. Both
  * reserved params must be 0.
  *
- * Error codes: arity/missing tensor -> PLAN_OP, dtype -> PLAN_TENSOR, parameter ranges ->
- * PLAN_PARAMS, ranks and extents -> PLAN_SHAPE. No scratch. */
+ * Error codes: arity (n_out other than the variant's) or a missing tensor -> PLAN_OP, dtype ->
+ * PLAN_TENSOR, parameter ranges -> PLAN_PARAMS, ranks and extents -> PLAN_SHAPE. No scratch. */
 #include <stdint.h>
 #include "shape_check.h"
 
@@ -34,9 +35,9 @@ static int64_t pool_extent(int64_t in, int32_t k, int32_t s, int32_t d, int32_t 
     return o;
 }
 
-static int pool_shape(const ep_op *op, ep_shape *out, uint64_t *scratch) {
+static int pool_shape(const ep_op *op, ep_shape *out, uint64_t *scratch, int n_out) {
     if (!op || !out || !scratch || !op->params || !op->in || !op->out) return EP_ERR_PLAN_OP;
-    if (op->n_in != 1 || op->n_out != 1) return EP_ERR_PLAN_OP;
+    if (op->n_in != 1 || op->n_out != n_out) return EP_ERR_PLAN_OP;
     const ep_pool_params *p = (const ep_pool_params *)op->params;
     const ep_tensor *x = op->in[0], *y = op->out[0];
     int rc;
@@ -62,17 +63,23 @@ static int pool_shape(const ep_op *op, ep_shape *out, uint64_t *scratch) {
         if (o < 0 || o > INT32_MAX) return EP_ERR_PLAN_SHAPE;
         out[0].dims[2 + i] = (int32_t)o;
     }
+    if (n_out == 2) {
+        if (!op->out[1]) return EP_ERR_PLAN_OP;
+        out[1] = out[0];
+        out[1].dtype = EP_DTYPE_I64;
+    }
 
     *scratch = 0;
     return EP_OK;
 }
 
 int ep_shape_maxpool(const ep_op *op, ep_shape *out, uint64_t *scratch) {
-    return pool_shape(op, out, scratch);
+    if (!op) return EP_ERR_PLAN_OP;
+    return pool_shape(op, out, scratch, op->variant == EP_MAXPOOL_VARIANT_INDICES ? 2 : 1);
 }
 
 int ep_shape_avgpool(const ep_op *op, ep_shape *out, uint64_t *scratch) {
-    return pool_shape(op, out, scratch);
+    return pool_shape(op, out, scratch, 1);
 }
 
 int ep_shape_global_avgpool(const ep_op *op, ep_shape *out, uint64_t *scratch) {

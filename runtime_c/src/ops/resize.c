@@ -1,36 +1,75 @@
-/* Shape function: RESIZE (nearest, linear, cubic; f32). Output extents come from the
- * declared output tensor; scales and enum fields are untrusted and checked here. */
+/* Shape functions: RESIZE and RESIZE_EXT (nearest, linear, cubic; f32). Output extents come from the
+ * declared output tensor; scales, roi and enum fields are untrusted and checked here. */
 #include <math.h>
 #include "shape_check.h"
 
-int ep_shape_resize(const ep_op *op, ep_shape *out, uint64_t *scratch) {
-    if (op->n_in != 1 || op->n_out != 1) return EP_ERR_PLAN_OP;
-    int rc = ep_chk_tensor(op->in[0]);
-    if (rc == EP_OK) rc = ep_chk_tensor(op->out[0]);
-    if (rc != EP_OK) return rc;
-    const ep_resize_params *p = (const ep_resize_params *)op->params;
+/* The fields both records share (RESIZE_EXT's first 56 bytes are RESIZE's). */
+static int check_common(const ep_op *op, int32_t mode, int32_t coord_mode, int32_t max_coord, int32_t nearest_mode,
+                        int32_t exclude_outside, float cubic_coeff_a, const float *scales) {
     const ep_tensor *x = op->in[0], *y = op->out[0];
-    if (!p) return EP_ERR_PLAN_PARAMS;
-    if (p->mode < EP_RESIZE_NEAREST || p->mode > EP_RESIZE_CUBIC) return EP_ERR_PLAN_PARAMS;
-    if (p->coord_mode < EP_COORD_HALF_PIXEL || p->coord_mode > EP_COORD_HALF_PIXEL_SYMMETRIC)
-        return EP_ERR_PLAN_PARAMS;
-    if (p->nearest_mode < EP_NEAREST_ROUND_PREFER_FLOOR || p->nearest_mode > EP_NEAREST_CEIL)
-        return EP_ERR_PLAN_PARAMS;
-    if (p->exclude_outside != 0 && p->exclude_outside != 1) return EP_ERR_PLAN_PARAMS;
-    if (p->mode == EP_RESIZE_CUBIC && !isfinite(p->cubic_coeff_a)) return EP_ERR_PLAN_PARAMS;
+    if (mode < EP_RESIZE_NEAREST || mode > EP_RESIZE_CUBIC) return EP_ERR_PLAN_PARAMS;
+    if (coord_mode < EP_COORD_HALF_PIXEL || coord_mode > max_coord) return EP_ERR_PLAN_PARAMS;
+    if (nearest_mode < EP_NEAREST_ROUND_PREFER_FLOOR || nearest_mode > EP_NEAREST_CEIL) return EP_ERR_PLAN_PARAMS;
+    if (exclude_outside != 0 && exclude_outside != 1) return EP_ERR_PLAN_PARAMS;
+    if (mode == EP_RESIZE_CUBIC && !isfinite(cubic_coeff_a)) return EP_ERR_PLAN_PARAMS;
     if (x->dtype != EP_DTYPE_F32) return EP_ERR_PLAN_TENSOR;
     if (y->rank != x->rank) return EP_ERR_PLAN_SHAPE;
     int empty = 0, no_source = 0;
     for (int i = 0; i < x->rank; i++) {
-        const float s = p->scales[i];
+        const float s = scales[i];
         if (!(s > 0.0f) || !isfinite(s)) return EP_ERR_PLAN_PARAMS; /* also rejects NaN */
         empty |= y->dims[i] == 0;
         no_source |= x->dims[i] == 0;
     }
     /* every output element samples the input: it must not be empty */
     if (no_source && !empty) return EP_ERR_PLAN_SHAPE;
-    ep_shape_from_tensor(&out[0], y);
-    out[0].dtype = x->dtype;
+    return EP_OK;
+}
+
+static int check_io(const ep_op *op) {
+    if (op->n_in != 1 || op->n_out != 1) return EP_ERR_PLAN_OP;
+    int rc = ep_chk_tensor(op->in[0]);
+    if (rc == EP_OK) rc = ep_chk_tensor(op->out[0]);
+    if (rc == EP_OK && !op->params) rc = EP_ERR_PLAN_PARAMS;
+    return rc;
+}
+
+int ep_shape_resize(const ep_op *op, ep_shape *out, uint64_t *scratch) {
+    int rc = check_io(op);
+    if (rc != EP_OK) return rc;
+    const ep_resize_params *p = (const ep_resize_params *)op->params;
+    rc = check_common(op, p->mode, p->coord_mode, EP_COORD_HALF_PIXEL_SYMMETRIC, p->nearest_mode, p->exclude_outside,
+                      p->cubic_coeff_a, p->scales);
+    if (rc != EP_OK) return rc;
+    ep_shape_from_tensor(&out[0], op->out[0]);
+    out[0].dtype = op->in[0]->dtype;
     *scratch = 0;
+    return EP_OK;
+}
+
+int ep_shape_resize_ext(const ep_op *op, ep_shape *out, uint64_t *scratch) {
+    int rc = check_io(op);
+    if (rc != EP_OK) return rc;
+    const ep_resize_ext_params *p = (const ep_resize_ext_params *)op->params;
+    const ep_tensor *x = op->in[0];
+    rc = check_common(op, p->mode, p->coord_mode, EP_COORD_TF_CROP_AND_RESIZE, p->nearest_mode, p->exclude_outside,
+                      p->cubic_coeff_a, p->scales);
+    if (rc != EP_OK) return rc;
+    if (p->reserved != 0) return EP_ERR_PLAN_PARAMS;
+    for (int i = 0; i < EP_MAX_RANK; i++)
+        if (!isfinite(p->roi_start[i]) || !isfinite(p->roi_end[i])) return EP_ERR_PLAN_PARAMS;
+    if (p->antialias != 0 && p->antialias != 1) return EP_ERR_PLAN_PARAMS;
+    uint64_t need = 0;
+    if (p->antialias) {
+        if (p->mode == EP_RESIZE_NEAREST) return EP_ERR_PLAN_PARAMS;
+        for (int i = 0; i < x->rank; i++) {
+            /* bounds the widened filter (about 4 / scale taps) by the input extent */
+            if (x->dims[i] > 0 && !((double)p->scales[i] * (double)x->dims[i] >= 0.125)) return EP_ERR_PLAN_PARAMS;
+            need += 16u * (uint64_t)x->dims[i];   /* one (index, weight) pair per input position */
+        }
+    }
+    ep_shape_from_tensor(&out[0], op->out[0]);
+    out[0].dtype = x->dtype;
+    *scratch = need;
     return EP_OK;
 }

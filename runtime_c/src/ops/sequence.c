@@ -37,7 +37,7 @@ int ep_shape_argmax(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     if (p->axis < 0 || p->axis >= x->rank || !sp_is_01(p->keepdims) || !sp_is_01(p->select_last_index) ||
         !sp_is_01(p->min))
         return EP_ERR_PLAN_PARAMS;
-    if (!sp_is_arith_dtype(x->dtype)) return EP_ERR_PLAN_TENSOR;
+    if (!sp_is_ordered_dtype(x->dtype)) return EP_ERR_PLAN_TENSOR;
     if (x->dims[p->axis] == 0) return EP_ERR_PLAN_SHAPE; /* no element to pick */
     int64_t dims[EP_MAX_RANK];
     int r = 0;
@@ -58,7 +58,7 @@ int ep_shape_topk(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     if (p->axis < 0 || p->axis >= x->rank || !sp_is_01(p->largest) || !sp_is_01(p->sorted))
         return EP_ERR_PLAN_PARAMS;
     if (p->k < 0 || p->k > x->dims[p->axis]) return EP_ERR_PLAN_PARAMS;
-    if (!sp_is_arith_dtype(x->dtype)) return EP_ERR_PLAN_TENSOR;
+    if (!sp_is_ordered_dtype(x->dtype)) return EP_ERR_PLAN_TENSOR;
     int64_t dims[EP_MAX_RANK];
     for (int i = 0; i < x->rank; i++) dims[i] = i == p->axis ? p->k : x->dims[i];
     if ((rc = sp_set_shape(&out[0], x->rank, dims, x->dtype)) != EP_OK) return rc;

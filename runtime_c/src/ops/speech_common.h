@@ -54,6 +54,15 @@ static inline int sp_is_arith_dtype(uint8_t dt) {
     return dt == EP_DTYPE_F32 || dt == EP_DTYPE_I32 || dt == EP_DTYPE_I64;
 }
 
+/* The dtypes ArgMax / ArgMin and TopK order: float32 and every integer type. */
+static inline int sp_is_ordered_dtype(uint8_t dt) {
+    switch (dt) {
+    case EP_DTYPE_F32: case EP_DTYPE_I8: case EP_DTYPE_U8: case EP_DTYPE_I16: case EP_DTYPE_U16:
+    case EP_DTYPE_I32: case EP_DTYPE_U32: case EP_DTYPE_I64: case EP_DTYPE_U64: return 1;
+    default: return 0;
+    }
+}
+
 /* Right-aligned numpy broadcast of a and b into s (rank max of both). */
 static inline int sp_broadcast(const ep_tensor *a, const ep_tensor *b, int64_t *dims, int *rank) {
     const int r = a->rank > b->rank ? a->rank : b->rank;

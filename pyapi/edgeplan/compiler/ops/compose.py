@@ -244,19 +244,17 @@ def lower_eyelike(ctx, n):
 
 def lower_lppool(ctx, n):
     """LpPool: (sum over the window of |x|^p) ^ (1/p), the sum an average pool counting pads times the
-    window size (pads are zeros, which add nothing)."""
-    from .pool import pool_geometry
+    window size (pads are zeros, which add nothing); 1-D to 3-D as ops/pool.py pools."""
+    from .pool import pool_nd
     x, b = _f32_input(ctx, n)
     p = float(n.attrs.get("p", 2))
     if p <= 0:
         raise NodeError(f"p must be > 0, got {p}")
-    x4, y4shape, yshape, params = pool_geometry(ctx, n, x)
-    xp = b.unary("ABS", x4) if p == 1 else b.bin("POW", b.unary("ABS", x4), b.const(p))
-    avg = b._tmp(y4shape)
-    ctx.emit("avgpool", [xp], [avg], dict(params, count_include_pad=1))
-    s = b.bin("MUL", avg, b.const(float(prod(params["kernel"]))))
+    xp = b.unary("ABS", x) if p == 1 else b.bin("POW", b.unary("ABS", x), b.const(p))
+    avg, _ = pool_nd(ctx, n, xp, "avgpool", count_include_pad=1)
+    s = b.bin("MUL", avg, b.const(float(prod(int(k) for k in n.attrs["kernel_shape"]))))
     y = s if p == 1 else b.bin("POW", s, b.const(1.0 / p))
-    ctx.view_output(n, 0, y, yshape)
+    ctx.view_output(n, 0, y, y.shape)
 
 
 LOWER = {("", "Softplus"): lower_softplus, ("", "Softsign"): lower_softsign, ("", "Mish"): lower_mish,

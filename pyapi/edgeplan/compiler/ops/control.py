@@ -16,6 +16,7 @@ from ..errors import CompileError
 from ..lowering import NodeError, _Poisoned
 
 BRANCHES = ("then_branch", "else_branch")
+EDGEPLAN_DOMAIN = "ai.edgeplan"   # the compiler's own IR ops (never in an ONNX file edgeplan reads)
 
 
 def _branch_model(ctx, n, key: str):
@@ -67,11 +68,24 @@ def _branch_model(ctx, n, key: str):
         sub.set_const(name, a)
     sub.inputs = [i for i in sub.inputs if i not in big]
     sub.opsets = dict(getattr(ctx.m, "opsets", {}))
+    sub.max_trips = getattr(ctx.m, "max_trips", 0)
     return sub
 
 
-def _lower_branch(ctx, n, key: str) -> list:
-    """Lowers branch `key` of n into ctx's op list; returns the graph tensors of its outputs."""
+class _Deferred(Exception):
+    """A branch whose ops edgeplan has but not at these shapes (an onnxruntime run taking it fails too)."""
+
+
+def _shape_only(ctx, problems) -> bool:
+    """Every problem is an op edgeplan lowers, refused at these shapes: not an unsupported op type."""
+    return bool(problems) and all(
+        p.op_type and any((d, p.op_type) in ctx.handlers for d in ("", "ai.onnx")) and "unsupported" not in
+        p.message for p in problems)
+
+
+def _lower_branch(ctx, n, key: str, defer: bool = False) -> list:
+    """Lowers branch `key` of n into ctx's op list; returns the graph tensors of its outputs. With defer,
+    a branch refused only for its shapes raises _Deferred (its ops removed again) instead."""
     from ..errors import Problems
     from ..frontend import optimize
     sub = _branch_model(ctx, n, key)
@@ -81,6 +95,7 @@ def _lower_branch(ctx, n, key: str) -> list:
     except CompileError as e:
         problems.extend(p for p in e.problems if p not in problems)
     outer_m, before = ctx.m, len(ctx.problems)
+    n_ops, n_dd = len(ctx.ops), len(ctx.data_dims)
     if not problems:
         ctx.m = sub
         try:
@@ -89,6 +104,10 @@ def _lower_branch(ctx, n, key: str) -> list:
             ctx.m = outer_m
         problems = ctx.problems[before:]
         del ctx.problems[before:]
+    if problems and defer and _shape_only(ctx, problems):
+        del ctx.ops[n_ops:]
+        del ctx.data_dims[n_dd:]
+        raise _Deferred(str(problems[0]))
     if problems:
         ctx.problems.add(n, f"its {key} cannot be compiled: {problems[0]}"
                             + (f" (and {len(problems) - 1} more problems below)" if len(problems) > 1 else "")
@@ -148,9 +167,24 @@ def lower_if(ctx, n):
     if any(k not in n.attrs for k in BRANCHES):
         raise NodeError("it needs both then_branch and else_branch")
     n_out = len(n.outputs)
-    if_op = ctx.emit("if", [cond], [], {"skip": 0, "reserved": 0})
+    if_op = ctx.emit("if", [cond], [], {"skip": 0, "fail": 0})
     start = len(ctx.ops)
-    then = _lower_branch(ctx, n, "then_branch")
+    try:
+        then = _lower_branch(ctx, n, "then_branch", defer=True)
+    except _Deferred as e:   # only the else branch runs; taking the then branch fails the run
+        _fail_here(ctx, n, "then_branch", str(e))
+        else_op = ctx.emit("else", [], [], {"skip": 0, "fail": 0})
+        if_op.branch = else_op
+        other = _lower_branch(ctx, n, "else_branch")
+        if len(other) != n_out:
+            raise NodeError(f"its else_branch has {len(other)} outputs for the If's {n_out}") from None
+        outs = [ctx.output(n, k, t.shape, t.dtype) if o else None for k, (o, t) in enumerate(zip(n.outputs, other))]
+        start = len(ctx.ops)
+        for k, (t, o) in enumerate(zip(other, outs)):
+            if o is not None and not _write_in_place(ctx, start, t, o):
+                ctx.emit("copy", [t], [o], {"axis": 0}, name=f"{n.name}/else:{n.outputs[k]}")
+        else_op.branch = ctx.ops[-1]
+        return
     if len(then) != n_out:
         raise NodeError(f"its then_branch has {len(then)} outputs for the If's {n_out}")
     outs = [ctx.output(n, k, t.shape, t.dtype) if o else None for k, (o, t) in enumerate(zip(n.outputs, then))]
@@ -166,14 +200,43 @@ def lower_if(ctx, n):
             if not _write_in_place(ctx, start, t, o):
                 ctx.emit("copy", [t], [o], {"axis": 0}, name=f"{n.name}/{key}:{n.outputs[k]}")
     write(then, "then", start)
-    else_op = ctx.emit("else", [], [], {"skip": 0, "reserved": 0})
+    else_op = ctx.emit("else", [], [], {"skip": 0, "fail": 0})
     if_op.branch = else_op
     start = len(ctx.ops)
-    other = _lower_branch(ctx, n, "else_branch")
+    try:
+        other = _lower_branch(ctx, n, "else_branch", defer=True)
+    except _Deferred as e:   # taking the else branch fails the run
+        _fail_here(ctx, n, "else_branch", str(e))
+        else_op.branch = ctx.ops[-1]
+        return
     if len(other) != n_out:
         raise NodeError(f"its else_branch has {len(other)} outputs for the If's {n_out}")
     write(other, "else", start)
     else_op.branch = ctx.ops[-1]
 
 
-LOWER = {("", "If"): lower_if}
+def _fail_here(ctx, n, key: str, why: str) -> None:
+    """The ops of a branch that cannot run at these shapes: a bound check on a constant true, so a run
+    that takes the branch fails (EP_ERR_RUN_BOUND, naming it), as an onnxruntime run taking it fails."""
+    true = ctx.const(f"{n.name}/{key}/taken", np.array([True]))
+    name = f"{n.name}/{key} cannot run at these input shapes"
+    f_if = ctx.emit("if", [true], [], {"skip": 0, "fail": 1}, name=name)
+    f_else = ctx.emit("else", [], [], {"skip": 0, "fail": 0}, name=name + "/else")
+    f_if.branch, f_else.branch = f_else, f_else
+    ctx.warnings.append(f"node '{n.name}' (If): its {key} cannot run at these input shapes ({why}); a run that "
+                        f"takes it fails with EP_ERR_RUN_BOUND")
+
+
+def lower_fail_if(ctx, n):
+    """A run-time bound check (passes/unroll.py writes one after a Loop unrolled to --max-trips): an IF
+    with fail = 1 and empty branches; a true condition fails the run with EP_ERR_RUN_BOUND, naming the
+    node."""
+    cond = ctx.input(n, 0, "cond")
+    if cond.dtype != np.bool_ or int(np.prod(cond.shape, dtype=np.int64)) != 1:
+        raise NodeError(f"its condition '{cond.name}' is {list(cond.shape)} {cond.dtype.name}, not one bool")
+    if_op = ctx.emit("if", [cond], [], {"skip": 0, "fail": 1}, name=n.name)
+    else_op = ctx.emit("else", [], [], {"skip": 0, "fail": 0}, name=n.name + "/else")
+    if_op.branch, else_op.branch = else_op, else_op
+
+
+LOWER = {("", "If"): lower_if, (EDGEPLAN_DOMAIN, "FailIf"): lower_fail_if}

@@ -1,10 +1,17 @@
-"""Ops whose output length depends on the data (plan 1.1): Range with run-time inputs, NonZero. The
-output's variable extent is bounded by a declared maximum (Lowerer.data_dim); the runtime kernel writes
-the actual length and later ops run at it."""
+"""Ops whose output length depends on the data (plan 1.1): Range with run-time inputs, NonZero, and
+ConstantOfShape / Expand whose shape is computed from the data (a mask as long as the sum of predicted
+durations). The output's variable extent is bounded by a declared maximum (Lowerer.data_dim); the
+runtime kernel writes the actual length and later ops run at it.
+
+ConstantOfShape and Expand with a run-time shape are built at their bound and cut to the run's extents
+with a run-time Slice: the entries of the shape the graph fixes (constant pieces of a Concat) stay
+static, the others are data-dependent lengths. A shape entry past its bound, or negative, fails the run
+with EP_ERR_RUN_BOUND (a bound check, IF with fail = 1) instead of being clipped."""
 from __future__ import annotations
 
 import numpy as np
 
+from ..._cdef import NUMPY_TO_EP, K
 from ..lowering import NodeError
 from ._util import prod
 
@@ -38,9 +45,143 @@ def lower_nonzero(ctx, n):
     ctx.emit("nonzero", [x], [y], {})
 
 
+def _shape_entries(ctx, name: str, count: int) -> list:
+    """Per entry of the 1-D shape tensor `name`: its value where the graph fixes it (a constant, or a
+    constant piece of a Concat), else None."""
+    c = ctx.m.const(name)
+    if c is not None:
+        return [int(v) for v in np.asarray(c).reshape(-1)]
+    p = ctx.m.producers().get(name)
+    if p is not None and p.op_type in ("Cast", "Identity") and p.inputs:
+        return _shape_entries(ctx, p.inputs[0], count)
+    if p is not None and p.op_type == "Concat":
+        out = []
+        for i in p.own_inputs():
+            shp = ctx.m.static_shape(i) if i else None
+            if shp is None or len(shp) != 1:
+                return [None] * count
+            out += _shape_entries(ctx, i, shp[0])
+        if len(out) == count:
+            return out
+    return [None] * count
+
+
+def _cut_at_run_time(ctx, n, full, S, dyn: dict) -> None:
+    """IR output 0 of n = `full` (built at its bound) sliced to the run's extents S (an int64 vector, one
+    entry per dim of full) along the dims of dyn ({axis: (extent here, symbol, declared)})."""
+    axes = sorted(dyn)
+    ends = ctx.tmp(n.outputs[0] + "/ends", (len(axes),), np.int64)
+    ctx.emit("gather", [S, ctx.const(n.outputs[0] + "/dyn_axes", np.array(axes, np.int64))], [ends], {"axis": 0})
+    _cut(ctx, n, [(0, full)], ends, dyn, "a shape entry")
+
+
+def _cut(ctx, n, outs: list, ends, dyn: dict, what: str) -> None:
+    """IR outputs i of n = their `full` tensors (built at the bound) sliced to [0, ends) along the axes of
+    dyn ({axis: (extent here, symbol, declared)}, ends in axis order), with a bound check: the slice clips
+    an end past the bound (and counts a negative one from the end), so a run whose extents differ from
+    its ends fails with EP_ERR_RUN_BOUND."""
+    axes = sorted(dyn)
+    name = n.outputs[outs[0][0]]
+    zeros = ctx.const(name + "/starts", np.zeros(len(axes), np.int64))
+    ys = []
+    for i, full in outs:
+        shape = [dyn[a][0] if a in dyn else d for a, d in enumerate(full.shape)]
+        y = ctx.output(n, i, shape, full.dtype) if n.outputs[i] else ctx.tmp(f"{name}/out{i}", shape, full.dtype)
+        for a in axes:
+            ctx.data_dims.append((y, a, dyn[a][1], dyn[a][2]))
+        ctx.emit("slice_dyn", [full, zeros, ends], [y], {"axes": axes + [-1] * (8 - len(axes)),
+                                                          "steps": [1] * len(axes) + [0] * (8 - len(axes))})
+        ys.append(y)
+    got = ctx.tmp(name + "/extents", (len(axes),), np.int64)
+    ctx.emit("shape", [ys[0]], [got], {"dims": axes + [-1] * (8 - len(axes)), "values": [0] * 8})
+    same = ctx.tmp(name + "/as_asked", (len(axes),), np.bool_)
+    ctx.emit("compare", [got, ends], [same], {"kind": K.EP_CMP_EQUAL})
+    same_i = ctx.tmp(name + "/as_asked_i32", (len(axes),), np.int32)
+    ctx.emit("cast", [same], [same_i], {"to": K.EP_DTYPE_I32})
+    low = ctx.tmp(name + "/as_asked_all", (1,), np.int32)
+    ctx.emit("reduce", [same_i], [low], {"kind": K.EP_REDUCE_MIN, "axes_mask": 1, "keepdims": 1})
+    ok = ctx.tmp(name + "/in_bound", (1,), np.bool_)
+    ctx.emit("cast", [low], [ok], {"to": K.EP_DTYPE_BOOL})
+    fail = ctx.tmp(name + "/past_bound", (1,), np.bool_)
+    ctx.emit("compare", [ok, ctx.const(name + "/false", np.array([False]))], [fail], {"kind": K.EP_CMP_EQUAL})
+    bound = [outs[0][1].shape[a] for a in axes]
+    why = f"{n.name or name}: {what} past its bound {bound} or negative"
+    f_if = ctx.emit("if", [fail], [], {"skip": 0, "fail": 1}, name=why)
+    f_else = ctx.emit("else", [], [], {"skip": 0, "fail": 0}, name=why + "/else")
+    f_if.branch, f_else.branch = f_else, f_else
+
+
+def lower_topk_at_run_time(ctx, n, X, axis: int, largest: int, sorted_: int) -> None:
+    """TopK whose K is computed at run time: the whole axis sorted, cut to the first K (the order of a
+    full sort, which sorted=0 allows). The output length along the axis is data-dependent, at most the
+    axis's extent; K past it fails the run."""
+    Kt = ctx.input(n, 1, "K")
+    if Kt.dtype != np.int64 or int(np.prod(Kt.shape, dtype=np.int64)) != 1:
+        raise NodeError(f"its run-time K '{Kt.name}' is {Kt.dtype.name}{list(Kt.shape)}, not one int64")
+    dim = X.shape[axis]
+    name = n.outputs[0] or n.name
+    vals = ctx.tmp(name + "/all", X.shape, X.dtype)
+    idx = ctx.tmp(name + "/all_idx", X.shape, np.int64)
+    op = ctx.emit("topk", [X], [vals, idx], {"axis": axis, "k": dim, "largest": largest, "sorted": 1})
+    op.scratch = 8 * int(dim)
+    ends = ctx.view(Kt, (1,))
+    ext = ctx.data_dim(n, 0, axis, default=dim)
+    _cut(ctx, n, [(0, vals), (1, idx)], ends, {axis: ext}, "K")
+
+
+def _run_time_shape(ctx, n, i: int):
+    """(S, per-entry known values) of shape input i, a run-time int64 vector."""
+    S = ctx.input(n, i, "shape")
+    if S.dtype != np.int64 or len(S.shape) != 1 or not 1 <= S.shape[0] <= 8:
+        raise NodeError(f"its run-time shape '{S.name}' is {S.dtype.name}{list(S.shape)}; an int64 vector of "
+                        f"1 to 8 entries is supported")
+    known = _shape_entries(ctx, n.input(i), S.shape[0])
+    if any(v is not None and v < 0 for v in known):
+        raise NodeError(f"its shape has a negative entry {known}")
+    return S, known
+
+
+def lower_constant_of_shape(ctx, n):
+    """ConstantOfShape whose shape is computed at run time (a constant one is folded)."""
+    S, known = _run_time_shape(ctx, n, 0)
+    val = n.attrs.get("value")
+    val = np.zeros(1, np.float32) if val is None else np.asarray(val).reshape(-1)
+    one = ctx.const(n.outputs[0] + "/value", np.full([1] * len(known), val[0], dtype=val.dtype))
+    _expand_cut(ctx, n, one, S, known)
+
+
+def lower_expand_at_run_time(ctx, n, X):
+    """Expand whose shape is computed at run time: X broadcast to the bound, then cut."""
+    S, known = _run_time_shape(ctx, n, 1)
+    _expand_cut(ctx, n, X, S, known)
+
+
+def _expand_cut(ctx, n, X, S, known: list) -> None:
+    r = max(len(X.shape), len(known))
+    xs = [1] * (r - len(X.shape)) + list(X.shape)
+    known = [None] * (r - len(known)) + known if len(known) < r else known
+    if len(S.shape) and S.shape[0] < r:
+        raise NodeError(f"its run-time shape has {S.shape[0]} entries for an input of rank {len(X.shape)}; "
+                        f"edgeplan needs one per output dim")
+    for a in range(r):
+        if xs[a] != 1:   # the output dim is X's: the shape's entry may only be 1 or that
+            if known[a] not in (None, 1, xs[a]):
+                raise NodeError(f"cannot expand {list(X.shape)} to a shape with {known[a]} at dim {a}")
+            known[a] = xs[a]
+    dyn = {a: ctx.data_dim(n, 0, a) for a, v in enumerate(known) if v is None}
+    cap = [v if v is not None else ctx.bound_of(dyn[a][1], dyn[a][0]) for a, v in enumerate(known)]
+    full = ctx.tmp(n.outputs[0] + "/at_bound", [max(x, c) for x, c in zip(xs, cap)], X.dtype)
+    ctx.emit("expand", [X], [full], {})
+    if not dyn:
+        ctx.view_output(n, 0, full, full.shape)
+        return
+    _cut_at_run_time(ctx, n, full, S, dyn)
+
+
 LOWER = {
     ("", "Range"): lower_range,
     ("", "NonZero"): lower_nonzero,
+    ("", "ConstantOfShape"): lower_constant_of_shape,
 }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._cdef import K
+from ..._cdef import NUMPY_TO_EP
 from .. import acts
 from ..lowering import NodeError
 from ._util import epilogue_params
@@ -118,10 +119,9 @@ def lower_binary(ctx, n):
                             f"'{ts[0].name}' {ts[0].dtype.name}: the inputs must have one dtype")
         if epilogue_params(n)["act"] != K.EP_ACT_NONE:
             raise NodeError(f"a fused activation on {ts[0].dtype.name} (only float32 takes one)")
+    elif n.op_type == "Pow":
+        return _lower_pow(ctx, n, ts[0], ts[1])
     else:
-        if n.op_type == "Pow":
-            ctx.need_f32(ts[0])
-            ts[1] = _f32_operand(ctx, ts[1], "exponent")
         for t in ts:
             if t.dtype != np.float32:
                 ints = ", " + ", ".join(sorted(d.name for d in INT_DTYPES)) if n.op_type in INT_OPS else ""
@@ -143,6 +143,42 @@ def lower_binary(ctx, n):
         last = k == len(ts) - 2
         acc = binary(ctx, kind, acc, t, out_name=f"{n.outputs[0]}/{k}",
                      params=epilogue_params(n) if last else None, bind=(n, 0) if last else None)
+
+
+def _cast(ctx, t, dtype, name):
+    if t.dtype == dtype:
+        return t
+    if t.data is not None:
+        return ctx.const(name, t.data.astype(dtype))
+    y = ctx.tmp(name, t.shape, dtype)
+    ctx.emit("cast", [t], [y], {"to": NUMPY_TO_EP[np.dtype(dtype)]})
+    return y
+
+
+def _lower_pow(ctx, n, X, E):
+    """Pow, Y of X's dtype. float32 X: the exponent converted to float32. Integer X with an integer
+    exponent: the integer kind (square and multiply, wrapping like Mul, as numpy; in int64 when the
+    exponent has another dtype, then truncated to X's width); with a float exponent:
+    the float32 power truncated to X's dtype (the onnx reference's np.power(...).astype)."""
+    name = n.outputs[0]
+    if X.dtype in INT_DTYPES and E.dtype in INT_DTYPES:
+        if E.dtype == X.dtype or E.data is not None and np.array_equal(E.data.astype(X.dtype), E.data):
+            binary(ctx, K.EP_BIN_POW, X, _cast(ctx, E, X.dtype, name + "/exponent"), bind=(n, 0))
+            return
+        # two integer dtypes: the power in int64, truncated to X's width (x^e mod 2^64 mod 2^w = x^e mod 2^w)
+        y = binary(ctx, K.EP_BIN_POW, _cast(ctx, X, np.int64, name + "/base_i64"),
+                   _cast(ctx, E, np.int64, name + "/exponent_i64"), out_name=name + "/i64")
+        ctx.emit("cast", [y], [ctx.output(n, 0, y.shape, X.dtype)], {"to": NUMPY_TO_EP[X.dtype]})
+        return
+    if X.dtype in INT_DTYPES:
+        ctx.need_f32(E, what="exponent")
+        y = binary(ctx, K.EP_BIN_POW, _cast(ctx, X, np.float32, name + "/base_f32"), E, out_name=name + "/f32")
+        ctx.emit("cast", [y], [ctx.output(n, 0, y.shape, X.dtype)], {"to": NUMPY_TO_EP[X.dtype]})
+        return
+    ctx.need_f32(X)
+    if E.dtype in INT_DTYPES:
+        E = _cast(ctx, E, np.float32, name + "/exponent_f32")
+    binary(ctx, K.EP_BIN_POW, X, _f32_operand(ctx, E, "exponent"), params=epilogue_params(n), bind=(n, 0))
 
 
 def _batchnorm_at_run_time(ctx, n, X, C: int) -> None:

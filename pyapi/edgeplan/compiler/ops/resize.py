@@ -1,4 +1,5 @@
-"""Resize (opset 11-21) and Upsample → resize with per-dim float scales."""
+"""Resize (opset 11-21) and Upsample → resize (per-dim float scales), or resize_ext for tf_crop_and_resize and
+antialias downsampling."""
 from __future__ import annotations
 
 import math
@@ -38,7 +39,7 @@ def lower_resize(ctx, n):
     if mode not in MODES:
         raise NodeError(f"mode '{mode}' is unsupported")
     if upsample:
-        coord, nearest = "asymmetric", "floor"
+        coord, nearest, antialias = "asymmetric", "floor", 0
         sc = _opt_const(ctx, n, 1, "scales")
         if sc is None and "scales" in n.attrs:
             sc = np.asarray(n.attrs["scales"], np.float32)
@@ -46,13 +47,16 @@ def lower_resize(ctx, n):
     else:
         coord = n.attrs.get("coordinate_transformation_mode", "half_pixel")
         nearest = n.attrs.get("nearest_mode", "round_prefer_floor")
-        if int(n.attrs.get("antialias", 0)):
-            raise NodeError("antialias=1 is unsupported")
+        antialias = int(n.attrs.get("antialias", 0))
+        if antialias not in (0, 1):
+            raise NodeError(f"antialias={antialias} must be 0 or 1")
+        if antialias and MODES[mode] == K.EP_RESIZE_NEAREST:
+            raise NodeError(f"antialias=1 with mode '{mode}' is undefined (only linear and cubic filter)")
         sc = _opt_const(ctx, n, 2, "scales")
         sizes = _opt_const(ctx, n, 3, "sizes")
         axes = [norm_axis(a, r) for a in n.attrs.get("axes", range(r))]
         policy = n.attrs.get("keep_aspect_ratio_policy", "stretch")
-    if coord not in COORDS:
+    if coord not in COORDS and coord != "tf_crop_and_resize":
         raise NodeError(f"coordinate_transformation_mode '{coord}' is unsupported")
     if nearest not in NEAREST:
         raise NodeError(f"nearest_mode '{nearest}' is unsupported")
@@ -65,7 +69,8 @@ def lower_resize(ctx, n):
             if not (s > 0 and math.isfinite(s)):
                 raise NodeError(f"scale {float(s)} must be a finite number > 0")
             scales[a] = float(s)
-            out[a] = int(math.floor(float(np.float32(s) * np.float32(X.shape[a]))))
+            # the float32 scale times the extent in double, as the ONNX reference and shape inference floor it
+            out[a] = int(math.floor(float(s) * X.shape[a]))
     elif sizes is not None:
         if len(sizes) != len(axes):
             raise NodeError(f"{len(sizes)} sizes for {len(axes)} axes")
@@ -84,13 +89,39 @@ def lower_resize(ctx, n):
         raise NodeError("neither scales nor sizes is given")
     if any(o <= 0 for o in out) or any(not s > 0 for s in scales):
         raise NodeError(f"output shape {out} is empty")
-    y = ctx.output(n, 0, out, np.float32)
-    ctx.emit("resize", [X], [y], {
-        "mode": MODES[mode], "coord_mode": COORDS[coord], "nearest_mode": NEAREST[nearest],
+    roi_start, roi_end = [0.0] * 8, [1.0] * 8
+    if coord == "tf_crop_and_resize":
+        roi = _opt_const(ctx, n, 1, "roi")
+        if roi is None:
+            raise NodeError("coordinate_transformation_mode 'tf_crop_and_resize' needs a roi")
+        if len(roi) != 2 * len(axes):
+            raise NodeError(f"roi has {len(roi)} values for {len(axes)} axes (a start and an end each)")
+        roi = roi.astype(np.float32)
+        if not np.isfinite(roi).all():
+            raise NodeError("roi values must be finite")
+        for i, a in enumerate(axes):
+            roi_start[a], roi_end[a] = float(roi[i]), float(roi[len(axes) + i])
+    # the filter widens only where an axis shrinks; elsewhere antialias is the plain filter
+    antialias = int(antialias and any(s < 1.0 or o < i for s, o, i in zip(scales, out, X.shape)))
+    params = {
+        "mode": MODES[mode], "coord_mode": COORDS.get(coord, K.EP_COORD_TF_CROP_AND_RESIZE),
+        "nearest_mode": NEAREST[nearest],
         "exclude_outside": int(n.attrs.get("exclude_outside", 0)),
         "cubic_coeff_a": float(n.attrs.get("cubic_coeff_a", -0.75)),
         "extrapolation_value": float(n.attrs.get("extrapolation_value", 0.0)),
-        "scales": [float(s) for s in scales] + [1.0] * (8 - r)})
+        "scales": [float(s) for s in scales] + [1.0] * (8 - r)}
+    y = ctx.output(n, 0, out, np.float32)
+    if coord != "tf_crop_and_resize" and not antialias:
+        ctx.emit("resize", [X], [y], params)
+        return
+    # RESIZE_EXT (plan 1.3): the crop window and the antialias filter; scratch holds one (index, weight)
+    # pair per input position of each axis when antialias is on
+    if antialias:
+        if any(sc * i < 0.125 for sc, i in zip(scales, X.shape)):
+            raise NodeError(f"scales {scales[:r]} shrink an axis below 1/8 of an element")
+    op = ctx.emit("resize_ext", [X], [y], {**params, "roi_start": roi_start, "roi_end": roi_end,
+                                            "antialias": antialias})
+    op.scratch = 16 * sum(int(d) for d in X.shape) if antialias else 0
 
 
 LOWER = {("", "Resize"): lower_resize, ("", "Upsample"): lower_resize}

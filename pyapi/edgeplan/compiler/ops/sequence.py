@@ -15,6 +15,7 @@ MAX_RANK = 8
 BASIC = {np.dtype(t) for t in (np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_,
                                np.uint16, np.uint32, np.uint64)}
 ARITH = {np.dtype(t) for t in (np.float32, np.int32, np.int64)}
+ORDERED = ARITH | {np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.uint32, np.uint64)}
 
 
 def need_dtype(t, allowed, what):
@@ -137,7 +138,7 @@ def lower_compare(ctx, n):
 def lower_argmax(ctx, n):
     X = ctx.input(n, 0)
     rank_ok(X)
-    need_dtype(X, ARITH, "input")
+    need_dtype(X, ORDERED, "input")
     r = len(X.shape)
     if r == 0:
         raise NodeError(f"{n.op_type} of a scalar")
@@ -156,11 +157,15 @@ def lower_argmax(ctx, n):
 def lower_topk(ctx, n):
     X = ctx.input(n, 0)
     rank_ok(X)
-    need_dtype(X, ARITH, "input")
+    need_dtype(X, ORDERED, "input")
     r = len(X.shape)
     if r == 0:
         raise NodeError("TopK of a scalar")
     axis = norm_axis(n.attrs.get("axis", -1), r)
+    if n.input(1) and ctx.m.const(n.input(1)) is None:
+        from .datadep import lower_topk_at_run_time
+        return lower_topk_at_run_time(ctx, n, X, axis, int(bool(n.attrs.get("largest", 1))),
+                                      int(bool(n.attrs.get("sorted", 1))))
     k = const_int(ctx, n, 1, "K") if n.input(1) else int(n.attrs.get("k", -1))
     if not 0 <= k <= X.shape[axis]:
         raise NodeError(f"K {k} is outside [0, {X.shape[axis]}]")

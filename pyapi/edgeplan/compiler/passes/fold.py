@@ -21,10 +21,10 @@ MAX_ROUNDS = 8
 
 # ops the compiler supports only by evaluating them at compile time (static shapes, constant inputs);
 # Dropout (inference) is removed by cleanup; Loop and Scan with a compile-time trip count are unrolled
-# (passes/unroll.py), Col2Im, MaxUnpool, DFT, RNN and Det rewritten as other ops (passes/rewrite.py). The ONNX node tests
-# claim these too.
+# (passes/unroll.py), the ops of rewrite.REWRITES rewritten as other ops (passes/rewrite.py). The ONNX node
+# tests claim these too.
 FOLDED_OPS = ("Shape", "Size", "ConstantOfShape", "Range", "Dropout", "MelWeightMatrix", "HannWindow",
-              "HammingWindow", "BlackmanWindow", "Loop", "Scan", "Col2Im", "MaxUnpool", "DFT", "RNN", "Det")
+              "HammingWindow", "BlackmanWindow", "Loop", "Scan") + tuple(rewrite.REWRITES)
 
 
 def _ref_eval(node, arrays, opset):
@@ -317,9 +317,11 @@ def _fold_round(m: ir.Model, budget: _Budget, problems: Problems) -> int:
             if nodes is not None:
                 keep += nodes
                 done += 1
-            else:
+                continue
+            if expand is not rewrite.rewrite:
                 keep.append(n)
-            continue
+                continue
+            # a rewrite that does not apply (an inference BatchNormalization): folded like any node
         if (n.domain == "" and n.op_type == "CastLike" and arrays and arrays[0] is not None and len(n.inputs) > 1
                 and m.values.get(n.inputs[1]) is not None and m.values[n.inputs[1]].dtype is not None):
             out = [arrays[0].astype(m.values[n.inputs[1]].dtype)]   # only the second input's dtype matters

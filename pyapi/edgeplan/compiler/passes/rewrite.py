@@ -14,6 +14,11 @@
              step h = f(x_t W^T + h R^T + Wb + Rb), optionally clipped; both directions, either layout
   Det        the sum over permutations of signed products of entries (a Gather of every permutation's
              entries, ReduceProd, the signs, ReduceSum), for matrices up to 5 x 5
+  BatchNormalization (training_mode 1)  the batch's statistics over every axis but the channel axis:
+             mean = ReduceMean(x), var = ReduceMean((x - mean)^2) (biased), y = scale (x - mean) /
+             sqrt(var + epsilon) + bias, and the running statistics input * momentum + batch's *
+             (1 - momentum) for mean and var (onnx's reference); an inference-mode node is left to its
+             lowering
 
 A rewrite that cannot apply (shapes not static, an attribute out of its scope) leaves the node, with the
 reason in its note."""
@@ -313,7 +318,76 @@ def _det(m: ir.Model, n: ir.Node) -> list:
     return nodes
 
 
-REWRITES = {"Col2Im": _col2im, "MaxUnpool": _maxunpool, "DFT": _dft, "RNN": _rnn, "Det": _det}
+def _batchnorm_training(m: ir.Model, n: ir.Node) -> list | None:
+    if not int(n.attrs.get("training_mode", 0)):
+        return None   # inference: ops/elementwise.py lowers it
+    x = n.inputs[0]
+    shp = m.static_shape(x)
+    if shp is None or len(shp) < 2:
+        raise _Refused("its input has no static shape of rank >= 2")
+    r, C = len(shp), shp[1]
+    dt = m.values[x].dtype or np.float32
+    axes = [a for a in range(r) if a != 1]
+    momentum = float(n.attrs.get("momentum", 0.9))
+    eps = float(n.attrs.get("epsilon", 1e-5))
+    c = _Chain(m, n)
+    add, nodes = c.add, c.nodes
+
+    def const(a, t=dt):
+        return c.const(a, t)
+
+    def mean(v):
+        if m.opset >= 18:
+            return add("ReduceMean", [v, const(axes, np.int64)], keepdims=1)
+        return add("ReduceMean", [v], axes=axes, keepdims=1)
+
+    per_c = const([C] + [1] * (r - 2), np.int64)
+    flat = const([C], np.int64)
+    mu = mean(x)                                          # [1, C, 1, ...]
+    d = add("Sub", [x, mu])
+    var = mean(add("Mul", [d, d]))
+    scale = add("Reshape", [n.inputs[1], per_c])
+    bias = add("Reshape", [n.inputs[2], per_c])
+    add("Add", [add("Div", [add("Mul", [scale, d]), add("Sqrt", [add("Add", [var, const(eps)])])]), bias])
+    _bind_last(nodes, n.outputs[0])
+    for k, (batch, running) in enumerate(((mu, n.input(3)), (var, n.input(4))), start=1):
+        if k < len(n.outputs) and n.outputs[k]:
+            add("Add", [add("Mul", [running, const(momentum)]),
+                        add("Mul", [add("Reshape", [batch, flat]), const(1.0 - momentum)])])
+            _bind_last(nodes, n.outputs[k])
+    return nodes
+
+
+def _tensor_scatter(m: ir.Model, n: ir.Node) -> list:
+    """TensorScatter (a KV-cache update): ScatterElements of the update into the cache along `axis`, at
+    the per-batch write index + 0..seq-1 (modulo the cache length in circular mode). A linear write past
+    the cache's end fails the run (ScatterElements' index check)."""
+    cs, us = m.static_shape(n.inputs[0]), m.static_shape(n.input(1))
+    if cs is None or us is None:
+        raise _Refused("its cache or update has no static shape")
+    r = len(cs)
+    axis = int(n.attrs.get("axis", -2))
+    axis = axis + r if axis < 0 else axis
+    mode = n.attrs.get("mode", "linear")
+    mode = mode.decode() if isinstance(mode, bytes) else str(mode)
+    if not 1 <= axis < r or len(us) != r or mode not in ("linear", "circular"):
+        raise _Refused(f"axis {axis} of a rank-{r} cache, update rank {len(us)}, mode '{mode}' "
+                       f"(axis 1..rank-1, linear or circular)")
+    c = _Chain(m, n)
+    idx = c.const(np.arange(us[axis]).reshape([1] * axis + [us[axis]] + [1] * (r - axis - 1)), np.int64)
+    if n.input(2):
+        wi = c.add("Reshape", [n.input(2), c.const([us[0]] + [1] * (r - 1), np.int64)])
+        idx = c.add("Add", [wi, idx])
+    if mode == "circular":
+        idx = c.add("Mod", [idx, c.const(cs[axis], np.int64)])
+    idx = c.add("Expand", [idx, c.const(us, np.int64)])
+    c.add("ScatterElements", [n.inputs[0], idx, n.input(1)], axis=axis)
+    _bind_last(c.nodes, n.outputs[0])
+    return c.nodes
+
+
+REWRITES = {"BatchNormalization": _batchnorm_training, "Col2Im": _col2im, "MaxUnpool": _maxunpool, "DFT": _dft,
+            "RNN": _rnn, "Det": _det, "TensorScatter": _tensor_scatter}
 
 
 def rewrite(m: ir.Model, n: ir.Node) -> list | None:
