@@ -119,3 +119,24 @@ def test_tensor_scatter_writes_a_kv_cache_at_run_time_positions(mode):
         with pytest.raises(EdgeplanError, match="kv") as e:
             s.run(feeds)
         assert e.value.status == K.EP_ERR_RUN_INDEX
+
+
+@pytest.mark.parametrize("mode", ["constant", "edge", "reflect", "wrap"])
+def test_pad_by_amounts_computed_from_the_data(mode):
+    """x [2, 6] padded on its time axis by b before and sum(d) after, both run-time data: padded at the
+    bound, the run's window cut out. A total past the bound, or a reflect pad past the extent, fails."""
+    m = _model([h.make_node("ReduceSum", ["d"], ["n"], keepdims=1),
+                h.make_node("Concat", ["z", "b", "z", "n"], ["pads"], axis=0),
+                h.make_node("Pad", ["x", "pads"], ["y"], name="padT", mode=mode)],
+               [h.make_tensor_value_info("x", TP.FLOAT, [2, 6]), h.make_tensor_value_info("d", TP.INT64, [3]),
+                h.make_tensor_value_info("b", TP.INT64, [1])], [("y", TP.FLOAT)], [_i64("z", [0])])
+    rng = np.random.default_rng(5)
+    runs = [{"x": rng.standard_normal((2, 6)).astype(np.float32), "d": np.array(d, np.int64),
+             "b": np.array([b], np.int64)} for d, b in [([1, 1, 1], 2), ([0, 0, 0], 0), ([2, 1, 1], 5), ([0, 0, 1], 3)]]
+    s = _check(m, runs, dims={"y": (6, 16)})
+    with pytest.raises(EdgeplanError, match="padT") as e:     # the window past the output's bound
+        s.run(dict(runs[0], d=np.array([3, 3, 3], np.int64)))
+    assert e.value.status == K.EP_ERR_RUN_BOUND
+    if mode == "reflect":   # 6 before a 6-long axis: onnxruntime refuses it too
+        with pytest.raises(EdgeplanError, match="padT"):
+            s.run(dict(runs[1], b=np.array([6], np.int64)))

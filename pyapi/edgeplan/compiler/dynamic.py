@@ -342,7 +342,7 @@ def lower_dynamic(model, shapes, dims: dict, max_trips: int = 0) -> Graph:
     if lows:   # the shortest lengths must lower too (a convolution left with no output, say)
         symbols = {name: lows.get(name, v[0]) for name, v in trace_vals.items()}
         try:
-            lower(model, shapes=shapes, symbols=symbols, max_trips=max_trips)
+            lower(model, shapes=shapes, symbols=dict(symbols, __bounds__=bounds), max_trips=max_trips)
         except CompileError as e:
             at = ", ".join(f"{k}={v}" for k, v in sorted(symbols.items()))
             raise CompileError([Problem(p.node, p.op_type, f"at the minimum ({at}): {p.message}")

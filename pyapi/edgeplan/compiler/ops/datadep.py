@@ -75,14 +75,14 @@ def _cut_at_run_time(ctx, n, full, S, dyn: dict) -> None:
     _cut(ctx, n, [(0, full)], ends, dyn, "a shape entry")
 
 
-def _cut(ctx, n, outs: list, ends, dyn: dict, what: str) -> None:
-    """IR outputs i of n = their `full` tensors (built at the bound) sliced to [0, ends) along the axes of
-    dyn ({axis: (extent here, symbol, declared)}, ends in axis order), with a bound check: the slice clips
-    an end past the bound (and counts a negative one from the end), so a run whose extents differ from
-    its ends fails with EP_ERR_RUN_BOUND."""
+def _cut(ctx, n, outs: list, ends, dyn: dict, what: str, starts=None) -> None:
+    """IR outputs i of n = their `full` tensors (built at the bound) sliced to [starts (default 0), ends)
+    along the axes of dyn ({axis: (extent here, symbol, declared)}, ends in axis order), with a bound
+    check: the slice clips an end past the bound (and counts a negative one from the end), so a run whose
+    extents differ from ends - starts fails with EP_ERR_RUN_BOUND."""
     axes = sorted(dyn)
     name = n.outputs[outs[0][0]]
-    zeros = ctx.const(name + "/starts", np.zeros(len(axes), np.int64))
+    zeros = starts if starts is not None else ctx.const(name + "/starts", np.zeros(len(axes), np.int64))
     ys = []
     for i, full in outs:
         shape = [dyn[a][0] if a in dyn else d for a, d in enumerate(full.shape)]
@@ -94,8 +94,13 @@ def _cut(ctx, n, outs: list, ends, dyn: dict, what: str) -> None:
         ys.append(y)
     got = ctx.tmp(name + "/extents", (len(axes),), np.int64)
     ctx.emit("shape", [ys[0]], [got], {"dims": axes + [-1] * (8 - len(axes)), "values": [0] * 8})
+    want = ends
+    if starts is not None:
+        want = ctx.tmp(name + "/asked", (len(axes),), np.int64)
+        ctx.emit("binary", [ends, starts], [want], dict(kind=K.EP_BIN_SUB, act=K.EP_ACT_NONE, act_alpha=0.0,
+                                                       act_beta=0.0))
     same = ctx.tmp(name + "/as_asked", (len(axes),), np.bool_)
-    ctx.emit("compare", [got, ends], [same], {"kind": K.EP_CMP_EQUAL})
+    ctx.emit("compare", [got, want], [same], {"kind": K.EP_CMP_EQUAL})
     same_i = ctx.tmp(name + "/as_asked_i32", (len(axes),), np.int32)
     ctx.emit("cast", [same], [same_i], {"to": K.EP_DTYPE_I32})
     low = ctx.tmp(name + "/as_asked_all", (1,), np.int32)
@@ -109,6 +114,56 @@ def _cut(ctx, n, outs: list, ends, dyn: dict, what: str) -> None:
     f_if = ctx.emit("if", [fail], [], {"skip": 0, "fail": 1}, name=why)
     f_else = ctx.emit("else", [], [], {"skip": 0, "fail": 0}, name=why + "/else")
     f_if.branch, f_else.branch = f_else, f_else
+
+
+def lower_pad_at_run_time(ctx, n, X, mode: int, value: float, axes: list) -> None:
+    """Pad whose pads are computed at run time: X padded by the most the bound allows on each side of a
+    data-dependent axis (for reflect and wrap, at most what the mode allows), then the run's window cut
+    out: start = most - begin, end = most + extent + end pad. Constant, edge, reflect and wrap padding
+    give the same values in that window as padding by the run's amounts."""
+    P = ctx.input(n, 1, "pads")
+    k = len(axes)
+    if P.dtype != np.int64 or P.shape != (2 * k,):
+        raise NodeError(f"its run-time pads '{P.name}' are {P.dtype.name}{list(P.shape)}; {2 * k} int64 expected")
+    known = _shape_entries(ctx, n.input(1), 2 * k)
+    begin, end = [0] * len(X.shape), [0] * len(X.shape)
+    dyn, at = {}, {}        # at: data-dependent axis -> (its index in axes, the room padded at the bound)
+    for j, a in enumerate(axes):
+        b, e = known[j], known[j + k]
+        if b is not None and e is not None:
+            begin[a], end[a] = b, e
+            continue
+        if b is not None and b < 0 or e is not None and e < 0:
+            raise NodeError(f"a negative pad {known} next to a run-time one on axis {a}")
+        dyn[a] = ctx.data_dim(n, 0, a)
+        L = X.shape[a]
+        room = ctx.bound_of(dyn[a][1], dyn[a][0]) - L
+        if room < 0:
+            raise NodeError(f"the declared bound of axis {a} is below the input's extent {L}")
+        if mode == K.EP_PAD_REFLECT:
+            room = min(room, L - 1)
+        elif mode == K.EP_PAD_WRAP:
+            room = min(room, L)
+        begin[a] = end[a] = room
+        at[a] = (j, room)
+    if any(b < 0 or e < 0 for b, e in zip(begin, end)):
+        raise NodeError("negative constant pads next to run-time ones are unsupported")
+    name = n.outputs[0]
+    full = ctx.tmp(name + "/at_bound", [d + b + e for d, b, e in zip(X.shape, begin, end)], X.dtype)
+    ctx.emit("pad", [X], [full], {"mode": mode, "value": value, "pads": (begin + end + [0] * 16)[:16]})
+    order = sorted(dyn)
+    vec = lambda base, vals: ctx.const(name + base, np.array(vals, np.int64))   # noqa: E731
+    pb = ctx.tmp(name + "/begin", (len(order),), np.int64)
+    pe = ctx.tmp(name + "/end", (len(order),), np.int64)
+    ctx.emit("gather", [P, vec("/begin_at", [at[a][0] for a in order])], [pb], {"axis": 0})
+    ctx.emit("gather", [P, vec("/end_at", [at[a][0] + k for a in order])], [pe], {"axis": 0})
+    no_act = dict(act=K.EP_ACT_NONE, act_alpha=0.0, act_beta=0.0)
+    starts = ctx.tmp(name + "/starts", (len(order),), np.int64)
+    ctx.emit("binary", [vec("/most", [at[a][1] for a in order]), pb], [starts], dict(kind=K.EP_BIN_SUB, **no_act))
+    ends = ctx.tmp(name + "/ends", (len(order),), np.int64)
+    ctx.emit("binary", [vec("/most_end", [at[a][1] + X.shape[a] for a in order]), pe], [ends],
+             dict(kind=K.EP_BIN_ADD, **no_act))
+    _cut(ctx, n, [(0, full)], ends, dyn, "a pad", starts=starts)
 
 
 def lower_topk_at_run_time(ctx, n, X, axis: int, largest: int, sorted_: int) -> None:

@@ -175,7 +175,8 @@ def lower_pad(ctx, n):
     mode = n.attrs.get("mode", "constant")
     if mode not in PAD_MODES:
         raise NodeError(f"mode '{mode}' is unsupported (constant, reflect, edge, wrap)")
-    if n.input(1):
+    run_time = n.input(1) and ctx.m.const(n.input(1)) is None
+    if n.input(1) and not run_time:
         pads = [int(v) for v in ctx.const_input(n, 1, "pads").reshape(-1)]
     else:
         pads = [int(v) for v in n.attrs.get("pads", [])]
@@ -187,6 +188,9 @@ def lower_pad(ctx, n):
         value = float(n.attrs["value"])
     axes = ([norm_axis(a, r) for a in ctx.const_input(n, 3, "axes").reshape(-1)] if n.input(3)
             else list(range(r)))
+    if run_time:
+        from .datadep import lower_pad_at_run_time
+        return lower_pad_at_run_time(ctx, n, X, PAD_MODES[mode], value, axes)
     if len(pads) != 2 * len(axes):
         raise NodeError(f"pads {pads} do not match {len(axes)} axes")
     begin, end = [0] * r, [0] * r
