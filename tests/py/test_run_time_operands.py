@@ -140,3 +140,16 @@ def test_pad_by_amounts_computed_from_the_data(mode):
     if mode == "reflect":   # 6 before a 6-long axis: onnxruntime refuses it too
         with pytest.raises(EdgeplanError, match="padT"):
             s.run(dict(runs[1], b=np.array([6], np.int64)))
+
+
+def test_tile_by_repeats_computed_from_the_data():
+    """x [2, 3] tiled [1, sum(d)] times: the repeated axis is a data-dependent length."""
+    m = _model([h.make_node("ReduceSum", ["d"], ["n"], keepdims=1),
+                h.make_node("Concat", ["one", "n"], ["reps"], axis=0),
+                h.make_node("Tile", ["x", "reps"], ["y"], name="rep")],
+               [h.make_tensor_value_info("x", TP.FLOAT, [2, 3]), DURS], [("y", TP.FLOAT)], [_i64("one", [1])])
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    s = _check(m, [dict(r, x=x) for r in RUNS if r["d"].sum() <= 7], dims={"y": (0, 21)})
+    with pytest.raises(EdgeplanError, match="rep") as e:
+        s.run({"x": x, "d": np.array([2, 2, 2, 2, 0], np.int64)})
+    assert e.value.status == K.EP_ERR_RUN_BOUND

@@ -204,13 +204,20 @@ def lower_tile(ctx, n):
     """Tile: each axis d repeated r times is a broadcast of [.., 1, d, ..] to [.., r, d, ..] and a view
     merging the two (axes in groups of up to four, so that the broadcast stays within rank 8)."""
     X = ctx.input(n, 0)
+    if n.input(1) and ctx.m.const(n.input(1)) is None:
+        from .datadep import lower_tile_at_run_time
+        return lower_tile_at_run_time(ctx, n, X)
     reps = [int(v) for v in ctx.const_input(n, 1, "repeats").reshape(-1)]
     if len(reps) != len(X.shape) or any(r < 0 for r in reps):
         raise NodeError(f"repeats {reps} must give one count >= 0 per dim of {list(X.shape)}")
+    y = tile(ctx, X, reps, n.outputs[0])
+    ctx.view_output(n, 0, y, y.shape)
+
+
+def tile(ctx, X, reps: list, name: str):
+    """X tiled reps[a] times along each axis a."""
     cur = X
     axes = [a for a, r in enumerate(reps) if r != 1]
-    if not axes:
-        return ctx.view_output(n, 0, X, X.shape)
     for g in range(0, len(axes), 4):
         group = set(axes[g:g + 4])
         split, full, merged = [], [], []
@@ -223,11 +230,11 @@ def lower_tile(ctx, n):
                 split.append(d)
                 full.append(d)
                 merged.append(d)
-        v = ctx.view(cur, split, f"{n.outputs[0]}/split{g}")
-        e = ctx.tmp(f"{n.outputs[0]}/tiled{g}", full, X.dtype)
+        v = ctx.view(cur, split, f"{name}/split{g}")
+        e = ctx.tmp(f"{name}/tiled{g}", full, X.dtype)
         ctx.emit("expand", [v], [e], {})
-        cur = ctx.view(e, merged, f"{n.outputs[0]}/merged{g}")
-    ctx.view_output(n, 0, cur, cur.shape)
+        cur = ctx.view(e, merged, f"{name}/merged{g}")
+    return cur
 
 
 def lower_eyelike(ctx, n):

@@ -166,6 +166,27 @@ def lower_pad_at_run_time(ctx, n, X, mode: int, value: float, axes: list) -> Non
     _cut(ctx, n, [(0, full)], ends, dyn, "a pad", starts=starts)
 
 
+def lower_tile_at_run_time(ctx, n, X) -> None:
+    """Tile whose repeats are computed at run time: X tiled enough to cover the bound of each such axis,
+    then cut to extent x repeats (a tiling's prefix is the tiling with fewer repeats)."""
+    from .compose import tile
+    R, known = _run_time_shape(ctx, n, 1)
+    if len(known) != len(X.shape):
+        raise NodeError(f"its run-time repeats have {len(known)} entries for an input of rank {len(X.shape)}")
+    dyn = {a: ctx.data_dim(n, 0, a) for a, v in enumerate(known) if v is None}
+    reps = [v if v is not None else max(1, -(-ctx.bound_of(dyn[a][1], dyn[a][0]) // max(1, X.shape[a])))
+            for a, v in enumerate(known)]
+    full = tile(ctx, X, reps, n.outputs[0] + "/at_bound")
+    name = n.outputs[0]
+    order = sorted(dyn)
+    r = ctx.tmp(name + "/repeats", (len(order),), np.int64)
+    ctx.emit("gather", [R, ctx.const(name + "/dyn_axes", np.array(order, np.int64))], [r], {"axis": 0})
+    ends = ctx.tmp(name + "/ends", (len(order),), np.int64)
+    ctx.emit("binary", [r, ctx.const(name + "/extents", np.array([X.shape[a] for a in order], np.int64))], [ends],
+             dict(kind=K.EP_BIN_MUL, act=K.EP_ACT_NONE, act_alpha=0.0, act_beta=0.0))
+    _cut(ctx, n, [(0, full)], ends, dyn, "a repeat")
+
+
 def lower_topk_at_run_time(ctx, n, X, axis: int, largest: int, sorted_: int) -> None:
     """TopK whose K is computed at run time: the whole axis sorted, cut to the first K (the order of a
     full sort, which sorted=0 allows). The output length along the axis is data-dependent, at most the
