@@ -102,3 +102,9 @@ def test_cli_answers_bad_files_without_a_traceback(tiny, tmp_path):
                  ["run", str(tmp_path / "t.eplan"), "--input", f"x={tmp_path / 'junk.onnx'}"]):
         r = run(ep, *args, ok=False)
         assert r.returncode != 0 and "Traceback" not in r.stderr and r.stderr.startswith("edgeplan: "), (args, r.stderr)
+
+
+@pytest.mark.parametrize("bad", ["0", "-3", "many", "5000"])
+def test_compile_refuses_a_max_trips_that_is_no_iteration_count(tmp_path, bad):
+    r = run(_bin("edgeplan"), "compile", str(tmp_path / "m.onnx"), "--max-trips", bad, ok=False)
+    assert r.returncode == 2 and "--max-trips" in r.stderr and "1..4096" in r.stderr, r.stderr

@@ -218,11 +218,8 @@ def lower_if(ctx, n):
 def _fail_here(ctx, n, key: str, why: str) -> None:
     """The ops of a branch that cannot run at these shapes: a bound check on a constant true, so a run
     that takes the branch fails (EP_ERR_RUN_BOUND, naming it), as an onnxruntime run taking it fails."""
-    true = ctx.const(f"{n.name}/{key}/taken", np.array([True]))
-    name = f"{n.name}/{key} cannot run at these input shapes"
-    f_if = ctx.emit("if", [true], [], {"skip": 0, "fail": 1}, name=name)
-    f_else = ctx.emit("else", [], [], {"skip": 0, "fail": 0}, name=name + "/else")
-    f_if.branch, f_else.branch = f_else, f_else
+    bound_check(ctx, ctx.const(f"{n.name}/{key}/taken", np.array([True])),
+                f"{n.name}/{key} cannot run at these input shapes")
     ctx.warnings.append(f"node '{n.name}' (If): its {key} cannot run at these input shapes ({why}); a run that "
                         f"takes it fails with EP_ERR_RUN_BOUND")
 
@@ -234,9 +231,15 @@ def lower_fail_if(ctx, n):
     cond = ctx.input(n, 0, "cond")
     if cond.dtype != np.bool_ or int(np.prod(cond.shape, dtype=np.int64)) != 1:
         raise NodeError(f"its condition '{cond.name}' is {list(cond.shape)} {cond.dtype.name}, not one bool")
-    if_op = ctx.emit("if", [cond], [], {"skip": 0, "fail": 1}, name=n.name)
-    else_op = ctx.emit("else", [], [], {"skip": 0, "fail": 0}, name=n.name + "/else")
-    if_op.branch, else_op.branch = else_op, else_op
+    bound_check(ctx, cond, n.name)
+
+
+def bound_check(ctx, cond, name: str) -> None:
+    """The ops of a run-time bound check: an IF with fail = 1 on cond (one bool) and its empty ELSE; a
+    true cond fails the run with EP_ERR_RUN_BOUND, the message naming `name`."""
+    f_if = ctx.emit("if", [cond], [], {"skip": 0, "fail": 1}, name=name)
+    f_else = ctx.emit("else", [], [], {"skip": 0, "fail": 0}, name=name + "/else")
+    f_if.branch, f_else.branch = f_else, f_else
 
 
 LOWER = {("", "If"): lower_if, (EDGEPLAN_DOMAIN, "FailIf"): lower_fail_if}

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._cdef import NUMPY_TO_EP, K
+from ..._cdef import K
 from ..lowering import NodeError
 from ._util import prod
+from .elementwise import binary
 
 RANGE_DTYPES = {np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.int64)}
 NONZERO_DTYPES = {np.dtype(t) for t in (np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_,
@@ -94,26 +95,19 @@ def _cut(ctx, n, outs: list, ends, dyn: dict, what: str, starts=None) -> None:
         ys.append(y)
     got = ctx.tmp(name + "/extents", (len(axes),), np.int64)
     ctx.emit("shape", [ys[0]], [got], {"dims": axes + [-1] * (8 - len(axes)), "values": [0] * 8})
-    want = ends
-    if starts is not None:
-        want = ctx.tmp(name + "/asked", (len(axes),), np.int64)
-        ctx.emit("binary", [ends, starts], [want], dict(kind=K.EP_BIN_SUB, act=K.EP_ACT_NONE, act_alpha=0.0,
-                                                       act_beta=0.0))
+    want = ends if starts is None else binary(ctx, K.EP_BIN_SUB, ends, starts, out_name=name + "/asked")
     same = ctx.tmp(name + "/as_asked", (len(axes),), np.bool_)
     ctx.emit("compare", [got, want], [same], {"kind": K.EP_CMP_EQUAL})
     same_i = ctx.tmp(name + "/as_asked_i32", (len(axes),), np.int32)
     ctx.emit("cast", [same], [same_i], {"to": K.EP_DTYPE_I32})
     low = ctx.tmp(name + "/as_asked_all", (1,), np.int32)
     ctx.emit("reduce", [same_i], [low], {"kind": K.EP_REDUCE_MIN, "axes_mask": 1, "keepdims": 1})
-    ok = ctx.tmp(name + "/in_bound", (1,), np.bool_)
-    ctx.emit("cast", [low], [ok], {"to": K.EP_DTYPE_BOOL})
     fail = ctx.tmp(name + "/past_bound", (1,), np.bool_)
-    ctx.emit("compare", [ok, ctx.const(name + "/false", np.array([False]))], [fail], {"kind": K.EP_CMP_EQUAL})
+    ctx.emit("compare", [low, ctx.const(name + "/zero", np.array([0], np.int32))], [fail], {"kind": K.EP_CMP_EQUAL})
     bound = [outs[0][1].shape[a] for a in axes]
     why = f"{n.name or name}: {what} past its bound {bound} or negative"
-    f_if = ctx.emit("if", [fail], [], {"skip": 0, "fail": 1}, name=why)
-    f_else = ctx.emit("else", [], [], {"skip": 0, "fail": 0}, name=why + "/else")
-    f_if.branch, f_else.branch = f_else, f_else
+    from .control import bound_check
+    bound_check(ctx, fail, why)
 
 
 def lower_pad_at_run_time(ctx, n, X, mode: int, value: float, axes: list) -> None:
@@ -157,12 +151,9 @@ def lower_pad_at_run_time(ctx, n, X, mode: int, value: float, axes: list) -> Non
     pe = ctx.tmp(name + "/end", (len(order),), np.int64)
     ctx.emit("gather", [P, vec("/begin_at", [at[a][0] for a in order])], [pb], {"axis": 0})
     ctx.emit("gather", [P, vec("/end_at", [at[a][0] + k for a in order])], [pe], {"axis": 0})
-    no_act = dict(act=K.EP_ACT_NONE, act_alpha=0.0, act_beta=0.0)
-    starts = ctx.tmp(name + "/starts", (len(order),), np.int64)
-    ctx.emit("binary", [vec("/most", [at[a][1] for a in order]), pb], [starts], dict(kind=K.EP_BIN_SUB, **no_act))
-    ends = ctx.tmp(name + "/ends", (len(order),), np.int64)
-    ctx.emit("binary", [vec("/most_end", [at[a][1] + X.shape[a] for a in order]), pe], [ends],
-             dict(kind=K.EP_BIN_ADD, **no_act))
+    starts = binary(ctx, K.EP_BIN_SUB, vec("/most", [at[a][1] for a in order]), pb, out_name=name + "/starts")
+    ends = binary(ctx, K.EP_BIN_ADD, vec("/most_end", [at[a][1] + X.shape[a] for a in order]), pe,
+                  out_name=name + "/ends")
     _cut(ctx, n, [(0, full)], ends, dyn, "a pad", starts=starts)
 
 
@@ -181,9 +172,8 @@ def lower_tile_at_run_time(ctx, n, X) -> None:
     order = sorted(dyn)
     r = ctx.tmp(name + "/repeats", (len(order),), np.int64)
     ctx.emit("gather", [R, ctx.const(name + "/dyn_axes", np.array(order, np.int64))], [r], {"axis": 0})
-    ends = ctx.tmp(name + "/ends", (len(order),), np.int64)
-    ctx.emit("binary", [r, ctx.const(name + "/extents", np.array([X.shape[a] for a in order], np.int64))], [ends],
-             dict(kind=K.EP_BIN_MUL, act=K.EP_ACT_NONE, act_alpha=0.0, act_beta=0.0))
+    ends = binary(ctx, K.EP_BIN_MUL, r, ctx.const(name + "/extents", np.array([X.shape[a] for a in order], np.int64)),
+                  out_name=name + "/ends")
     _cut(ctx, n, [(0, full)], ends, dyn, "a repeat")
 
 

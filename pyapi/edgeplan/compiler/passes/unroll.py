@@ -304,8 +304,9 @@ def _unroll_bounded(m: ir.Model, n: ir.Node, bound: int, budget: list) -> list:
     from onnx import helper, numpy_helper
     from ..onnx_import import node_from_proto, rename_graph
     body = n.attrs["body"]
-    if bound * (len(body.node) + 4) > budget[0]:
-        raise _NotStatic(f"unrolled to its bound, its {bound} iterations would add {bound * len(body.node)} nodes "
+    cost = bound * (len(body.node) + 4)      # the body and each iteration's guard nodes
+    if cost > budget[0]:
+        raise _NotStatic(f"unrolled to its bound, its {bound} iterations would add {cost} nodes "
                          f"(at most {budget[0]} more)")
     own, b_in, n_carry, n_scan = _loop_io(n, body)
     slices = _slice_types(m, n, body, n_carry) if n_scan else []
@@ -408,7 +409,7 @@ def _unroll_bounded(m: ir.Model, n: ir.Node, bound: int, budget: list) -> list:
                 full = m.fresh(f"{dst}/all")
                 nodes += _stack(m, n, scans[j], 0, full, f"scan output {j}")
                 nodes.append(_node(m, "Slice", [full, zero, count, zero], dst, f"{n.name}/ran:{dst}"))
-    budget[0] -= bound * (len(body.node) + 4)
+    budget[0] -= cost
     return nodes
 
 
