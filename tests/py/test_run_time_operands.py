@@ -153,3 +153,42 @@ def test_tile_by_repeats_computed_from_the_data():
     with pytest.raises(EdgeplanError, match="rep") as e:
         s.run({"x": x, "d": np.array([2, 2, 2, 2, 0], np.int64)})
     assert e.value.status == K.EP_ERR_RUN_BOUND
+
+
+MASK = h.make_tensor_value_info("x", TP.FLOAT, [6])
+MASK_RUNS = [{"x": np.array(v, np.float32)} for v in ([1, 0, 2, 0, 0, 3], [0] * 6, [1, 2, 3, 4, 5, 6], [0, 0, 0, 0, 0, 7])]
+
+
+def test_shape_of_a_data_dependent_length_in_arithmetic_and_as_a_shape():
+    """x[x != 0] as exporters write boolean indexing, then its Shape: as a run-time value (the count times
+    a constant, added to the data), as a Reshape target (through Concat) and as ConstantOfShape's shape;
+    Size too. The count is the NonZero's length; no bound needs declaring."""
+    m = _model([h.make_node("NonZero", ["x"], ["nz"]),
+                h.make_node("Transpose", ["nz"], ["idx"], perm=[1, 0]),
+                h.make_node("GatherND", ["x", "idx"], ["picked"]),
+                h.make_node("Shape", ["picked"], ["s"], name="shape_of_picked"),
+                h.make_node("Cast", ["s"], ["sf"], to=TP.FLOAT),
+                h.make_node("Mul", ["sf", "half"], ["scaled"]),
+                h.make_node("Add", ["picked", "scaled"], ["shifted"]),
+                h.make_node("Concat", ["s", "one"], ["shape2"], axis=0),
+                h.make_node("Reshape", ["shifted", "shape2"], ["col"]),
+                h.make_node("ConstantOfShape", ["s"], ["ones"], value=nh.from_array(np.array([1], np.int64))),
+                h.make_node("Size", ["picked"], ["n"]),
+                h.make_node("Range", ["zero", "n", "step"], ["pos"])],
+               [MASK], [("col", TP.FLOAT), ("ones", TP.INT64), ("n", TP.INT64), ("pos", TP.INT64)],
+               [nh.from_array(np.array([0.5], np.float32), "half"), _i64("one", [1]), _i64("zero", 0),
+                _i64("step", 1)])
+    _check(m, MASK_RUNS)
+
+
+def test_two_nonzeros_of_one_mask_are_one_length():
+    """Boolean indexing writes one NonZero per indexed tensor: lengths of the same mask (here through an
+    Expand to its own shape) are one symbol, so their results combine elementwise."""
+    m = _model([h.make_node("Not", ["m"], ["keep"]),
+                h.make_node("Shape", ["keep"], ["ks"]),
+                h.make_node("Expand", ["keep", "ks"], ["keep2"]),
+                h.make_node("NonZero", ["keep"], ["a"]),
+                h.make_node("NonZero", ["keep2"], ["b"]),
+                h.make_node("Add", ["a", "b"], ["y"])],
+               [h.make_tensor_value_info("m", TP.BOOL, [2, 3])], [("y", TP.INT64)])
+    _check(m, [{"m": np.array(v, bool).reshape(2, 3)} for v in ([1, 0, 1, 0, 0, 1], [1] * 6, [0] * 6)])

@@ -370,7 +370,8 @@ def _assign_symbols(g0: Graph, gs: list, ranges: dict, trace_vals: dict, input_n
         raise _err(f"dims names {', '.join(repr(u) for u in unused)}, which is neither an input dim of the "
                    f"model nor the declared length of a data-dependent output")
     syms: list = []
-    by_sig: dict = {}
+    by_sig: dict = {}       # traced values -> the first symbol with them
+    sig_at: dict = {}       # symbol -> its traced values
     # roots: input symbols, then data-dependent lengths (each its own symbol)
     for name in sorted(ranges):
         if name in input_names:
@@ -381,16 +382,23 @@ def _assign_symbols(g0: Graph, gs: list, ranges: dict, trace_vals: dict, input_n
             if sig in by_sig:
                 continue
             by_sig[sig] = len(syms)
+            sig_at[len(syms)] = sig
             step = getattr(ranges[name], "step", 1)
             syms.append(Sym(name, K.EP_SYM_INPUT, lo, hi, step=step if step > 1 else 0))
     data_at: dict = {}
+    data_sym: dict = {}     # data-dependent length's name -> its symbol
     for k, (t, d, name, declared) in enumerate(g0.meta.get("data_dims", ())):
         if name in aliases:     # equal to that dim's symbol (by its traced values); the run checks it
             continue
         i = next(i for i, x in enumerate(g0.tensors) if x is t)
+        if name in data_sym:   # a second kernel computing the same length (the run checks they agree)
+            data_at[(i, d)] = data_sym[name]
+            continue
+        data_sym[name] = len(syms)
         sig = tuple(gi.meta["data_dims"][k][0].shape[d] for gi in gs)
         lo = ranges[name][0] if declared else 0
         data_at[(i, d)] = len(syms)
+        sig_at[len(syms)] = sig
         if sig not in by_sig:
             by_sig[sig] = len(syms)
         syms.append(Sym(name, K.EP_SYM_DATA, lo, t.shape[d]))
@@ -409,16 +417,16 @@ def _assign_symbols(g0: Graph, gs: list, ranges: dict, trace_vals: dict, input_n
                         raise _err(f"tensor '{t.name}' dim {d} is largest at a length below the bound "
                                    f"({list(sig)}); edgeplan plans the arena at the bound")
                     by_sig[sig] = len(syms)
+                    sig_at[len(syms)] = sig
                     syms.append(Sym("", K.EP_SYM_DERIVED, min(sig), sig[0]))
                 tag.append(by_sig[sig] + 1)
         if any(tag):
             tags[i] = tag
-    sig_of = {v: k for k, v in by_sig.items()}
     need = _needs_rule(g0, tags, syms)
     for k, y in enumerate(syms):
         if y.kind != K.EP_SYM_DERIVED:
             continue
-        sig = sig_of[k]
+        sig = sig_at[k]
         # the simplest floor-affine function of an earlier symbol (a conv's output of its input's length);
         # a rule the runtime will use must start from a symbol known at that point
         usable = need[k][2] if k in need else None
@@ -430,7 +438,7 @@ def _assign_symbols(g0: Graph, gs: list, ranges: dict, trace_vals: dict, input_n
         for r in range(k):
             if not ok(r):
                 continue
-            f = _fit(sig_of[r], sig)
+            f = _fit(sig_at[r], sig)
             if f and (best is None or (f[2], abs(f[0]), abs(f[1])) < (best[1][2], abs(best[1][0]), abs(best[1][1]))):
                 best = ((r,), f)
         if best is None:   # a product of two lengths (a flattened H x W): the runtime's two-source rule
@@ -438,7 +446,7 @@ def _assign_symbols(g0: Graph, gs: list, ranges: dict, trace_vals: dict, input_n
                 for r2 in range(r, k):
                     if not (ok(r) and ok(r2)) or syms[r].hi * syms[r2].hi > 1 << 32:
                         continue
-                    f = _fit([a * b for a, b in zip(sig_of[r], sig_of[r2])], sig)
+                    f = _fit([a * b for a, b in zip(sig_at[r], sig_at[r2])], sig)
                     if f and (best is None or (f[2], abs(f[0])) < (best[1][2], abs(best[1][0]))):
                         best = ((r, r2), f)
         if best:

@@ -10,6 +10,7 @@ class Problem:
     node: Optional[str]        # ONNX node name, or None for a model-level problem
     op_type: Optional[str]
     message: str
+    length: Optional[str] = None   # the data-dependent length whose maximum the problem asks to declare
 
     def __str__(self) -> str:
         if self.node is None:
@@ -30,11 +31,11 @@ class CompileError(Exception):
 class Problems(list):
     """A list of Problem with helpers; raise_if_any() raises one CompileError for all of them."""
 
-    def add(self, node, message: str) -> None:
+    def add(self, node, message: str, length: Optional[str] = None) -> None:
         if node is None:
-            self.append(Problem(None, None, message))
+            self.append(Problem(None, None, message, length))
         else:
-            p = Problem(node.name, node.op_type, message)
+            p = Problem(node.name, node.op_type, message, length)
             if p not in self:
                 self.append(p)
 

@@ -2,6 +2,7 @@
 buffer. Lowering functions compute output shapes themselves from the (static) input tensors."""
 from __future__ import annotations
 
+import random
 import re
 
 import numpy as np
@@ -36,6 +37,12 @@ def _compile_time_only(m: ir.Model, n: ir.Node, producers: dict) -> str:
                 f"'{p.name}' ({p.op_type}), so it is only known at run time, and edgeplan does not compute "
                 f"{n.op_type} at run time there")
     return f"{n.op_type} is evaluated at compile time, but it could not be ({n.note or 'no reason recorded'})"
+
+
+# value_here: ops never evaluated while lowering, and the most elements a value it evaluates may have
+LATE_FOLD_NEVER = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
+                   "Bernoulli", "If", "Loop", "Scan", "NonZero", "Unique", "TopK"}
+LATE_FOLD_ELEMS = 64
 
 
 class NodeError(Exception):
@@ -78,6 +85,10 @@ class Lowerer:
         self.names: set = set()
         self.poisoned: set = set()
         self.warnings: list = []         # what the plan does differently from the model (the plan's report)
+        self._here: dict = {}            # value_here's results
+        self._undeclared = 0             # data_dim's undeclared lengths so far
+        self._same: dict = {}            # data_dim's keyed lengths
+        self._producers = None           # IR value -> node, while lower_nodes runs
         self.node = None
 
     # ---------------------------------------------------------------- tensors
@@ -140,8 +151,52 @@ class Lowerer:
             raise _Poisoned(name)
         a = self.m.const(name)
         if a is None:
+            a = self.value_here(name)
+        if a is None:
             raise NodeError(f"{what} (input {i}, '{name}') is computed at run time; only a constant is supported")
         return a
+
+    def known(self, name: str) -> bool:
+        """Whether IR value `name` is a constant in this lowering: the model's, or value_here's."""
+        return bool(name) and self.value_here(name) is not None
+
+    def value_here(self, name: str, depth: int = 0):
+        """The value of IR value `name` in this lowering when it is shape arithmetic on extents this
+        lowering knows but the model's static shapes did not (a tensor whose length the data decides):
+        Shape / Size of a lowered tensor, and small default-domain ops of such values and constants.
+        None otherwise. compiler/dynamic.py lowers at several lengths, so a value that follows one is
+        traced like a shape computed from an input's dims."""
+        a = self.m.const(name)
+        if a is not None or depth > 64:
+            return a
+        if name in self._here:
+            return self._here[name]
+        self._here[name] = None
+        p = self.m.producers().get(name) if self._producers is None else self._producers.get(name)
+        if p is None or p.domain != "" or not p.inputs:
+            return None
+        out = None
+        if p.op_type in ("Shape", "Size"):
+            t = self.tensors.get(p.inputs[0])
+            if t is not None:
+                from .passes.fold import _shape_const
+                out = [np.array(int(np.prod(t.shape, dtype=np.int64)), np.int64) if p.op_type == "Size"
+                       else _shape_const(p, t.shape)]
+        elif p.op_type not in LATE_FOLD_NEVER:
+            arrays = [self.value_here(i, depth + 1) if i else None for i in p.inputs]
+            if all(a is not None or not i for a, i in zip(arrays, p.inputs)) and \
+                    all(a is None or (a.dtype != object and a.size <= LATE_FOLD_ELEMS) for a in arrays):
+                from .passes.fold import evaluate
+                try:
+                    out = evaluate(p, arrays, self.m.opset)
+                except Exception:  # noqa: BLE001 — not evaluable here: computed at run time only
+                    out = None
+        if out is None:
+            return None
+        for o, v in zip(p.outputs, out):
+            if o and v is not None:
+                self._here[o] = np.asarray(v)
+        return self._here.get(name)
 
     def bind(self, name: str, t: graph.Tensor) -> graph.Tensor:
         """Make t the tensor of IR value `name`."""
@@ -173,10 +228,19 @@ class Lowerer:
             raise NodeError(f"cannot view {src.shape} as {shape}")
         return self.bind(name, self.new(name, shape, src.dtype, view_of=src))
 
-    def data_dim(self, n: ir.Node, i: int, d: int, default=None) -> tuple:
+    def data_dim(self, n: ir.Node, i: int, d: int, default=None, same=None) -> tuple:
         """(extent, symbol name, declared) for dim d of output i of n, whose length depends on the data. The
         bound comes from dims= under the dim's name in the model (value_info dim_param) or the output's
-        name; without one, `default` (a natural maximum such as NonZero's element count) or an error."""
+        name; without one, `default` (a natural maximum such as NonZero's element count) or an error.
+        Lengths given the same key `same` (NonZero of one mask, through views) are one length."""
+        if same is not None and same in self._same:
+            return self._same[same]
+        got = self._data_dim(n, i, d, default)
+        if same is not None:
+            self._same[same] = got
+        return got
+
+    def _data_dim(self, n: ir.Node, i: int, d: int, default) -> tuple:
         out = n.outputs[i]
         # onnx's shape inference names unknown dims unk__N: not names a user can know, so not keys
         params = [None if p and re.fullmatch(r"unk__\d+", p) else p for p in self.m.dim_params.get(out, ())]
@@ -185,12 +249,17 @@ class Lowerer:
                 return int(self.symbols[key]), key, True
         if default is None:
             hint = params[d] if d < len(params) and params[d] else out
-            raise NodeError(f"the length of output '{out}' depends on the data: declare its maximum with "
-                            f"dims={{'{hint}': (0, MAX)}} / --dim {hint}=0..MAX")
+            e = NodeError(f"the length of output '{out}' depends on the data: declare its maximum with "
+                          f"dims={{'{hint}': (0, MAX)}} / --dim {hint}=0..MAX")
+            e.length = hint
+            raise e
         # undeclared: the natural maximum at the bound; at the other lengths compiler/dynamic.py lowers at,
-        # a different value, so that this length never looks like one that follows the input shapes
+        # a little less, by amounts of its own (seeded by its place in the lowering), so that this length
+        # looks neither like one that follows the input shapes nor like another undeclared one
         j = int(self.symbols.get("__trace__", 0))
-        return (int(default) if j == 0 else max(0, int(default) - j)), f"{out}:len{d}", False
+        k, self._undeclared = self._undeclared, self._undeclared + 1
+        less = 0 if j == 0 or default < 1 else random.Random(k * 1009 + j).randint(1, min(int(default), 16))
+        return int(default) - less, f"{out}:len{d}", False
 
     def bound_of(self, sym: str, extent: int) -> int:
         """The plan's bound of data-dependent length `sym` (its extent in this lowering is `extent`): the
@@ -244,7 +313,7 @@ class Lowerer:
             self.poisoned.update(o for o in n.outputs if o)
         except NodeError as e:
             del self.ops[n_ops:]
-            self.problems.add(n, str(e))
+            self.problems.add(n, str(e), length=getattr(e, "length", None))
             self.poisoned.update(o for o in n.outputs if o)
         except (ValueError, TypeError, IndexError, KeyError, ArithmeticError) as e:
             # what malformed attributes make numpy or int() raise (a string where ints belong, say)
@@ -257,21 +326,25 @@ class Lowerer:
 
     def lower_nodes(self, nodes, producers: dict) -> None:
         """Lower nodes (in order) of self.m; producers maps each value to its node, for error messages."""
-        for n in nodes:
-            h = self.handlers.get((n.domain, n.op_type))
-            if h is None:
-                self.poisoned.update(o for o in n.outputs if o)
-                if n.domain == "" and n.op_type in COMPILE_TIME_ONLY:
-                    if not any(i in self.poisoned for i in n.inputs if i):   # else the cause is reported upstream
-                        self.problems.add(n, _compile_time_only(self.m, n, producers))
+        outer, self._producers = self._producers, producers
+        try:
+            for n in nodes:
+                h = self.handlers.get((n.domain, n.op_type))
+                if h is None:
+                    self.poisoned.update(o for o in n.outputs if o)
+                    if n.domain == "" and n.op_type in COMPILE_TIME_ONLY:
+                        if not any(i in self.poisoned for i in n.inputs if i):   # else the cause is reported upstream
+                            self.problems.add(n, _compile_time_only(self.m, n, producers))
+                        continue
+                    what = (f"op type '{n.op_type}' is unsupported" if n.domain == ""
+                            else f"op '{n.op_type}' of domain '{n.domain}' is unsupported (only the default ONNX domain)")
+                    if n.note:
+                        what += f" ({n.note})"
+                    self.problems.add(n, what)
                     continue
-                what = (f"op type '{n.op_type}' is unsupported" if n.domain == ""
-                        else f"op '{n.op_type}' of domain '{n.domain}' is unsupported (only the default ONNX domain)")
-                if n.note:
-                    what += f" ({n.note})"
-                self.problems.add(n, what)
-                continue
-            self.lower_node(n, h)
+                self.lower_node(n, h)
+        finally:
+            self._producers = outer
 
     def finish_outputs(self, out_names) -> list:
         """Every graph output gets its own buffer: a copy op where it is (a view of) an input or a constant,
@@ -295,6 +368,27 @@ class Lowerer:
             t.is_output = True
             result[k] = t
         return result
+
+
+def _drop_unread(low: Lowerer, outputs: list) -> None:
+    """Removes the ops nothing reads: the run-time arithmetic of a shape that the op using it took as a
+    constant (Lowerer.value_here). Branch ops, ops without outputs (a bound check) and the ops a branch
+    link names stay; data-dependent lengths of removed ops are dropped with them."""
+    anchored = {id(op.branch) for op in low.ops if op.branch is not None}
+    need = {id(t.storage()) for t in outputs}
+    keep = []
+    for op in reversed(low.ops):
+        outs = [t for t in op.outputs if t is not None]
+        if (outs and op.kind not in ("if", "else") and id(op) not in anchored
+                and not any(id(t.storage()) in need for t in outs)):
+            continue
+        keep.append(op)
+        need.update(id(t.storage()) for t in op.inputs if t is not None)
+    if len(keep) == len(low.ops):
+        return
+    low.ops = keep[::-1]
+    written = {id(t) for op in low.ops for t in op.outputs if t is not None}
+    low.data_dims = [d for d in low.data_dims if id(d[0]) in written]
 
 
 def lower_model(m: ir.Model, problems: Problems, handlers: dict, notes: list, symbols=None) -> graph.Graph:
@@ -323,6 +417,7 @@ def lower_model(m: ir.Model, problems: Problems, handlers: dict, notes: list, sy
     if not any(o in low.poisoned for o in m.outputs) and not problems:
         outputs = low.finish_outputs(m.outputs)
     problems.raise_if_any()
+    _drop_unread(low, outputs)
     used = []
     seen = set()
 

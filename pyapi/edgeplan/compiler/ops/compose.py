@@ -204,7 +204,7 @@ def lower_tile(ctx, n):
     """Tile: each axis d repeated r times is a broadcast of [.., 1, d, ..] to [.., r, d, ..] and a view
     merging the two (axes in groups of up to four, so that the broadcast stays within rank 8)."""
     X = ctx.input(n, 0)
-    if n.input(1) and ctx.m.const(n.input(1)) is None:
+    if n.input(1) and not ctx.known(n.input(1)):
         from .datadep import lower_tile_at_run_time
         return lower_tile_at_run_time(ctx, n, X)
     reps = [int(v) for v in ctx.const_input(n, 1, "repeats").reshape(-1)]

@@ -28,6 +28,10 @@ def lower_range(ctx, n):
         raise NodeError(f"Range over {', '.join(t.dtype.name for t in ins)} is unsupported (float32, int32 or int64)")
     if any(prod(t.shape) != 1 for t in ins):
         raise NodeError("start, limit and delta must be scalars")
+    here = [ctx.value_here(n.input(i)) for i in range(3)]
+    if all(v is not None for v in here):   # operands that follow extents: a Range(0, T) of this lowering
+        ctx.bind(n.outputs[0], ctx.const(n.outputs[0], np.arange(*(v.reshape(-1)[0] for v in here)).astype(dt)))
+        return
     length, sym, declared = ctx.data_dim(n, 0, 0)
     y = ctx.output(n, 0, (length,), dt)
     ctx.data_dims.append((y, 0, sym, declared))
@@ -40,7 +44,8 @@ def lower_nonzero(ctx, n):
         raise NodeError(f"NonZero of {x.dtype.name} is unsupported")
     if not 1 <= len(x.shape) <= 8:
         raise NodeError(f"NonZero of rank {len(x.shape)} is unsupported (1..8)")
-    length, sym, declared = ctx.data_dim(n, 0, 1, default=prod(x.shape))
+    length, sym, declared = ctx.data_dim(n, 0, 1, default=prod(x.shape),
+                                         same=("nonzero", id(x.storage()), prod(x.shape)))
     y = ctx.output(n, 0, (len(x.shape), length), np.int64)
     ctx.data_dims.append((y, 1, sym, declared))
     ctx.emit("nonzero", [x], [y], {})
@@ -49,7 +54,7 @@ def lower_nonzero(ctx, n):
 def _shape_entries(ctx, name: str, count: int) -> list:
     """Per entry of the 1-D shape tensor `name`: its value where the graph fixes it (a constant, or a
     constant piece of a Concat), else None."""
-    c = ctx.m.const(name)
+    c = ctx.value_here(name)
     if c is not None:
         return [int(v) for v in np.asarray(c).reshape(-1)]
     p = ctx.m.producers().get(name)
@@ -244,7 +249,41 @@ def _expand_cut(ctx, n, X, S, known: list) -> None:
     _cut_at_run_time(ctx, n, full, S, dyn)
 
 
+def lower_shape_at_run_time(ctx, n):
+    """Shape (or Size) of a tensor whose extents only the run knows (a length the data decides, or one
+    that follows from it): a "shape" op reads them from the tensor's run-time dims, the dims the model
+    fixes are constants. A tensor of static shape has its Shape folded; an op that needs the value as a
+    constant takes it from Lowerer.value_here."""
+    x = ctx.input(n, 0)
+    r = len(x.shape)
+    known = ctx.m.shape(n.inputs[0])
+    known = list(known) if known is not None and len(known) == r else [None] * r
+    if n.op_type == "Size":
+        picked = list(range(r))
+    else:
+        from ..passes.fold import _shape_const
+        picked = [int(a) for a in _shape_const(n, tuple(range(r)))]
+    if not picked:   # Shape of no dims, Size of a scalar
+        ctx.bind(n.outputs[0], ctx.const(n.outputs[0], np.zeros(0, np.int64) if n.op_type == "Shape"
+                                         else np.array(1, np.int64)))
+        return
+    if len(picked) > 8:
+        raise NodeError(f"a run-time shape of {len(picked)} dims is unsupported (at most 8)")
+    dims = [-1 if isinstance(known[a], int) and known[a] >= 0 else a for a in picked]
+    values = [int(known[a]) if d < 0 else 0 for d, a in zip(dims, picked)]
+    params = {"dims": dims + [-1] * (8 - len(dims)), "values": values + [0] * (8 - len(values))}
+    if n.op_type == "Shape":
+        ctx.emit("shape", [x], [ctx.output(n, 0, (len(picked),), np.int64)], params)
+        return
+    S = ctx.tmp(n.outputs[0] + "/dims", (len(picked),), np.int64)
+    ctx.emit("shape", [x], [S], params)
+    ctx.emit("reduce", [S], [ctx.output(n, 0, (), np.int64)], {"kind": K.EP_REDUCE_PROD, "axes_mask": 1,
+                                                                "keepdims": 0})
+
+
 LOWER = {
+    ("", "Shape"): lower_shape_at_run_time,
+    ("", "Size"): lower_shape_at_run_time,
     ("", "Range"): lower_range,
     ("", "NonZero"): lower_nonzero,
     ("", "ConstantOfShape"): lower_constant_of_shape,

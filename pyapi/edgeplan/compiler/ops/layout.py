@@ -125,7 +125,7 @@ def lower_slice_dyn(ctx, n, X):
 def lower_slice(ctx, n):
     X = ctx.input(n, 0)
     _rank_ok(X)
-    if ctx.m.const(n.input(1)) is None or ctx.m.const(n.input(2)) is None:
+    if not ctx.known(n.input(1)) or not ctx.known(n.input(2)):
         lower_slice_dyn(ctx, n, X)
         return
     starts = [int(v) for v in ctx.const_input(n, 1, "starts").reshape(-1)]
@@ -175,7 +175,7 @@ def lower_pad(ctx, n):
     mode = n.attrs.get("mode", "constant")
     if mode not in PAD_MODES:
         raise NodeError(f"mode '{mode}' is unsupported (constant, reflect, edge, wrap)")
-    run_time = n.input(1) and ctx.m.const(n.input(1)) is None
+    run_time = n.input(1) and not ctx.known(n.input(1))
     if n.input(1) and not run_time:
         pads = [int(v) for v in ctx.const_input(n, 1, "pads").reshape(-1)]
     else:

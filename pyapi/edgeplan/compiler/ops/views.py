@@ -112,7 +112,7 @@ def lower_cast(ctx, n):
 
 def lower_expand(ctx, n):
     X = ctx.input(n, 0)
-    if n.input(1) and ctx.m.const(n.input(1)) is None:
+    if n.input(1) and not ctx.known(n.input(1)):
         from .datadep import lower_expand_at_run_time
         return lower_expand_at_run_time(ctx, n, X)
     shp = [int(d) for d in ctx.const_input(n, 1, "shape").reshape(-1)]
