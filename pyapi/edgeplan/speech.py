@@ -16,6 +16,7 @@ builders for ``--text`` / ``--write-vocab``, which take the symbol tables from e
 """
 from __future__ import annotations
 
+import re
 import time
 
 import numpy as np
@@ -182,8 +183,66 @@ def _read_vocab(path) -> list:
         die(f"--vocab {path}: not a UTF-8 text file (one token per line, blank first)")
 
 
+def cmd_whisper(a) -> int:
+    """edgeplan asr MODEL_DIR WAV: a Whisper-class encoder-decoder (edgeplan.whisper)."""
+    from . import EdgeplanError
+    from .whisper import Whisper, WhisperError
+    try:
+        t = time.perf_counter()
+        asr = Whisper(a.plan, threads=a.threads, log=print)
+        open_ms = (time.perf_counter() - t) * 1e3
+    except WhisperError as e:
+        die(str(e), 2)
+    except EdgeplanError as e:
+        die(f"{a.plan}: {e}")
+    try:
+        audio, rate = read_wav(a.wav, rate=asr.rate)
+    except OSError as e:
+        die(f"cannot read {a.wav}: {os_reason(e)}")
+    except WavError as e:
+        die(str(e))
+    if len(audio) == 0:
+        die(f"{a.wav}: no samples", 2)
+    dur = len(audio) / rate
+    mode = "one token a step on the cache" if "decoder_with_past" in asr.sessions else "full recompute each step"
+    print(f"{a.wav}: {len(audio)} samples, {dur:.3f} s at {rate} Hz")
+    print(f"{a.plan}: Whisper, {asr.meta['layers']} decoder layers, d {asr.meta['d_model']}, {asr.meta['vocab']} "
+          f"tokens; decoder {mode}; ready in {open_ms:.1f} ms")
+    times, r = [], None
+    for _ in range(a.repeat):
+        t = time.perf_counter()
+        try:
+            r = asr.transcribe(audio)
+        except EdgeplanError as e:
+            die(f"{a.plan}: {e}")
+        times.append((time.perf_counter() - t) * 1e3)
+    for k, seg in enumerate(r["segments"]):
+        s, e = seg["span"]
+        per = seg["decoder_ms"] / max(1, seg["steps"])
+        print(f"window {k + 1} ({s / rate:.2f}..{e / rate:.2f} s): encoder {seg['encoder_ms']:.1f} ms, "
+              f"{seg['steps']} decoder steps at {per:.2f} ms")
+        if seg["stopped_at_max"]:
+            print(f"note: window {k + 1} stopped at the model's maximum of {asr.max_tokens} tokens without an "
+                  f"end of text; its transcript may be cut short")
+    print("tokens: " + " ".join(map(str, r["ids"])))
+    print(f"text: {r['text']}")
+    times.sort()
+    med = times[len(times) // 2]
+    sess = asr.sessions["encoder"]
+    print(f"latency: {med:.1f} ms (median of {len(times)} run(s)), real-time factor {med / 1e3 / dur:.4f} "
+          f"({dur:.3f} s of audio), {sess.threads} thread(s)")
+    arena = sum(x.arena_bytes for x in asr.sessions.values())
+    weights = sum(x.const_bytes for x in asr.sessions.values())
+    print(f"arena: {arena:,} bytes in {len(asr.sessions)} plans; weights {weights:,} bytes in place; peak RSS "
+          f"{peak_rss_kib() / 1024:.1f} MiB")
+    return 0
+
+
 def cmd_asr(a) -> int:
     from . import EdgeplanError
+    from .whisper import is_model_dir
+    if a.plan and a.wav and is_model_dir(a.plan):
+        return cmd_whisper(a)
     if bool(a.plan) != bool(a.wav) or not (a.plan or a.write_vocab):
         die("asr needs PLAN and WAV (or only --write-vocab FILE)", 2)
     chunk = None
@@ -268,10 +327,104 @@ def _text_tokens(text: str) -> np.ndarray:
     return text_tokens(text).reshape(-1)
 
 
+def _is_piper(path) -> bool:
+    """A Piper voice: a model or plan with a voice config beside it (PLAN.json or STEM.onnx.json), or an
+    .onnx with Piper's inputs."""
+    from pathlib import Path
+    from .piper import _is_plan
+    p = Path(path)
+    if not p.is_file():
+        return False
+    if p.with_name(p.name + ".json").is_file() or p.with_suffix(".onnx.json").is_file():
+        return True
+    if _is_plan(p):
+        return False
+    try:      # an .onnx without its json: a voice when its inputs are Piper's (then the json is asked for)
+        import onnx
+        names = {i.name for i in onnx.load(str(p), load_external_data=False).graph.input}
+    except Exception:  # noqa: BLE001 — not an ONNX file: the plan path reports what it is
+        return False
+    return {"input", "input_lengths", "scales"} <= names
+
+
+def cmd_piper(a) -> int:
+    """edgeplan tts VOICE: a Piper voice (.onnx + .onnx.json, or its plan), sentence by sentence."""
+    import io
+    import wave
+    from . import EdgeplanError
+    from ._cdef import K
+    from .piper import HOP, MAX_IDS, Voice, VoiceError, phonemize, sentences
+    given = [x for x in (a.text, a.ipa, a.ids if a.ids is not None else a.tokens) if x is not None]
+    if len(given) != 1:
+        die("tts needs one of --text \"...\", --ipa \"...\" or --ids 1,2,3", 2)
+    check_writable(a.output, "-o", keep=(a.plan, a.config))
+    try:
+        voice = Voice.load(a.plan, a.config)
+        if a.ids is not None or a.tokens is not None:
+            items = [("ids", voice.check_ids(_parse_tokens(a.ids if a.ids is not None else a.tokens).tolist()))]
+        else:
+            ph = [phonemize(t, voice.espeak_voice) for t in sentences(a.text)] if a.text is not None else \
+                [p.strip() for p in re.split(r"(?<=[.!?])\s+", a.ipa) if p.strip()]
+            items = []
+            for p in ph:
+                gone = voice.missing(p.replace(" ", ""))
+                if gone:
+                    print(f"note: phonemes the voice does not know were dropped: {gone!r}")
+                if voice.speaks(p):
+                    items.append((p, voice.ids(p)))
+            if not items:
+                die(f"{'--text' if a.text is not None else '--ipa'}: no phoneme this voice speaks", 2)
+        t = time.perf_counter()
+        plan = voice.plan_path(max_ids=MAX_IDS, max_frames=max(1, int(a.max_seconds * voice.rate) // HOP),
+                               log=print)
+        sess = voice.session(threads=a.threads)
+        open_ms = (time.perf_counter() - t) * 1e3
+    except VoiceError as e:
+        die(str(e), 2)
+    except EdgeplanError as e:
+        die(f"{a.plan}: {e}")
+    print(f"{a.plan}: Piper voice, {voice.rate} Hz, plan {plan} (up to {sess.inputs[0].shape[-1]} ids a sentence); "
+          f"ready in {open_ms:.1f} ms")
+    scales = (a.noise_scale, a.length_scale, a.noise_w)
+    buf, times, total = io.BytesIO(), [], 0
+    with wave.open(buf, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(voice.rate)
+        for what, ids in items:
+            t = time.perf_counter()
+            try:
+                y = voice.speak(ids, *scales, speaker=a.speaker)
+            except VoiceError as e:
+                die(f"{what!r}: {e}", 2)
+            except EdgeplanError as e:
+                hint = (f"; the sentence is longer than the plan's {a.max_seconds:g} s: split it, or give "
+                        f"--max-seconds" if e.status == K.EP_ERR_RUN_BOUND else "")
+                die(f"{a.plan}: {e}{hint}")
+            times.append((time.perf_counter() - t) * 1e3)
+            if not np.isfinite(y).all():
+                die(f"{a.plan}: the voice's audio has NaN or Inf; {a.output} not written")
+            w.writeframes(np.clip(np.round(y.astype(np.float64) * 32768.0), -32768, 32767).astype("<i2").tobytes())
+            total += len(y)
+            print(f"sentence {len(times)}: {len(ids)} ids -> {len(y) / voice.rate:.2f} s in {times[-1]:.1f} ms"
+                  + (f"  {what}" if what != "ids" else ""))
+    write_file(a.output, buf.getvalue())
+    dur = total / voice.rate
+    print(f"samples: {total} ({dur:.3f} s at {voice.rate} Hz) -> {a.output} (16-bit PCM mono)")
+    rtf = sum(times) / 1e3 / dur if dur > 0 else float("inf")
+    print(f"latency: {sum(times):.1f} ms for {len(times)} sentence(s), real-time factor {rtf:.4f}, "
+          f"{sess.threads} thread(s)")
+    print(f"arena: {sess.arena_bytes:,} bytes (tensors {sess.planned_bytes:,}); weights {sess.const_bytes:,} bytes "
+          f"in place; peak RSS {peak_rss_kib() / 1024:.1f} MiB")
+    return 0
+
+
 def cmd_tts(a) -> int:
     import io
     from . import EdgeplanError
     from ._cdef import K
+    if a.ipa is not None or a.ids is not None or a.config is not None or _is_piper(a.plan):
+        return cmd_piper(a)
     if (a.tokens is None) == (a.text is None):
         die("tts needs --tokens 1,2,3 or --text \"...\" (one of them)", 2)
     # everything is checked before the plan runs; the wav is written only once the audio is ready
@@ -317,8 +470,10 @@ def cmd_tts(a) -> int:
 
 def add_parsers(sub) -> None:
     """The asr and tts subcommands, on cli.main's subparsers."""
-    s = sub.add_parser("asr", help="speech to text: run an ASR plan on a 16 kHz mono wav (CTC greedy decoding)")
-    s.add_argument("plan", nargs="?", help="ASR plan: audio [1, samples] -> tokens [1, frames]")
+    s = sub.add_parser("asr", help="speech to text: a Whisper model folder, or a CTC ASR plan, on a 16 kHz mono wav")
+    s.add_argument("plan", nargs="?", metavar="MODEL", help="a Whisper folder (tools/whisper_ct2.py writes one: "
+                   "encoder, decoder[, decoder_with_past] as .onnx or .eplan, whisper.json, vocabulary.txt), or a CTC "
+                   "ASR plan: audio [1, samples] -> tokens [1, frames]")
     s.add_argument("wav", nargs="?", help="PCM wav (8/16/24/32-bit; several channels are averaged)")
     s.add_argument("--vocab", metavar="FILE", help="one token per line, blank first; prints the text")
     s.add_argument("--write-vocab", metavar="FILE", help="write the zoo ASR model's vocabulary (models/asr.py) to "
@@ -331,10 +486,21 @@ def add_parsers(sub) -> None:
     s.add_argument("--repeat", type=positive_int, default=1, help="runs to time (median)")
     s.add_argument("--threads", type=positive_int, default=1, help="threads per run, this one included (default 1)")
     s.set_defaults(fn=cmd_asr)
-    t = sub.add_parser("tts", help="text to speech: run a TTS plan (tokens -> audio) and write a wav")
-    t.add_argument("plan", help="TTS plan: tokens [1, N] int64 -> audio [1, 1, samples]")
-    t.add_argument("--tokens", metavar="1,2,3", help="token ids")
-    t.add_argument("--text", help="text, turned into the zoo TTS model's token ids (models/tts.py)")
+    t = sub.add_parser("tts", help="text to speech: a Piper voice (or a zoo TTS plan) to a wav")
+    t.add_argument("plan", metavar="VOICE", help="a Piper voice's .onnx (its .onnx.json beside it) or a plan "
+                   "compiled from one; or a zoo TTS plan: tokens [1, N] int64 -> audio [1, 1, samples]")
+    t.add_argument("--tokens", metavar="1,2,3", help="token ids (a zoo plan; for a voice, as --ids)")
+    t.add_argument("--ids", metavar="1,0,41,...", help="a Piper voice's phoneme ids, BOS/pad/EOS included")
+    t.add_argument("--ipa", help="phonemes (IPA, as espeak-ng writes them), mapped with the voice's phoneme_id_map")
+    t.add_argument("--text", help="text: for a voice, phonemized by espeak-ng (installed separately) sentence by "
+                   "sentence; for a zoo plan, its token ids (models/tts.py)")
+    t.add_argument("--noise-scale", type=float, help="a voice's noise scale (default: its .onnx.json's)")
+    t.add_argument("--length-scale", type=float, help="a voice's length scale, >1 slower (default: its json's)")
+    t.add_argument("--noise-w", type=float, help="a voice's duration noise (default: its json's)")
+    t.add_argument("--speaker", type=int, default=0, help="speaker id of a multi-speaker voice (default 0)")
+    t.add_argument("--config", metavar="JSON", help="the voice's .onnx.json, when it is not beside VOICE")
+    t.add_argument("--max-seconds", type=positive_float, default=11.6, metavar="S",
+                   help="the longest sentence the voice's plan takes (default 11.6 s; the arena grows with it)")
     t.add_argument("-o", "--output", default="out.wav",
                    help="the wav (default out.wav); an existing file is replaced only once the audio is ready")
     t.add_argument("--model-rate", type=sample_rate, default=TTS_RATE,

@@ -60,15 +60,16 @@ def load_manifest(path: Path = MANIFEST) -> dict:
         if spec in archives:
             raise FetchError(f"{path}: archive {spec} is listed twice")
         archives[spec] = a
-    models, seen = [], set()
-    for m in data.get("model", []):
-        if m["id"] in seen or not re.fullmatch(r"[A-Za-z0-9_.-]+", m["id"]):
-            raise FetchError(f"{path}: model id {m['id']!r} is repeated or not a plain file name")
-        if m["from"] not in archives:
-            raise FetchError(f"{path}: model {m['id']} comes from {m['from']}, which no [[archive]] pins")
-        seen.add(m["id"])
-        models.append(m)
-    return {"archives": archives, "models": models}
+    models, files, seen = [], [], set()
+    for kind, out in (("model", models), ("files", files)):
+        for m in data.get(kind, []):
+            if m["id"] in seen or not re.fullmatch(r"[A-Za-z0-9_.-]+", m["id"]):
+                raise FetchError(f"{path}: id {m['id']!r} is repeated or not a plain file name")
+            if m["from"] not in archives:
+                raise FetchError(f"{path}: {m['id']} comes from {m['from']}, which no [[archive]] pins")
+            seen.add(m["id"])
+            out.append(m)
+    return {"archives": archives, "models": models, "files": files}
 
 
 def cache_dir(explicit: str | os.PathLike | None = None) -> Path:
@@ -93,7 +94,16 @@ def config_path(model: dict, cache: Path | None = None) -> Path:
     return model_path(model, cache).with_name(f"{model['id']}.onnx.json")
 
 
+def files_dir(entry: dict, cache: Path | None = None) -> Path:
+    """Where a [[files]] entry's members are installed: a folder named by its id."""
+    return (cache or cache_dir()) / entry["id"]
+
+
 def is_cached(model: dict, cache: Path) -> bool:
+    if "files" in model:
+        d = files_dir(model, cache)
+        return all((d / Path(f["member"]).name).is_file() and (d / Path(f["member"]).name).stat().st_size == f["size"]
+                   and sha256_file(d / Path(f["member"]).name) == f["sha256"] for f in model["files"])
     p = model_path(model, cache)
     if "config" in model:
         c = config_path(model, cache)
@@ -162,7 +172,30 @@ def _read_member(archive_path: Path, member: str) -> bytes:
         return f.read()
 
 
+def _install_files(entry: dict, archive_path: Path, cache: Path) -> None:
+    d = files_dir(entry, cache)
+    d.mkdir(parents=True, exist_ok=True)
+    for f in entry["files"]:
+        try:
+            data = _read_member(archive_path, f["member"])
+        except KeyError:
+            raise FetchError(f"{archive_path.name} has no member {f['member']} ({entry['id']})")
+        if hashlib.sha256(data).hexdigest() != f["sha256"] or len(data) != f["size"]:
+            raise FetchError(f"SHA-256 MISMATCH for {entry['id']}: {f['member']} in {archive_path.name}")
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=".part.")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+            os.replace(tmp, d / Path(f["member"]).name)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+
 def install_model(model: dict, archive_path: Path, cache: Path) -> None:
+    if "files" in model:
+        return _install_files(model, archive_path, cache)
     try:
         data = _read_member(archive_path, model["member"])
     except KeyError:
@@ -198,7 +231,7 @@ def fetch(ids=None, cache: Path | None = None, check_only: bool = False, log=pri
     """Makes every selected model present and verified in the cache. Returns counts and bytes downloaded."""
     man = load_manifest(manifest)
     cache = cache or cache_dir()
-    models = man["models"]
+    models = man["models"] + man["files"]
     if ids:
         unknown = sorted(set(ids) - {m["id"] for m in models})
         if unknown:
@@ -209,7 +242,7 @@ def fetch(ids=None, cache: Path | None = None, check_only: bool = False, log=pri
              "bytes": 0, "cache": str(cache)}
     if check_only:
         for m in missing:
-            log(f"missing or unverified: {m['id']} ({model_path(m, cache)})")
+            log(f"missing or unverified: {m['id']} ({files_dir(m, cache) if 'files' in m else model_path(m, cache)})")
         if missing:
             raise FetchError(f"{len(missing)} of {len(models)} models are not in {cache}; run tests/models/fetch.py")
         return stats
@@ -226,7 +259,9 @@ def fetch(ids=None, cache: Path | None = None, check_only: bool = False, log=pri
             for m in ms:
                 install_model(m, path, cache)
                 stats["fetched"] += 1
-                log(f"  {m['id']}: {m['member']} ({m['size'] / 1e6:.2f} MB) verified")
+                what = m["member"] if "member" in m else f"{len(m['files'])} files"
+                size = m["size"] if "size" in m else sum(f["size"] for f in m["files"])
+                log(f"  {m['id']}: {what} ({size / 1e6:.2f} MB) verified")
     return stats
 
 
@@ -245,6 +280,9 @@ def main(argv=None) -> int:
                 print(f"{spec:34} {ar['file']}  {ar['size'] / 1e6:6.1f} MB")
             for m in man["models"]:
                 print(f"  {m['id']:28} {m['from']:30} opset {m['opset']:<3} {m['size'] / 1e6:6.2f} MB  {m['what']}")
+            for m in man["files"]:
+                size = sum(f["size"] for f in m["files"])
+                print(f"  {m['id']:28} {m['from']:30} {len(m['files'])} files {size / 1e6:6.2f} MB  {m['what']}")
             total = sum(ar["size"] for ar in man["archives"].values())
             print(f"{len(man['models'])} models from {len(man['archives'])} archives; {total / 1e6:.1f} MB to download")
             return 0

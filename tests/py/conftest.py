@@ -53,3 +53,27 @@ def rel_err(got, ref) -> float:
     ref = np.asarray(ref, dtype=np.float64)
     denom = max(float(np.abs(ref).max()) if ref.size else 0.0, 1e-30)
     return float(np.abs(got - ref).max()) / denom if ref.size else 0.0
+
+
+def pinned(fid: str):
+    """The cached copy of a pinned real model ([[model]]: its .onnx) or [[files]] entry (its folder) of
+    tests/models/manifest.toml, fetched on demand; skipped when that fails outside CI (failed in CI)."""
+    import importlib.util
+    import os
+    spec = importlib.util.spec_from_file_location("edgeplan_model_fetch", ROOT / "tests" / "models" / "fetch.py")
+    fetch = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fetch)
+    try:
+        man = fetch.load_manifest()
+    except fetch.FetchError as e:
+        pytest.skip(str(e))
+    entry = next(x for x in man["models"] + man["files"] if x["id"] == fid)
+    cache = fetch.cache_dir()
+    if not fetch.is_cached(entry, cache):
+        try:
+            fetch.fetch([fid], log=lambda *a: None)
+        except fetch.FetchError as e:
+            if os.environ.get("CI"):
+                pytest.fail(str(e))
+            pytest.skip(str(e))
+    return fetch.files_dir(entry, cache) if "files" in entry else fetch.model_path(entry, cache)

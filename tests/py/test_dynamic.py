@@ -434,3 +434,28 @@ def test_shape_and_dim_on_one_input_is_an_error_naming_both():
     with pytest.raises(CompileError, match="input 'images' dim 2 \\('height'\\) is both pinned by --shape "
                                            "images=1,3,64,64 and bounded by --dim height=64..256:32"):
         edgeplan.compile(detector(), shapes={"images": (1, 3, 64, 64)}, dims={"height": (64, 256, 32)})
+
+
+def test_a_causal_mask_folded_from_the_length_is_cut_from_the_bounds():
+    """scores [T, T] + mask, where mask = where(j > i, -1e9, 0) over Range(0, T): the mask folds to a
+    [T, T] constant at each length, the top-left corner of the bound's, which the plan stores once and
+    cuts at the run's T."""
+    T = "T"
+    nodes = [h.make_node("Shape", ["x"], ["s"], start=1, end=2), h.make_node("Squeeze", ["s"], ["n"]),
+             h.make_node("Range", ["zero", "n", "one"], ["r"]),
+             h.make_node("Unsqueeze", ["r", "ax1"], ["rows"]), h.make_node("Unsqueeze", ["r", "ax0"], ["cols"]),
+             h.make_node("Greater", ["cols", "rows"], ["future"]),
+             h.make_node("Where", ["future", "neg", "zerof"], ["mask"]),
+             h.make_node("Transpose", ["x"], ["xt"], perm=[0, 2, 1]),
+             h.make_node("MatMul", ["x", "xt"], ["scores"]),
+             h.make_node("Add", ["scores", "mask"], ["masked"]),
+             h.make_node("Softmax", ["masked"], ["y"], axis=-1)]
+    m = make(nodes, [h.make_tensor_value_info("x", TP.FLOAT, [1, T, 4])],
+             [h.make_tensor_value_info("y", TP.FLOAT, None)],
+             {"zero": np.array(0, np.int64), "one": np.array(1, np.int64), "ax0": np.array([0], np.int64),
+              "ax1": np.array([1], np.int64), "neg": np.array(-1e9, np.float32), "zerof": np.array(0, np.float32)})
+    s = edgeplan.Session(edgeplan.compile(m, dims={T: (1, 32)}))
+    rng = np.random.default_rng(3)
+    for t in (32, 17, 5, 1):
+        x = rng.standard_normal((1, t, 4)).astype(np.float32)
+        same(s.run({"x": x}), ort_run(m, {"x": x}))

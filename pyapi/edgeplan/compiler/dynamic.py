@@ -274,6 +274,31 @@ def _shape_op(g0: Graph, gs: list, i: int):
     return False
 
 
+def _corner_op(g0: Graph, gs: list, i: int) -> bool:
+    """A constant whose value at each length is the corner [:a, :b, ...] of the bound's (a causal mask
+    [T, T] folded from the length): the plan stores the bound's, and a "slice" op copies the corner out
+    at the run's extents (its output extents are the plan's, symbols resolved). False otherwise."""
+    t = g0.tensors[i]
+    if t.data is None:
+        return False
+    full = _const_data(t)
+    for g in gs[1:]:
+        a = _const_data(g.tensors[i])
+        if a.ndim != full.ndim or any(x > y for x, y in zip(a.shape, full.shape)):
+            return False
+        if not np.array_equal(full[tuple(slice(0, d) for d in a.shape)], a):
+            return False
+    from .graph import Op
+    whole = Tensor(t.name + "/bound", t.dtype, t.shape, data=full)
+    t.data = None
+    g0.tensors.append(whole)
+    for g in gs[1:]:     # index-aligned with g0 for the symbol assignment
+        g.tensors.append(Tensor(whole.name, t.dtype, t.shape, data=full))
+        g.tensors[i].data = None
+    g0.ops.insert(0, Op("slice", [whole], [t], {"starts": [0] * 8, "steps": [1] * 8}, name=f"{t.name}/corner"))
+    return True
+
+
 def _check_consts(g0: Graph, gs: list, what: list) -> None:
     """Constants must not depend on the length, except a length-long prefix of the one at the bound (a
     folded Range(0, T), a positional table sliced [:, :T]): the plan stores the bound's and its variable
@@ -292,7 +317,7 @@ def _check_consts(g0: Graph, gs: list, what: list) -> None:
                 lead = next((d for d in range(full.ndim) if full.shape[d] != 1), 0)
                 ok = (varying == [lead] and a.shape[lead] <= full.shape[lead]
                       and full.reshape(-1)[:a.size].tobytes() == a.reshape(-1).tobytes())
-            if not ok and _shape_op(g0, gs, i):
+            if not ok and (_shape_op(g0, gs, i) or _corner_op(g0, gs, i)):
                 break
             if not ok:
                 raise _err(f"the model is not length-generic: constant '{t.name}' {list(a.shape)} at {what[j]} "

