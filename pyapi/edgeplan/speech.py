@@ -17,6 +17,7 @@ builders for ``--text`` / ``--write-vocab``, which take the symbol tables from e
 from __future__ import annotations
 
 import re
+import sys
 import time
 
 import numpy as np
@@ -208,18 +209,27 @@ def cmd_whisper(a) -> int:
     print(f"{a.wav}: {len(audio)} samples, {dur:.3f} s at {rate} Hz")
     print(f"{a.plan}: Whisper, {asr.meta['layers']} decoder layers, d {asr.meta['d_model']}, {asr.meta['vocab']} "
           f"tokens; decoder {mode}; ready in {open_ms:.1f} ms")
+    segments = None
+    if a.vad is not None:
+        a.vad_model = a.vad
+        segments, _, _ = _vad_segments(a, audio, rate)
+        print(f"vad: {len(segments)} speech segment(s): " + ", ".join(f"{s / rate:.2f}..{e / rate:.2f} s"
+                                                                 for s, e in segments))
+        if not segments:
+            print("text: ")
+            return 0
     times, r = [], None
     for _ in range(a.repeat):
         t = time.perf_counter()
         try:
-            r = asr.transcribe(audio)
+            r = asr.transcribe(audio, segments)
         except EdgeplanError as e:
             die(f"{a.plan}: {e}")
         times.append((time.perf_counter() - t) * 1e3)
     for k, seg in enumerate(r["segments"]):
         s, e = seg["span"]
         per = seg["decoder_ms"] / max(1, seg["steps"])
-        print(f"window {k + 1} ({s / rate:.2f}..{e / rate:.2f} s): encoder {seg['encoder_ms']:.1f} ms, "
+        print(f"{'segment' if segments else 'window'} {k + 1} ({s / rate:.2f}..{e / rate:.2f} s): encoder {seg['encoder_ms']:.1f} ms, "
               f"{seg['steps']} decoder steps at {per:.2f} ms")
         if seg["stopped_at_max"]:
             print(f"note: window {k + 1} stopped at the model's maximum of {asr.max_tokens} tokens without an "
@@ -235,6 +245,46 @@ def cmd_whisper(a) -> int:
     weights = sum(x.const_bytes for x in asr.sessions.values())
     print(f"arena: {arena:,} bytes in {len(asr.sessions)} plans; weights {weights:,} bytes in place; peak RSS "
           f"{peak_rss_kib() / 1024:.1f} MiB")
+    return 0
+
+
+def _vad_segments(a, audio, rate):
+    """(segments, probabilities, vad) of a Silero VAD on audio, with the command's options."""
+    from . import EdgeplanError
+    from .vad import Params, SileroVad, VadError, speech_segments
+    try:
+        vad = SileroVad(a.vad_model, rate=rate, threads=a.threads, log=lambda m: print(m, file=sys.stderr))
+        probs = vad.probabilities(audio)
+    except VadError as e:
+        die(str(e), 2)
+    except EdgeplanError as e:
+        die(f"{a.vad_model}: {e}")
+    params = Params(threshold=a.threshold, min_speech_ms=a.min_speech_ms, min_silence_ms=a.min_silence_ms,
+                    speech_pad_ms=a.speech_pad_ms)
+    return speech_segments(probs, len(audio), vad.window, rate, params), probs, vad
+
+
+def cmd_vad(a) -> int:
+    """edgeplan vad MODEL WAV: one speech segment a line, start and end in seconds."""
+    try:
+        audio, rate = read_wav(a.wav)
+    except OSError as e:
+        die(f"cannot read {a.wav}: {os_reason(e)}")
+    except WavError as e:
+        die(str(e))
+    if rate not in (8000, 16000):
+        die(f"{a.wav}: {rate} Hz; Silero VAD takes 8000 or 16000 Hz (resample it first)", 2)
+    if len(audio) == 0:
+        die(f"{a.wav}: no samples", 2)
+    a.vad_model = a.model
+    t = time.perf_counter()
+    segs, probs, vad = _vad_segments(a, audio, rate)
+    ms = (time.perf_counter() - t) * 1e3
+    for s, e in segs:
+        print(f"{s / rate:.3f} {e / rate:.3f}")
+    speech = sum(e - s for s, e in segs) / rate
+    print(f"# {len(segs)} segment(s), {speech:.2f} s of speech in {len(audio) / rate:.2f} s; {len(probs)} windows "
+          f"of {vad.window} samples, {ms / max(1, len(probs)):.3f} ms a window", file=sys.stderr)
     return 0
 
 
@@ -468,6 +518,14 @@ def cmd_tts(a) -> int:
     return 0
 
 
+def _vad_options(p) -> None:
+    """silero-vad's get_speech_timestamps parameters, its defaults."""
+    p.add_argument("--threshold", type=float, default=0.5, help="speech probability threshold (default 0.5)")
+    p.add_argument("--min-speech-ms", type=float, default=250, help="shorter speech is dropped (default 250)")
+    p.add_argument("--min-silence-ms", type=float, default=100, help="silence that ends a segment (default 100)")
+    p.add_argument("--speech-pad-ms", type=float, default=30, help="padding on each side (default 30)")
+
+
 def add_parsers(sub) -> None:
     """The asr and tts subcommands, on cli.main's subparsers."""
     s = sub.add_parser("asr", help="speech to text: a Whisper model folder, or a CTC ASR plan, on a 16 kHz mono wav")
@@ -485,7 +543,16 @@ def add_parsers(sub) -> None:
                    f"{ASR_RATE}); a wav at another rate is an error (no resampling)")
     s.add_argument("--repeat", type=positive_int, default=1, help="runs to time (median)")
     s.add_argument("--threads", type=positive_int, default=1, help="threads per run, this one included (default 1)")
+    s.add_argument("--vad", metavar="MODEL", help="a Whisper folder's audio cut into speech segments by this Silero "
+                   "VAD (.onnx or its plan) first, each transcribed")
+    _vad_options(s)
     s.set_defaults(fn=cmd_asr)
+    v = sub.add_parser("vad", help="speech segments of a wav by a Silero VAD: one 'start end' (seconds) a line")
+    v.add_argument("model", help="Silero VAD v5/v6 .onnx (compiled on first use and cached) or a plan of it")
+    v.add_argument("wav", help="PCM wav at 16000 or 8000 Hz")
+    v.add_argument("--threads", type=positive_int, default=1, help="threads per run (default 1)")
+    _vad_options(v)
+    v.set_defaults(fn=cmd_vad)
     t = sub.add_parser("tts", help="text to speech: a Piper voice (or a zoo TTS plan) to a wav")
     t.add_argument("plan", metavar="VOICE", help="a Piper voice's .onnx (its .onnx.json beside it) or a plan "
                    "compiled from one; or a zoo TTS plan: tokens [1, N] int64 -> audio [1, 1, samples]")

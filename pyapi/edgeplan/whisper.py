@@ -150,11 +150,20 @@ class Whisper:
                 "steps": steps, "stopped_at_max": stopped}
 
     def transcribe(self, samples, segments=None) -> dict:
-        """samples: float32 mono at self.rate. segments: (start, end) sample spans to transcribe (default:
-        consecutive windows). Returns text, ids, and per-segment results."""
+        """samples: float32 mono at self.rate. segments: (start, end) sample spans to transcribe (a VAD's
+        speech; neighbours that fit one window together are transcribed together), default consecutive
+        windows. Returns text, ids, and per-window results."""
         samples = np.asarray(samples, np.float32).reshape(-1)
         if segments is None:
             segments = [(s, min(len(samples), s + self.window)) for s in range(0, max(1, len(samples)), self.window)]
+        else:   # neighbours merged while they fit one window (the silence between them kept)
+            merged = []
+            for s, e in sorted(segments):
+                if merged and e - merged[-1][0] <= self.window:
+                    merged[-1][1] = max(merged[-1][1], e)
+                else:
+                    merged.append([s, e])
+            segments = [tuple(m) for m in merged]
         parts = []
         for s, e in segments:
             for a in range(s, e, self.window):    # a segment longer than a window: window by window
