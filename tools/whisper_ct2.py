@@ -16,7 +16,8 @@ writes into OUT_DIR:
 - decoder_with_past.onnx: tokens [1, 1], offset [1] (the token's position), past_k, past_v
   [layers, 1, heads, P, head_dim] -> logits and present (P + 1): one step on the cache.
 - tokenizer.json (copied: vocabulary and special tokens) and whisper.json: the special ids, the ids
-  the decoder suppresses (config.json's), the model sizes.
+  the decoder suppresses (config.json's), the model sizes; whisper.txt: the same decoding facts as
+  "key value" lines for the C tool (edgeplan-speech asr).
 
 The model.bin reader follows CTranslate2's binary layout (version 6): a header (version, spec name,
 revision), then each variable as name, rank, dims, dtype code, byte count and data, then aliases. The
@@ -362,6 +363,17 @@ def special_ids(vocab: list, config: dict) -> dict:
     }
 
 
+def whisper_txt(meta: dict) -> str:
+    """whisper.json's decoding facts as "key value" lines (lists comma-separated), for the C tool
+    edgeplan-speech asr, which reads no JSON."""
+    lead = [meta["sot"]] + ([meta["english"], meta["transcribe"]] if meta["multilingual"] else [])
+    rows = {"eot": meta["eot"], "no_timestamps": meta["no_timestamps"], "timestamp_begin": meta["timestamp_begin"],
+            "vocab": meta["vocab"], "max_tokens": meta["max_tokens"], "window": meta["window"],
+            "prompt": lead + [meta["no_timestamps"]], "suppress": meta["suppress"],
+            "suppress_begin": meta["suppress_begin"]}
+    return "".join(f"{k} {','.join(map(str, v)) if isinstance(v, list) else v}\n" for k, v in rows.items())
+
+
 def convert(src, dst) -> dict:
     import onnx
     src, dst = Path(src), Path(dst)
@@ -381,6 +393,7 @@ def convert(src, dst) -> dict:
                 max_tokens=int(w.raw["decoder/position_encodings/encodings"].shape[0]),
                 sample_rate=SAMPLE_RATE, window=CHUNK, source=str(src))
     (dst / "whisper.json").write_text(json.dumps(meta, indent=1))
+    (dst / "whisper.txt").write_text(whisper_txt(meta))
     (dst / "vocabulary.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
     if (src / "tokenizer.json").is_file():
         shutil.copy(src / "tokenizer.json", dst / "tokenizer.json")

@@ -29,6 +29,7 @@ import numpy as np
 
 HOP = 256                 # samples per frame of every Piper voice's decoder (its upsampling 8 x 8 x 2 x 2)
 MAX_IDS = 400             # ids a sentence may take (about 190 phonemes)
+BUCKETS = (96, 192, MAX_IDS)   # the id capacities of a voice's plans: the smallest that fits is used
 MAX_FRAMES = 1000         # frames a sentence may take: 11.6 s at 22.05 kHz
 PAD, BOS, EOS = "_", "^", "$"
 CLAUSE = re.compile(r"([^.,;:!?]+)([.,;:!?]+|$)")
@@ -53,7 +54,7 @@ class Voice:
                        float(inf.get("noise_w", 0.8)))
         self.espeak_voice = config.get("espeak", {}).get("voice", "en-us")
         self.speakers = int(config.get("num_speakers", 1))
-        self._session = None
+        self._session, self._session_cap = None, None
 
     @classmethod
     def load(cls, path, config=None) -> "Voice":
@@ -107,31 +108,50 @@ class Voice:
             raise VoiceError(f"id {bad[0]} is not one of this voice's {top} phoneme ids (0..{top - 1})")
         return [int(i) for i in ids]
 
-    # ---- the plan ----------------------------------------------------------------------------------------
-    def plan_path(self, max_ids: int = MAX_IDS, max_frames: int = MAX_FRAMES, log=None) -> Path:
-        """The voice's plan: given, or compiled from the .onnx once and cached."""
+    # ---- the plans --------------------------------------------------------------------------------------
+    def configure(self, max_frames: int = MAX_FRAMES, threads: int = 1, log=None) -> None:
+        """The frames a sentence may take, the threads of a run, where compile messages go."""
+        self.max_frames, self.threads, self.log = max_frames, threads, log
+
+    def capacity(self) -> int:
+        """The most ids a sentence may take: the given plan's, else the largest of BUCKETS."""
+        if self._plan is not None:
+            return self.session_for(0).inputs[0].shape[-1]
+        return BUCKETS[-1]
+
+    def plan_path(self, max_ids: int = MAX_IDS) -> Path:
+        """The plan for up to max_ids ids: the given plan, or compiled from the .onnx once and cached."""
         if self._plan is not None:
             return self._plan
         import edgeplan
-        digest = hashlib.sha256(self.model.read_bytes()).hexdigest()[:24]
-        out = cache_dir() / "voices" / f"{digest}-{max_ids}-{max_frames}-{edgeplan.__version__}.eplan"
+        frames = getattr(self, "max_frames", MAX_FRAMES)
+        if not hasattr(self, "_digest"):
+            self._digest = hashlib.sha256(self.model.read_bytes()).hexdigest()[:24]
+        out = cache_dir() / "voices" / f"{self._digest}-{max_ids}-{frames}-{edgeplan.__version__}.eplan"
         if not out.is_file():
+            log = getattr(self, "log", None)
             if log:
-                log(f"compiling {self.model.name} for up to {max_ids} ids and {max_frames} frames -> {out}")
+                log(f"compiling {self.model.name} for up to {max_ids} ids and {frames} frames -> {out}")
             out.parent.mkdir(parents=True, exist_ok=True)
-            compile_voice(self.model, max_ids, max_frames).save(out)
-        self._plan = out
+            compile_voice(self.model, max_ids, frames).save(out)
         return out
 
-    def session(self, threads: int = 1, **kw):
-        if self._session is None:
-            import edgeplan
-            self._session = edgeplan.Session(self.plan_path(**kw), threads=threads)
+    def session_for(self, n_ids: int):
+        """The session of the smallest plan that takes n_ids ids (BUCKETS; the text encoder runs at the
+        plan's size, so a short sentence takes a small plan). One is open at a time."""
+        import edgeplan
+        cap = None if self._plan is not None else next((b for b in BUCKETS if b >= n_ids), BUCKETS[-1])
+        if self._session is None or self._session_cap != cap:
+            if self._session is not None:
+                self._session.close()
+            self._session = edgeplan.Session(self.plan_path(cap) if cap else self._plan,
+                                             threads=getattr(self, "threads", 1))
+            self._session_cap = cap
         return self._session
 
     def speak(self, ids, noise_scale=None, length_scale=None, noise_w=None, speaker: int = 0) -> np.ndarray:
         """Audio (float32 [samples] at self.rate) of one sentence's ids."""
-        sess = self.session()
+        sess = self.session_for(len(ids))
         inp = {t.name: t for t in sess.inputs}
         cap = inp["input"].shape[-1]
         ids = self.check_ids(ids)

@@ -274,7 +274,7 @@ class Session:
             for d, n, lo, hi, st in zip(shape, t.dim_names, t.min_shape, t.max_shape, t.steps))
         if bad:
             raise ValueError(f"input {t.name!r} expects shape {t.shape_str()}, got {list(shape)}"
-                             + ("" if t.is_variable else " (this plan has no variable dims: compile it with --dim NAME=MIN..MAX, or dims= in Python)"))
+                             + ("" if t.is_variable else " (this input has no variable dims: compile the plan with --dim NAME=MIN..MAX, or dims= in Python)"))
         dims = ffi.new("int32_t[]", [int(d) for d in shape] or [0])
         _check(self._lib.ep_session_set_input_shape(self._s, i, dims, len(shape)), f"input {t.name!r} shape")
         self.inputs[i] = self._desc(i, False)

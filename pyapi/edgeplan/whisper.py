@@ -7,9 +7,10 @@ timestamps off, byte-level BPE decoded to text.
 A model folder is what tools/whisper_ct2.py writes: each graph as .onnx (compiled on first use and
 cached under $EDGEPLAN_CACHE, default ~/.cache/edgeplan) or as a plan (.eplan). The encoder takes one
 30 s window of samples (its log-mel front end is in the graph) and gives every decoder layer's cross-
-attention keys and values. With decoder_with_past the decoder runs one token a step on the self-attention
-cache (the plan's outputs fed back as its inputs); without it, the decoder recomputes the whole sequence
-each step. Audio longer than a window is transcribed window by window (`segments` to give other cuts,
+attention keys and values, set into the decoders' inputs once a window (a plan's inputs keep their values
+between runs). With decoder_with_past the decoder runs one token a step on the self-attention cache (the
+plan's outputs, views of its arena, copied into its inputs for the next step: the one copy the model's
+I/O demands); without it, the decoder recomputes the whole sequence each step. Audio longer than a window is transcribed window by window (`segments` to give other cuts,
 such as a VAD's speech segments).
 """
 from __future__ import annotations
@@ -125,17 +126,18 @@ class Whisper:
         t0 = time.perf_counter()
         e = self.sessions["encoder"].run({"audio": x})
         t1 = time.perf_counter()
-        cross = {"cross_k": e["cross_k"], "cross_v": e["cross_v"]}
         toks = self.prompt()
         dec, past = self.sessions["decoder"], self.sessions.get("decoder_with_past")
+        for sess in (dec, past) if past is not None else (dec,):   # set once a window: inputs keep their values
+            sess.set_input("cross_k", e["cross_k"])
+            sess.set_input("cross_v", e["cross_v"])
         out, steps, eot, stopped = None, 0, self.meta["eot"], False
-        while True:
+        while True:   # outputs as views of the arena (copy=False): the cache is copied once, into the next step
             if out is None or past is None:
-                out = dec.run(dict(cross, tokens=np.array([toks], np.int64)))
+                out = dec.run(tokens=np.array([toks], np.int64), copy=False)
             else:
-                out = past.run(dict(cross, tokens=np.array([toks[-1:]], np.int64),
-                                    offset=np.array([len(toks) - 1], np.int64),
-                                    past_k=out["present_k"], past_v=out["present_v"]))
+                out = past.run(tokens=np.array([toks[-1:]], np.int64), offset=np.array([len(toks) - 1], np.int64),
+                               past_k=out["present_k"], past_v=out["present_v"], copy=False)
             steps += 1
             k = self._pick(out["logits"], steps == 1)
             if k == eot:

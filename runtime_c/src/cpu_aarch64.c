@@ -28,3 +28,13 @@ uint64_t ep_cpu_features(void) {
     if (hw2 & HWCAP2_I8MM) f |= EP_CPU_I8MM;
     return f;
 }
+
+uint64_t ep_fp_get(void) {
+    uint64_t fpcr;
+    __asm__ volatile("mrs %0, fpcr" : "=r"(fpcr));
+    return fpcr;
+}
+
+void ep_fp_set(uint64_t state) { __asm__ volatile("msr fpcr, %0" : : "r"(state)); }
+
+uint64_t ep_fp_flushing(uint64_t state) { return state | (UINT64_C(1) << 24); }   /* FZ */

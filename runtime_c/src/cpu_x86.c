@@ -16,3 +16,16 @@ uint64_t ep_cpu_features(void) {
     if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && ((b >> 5) & 1)) f |= EP_CPU_AVX2;
     return f;
 }
+
+uint64_t ep_fp_get(void) {
+    unsigned csr;
+    __asm__ volatile("stmxcsr %0" : "=m"(csr));
+    return csr;
+}
+
+void ep_fp_set(uint64_t state) {
+    const unsigned csr = (unsigned)state;
+    __asm__ volatile("ldmxcsr %0" : : "m"(csr));
+}
+
+uint64_t ep_fp_flushing(uint64_t state) { return state | 0x8000u; }   /* FTZ (bit 15); inputs stay exact (no DAZ) */

@@ -52,6 +52,17 @@ int ep_fail(ep_err *e, int status, const char *fmt, ...)
 
 uint32_t ep_crc32c_update(uint32_t crc, const void *data, size_t len);
 uint32_t ep_crc32c_sw(uint32_t crc, const void *data, size_t len);
+/* Floating point while the runtime runs: subnormal results flushed to zero (x86 MXCSR FTZ; AArch64
+ * FPCR.FZ and ARMv7 FPSCR.FZ, which flush subnormal inputs too), where a subnormal operand costs a
+ * micro-code assist of ~100 cycles per instruction on many cores (a softmax's tiny probabilities made
+ * one attention matmul 170x slower). CAST runs in the caller's state, so conversions stay exact.
+ * ep_run flushes (ep_fp_flushing) and restores the caller's state after; the pool's
+ * workers take the state of the thread that posts each job, so results never depend on the thread
+ * count. Nothing where the CPU gives no control (cpu_generic.c). */
+uint64_t ep_fp_get(void);
+void ep_fp_set(uint64_t state);
+uint64_t ep_fp_flushing(uint64_t state);   /* state with flush-to-zero on */
+
 /* With the CPU's CRC instructions; only called when ep_cpu_features() has EP_CPU_CRC32. */
 uint32_t ep_crc32c_hw(uint32_t crc, const void *data, size_t len);
 /* CRC of a plan: the whole file with the header's crc32c field read as zero. */

@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <string.h>
 #include <time.h>
+#include "internal.h"
 #include "pool.h"
 
 #if defined(CLOCK_MONOTONIC)
@@ -84,6 +85,7 @@ static void *worker_main(void *arg) {
         }
         seen = g;
         if (atomic_load(&p->stop)) return NULL;
+        ep_fp_set(p->fp);   /* the poster's floating-point state */
         run_tasks(p);
         if (atomic_fetch_sub(&p->pending, 1) == 1) {   /* the last one out tells a sleeping caller */
             pthread_mutex_lock(&p->mu);
@@ -120,6 +122,7 @@ void ep_parallel_for(ep_pool *p, uint32_t n_tasks, ep_task_fn fn, void *ctx) {
         return;
     }
     p->fn = fn;
+    p->fp = ep_fp_get();
     p->ctx = ctx;
     p->n_tasks = n_tasks;
     atomic_store_explicit(&p->next, 0, memory_order_relaxed);

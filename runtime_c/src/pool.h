@@ -33,6 +33,7 @@ struct ep_pool {
     ep_task_fn fn;
     void *ctx;
     uint32_t n_tasks;
+    uint64_t fp;                    /* the caller's floating-point state (ep_fp_get), for the workers */
     atomic_uint next;               /* next task index to take */
     atomic_uint pending;            /* workers that have not finished the current job */
     atomic_uint gen;                /* job generation; workers wait for it to change */

@@ -262,6 +262,7 @@ ep_status ep_session_open(ep_session **out, const void *plan, size_t plan_len, v
             return ep_fail(&err, EP_ERR_PLAN_UNSUPPORTED, "op %u (%s): data-dependent sizes need a build with "
                            "variable dims", i, info->name);
         b->data_dep = info->data_dep;
+        b->exact_fp = b->op.opcode == EP_OP_CAST;
         if (EP_HAVE_CONTROL && info->control) {
             b->ctl = r->opcode == EP_OP_IF ? EP_CTL_IF : EP_CTL_ELSE;
             b->skip = ((const ep_branch_params *)b->op.params)->skip;
@@ -381,7 +382,7 @@ ep_status ep_session_get_output(const ep_session *s, uint32_t i, void *data, siz
     return EP_OK;
 }
 
-static int run_ops(ep_session *s) {
+static int run_ops(ep_session *s, uint64_t fp_caller, uint64_t fp_run) {
     if (EP_HAVE_DYNAMIC && s->dynamic && ep_shapes_bind_inputs(s)) return EP_ERR_INVALID_ARG;
     for (uint32_t i = 0; i < s->n_ops; i++) {
         const ep_bound_op *b = &s->ops[i];
@@ -399,7 +400,9 @@ static int run_ops(ep_session *s) {
             const int src = ep_shapes_resolve_op(s, i, b);
             if (src) return src;
         }
+        if (b->exact_fp) ep_fp_set(fp_caller);
         int rc = b->fn(&b->op);
+        if (b->exact_fp) ep_fp_set(fp_run);
         if (rc) {
             const ep_op_info *info = ep_op_info_get(b->op.opcode);
             snprintf(s->last_error, sizeof(s->last_error), "op %u (%s '%s'): %s", i, info ? info->name : "?",
@@ -417,7 +420,10 @@ ep_status ep_run(ep_session *s) {
     if (!ep_session_live(s)) return EP_ERR_INVALID_ARG;
     s->last_error[0] = '\0';
     if (ep_pool_forked(&s->pool)) return EP_ERR_FORKED;   /* its workers are in the parent */
-    const int rc = run_ops(s);
+    const uint64_t fp = ep_fp_get(), fp_run = ep_fp_flushing(fp);
+    ep_fp_set(fp_run);
+    const int rc = run_ops(s, fp, fp_run);
+    ep_fp_set(fp);
     s->run_info.run++;   /* every run draws new random numbers, a failed one too */
     /* a failed run leaves no partial lengths behind: variable output dims read 0 until a run succeeds */
     if (rc && EP_HAVE_DYNAMIC && s->dynamic) ep_shapes_clear_outputs(s);

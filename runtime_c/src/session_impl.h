@@ -18,6 +18,7 @@ typedef struct ep_bound_op {
     uint8_t dyn;             /* an operand has variable dims: shapes are resolved before the kernel */
     uint8_t data_dep;        /* the kernel sets its outputs' variable dims */
     uint8_t ctl;             /* EP_CTL_IF / EP_CTL_ELSE: the executor moves along the op list instead */
+    uint8_t exact_fp;        /* CAST: runs in the caller's floating-point state (subnormals converted exactly) */
     uint32_t skip;           /* control ops: the ops to skip (ep_branch_params.skip) */
     /* profiling (EP_OPT_PROFILE): fn is then prof_trampoline, which times prof_fn (the kernel) */
     ep_kernel_fn prof_fn;

@@ -22,35 +22,13 @@
 
 #include "edgeplan/edgeplan.h"
 #include "npy.h"
+#include "tool_util.h"
 
 #define MAX_IO 64
 
 static void usage(void) {
     fprintf(stderr,
             "usage: edgeplan-run PLAN [--input [NAME=]FILE.npy]... [--output [NAME=]FILE.npy]... [--repeat N] [--threads N] [--seed N] [--quiet]\n");
-}
-
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-/* Peak resident set of this process in KiB: VmHWM where /proc exists (ru_maxrss also carries the
- * parent's peak across exec on Linux), else ru_maxrss. */
-static long peak_rss_kib(void) {
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long kib = -1;
-    while (f && fgets(line, sizeof(line), f))
-        if (strncmp(line, "VmHWM:", 6) == 0) kib = strtol(line + 6, NULL, 10);
-    if (f) fclose(f);
-    if (kib < 0) {
-        struct rusage ru;
-        getrusage(RUSAGE_SELF, &ru);
-        kib = ru.ru_maxrss;
-    }
-    return kib;
 }
 
 static int cmp_double(const void *a, const void *b) {

@@ -11,7 +11,8 @@ import pytest
 from conftest import meson_cmd
 
 C_TESTS = ["test_ref_linear", "test_ref_elementwise", "test_ref_speech", "test_ref_random", "test_runtime_api",
-           "check_conv", "check_linear", "check_elementwise", "check_pool", "check_sequence", "fuzz_plans"]
+           "test_speech_io", "check_conv", "check_linear", "check_elementwise", "check_pool", "check_sequence",
+           "fuzz_plans"]
 FAMILIES = ["check_conv", "check_linear", "check_elementwise", "check_pool", "check_sequence"]
 
 

@@ -72,7 +72,7 @@ def aarch64_build(tmp_path_factory):
     return _setup_build(tmp_path_factory.mktemp("xa64") / "build", "aarch64.ini", tests="true")
 
 
-C_TESTS = 10   # tests/c/meson.build
+C_TESTS = 11   # tests/c/meson.build
 FAMILIES = ["check_conv", "check_linear", "check_elementwise", "check_pool", "check_sequence"]
 
 
@@ -231,3 +231,76 @@ def test_speech_on_aarch64(aarch64_build, tmp_path, name):
             assert rel_err(arm[k], host[k]) <= E2E_RTOL, k
         else:
             np.testing.assert_array_equal(arm[k], host[k])
+
+
+@pytest.mark.slow
+def test_speech_round_trip_on_aarch64_without_python(aarch64_build, tmp_path, monkeypatch):
+    """The board tool edgeplan-speech under qemu-aarch64 (cortex-a72) with plans compiled for rpi4: the
+    Piper voice speaks a short sentence (ids from its map), the host resamples the wav to 16 kHz, Whisper
+    tiny.en transcribes it; the transcript equals the host's, and the audio the host's to float rounding.
+    The Silero VAD finds the same speech segments as on the host."""
+    import wave
+
+    import edgeplan
+    from scipy.signal import resample_poly
+    from conftest import ROOT, pinned
+    from edgeplan import piper
+    from test_speech_board import speech_tool, whisper_plans
+    monkeypatch.setenv("EDGEPLAN_CACHE", str(tmp_path / "cache"))
+    tool_arm = aarch64_build / "runtime_c" / "edgeplan-speech"
+    qemu = ["qemu-aarch64", "-cpu", "cortex-a72", "-L", AARCH64_SYSROOT, str(tool_arm)]
+
+    def arm(*args):
+        r = subprocess.run(qemu + [str(a) for a in args], capture_output=True, text=True, timeout=1500)
+        assert r.returncode == 0, r.stdout + r.stderr
+        return r.stdout
+
+    def host(*args):
+        r = subprocess.run([speech_tool()] + [str(a) for a in args], capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stdout + r.stderr
+        return r.stdout
+
+    # the voice, for rpi4 and for the host
+    model = pinned("piper_en_us_joe_medium")
+    v = piper.Voice.load(model)
+    ids = ",".join(map(str, v.ids("fˈeɪl ˈʌɡɛn. fˈeɪl bˈɛɾɚ.")))
+    for board, name in (("rpi4", "voice_arm.eplan"), (None, "voice_host.eplan")):
+        edgeplan.compile(str(model), shapes={"input": (1, 96), "input_lengths": (1,), "scales": (3,)},
+                         dims={"/Range_output_0": (1, 400)}, board=board).save(str(tmp_path / name))
+    arm("tts", tmp_path / "voice_arm.eplan", "--ids", ids, "--scales", "0,1,0", "-o", tmp_path / "arm.wav")
+    host("tts", tmp_path / "voice_host.eplan", "--ids", ids, "--scales", "0,1,0", "-o", tmp_path / "host.wav")
+
+    def pcm(p):
+        with wave.open(str(p), "rb") as w:
+            return np.frombuffer(w.readframes(w.getnframes()), "<i2").astype(np.float32) / 32768.0
+    a, b = pcm(tmp_path / "arm.wav"), pcm(tmp_path / "host.wav")
+    assert a.shape == b.shape and np.abs(a - b).max() <= 1e-3 * np.abs(b).max() + 2 / 32768
+    y16 = resample_poly(a.astype(np.float64), 320, 441)
+    with wave.open(str(tmp_path / "arm16k.wav"), "wb") as w:
+        w.setnchannels(1), w.setsampwidth(2), w.setframerate(16000)
+        w.writeframes(np.clip(np.round(y16 * 32768), -32768, 32767).astype("<i2").tobytes())
+    # Whisper: the host's plans, then the same folder's graphs compiled for rpi4
+    hd = whisper_plans(tmp_path / "whisper_host")
+    ad = tmp_path / "whisper_arm"
+    ad.mkdir()
+    for f in ("whisper.txt", "vocabulary.txt"):
+        shutil.copy(hd / f, ad / f)
+    dims = {"decoder": {"n": (1, 448)}, "decoder_with_past": {"P": (1, 447)}}
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("whisper_ct2", ROOT / "tools" / "whisper_ct2.py")
+    ct2 = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ct2)
+    ct2.convert(pinned("whisper_tiny_en_ct2"), tmp_path / "onnx")
+    for g in ("encoder", "decoder", "decoder_with_past"):
+        edgeplan.compile(str(tmp_path / "onnx" / f"{g}.onnx"), dims=dims.get(g), board="rpi4").save(str(ad / f"{g}.eplan"))
+    want = host("asr", hd, tmp_path / "arm16k.wav")
+    assert "fail" in want.lower(), want
+    assert arm("asr", ad, tmp_path / "arm16k.wav") == want
+    # the VAD on the recording
+    wav = pinned("speech_beckett") / "beckett.wav"
+    vad_onnx = pinned("silero_vad")
+    edgeplan.compile(str(vad_onnx), shapes={"input": (1, 576), "state": (2, 1, 128)}, consts={"sr": 16000},
+                     state={"state": "stateN"}, board="rpi4").save(str(tmp_path / "vad_arm.eplan"))
+    edgeplan.compile(str(vad_onnx), shapes={"input": (1, 576), "state": (2, 1, 128)}, consts={"sr": 16000},
+                     state={"state": "stateN"}).save(str(tmp_path / "vad_host.eplan"))
+    assert arm("vad", tmp_path / "vad_arm.eplan", wav) == host("vad", tmp_path / "vad_host.eplan", wav)

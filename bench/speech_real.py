@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""edgeplan vs onnxruntime on the real speech models (a benchmark, not a test): one process, one
+thread each, the two engines' calls alternating, the median of each and their ratio (edgeplan /
+onnxruntime: lower is better for edgeplan).
+
+    voice        Piper en_US-joe-medium on one sentence (edgeplan: its 96-id plan, ids padded;
+                 onnxruntime: the ids alone), noise scales 0
+    encoder      Whisper tiny.en's encoder on a 30 s window (log-mel in the graph)
+    decoder step Whisper tiny.en's decoder_with_past at 20 cached tokens (inputs set per step as the
+                 decoding loop sets them: token, offset, the cache; cross keys / values set once)
+    vad window   Silero VAD v6, one 512-sample window with its state (edgeplan: the state in the arena)
+
+    python3 bench/speech_real.py [--runs N] [--cache DIR]
+
+Needs the pinned models (tests/models/fetch.py) and espeak-ng is not needed (fixed ids)."""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def alternate(f_ep, f_ort, runs: int) -> tuple:
+    f_ep(), f_ort()
+    a, b = [], []
+    for _ in range(runs):
+        t = time.perf_counter()
+        f_ep()
+        a.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        f_ort()
+        b.append(time.perf_counter() - t)
+    return statistics.median(a) * 1e3, statistics.median(b) * 1e3
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--cache", help="EDGEPLAN_CACHE for the compiled plans (default a temporary folder)")
+    a = ap.parse_args()
+    os.environ["EDGEPLAN_CACHE"] = a.cache or tempfile.mkdtemp(prefix="edgeplan-bench-")
+    sys.path.insert(0, str(ROOT / "pyapi"))
+    import onnxruntime as ort
+    import edgeplan
+    from edgeplan import piper
+    fetch = _load("fetch", ROOT / "tests" / "models" / "fetch.py")
+    cache = fetch.cache_dir()
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.log_severity_level = 3
+    rows = []
+
+    # voice
+    voice = cache / "piper_en_us_joe_medium.onnx"
+    v = piper.Voice.load(voice)
+    ids = [1, 0] + [i for p in (20, 59, 24, 120, 27, 100, 3, 35, 120, 62, 122, 24, 17, 10) for i in (p, 0)] + [2]
+    sess = v.session_for(len(ids))
+    o = ort.InferenceSession(str(voice), so, providers=["CPUExecutionProvider"])
+    x = np.full((1, sess.inputs[0].shape[-1]), 0, np.int64)
+    x[0, :len(ids)] = ids
+    sc = np.array([0, 1, 0], np.float32)
+    audio_s = len(v.speak(ids, 0, 1, 0)) / v.rate
+    ep_ms, ort_ms = alternate(lambda: sess.run(input=x, input_lengths=np.array([len(ids)], np.int64), scales=sc),
+                              lambda: o.run(None, {"input": np.array([ids], np.int64),
+                                                   "input_lengths": np.array([len(ids)], np.int64), "scales": sc}),
+                              a.runs)
+    rows.append((f"voice ({audio_s:.2f} s of audio)", ep_ms, ort_ms, f"RTF {ep_ms / 1e3 / audio_s:.3f} vs "
+                                                                     f"{ort_ms / 1e3 / audio_s:.3f}"))
+
+    # whisper
+    tool = _load("whisper_ct2", ROOT / "tools" / "whisper_ct2.py")
+    wd = Path(tempfile.mkdtemp(prefix="edgeplan-whisper-"))
+    tool.convert(cache / "whisper_tiny_en_ct2", wd)
+    from edgeplan.whisper import Whisper
+    asr = Whisper(wd)
+    enc, enc_o = asr.sessions["encoder"], ort.InferenceSession(str(wd / "encoder.onnx"), so)
+    audio = (np.random.default_rng(0).standard_normal((1, 480000)) * 0.05).astype(np.float32)
+    ep_ms, ort_ms = alternate(lambda: enc.run(audio=audio), lambda: enc_o.run(None, {"audio": audio}), a.runs)
+    rows.append(("whisper encoder (30 s window)", ep_ms, ort_ms, ""))
+    e = enc.run(audio=audio)
+    past, past_o = asr.sessions["decoder_with_past"], ort.InferenceSession(str(wd / "decoder_with_past.onnx"), so)
+    P = 20
+    rng = np.random.default_rng(1)
+    pk = rng.standard_normal((4, 1, 6, P, 64)).astype(np.float32)
+    pv = rng.standard_normal((4, 1, 6, P, 64)).astype(np.float32)
+    past.set_input("cross_k", e["cross_k"])
+    past.set_input("cross_v", e["cross_v"])
+    tok, off = np.array([[440]], np.int64), np.array([P], np.int64)
+    feeds_o = {"tokens": tok, "offset": off, "past_k": pk, "past_v": pv, "cross_k": e["cross_k"], "cross_v": e["cross_v"]}
+    ep_ms, ort_ms = alternate(lambda: past.run(tokens=tok, offset=off, past_k=pk, past_v=pv, copy=False),
+                              lambda: past_o.run(None, feeds_o), a.runs * 3)
+    rows.append((f"whisper decoder step ({P} cached)", ep_ms, ort_ms, ""))
+
+    # vad
+    from edgeplan.vad import SileroVad
+    vad = SileroVad(cache / "silero_vad.onnx")
+    vo = ort.InferenceSession(str(cache / "silero_vad.onnx"), so)
+    w = (np.random.default_rng(2).standard_normal((1, 576)) * 0.1).astype(np.float32)
+    state = np.zeros((2, 1, 128), np.float32)
+    sr = np.array(16000, np.int64)
+    ep_ms, ort_ms = alternate(lambda: vad.session.run(input=w, copy=False),
+                              lambda: vo.run(None, {"input": w, "state": state, "sr": sr}), a.runs * 20)
+    rows.append(("vad window (Python call)", ep_ms, ort_ms, ""))
+
+    cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")),
+               platform.processor())
+    flags = open("/proc/cpuinfo").read()
+    isa = "AVX-512 present" if " avx512f" in flags else "AVX2"
+    print(f"{cpu} ({isa}; edgeplan's x86 kernels are AVX2), 1 thread, medians of {a.runs}+ alternating calls\n")
+    print("| case | edgeplan ms | onnxruntime ms | ratio | |")
+    print("|---|---|---|---|---|")
+    for name, ep_ms, ort_ms, note in rows:
+        print(f"| {name} | {ep_ms:.2f} | {ort_ms:.2f} | {ep_ms / ort_ms:.2f} | {note} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
