@@ -154,3 +154,61 @@ def make_bundle(model, board, out_dir, *, shapes: dict | None = None, build_dir=
     if not build_dir:
         shutil.rmtree(build, ignore_errors=True)
     return out
+
+
+def make_speech_bundle(board, out_dir, *, voice=None, whisper=None, vad=None, build_dir=None,
+                       max_seconds: float = 11.6) -> Path:
+    """A board folder for the speech pipelines without Python: edgeplan-speech (static) and, for each
+    model given, its plans compiled for `board`: voice.eplan (a Piper voice's .onnx, its 192-id plan;
+    voice.onnx.json beside it), vad.eplan (a Silero VAD v5/v6 .onnx at 16 kHz, its state in the arena),
+    asr/ (a Whisper folder of tools/whisper_ct2.py: encoder, decoder, decoder_with_past plans,
+    whisper.txt, vocabulary.txt). Everything is compiled before anything is written."""
+    import edgeplan
+    b = board if isinstance(board, Board) else load_board(board)
+    if voice is None and whisper is None and vad is None:
+        raise BuildError("edgeplan bundle --speech: give --voice, --whisper or --vad")
+    plans, copies = {}, {}
+    if voice is not None:
+        from . import piper
+        v = piper.Voice.load(voice)
+        frames = max(1, int(max_seconds * v.rate) // piper.HOP)
+        plans["voice.eplan"] = piper.compile_voice(voice, piper.BUCKETS[1], frames, board=b)
+        copies["voice.onnx.json"] = Path(voice).with_name(Path(voice).name + ".json")
+    if vad is not None:
+        plans["vad.eplan"] = edgeplan.compile(str(vad), shapes={"input": (1, 576), "state": (2, 1, 128)},
+                                              consts={"sr": 16000}, state={"state": "stateN"}, board=b)
+    if whisper is not None:
+        import json
+        wd = Path(whisper)
+        meta = json.loads((wd / "whisper.json").read_text())
+        dims = {"decoder": {"n": (1, meta["max_tokens"])}, "decoder_with_past": {"P": (1, meta["max_tokens"] - 1)}}
+        for g in ("encoder", "decoder", "decoder_with_past"):
+            if (wd / f"{g}.onnx").is_file():
+                plans[f"asr/{g}.eplan"] = edgeplan.compile(str(wd / f"{g}.onnx"), dims=dims.get(g), board=b)
+        for f in ("whisper.txt", "vocabulary.txt"):
+            copies[f"asr/{f}"] = wd / f
+    out = Path(out_dir)
+    (out / "asr").mkdir(parents=True, exist_ok=True)
+    for name, plan in plans.items():
+        plan.save(str(out / name))
+    for name, src in copies.items():
+        shutil.copy2(src, out / name)
+    if whisper is None:
+        (out / "asr").rmdir()
+    build = Path(build_dir) if build_dir else out / ".build"
+    build_runtime(b, build, static_run=True)
+    shutil.copy2(build / "runtime_c" / "edgeplan-speech", out / "edgeplan-speech")
+    lines = [f"# edgeplan speech bundle for {b.name}", "", f"Board: {b.description} ({b.arch}). `edgeplan-speech` "
+             "is statically linked: nothing else is needed on the board.", "", "```sh"]
+    if vad is not None:
+        lines.append("./edgeplan-speech vad vad.eplan speech16k.wav          # one \"start end\" (seconds) a line")
+    if voice is not None:
+        lines.append("./edgeplan-speech tts voice.eplan --ids 1,0,20,0,2 -o out.wav   # Piper phoneme ids "
+                     "(voice.onnx.json: phoneme_id_map)")
+    if whisper is not None:
+        lines.append("./edgeplan-speech asr asr speech16k.wav                # the text")
+    lines += ["```", "", "Each prints its latency and memory (the plans' bytes, the arenas, the peak RSS) on stderr."]
+    (out / "README.md").write_text("\n".join(lines) + "\n")
+    if not build_dir:
+        shutil.rmtree(build, ignore_errors=True)
+    return out

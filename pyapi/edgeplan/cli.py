@@ -161,8 +161,11 @@ def _bundle_failed(a, e: Exception) -> int:
         print(f"{e}", file=sys.stderr)
         return 1
     if isinstance(e, CompileError):
-        print(f"edgeplan: cannot compile {a.model}:\n{e}", file=sys.stderr)
+        print(f"edgeplan: cannot compile {a.model or 'the speech models'}:\n{e}", file=sys.stderr)
         return 1
+    from edgeplan.piper import VoiceError
+    if isinstance(e, VoiceError):
+        die(str(e), 2)
     if isinstance(e, OSError):
         die(f"cannot write the bundle to {a.output}: {os_reason(e)}" + (f" ({e.filename})" if e.filename else ""))
     if type(e).__name__ == "DecodeError":   # protobuf's, for a file that is not ONNX
@@ -173,6 +176,10 @@ def _bundle_failed(a, e: Exception) -> int:
 def cmd_bundle(a) -> int:
     from edgeplan.bundle import make_bundle
     board = _board(a.board)
+    if a.voice or a.whisper or a.vad:
+        return _speech_bundle(a, board)
+    if not a.model:
+        die("bundle needs a MODEL (or --voice / --whisper / --vad for a speech bundle)", 2)
     shapes = _parse_shapes(a.shape)
     # checked before the bundle folder is made and the runtime is built (minutes on a cross toolchain)
     try:
@@ -193,11 +200,32 @@ def cmd_bundle(a) -> int:
             except OSError:
                 pass
         return _bundle_failed(a, e)
-    print(f"bundle for {board.name} written to {out}/ in {time.perf_counter() - t:.1f} s:")
+    return _bundle_written("bundle", board, out, t)
+
+
+def _bundle_written(what: str, board, out, t0: float) -> int:
+    print(f"{what} for {board.name} written to {out}/ in {time.perf_counter() - t0:.1f} s:")
     for f in sorted(p for p in Path(out).rglob("*") if p.is_file()):
         print(f"  {f.relative_to(out)}  ({f.stat().st_size:,} bytes)")
     print(f"run: see {Path(out) / 'README.md'}")
     return 0
+
+
+def _speech_bundle(a, board) -> int:
+    from edgeplan.bundle import make_speech_bundle
+    for f in (a.voice, a.vad):
+        if f is not None and not Path(f).is_file():
+            die(f"cannot read {f}: {os.strerror(errno.ENOENT)}")
+    if a.whisper is not None and not (Path(a.whisper) / "whisper.json").is_file():
+        die(f"--whisper {a.whisper}: not a Whisper folder (tools/whisper_ct2.py writes one)", 2)
+    if a.model:
+        die("bundle: give a MODEL or the speech models (--voice / --whisper / --vad), not both", 2)
+    t = time.perf_counter()
+    try:
+        out = make_speech_bundle(board, a.output, voice=a.voice, whisper=a.whisper, vad=a.vad)
+    except Exception as e:  # noqa: BLE001 - sorted out in _bundle_failed, which re-raises the unexpected
+        return _bundle_failed(a, e)
+    return _bundle_written("speech bundle", board, out, t)
 
 
 def _run_and_report(sess, feeds: dict, repeat: int) -> dict:
@@ -389,7 +417,10 @@ def main(argv=None) -> int:
                    "a selective runtime build: meson -Dselective=FILE")
     c.set_defaults(fn=cmd_compile)
     bu = sub.add_parser("bundle", help="compile for a board and write a deploy folder with a static edgeplan-run")
-    bu.add_argument("model")
+    bu.add_argument("model", nargs="?", help="an ONNX model (or none, with the speech options)")
+    bu.add_argument("--voice", metavar="VOICE.onnx", help="speech bundle: a Piper voice (its .onnx.json beside it)")
+    bu.add_argument("--whisper", metavar="DIR", help="speech bundle: a Whisper folder (tools/whisper_ct2.py)")
+    bu.add_argument("--vad", metavar="VAD.onnx", help="speech bundle: a Silero VAD v5/v6 export")
     bu.add_argument("--board", required=True, help="board profile name (boards/*.toml)")
     bu.add_argument("-o", "--output", default="dist")
     bu.add_argument("--shape", action="append", metavar="NAME=D0,D1,...", help="pin an input's shape")

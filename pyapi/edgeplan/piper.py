@@ -175,9 +175,9 @@ def _is_plan(path: Path) -> bool:
         return f.read(4) == b"EPLN"
 
 
-def compile_voice(model, max_ids: int = MAX_IDS, max_frames: int = MAX_FRAMES):
+def compile_voice(model, max_ids: int = MAX_IDS, max_frames: int = MAX_FRAMES, board=None):
     """The plan of a Piper voice: ids [1, max_ids] (batch 1), every length the data decides (the frames
-    the durations sum to) bounded by max_frames."""
+    the durations sum to) bounded by max_frames; for `board` (default: this machine)."""
     import edgeplan
     from edgeplan.compiler.errors import CompileError
     import onnx
@@ -190,12 +190,12 @@ def compile_voice(model, max_ids: int = MAX_IDS, max_frames: int = MAX_FRAMES):
     if "sid" in names:
         shapes["sid"] = (1,)
     try:
-        return edgeplan.compile(m, shapes=shapes)
+        return edgeplan.compile(m, shapes=shapes, board=board)
     except CompileError as e:
         lengths = {p.length for p in e.problems if p.length}
         if not lengths or any(not p.length for p in e.problems):
             raise
-    return edgeplan.compile(m, shapes=shapes, dims={k: (1, max_frames) for k in sorted(lengths)})
+    return edgeplan.compile(m, shapes=shapes, dims={k: (1, max_frames) for k in sorted(lengths)}, board=board)
 
 
 # ---- text -> phonemes ------------------------------------------------------------------------------------

@@ -399,7 +399,7 @@ def _is_piper(path) -> bool:
 
 def cmd_piper(a) -> int:
     """edgeplan tts VOICE: a Piper voice (.onnx + .onnx.json, or its plan), sentence by sentence."""
-    import io
+    import os
     import wave
     from . import EdgeplanError
     from ._cdef import K
@@ -432,30 +432,44 @@ def cmd_piper(a) -> int:
         die(f"{a.plan}: {e}")
     print(f"{a.plan}: Piper voice, {voice.rate} Hz, up to {cap} ids and {a.max_seconds:g} s a sentence")
     scales = (a.noise_scale, a.length_scale, a.noise_w)
-    buf, times, total = io.BytesIO(), [], 0
-    with wave.open(buf, "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(voice.rate)
-        for what, ids in items:
-            try:
-                voice.session_for(len(ids))    # opened (compiled the first time) outside the timing
-                t = time.perf_counter()
-                y = voice.speak(ids, *scales, speaker=a.speaker)
-            except VoiceError as e:
-                die(f"{what!r}: {e}", 2)
-            except EdgeplanError as e:
-                hint = (f"; the sentence is longer than the plan's {a.max_seconds:g} s: split it, or give "
-                        f"--max-seconds" if e.status == K.EP_ERR_RUN_BOUND else "")
-                die(f"{a.plan}: {e}{hint}")
-            times.append((time.perf_counter() - t) * 1e3)
-            if not np.isfinite(y).all():
-                die(f"{a.plan}: the voice's audio has NaN or Inf; {a.output} not written")
-            w.writeframes(np.clip(np.round(y.astype(np.float64) * 32768.0), -32768, 32767).astype("<i2").tobytes())
-            total += len(y)
-            print(f"sentence {len(times)}: {len(ids)} ids -> {len(y) / voice.rate:.2f} s in {times[-1]:.1f} ms"
-                  + (f"  {what}" if what != "ids" else ""))
-    write_file(a.output, buf.getvalue())
+    # streamed: each sentence's samples go to a temporary file beside the output as they are made, which
+    # replaces the output once the last one is in (an existing file is never left half written)
+    import tempfile
+    from pathlib import Path
+    out = Path(a.output)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    times, total = [], 0
+    try:
+        with os.fdopen(fd, "wb") as f, wave.open(f, "wb") as w:
+            w.setnchannels(1)
+            w.setsampwidth(2)
+            w.setframerate(voice.rate)
+            for what, ids in items:
+                try:
+                    voice.session_for(len(ids))    # opened (compiled the first time) outside the timing
+                    t = time.perf_counter()
+                    y = voice.speak(ids, *scales, speaker=a.speaker)
+                except VoiceError as e:
+                    die(f"{what!r}: {e}", 2)
+                except EdgeplanError as e:
+                    hint = (f"; the sentence is longer than the plan's {a.max_seconds:g} s: split it, or give "
+                            f"--max-seconds" if e.status == K.EP_ERR_RUN_BOUND else "")
+                    die(f"{a.plan}: {e}{hint}")
+                times.append((time.perf_counter() - t) * 1e3)
+                if not np.isfinite(y).all():
+                    die(f"{a.plan}: the voice's audio has NaN or Inf; {a.output} not written")
+                w.writeframes(np.clip(np.round(y.astype(np.float64) * 32768.0), -32768, 32767).astype("<i2").tobytes())
+                total += len(y)
+                print(f"sentence {len(times)}: {len(ids)} ids -> {len(y) / voice.rate:.2f} s in {times[-1]:.1f} ms"
+                      + (f"  {what}" if what != "ids" else ""), flush=True)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, out)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
     dur = total / voice.rate
     print(f"samples: {total} ({dur:.3f} s at {voice.rate} Hz) -> {a.output} (16-bit PCM mono)")
     rtf = sum(times) / 1e3 / dur if dur > 0 else float("inf")

@@ -10,7 +10,7 @@
  *       whisper.txt (the special ids, as tools/whisper_ct2.py writes them) and vocabulary.txt;
  *       greedy decoding, 30 s windows; prints the text.
  *
- * Each prints its latency and the peak RSS on stderr. Plans are mmapped, arenas allocated once. */
+ * Each prints its latency on stderr, and its memory: the plans' mapped bytes, the arenas, the peak RSS. Plans are mmapped, arenas allocated once. */
 #define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
 #include <math.h>
@@ -53,6 +53,15 @@ static void *map_file(const char *path, size_t *len) {
     return p;
 }
 
+static uint64_t g_plan_bytes, g_arena_bytes;   /* every plan opened: mapped bytes, arena bytes */
+
+/* the memory line every mode ends with: what the plans hold against the peak resident set */
+static void memory_line(void) {
+    const double plans = g_plan_bytes / 1048576.0, arenas = g_arena_bytes / 1048576.0, peak = peak_rss_kib() / 1024.0;
+    fprintf(stderr, "memory: plans %.1f MiB (weights in place), arenas %.1f MiB, peak RSS %.1f MiB (%+.1f MiB beyond them)\n",
+            plans, arenas, peak, peak - plans - arenas);
+}
+
 typedef struct plan {
     ep_session *s;
     void *arena;
@@ -68,6 +77,7 @@ static int open_plan(plan *p, const char *path) {
     if (rc) return die("%s: %s", path, ep_status_str(rc));
     const size_t n = info.arena_bytes ? (size_t)info.arena_bytes : 64;
     if (posix_memalign(&p->arena, 64, n)) return die("cannot allocate the arena of %s%s", path, "");
+    g_plan_bytes += len, g_arena_bytes += n;
     memset(p->arena, 0, n);
     char err[256] = "";
     ep_options opt;
@@ -168,8 +178,9 @@ static int cmd_vad(int argc, char **argv) {
     const size_t m = ep_vad_segments(probs, n, window, w.rate, w.frames, &vp, spans, MAX_SPANS);
     for (size_t k = 0; k < m && k < MAX_SPANS; k++)
         printf("%.3f %.3f\n", (double)spans[k][0] / w.rate, (double)spans[k][1] / w.rate);
-    fprintf(stderr, "# %zu segment(s); %zu windows of %u samples, %.3f ms a window; peak RSS %.1f MiB\n", m, n, window,
-            ms / (double)(n ? n : 1), peak_rss_kib() / 1024.0);
+    fprintf(stderr, "# %zu segment(s); %zu windows of %u samples, %.3f ms a window\n", m, n, window,
+            ms / (double)(n ? n : 1));
+    memory_line();
     return 0;
 }
 
@@ -230,8 +241,8 @@ static int cmd_tts(int argc, char **argv) {
     if (!f || fwrite(pcm, 1, 44 + 2 * samples, f) != 44 + 2 * samples || fclose(f)) return die("cannot write %s%s", out, "");
     const double dur = (double)samples / (double)rate;
     printf("%d ids -> %zu samples (%.3f s at %ld Hz) -> %s\n", n, samples, dur, rate, out);
-    fprintf(stderr, "latency: %.1f ms, real-time factor %.4f; peak RSS %.1f MiB\n", ms, dur > 0 ? ms / 1e3 / dur : 0.0,
-            peak_rss_kib() / 1024.0);
+    fprintf(stderr, "latency: %.1f ms, real-time factor %.4f\n", ms, dur > 0 ? ms / 1e3 / dur : 0.0);
+    memory_line();
     return 0;
 }
 
@@ -405,8 +416,9 @@ static int cmd_asr(int argc, char **argv) {
     printf("text: %s\n", (const char *)text + lead);
     if (cut) fprintf(stderr, "note: stopped at the model's maximum of %ld tokens without an end of text\n", c.max_tokens);
     const double dur = (double)w.frames / w.rate;
-    fprintf(stderr, "latency: encoder %.1f ms, decoder %.1f ms (%d steps), real-time factor %.4f; peak RSS %.1f MiB\n",
-            t_enc, t_dec, steps, (t_enc + t_dec) / 1e3 / dur, peak_rss_kib() / 1024.0);
+    fprintf(stderr, "latency: encoder %.1f ms, decoder %.1f ms (%d steps), real-time factor %.4f\n",
+            t_enc, t_dec, steps, (t_enc + t_dec) / 1e3 / dur);
+    memory_line();
     return 0;
 }
 

@@ -114,3 +114,37 @@ def test_asr_in_c_transcribes_as_the_python_tool_does(env):
     assert "whisper.txt" in _tool("asr", env / "nocfg", wav, ok=False).stderr
     (env / "junk.wav").write_bytes(b"RIFF\0\0\0\0WAVEjunk")
     assert "fmt" in _tool("vad", d / "encoder.eplan", env / "junk.wav", ok=False).stderr
+
+
+@pytest.mark.slow
+def test_speech_bundle_runs_with_nothing_else_installed(env):
+    """edgeplan bundle --board x86-64 --voice --whisper --vad: a static edgeplan-speech with the plans,
+    the voice's json, whisper.txt and the vocabulary; run from the folder, it gives the text and the
+    segments (the same code cross-built is what an ARM board gets; tests/py/test_cross.py runs it)."""
+    d = env / "whisper_src"
+    spec = importlib.util.spec_from_file_location("whisper_ct2", ROOT / "tools" / "whisper_ct2.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    tool.convert(pinned("whisper_tiny_en_ct2"), d)
+    model = pinned("piper_en_us_joe_medium")
+    voice = env / "bundle_voice.onnx"
+    voice.symlink_to(model)
+    shutil.copy(model.with_name(model.name + ".json"), env / "bundle_voice.onnx.json")
+    out = env / "dist"
+    r = subprocess.run([sys.executable, "-m", "edgeplan.cli", "bundle", "--board", "x86-64", "--voice", str(voice),
+                        "--whisper", str(d), "--vad", str(pinned("silero_vad")), "-o", str(out)],
+                       capture_output=True, text=True, timeout=1800)
+    assert r.returncode == 0, r.stdout + r.stderr
+    names = {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()}
+    assert {"edgeplan-speech", "voice.eplan", "voice.onnx.json", "vad.eplan", "asr/encoder.eplan", "asr/decoder.eplan",
+            "asr/decoder_with_past.eplan", "asr/whisper.txt", "asr/vocabulary.txt", "README.md"} <= names
+    wav = pinned("speech_beckett") / "beckett.wav"
+    run = lambda *a: subprocess.run([str(out / "edgeplan-speech"), *map(str, a)], capture_output=True, text=True,  # noqa: E731
+                                    cwd=out, env={"PATH": "/usr/bin:/bin"}, timeout=900)
+    r = run("asr", "asr", wav)
+    assert r.returncode == 0 and r.stdout.strip() == f"text: {TEXT}", r.stderr
+    r = run("vad", "vad.eplan", wav)
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 6, r.stderr
+    r = run("tts", "voice.eplan", "--ids", "1,0,20,0,59,0,24,0,2", "-o", "out.wav")
+    assert r.returncode == 0 and (out / "out.wav").stat().st_size > 44, r.stderr
+    assert "beyond them" in r.stderr
