@@ -5,12 +5,13 @@ vocabulary.txt) to ONNX: the graphs `edgeplan asr` runs.
     python3 tools/whisper_ct2.py CT2_DIR OUT_DIR
 
 writes into OUT_DIR:
-- encoder.onnx: audio [1, 480000] (30 s at 16 kHz, zero-padded, as Whisper is trained) -> cross_k,
-  cross_v [layers, 1, heads, 1500, head_dim] (every decoder layer's cross-attention keys and values,
-  computed once per window) and hidden [1, 1500, d] (the encoder's output). Whisper's log-mel front end
+- encoder.onnx: audio [1, 480000] (30 s at 16 kHz, zero-padded, as Whisper is trained) -> for each
+  decoder layer i, cross_k<i> [1, heads, head_dim, 1500] (its cross-attention keys, transposed for
+  q @ k) and cross_v<i> [1, heads, 1500, head_dim] (its values), computed once per window; and hidden
+  [1, 1500, d] (the encoder's output). Whisper's log-mel front end
   is in the graph: reflect-padded STFT (n_fft 400, hop 160, periodic Hann) as a convolution with the
   windowed DFT basis, power, 80 Slaney mel filters, log10 floored at max - 8, (x + 4) / 4.
-- decoder.onnx: tokens [1, n] (+ the cross keys and values) -> logits [1, vocab] of the last token and
+- decoder.onnx: tokens [1, n] (+ every cross_k<i> / cross_v<i>) -> logits [1, vocab] of the last token and
   present_k, present_v [layers, 1, heads, n, head_dim]: the self-attention keys and values of every token.
   Alone, it decodes by full recompute (the whole sequence each step).
 - decoder_with_past.onnx: tokens [1, 1], offset [1] (the token's position), past_k, past_v
@@ -198,8 +199,9 @@ class G:
     def merge(self, x, d):
         return self.op("Reshape", [self.op("Transpose", [x], perm=[0, 2, 1, 3]), self.i64([1, -1, d])])
 
-    def attend(self, q, k, v, dh, mask=None):
-        s = self.op("MatMul", [q, self.op("Transpose", [k], perm=[0, 1, 3, 2])])
+    def attend(self, q, k, v, dh, mask=None, kt=False):
+        """softmax(q k^T / sqrt(dh) + mask) v; kt: k is given transposed ([.., dh, t])."""
+        s = self.op("MatMul", [q, k if kt else self.op("Transpose", [k], perm=[0, 1, 3, 2])])
         s = self.op("Mul", [s, self.const(np.array(1.0 / np.sqrt(dh), np.float32))])
         if mask is not None:
             s = self.op("Add", [s, mask])
@@ -256,20 +258,19 @@ def build_encoder(w: Weights, n_mels: int):
         x = g.op("Add", [x, g.linear(a, w(f"{p}/self_attention/linear_1/weight"), w(f"{p}/self_attention/linear_1/bias"))])
         x = g.op("Add", [x, _ffn(g, w, p, x)])
     x = g.layer_norm(x, w("encoder/layer_norm/gamma"), w("encoder/layer_norm/beta"))
-    ks, vs = [], []
+    outs = []
     for i in range(w.count("decoder")):
         p = f"decoder/layer_{i}/attention/linear_1"
         (wk, wv), (bk, bv) = _split_rows(w(f"{p}/weight"), 2), _split_rows(w(f"{p}/bias"), 2)
-        ks.append(g.op("Unsqueeze", [g.heads(g.linear(x, wk, bk), h, dh), g.i64([0])]))
-        vs.append(g.op("Unsqueeze", [g.heads(g.linear(x, wv, bv), h, dh), g.i64([0])]))
-    g.nodes.append(helper.make_node("Concat", ks, ["cross_k"], axis=0, name="cross_k_concat"))
-    g.nodes.append(helper.make_node("Concat", vs, ["cross_v"], axis=0, name="cross_v_concat"))
+        kt = g.op("Transpose", [g.heads(g.linear(x, wk, bk), h, dh)], perm=[0, 1, 3, 2])
+        g.nodes.append(helper.make_node("Identity", [kt], [f"cross_k{i}"], name=f"cross_k{i}"))
+        g.nodes.append(helper.make_node("Identity", [g.heads(g.linear(x, wv, bv), h, dh)], [f"cross_v{i}"],
+                                        name=f"cross_v{i}"))
+        outs += [helper.make_tensor_value_info(f"cross_k{i}", T.FLOAT, [1, h, dh, FRAMES // 2]),
+                 helper.make_tensor_value_info(f"cross_v{i}", T.FLOAT, [1, h, FRAMES // 2, dh])]
     g.nodes.append(helper.make_node("Identity", [x], ["hidden"], name="hidden_out"))
-    L = w.count("decoder")
     return g.model([helper.make_tensor_value_info("audio", T.FLOAT, [1, CHUNK])],
-                   [helper.make_tensor_value_info("cross_k", T.FLOAT, [L, 1, h, FRAMES // 2, dh]),
-                    helper.make_tensor_value_info("cross_v", T.FLOAT, [L, 1, h, FRAMES // 2, dh]),
-                    helper.make_tensor_value_info("hidden", T.FLOAT, [1, FRAMES // 2, d])])
+                   outs + [helper.make_tensor_value_info("hidden", T.FLOAT, [1, FRAMES // 2, d])])
 
 
 def _ffn(g, w, p, x):
@@ -320,9 +321,7 @@ def build_decoder(w: Weights, with_past: bool):
         x = g.op("Add", [x, g.linear(a, w(f"{p}/self_attention/linear_1/weight"), w(f"{p}/self_attention/linear_1/bias"))])
         y = g.layer_norm(x, w(f"{p}/attention/layer_norm/gamma"), w(f"{p}/attention/layer_norm/beta"))
         q = g.heads(g.linear(y, w(f"{p}/attention/linear_0/weight"), w(f"{p}/attention/linear_0/bias")), h, dh)
-        ck = g.op("Gather", ["cross_k", g.i64(i)], axis=0)
-        cv = g.op("Gather", ["cross_v", g.i64(i)], axis=0)
-        a = g.merge(g.attend(q, ck, cv, dh), d)
+        a = g.merge(g.attend(q, f"cross_k{i}", f"cross_v{i}", dh, kt=True), d)
         x = g.op("Add", [x, g.linear(a, w(f"{p}/attention/linear_2/weight"), w(f"{p}/attention/linear_2/bias"))])
         x = g.op("Add", [x, _ffn(g, w, p, x)])
     last = g.op("Gather", [x, g.i64(-1)], axis=1)                                  # [1, d]
@@ -331,14 +330,14 @@ def build_decoder(w: Weights, with_past: bool):
     g.nodes.append(helper.make_node("Concat", pk, ["present_k"], axis=0, name="present_k"))
     g.nodes.append(helper.make_node("Concat", pv, ["present_v"], axis=0, name="present_v"))
     n_tok = 1 if with_past else "n"
-    cross = [L, 1, h, FRAMES // 2, dh]
     ins = [helper.make_tensor_value_info("tokens", T.INT64, [1, n_tok])]
     if with_past:
         ins += [helper.make_tensor_value_info("offset", T.INT64, [1]),
                 helper.make_tensor_value_info("past_k", T.FLOAT, [L, 1, h, "P", dh]),
                 helper.make_tensor_value_info("past_v", T.FLOAT, [L, 1, h, "P", dh])]
-    ins += [helper.make_tensor_value_info("cross_k", T.FLOAT, cross),
-            helper.make_tensor_value_info("cross_v", T.FLOAT, cross)]
+    for i in range(L):
+        ins += [helper.make_tensor_value_info(f"cross_k{i}", T.FLOAT, [1, h, dh, FRAMES // 2]),
+                helper.make_tensor_value_info(f"cross_v{i}", T.FLOAT, [1, h, FRAMES // 2, dh])]
     total = "P1" if with_past else "n"
     return g.model(ins, [helper.make_tensor_value_info("logits", T.FLOAT, [1, vocab]),
                          helper.make_tensor_value_info("present_k", T.FLOAT, [L, 1, h, total, dh]),

@@ -129,8 +129,9 @@ class Whisper:
         toks = self.prompt()
         dec, past = self.sessions["decoder"], self.sessions.get("decoder_with_past")
         for sess in (dec, past) if past is not None else (dec,):   # set once a window: inputs keep their values
-            sess.set_input("cross_k", e["cross_k"])
-            sess.set_input("cross_v", e["cross_v"])
+            for name, v in e.items():
+                if name.startswith("cross_"):
+                    sess.set_input(name, v)
         out, steps, eot, stopped = None, 0, self.meta["eot"], False
         while True:   # outputs as views of the arena (copy=False): the cache is copied once, into the next step
             if out is None or past is None:

@@ -328,18 +328,39 @@ static int cmd_asr(int argc, char **argv) {
         if (open_plan(&past, p2)) return 1;
         have_past = 1;
     }
-    uint32_t ai, cki, cvi, di[8];
-    ep_io_desc ad, ckd, cvd, dd;
-    if (io(&enc, EP_IO_INPUT, "audio", &ai, &ad) || io(&enc, EP_IO_OUTPUT, "cross_k", &cki, &ckd) ||
-        io(&enc, EP_IO_OUTPUT, "cross_v", &cvi, &cvd))
-        return 1;
-    const char *dn[] = {"tokens", "cross_k", "cross_v", "logits", "present_k", "present_v"};
-    for (int k = 0; k < 6; k++)
-        if (io(&dec, k < 3 ? EP_IO_INPUT : EP_IO_OUTPUT, dn[k], &di[k], &dd)) return 1;
-    const char *pn[] = {"tokens", "offset", "past_k", "past_v", "cross_k", "cross_v", "logits", "present_k", "present_v"};
-    uint32_t pi[9];
-    for (int k = 0; have_past && k < 9; k++)
-        if (io(&past, k < 6 ? EP_IO_INPUT : EP_IO_OUTPUT, pn[k], &pi[k], &dd)) return 1;
+    uint32_t ai, di[8];
+    ep_io_desc ad, dd;
+    if (io(&enc, EP_IO_INPUT, "audio", &ai, &ad)) return 1;
+    /* the encoder's cross_* outputs (each layer's cross-attention keys and values) go into the decoders'
+     * inputs of the same names, once a window */
+    enum { MAX_CROSS = 64 };
+    struct { const void *src; void *dec, *past; size_t n; } cross[MAX_CROSS];
+    int n_cross = 0;
+    ep_session_info ei = {.struct_size = sizeof(ei)};
+    if (ep_session_query(enc.s, &ei)) return 1;
+    for (uint32_t o = 0; o < ei.n_outputs; o++) {
+        ep_io_desc od;
+        uint32_t j;
+        if (ep_session_io_desc(enc.s, EP_IO_OUTPUT, o, &od) || strncmp(od.name, "cross_", 6)) continue;
+        if (n_cross == MAX_CROSS || io(&dec, EP_IO_INPUT, od.name, &j, &dd)) return 1;
+        cross[n_cross].src = ep_session_io_buffer(enc.s, EP_IO_OUTPUT, o);
+        cross[n_cross].dec = ep_session_io_buffer(dec.s, EP_IO_INPUT, j);
+        cross[n_cross].past = NULL;
+        cross[n_cross].n = (size_t)od.nbytes;
+        if (have_past) {
+            if (io(&past, EP_IO_INPUT, od.name, &j, &dd)) return 1;
+            cross[n_cross].past = ep_session_io_buffer(past.s, EP_IO_INPUT, j);
+        }
+        n_cross++;
+    }
+    if (!n_cross) return die("%s: the encoder has no cross_* outputs (tools/whisper_ct2.py writes them)%s", path, "");
+    const char *dn[] = {"tokens", "logits", "present_k", "present_v"};
+    for (int k = 0; k < 4; k++)
+        if (io(&dec, k < 1 ? EP_IO_INPUT : EP_IO_OUTPUT, dn[k], &di[k], &dd)) return 1;
+    const char *pn[] = {"tokens", "offset", "past_k", "past_v", "logits", "present_k", "present_v"};
+    uint32_t pi[7];
+    for (int k = 0; have_past && k < 7; k++)
+        if (io(&past, k < 4 ? EP_IO_INPUT : EP_IO_OUTPUT, pn[k], &pi[k], &dd)) return 1;
     long *toks = malloc(sizeof(long) * (size_t)c.max_tokens);
     float *audio = (float *)ep_session_io_buffer(enc.s, EP_IO_INPUT, ai);
     if (!toks || !audio) return die("out of memory%s%s", "", "");
@@ -353,11 +374,9 @@ static int cmd_asr(int argc, char **argv) {
         if (run(&enc)) return 1;
         t_enc += now_ms() - t;
         t = now_ms();
-        const size_t kvb = ckd.nbytes;
-        for (int k = 0; k < 2; k++) {   /* once a window: a plan's inputs keep their values */
-            const void *src = ep_session_io_buffer(enc.s, EP_IO_OUTPUT, k ? cvi : cki);
-            memcpy(ep_session_io_buffer(dec.s, EP_IO_INPUT, di[1 + k]), src, kvb);
-            if (have_past) memcpy(ep_session_io_buffer(past.s, EP_IO_INPUT, pi[4 + k]), src, kvb);
+        for (int k = 0; k < n_cross; k++) {   /* once a window: a plan's inputs keep their values */
+            memcpy(cross[k].dec, cross[k].src, cross[k].n);
+            if (cross[k].past) memcpy(cross[k].past, cross[k].src, cross[k].n);
         }
         int n = 0;
         for (int k = 0; k < c.n_prompt; k++) toks[n++] = c.prompt[k];
@@ -372,7 +391,7 @@ static int cmd_asr(int argc, char **argv) {
                 if (run(&dec)) return 1;
                 q = &dec;
             } else {                     /* one token on the cache: present -> past */
-                const uint32_t *lo = last == &dec ? &di[4] : &pi[7];
+                const uint32_t *lo = last == &dec ? &di[2] : &pi[5];
                 ep_io_desc pk;
                 if (ep_session_io_desc(last->s, EP_IO_OUTPUT, lo[0], &pk)) return 1;
                 int32_t dims[5];
@@ -388,7 +407,7 @@ static int cmd_asr(int argc, char **argv) {
                 q = &past;
             }
             steps++;
-            const float *lg = (const float *)ep_session_io_buffer(q->s, EP_IO_OUTPUT, q == &dec ? di[3] : pi[6]);
+            const float *lg = (const float *)ep_session_io_buffer(q->s, EP_IO_OUTPUT, q == &dec ? di[1] : pi[4]);
             const int next = argmax_suppressed(lg, &c, n == c.n_prompt);
             last = q;
             if (next < 0 || next == c.eot) break;
