@@ -192,3 +192,19 @@ def test_two_nonzeros_of_one_mask_are_one_length():
                 h.make_node("Add", ["a", "b"], ["y"])],
                [h.make_tensor_value_info("m", TP.BOOL, [2, 3])], [("y", TP.INT64)])
     _check(m, [{"m": np.array(v, bool).reshape(2, 3)} for v in ([1, 0, 1, 0, 0, 1], [1] * 6, [0] * 6)])
+
+
+def test_onehot_with_its_depth_from_the_data():
+    """depth = the longest duration + 1 (run time), declared at most 8: built at 8, cut to the depth;
+    negative indices count from the run's depth; a depth past the bound fails the run."""
+    m = _model([h.make_node("ReduceMax", ["d"], ["top"], keepdims=0),
+                h.make_node("Add", ["top", "one"], ["depth"]),
+                h.make_node("Sub", ["d", "two"], ["idx"]),
+                h.make_node("OneHot", ["idx", "depth", "vals"], ["y"], name="onehot", axis=-1)],
+               [DURS], [("y", TP.FLOAT)], [_i64("one", 1), _i64("two", 2),
+                                           nh.from_array(np.array([0.0, 1.0], np.float32), "vals")])
+    s = _check(m, [{"d": np.array(v, np.int64)} for v in ([1, 2, 3, 4, 0], [0, 0, 0, 0, 0], [5, 5, 5, 5, 4],
+                                                           [3, 0, 1, 0, 2], [7, 1, 0, 6, 2])], dims={"y": (1, 8)})
+    with pytest.raises(EdgeplanError, match="onehot: the depth past its bound") as e:
+        s.run({"d": np.array([9, 0, 0, 0, 0], np.int64)})
+    assert e.value.status == K.EP_ERR_RUN_BOUND

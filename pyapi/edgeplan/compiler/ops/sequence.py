@@ -286,7 +286,8 @@ FOLD = {"Equal": lambda n, a: np.equal(a[0], a[1]), "Where": lambda n, a: np.whe
 def lower_onehot(ctx, n):
     """OneHot(indices, depth, values) along axis: y = where(indices' == arange(depth), on, off), indices'
     the indices with a negative one counted from the end (+ depth); an index out of [-depth, depth) gives
-    an all-off row, as ONNX defines it."""
+    an all-off row, as ONNX defines it. A depth computed at run time: the output is built at the declared
+    bound of its axis and cut to the depth (a depth past the bound fails the run)."""
     idx = ctx.input(n, 0)
     rank_ok(idx)
     if idx.dtype == np.float32:           # ONNX casts non-integer indices (towards zero)
@@ -295,10 +296,16 @@ def lower_onehot(ctx, n):
         idx = as_int
     if idx.dtype not in (np.dtype(np.int32), np.dtype(np.int64)):
         raise NodeError(f"indices have dtype {idx.dtype.name}; int32, int64 and float32 are supported")
-    depth = ctx.const_input(n, 1, "depth").reshape(-1)
-    if depth.size != 1 or not float(depth[0]).is_integer() or int(depth[0]) < 1:
-        raise NodeError(f"depth must be one positive integer, got {depth.tolist()}")
-    depth = int(depth[0])
+    run_time = not ctx.known(n.input(1))
+    if run_time:   # built at the declared bound, cut to the run's depth (datadep._cut)
+        r0 = len(idx.shape) + 1
+        ext = ctx.data_dim(n, 0, norm_axis(n.attrs.get("axis", -1), r0))
+        depth = ctx.bound_of(ext[1], ext[0])
+    else:
+        depth = ctx.const_input(n, 1, "depth").reshape(-1)
+        if depth.size != 1 or not float(depth[0]).is_integer() or int(depth[0]) < 1:
+            raise NodeError(f"depth must be one positive integer, got {depth.tolist()}")
+        depth = int(depth[0])
     vals = ctx.const_input(n, 2, "values").reshape(-1)
     if vals.size != 2:
         raise NodeError(f"values must be [off, on], got {vals.size} values")
@@ -312,7 +319,18 @@ def lower_onehot(ctx, n):
     neg = ctx.tmp(b + "/neg", idx.shape, np.bool_)
     ctx.emit("compare", [idx, ctx.const(b + "/zero", np.zeros((), dt))], [neg], {"kind": K.EP_CMP_LESS})
     from .elementwise import binary
-    wrapped = binary(ctx, K.EP_BIN_ADD, idx, ctx.const(b + "/depth", np.array(depth, dt)), out_name=b + "/wrapped")
+    if run_time:
+        D = ctx.input(n, 1, "depth")
+        if int(np.prod(D.shape, dtype=np.int64)) != 1 or D.dtype.kind not in "iuf":
+            raise NodeError(f"its run-time depth '{D.name}' is {D.dtype.name}{list(D.shape)}, not one number")
+        d64 = ctx.tmp(b + "/depth_i64", (1,), np.int64)
+        ctx.emit("cast", [ctx.view(D, (1,))], [d64], {"to": K.EP_DTYPE_I64})
+        d_idx = d64 if dt == np.int64 else ctx.tmp(b + "/depth_idx", (1,), dt)
+        if d_idx is not d64:
+            ctx.emit("cast", [d64], [d_idx], {"to": K.EP_DTYPE_I32})
+        wrapped = binary(ctx, K.EP_BIN_ADD, idx, ctx.view(d_idx, ()), out_name=b + "/wrapped")
+    else:
+        wrapped = binary(ctx, K.EP_BIN_ADD, idx, ctx.const(b + "/depth", np.array(depth, dt)), out_name=b + "/wrapped")
     fixed = ctx.tmp(b + "/idx", idx.shape, dt)
     ctx.emit("where", [neg, wrapped, idx], [fixed], {})
     col = list(idx.shape)
@@ -322,8 +340,15 @@ def lower_onehot(ctx, n):
     hit = ctx.tmp(b + "/hit", [d if k != axis else depth for k, d in enumerate(col)], np.bool_)
     ctx.emit("compare", [ctx.view(fixed, col, b + "/col"), ctx.const(b + "/lanes", np.arange(depth, dtype=dt).reshape(lane))],
              [hit], {"kind": K.EP_CMP_EQUAL})
+    on, off = ctx.const(b + "/on", vals[1:2].reshape(())), ctx.const(b + "/off", vals[:1].reshape(()))
+    if run_time:
+        from .datadep import _cut
+        full = ctx.tmp(b + "/at_bound", hit.shape, vals.dtype)
+        ctx.emit("where", [hit, on, off], [full], {})
+        _cut(ctx, n, [(0, full)], d64, {axis: ext}, "the depth")
+        return
     y = ctx.output(n, 0, hit.shape, vals.dtype)
-    ctx.emit("where", [hit, ctx.const(b + "/on", vals[1:2].reshape(())), ctx.const(b + "/off", vals[:1].reshape(()))], [y], {})
+    ctx.emit("where", [hit, on, off], [y], {})
 
 
 LOWER[("", "OneHot")] = lower_onehot
