@@ -60,7 +60,8 @@ def wer(ref: list, hyp: list) -> tuple:
 
 
 class OrtSession:
-    """onnxruntime behind edgeplan.Session's run(feeds) -> {output: array}, one thread."""
+    """onnxruntime behind what the pipelines use of edgeplan.Session: set_input, and run(feeds, **kw)
+    -> {output: array} with the inputs set before kept; one thread."""
 
     def __init__(self, path):
         import onnxruntime as ort
@@ -70,9 +71,14 @@ class OrtSession:
         self.s = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
         self.names = [o.name for o in self.s.get_outputs()]
         self.inputs = {i.name for i in self.s.get_inputs()}
+        self.fed = {}
 
-    def run(self, feeds):
-        return dict(zip(self.names, self.s.run(None, {k: v for k, v in feeds.items() if k in self.inputs})))
+    def set_input(self, name, value):
+        self.fed[name] = np.asarray(value)
+
+    def run(self, feeds=None, *, copy=True, **kw):
+        self.fed.update({k: np.array(v) for k, v in dict(feeds or {}, **kw).items()})
+        return dict(zip(self.names, self.s.run(None, {k: v for k, v in self.fed.items() if k in self.inputs})))
 
 
 def pipelines(voice_path, whisper_dir):
