@@ -2,7 +2,7 @@
  * the reference (tests/c/ep_check.h), out of place and in place (Y aliasing X, A or B), on 1 and 3 threads.
  *
  * Tolerances. Bit for bit (a NaN matches any NaN; signed zeros must match) for every kind, except SIGMOID,
- * SILU and TANH where a kernel evaluates exp with a vector polynomial instead of libm's expf / tanhf (the
+ * SILU, TANH and GELU where a kernel evaluates exp with a vector polynomial instead of libm's expf / tanhf (the
  * AVX2 kernels, x86_act.h): |got - want| <= 2e-6 |want| + 1e-37. 2e-6 is ~17 ulp at the worst scale: the
  * polynomial exp is within ~2 ulp, the reference's expf within 1 ulp, and the shared 1 + e, division and
  * multiply add at most 1.5 ulp each side; the 1e-37 floor covers results that are subnormal (or zero in one
@@ -19,7 +19,9 @@
 #define EP_CHECK_KERNELS
 #include "ep_check.h"
 
-static int is_transcendental(int act) { return act == EP_ACT_SIGMOID || act == EP_ACT_SILU || act == EP_ACT_TANH; }
+static int is_transcendental(int act) {
+    return act == EP_ACT_SIGMOID || act == EP_ACT_SILU || act == EP_ACT_TANH || act == EP_ACT_GELU;
+}
 
 static chk_tol elem_tol(int act) {
     if (!is_transcendental(act)) return CHK_EXACT;

@@ -34,7 +34,7 @@ float ep_act_f32(int kind, float x, float alpha, float beta) {
     case EP_ACT_SILU: return x * act_sigmoid(x);
     case EP_ACT_ERF: return erff(x);
     case EP_ACT_SQRT: return sqrtf(x);
-    case EP_ACT_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+    case EP_ACT_GELU: return 0.5f * x * erfcf(-x * 0.70710678118654752f);   /* = 0.5 x (1 + erf(x / sqrt 2)), no cancellation for x < 0 */
     case EP_ACT_EXP: return expf(x);
     case EP_ACT_LOG: return logf(x);
     case EP_ACT_NEG: return -x;
