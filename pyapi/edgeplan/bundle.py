@@ -175,14 +175,14 @@ def make_speech_bundle(board, out_dir, *, voice=None, whisper=None, vad=None, bu
         plans["voice.eplan"] = piper.compile_voice(voice, piper.BUCKETS[1], frames, board=b)
         copies["voice.onnx.json"] = Path(voice).with_name(Path(voice).name + ".json")
     if vad is not None:
-        plans["vad.eplan"] = edgeplan.compile(str(vad), shapes={"input": (1, 576), "state": (2, 1, 128)},
-                                              consts={"sr": 16000}, state={"state": "stateN"}, board=b)
+        from .vad import compile_vad
+        plans["vad.eplan"] = compile_vad(vad, 16000, board=b)
     if whisper is not None:
         import json
+        from .whisper import GRAPHS, graph_dims
         wd = Path(whisper)
-        meta = json.loads((wd / "whisper.json").read_text())
-        dims = {"decoder": {"n": (1, meta["max_tokens"])}, "decoder_with_past": {"P": (1, meta["max_tokens"] - 1)}}
-        for g in ("encoder", "decoder", "decoder_with_past"):
+        dims = graph_dims(json.loads((wd / "whisper.json").read_text()))
+        for g in GRAPHS:
             if (wd / f"{g}.onnx").is_file():
                 plans[f"asr/{g}.eplan"] = edgeplan.compile(str(wd / f"{g}.onnx"), dims=dims.get(g), board=b)
         for f in ("whisper.txt", "vocabulary.txt"):

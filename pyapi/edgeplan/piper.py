@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -26,6 +25,8 @@ import unicodedata
 from pathlib import Path
 
 import numpy as np
+
+from .plan import cache_dir, is_plan_file
 
 HOP = 256                 # samples per frame of every Piper voice's decoder (its upsampling 8 x 8 x 2 x 2)
 MAX_IDS = 400             # ids a sentence may take (about 190 phonemes)
@@ -38,10 +39,6 @@ SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 class VoiceError(ValueError):
     """A voice, its config or its input that cannot be used; the message says what to do."""
-
-
-def cache_dir() -> Path:
-    return Path(os.environ.get("EDGEPLAN_CACHE") or Path.home() / ".cache" / "edgeplan")
 
 
 class Voice:
@@ -63,7 +60,7 @@ class Voice:
         path = Path(path)
         if not path.is_file():
             raise VoiceError(f"{path}: no such file")
-        is_plan = _is_plan(path)
+        is_plan = is_plan_file(path)
         cands = [Path(config)] if config else ([path.with_name(path.name + ".json")] +
                                                ([path.with_suffix(".onnx.json")] if is_plan else []))
         conf = next((c for c in cands if c.is_file()), None)
@@ -168,11 +165,6 @@ class Voice:
                 raise VoiceError(f"speaker {speaker}: this voice has speakers 0..{self.speakers - 1}")
             feeds["sid"] = np.array([speaker], np.int64)
         return sess.run(feeds)["output"].reshape(-1)
-
-
-def _is_plan(path: Path) -> bool:
-    with open(path, "rb") as f:
-        return f.read(4) == b"EPLN"
 
 
 def compile_voice(model, max_ids: int = MAX_IDS, max_frames: int = MAX_FRAMES, board=None):

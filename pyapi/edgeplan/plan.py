@@ -253,3 +253,14 @@ def inspect_text(data: bytes) -> str:
         for b in rows:
             out.append(f"  {b[0]:>10} {b[1]:>10}  ops {b[2]}..{b[3]}  {b[4]}")
     return "\n".join(out)
+
+
+def is_plan_file(path) -> bool:
+    """Whether the file at path starts with a plan's magic ("EPLN"), whatever its name."""
+    with open(path, "rb") as f:
+        return f.read(4) == b"EPLN"
+
+
+def cache_dir() -> Path:
+    """Where the speech tools cache the plans they compile: $EDGEPLAN_CACHE, else ~/.cache/edgeplan."""
+    return Path(os.environ.get("EDGEPLAN_CACHE") or Path.home() / ".cache" / "edgeplan")

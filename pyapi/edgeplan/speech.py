@@ -381,13 +381,13 @@ def _is_piper(path) -> bool:
     """A Piper voice: a model or plan with a voice config beside it (PLAN.json or STEM.onnx.json), or an
     .onnx with Piper's inputs."""
     from pathlib import Path
-    from .piper import _is_plan
+    from .plan import is_plan_file
     p = Path(path)
     if not p.is_file():
         return False
     if p.with_name(p.name + ".json").is_file() or p.with_suffix(".onnx.json").is_file():
         return True
-    if _is_plan(p):
+    if is_plan_file(p):
         return False
     try:      # an .onnx without its json: a voice when its inputs are Piper's (then the json is asked for)
         import onnx

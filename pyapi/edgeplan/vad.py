@@ -11,19 +11,30 @@ wrapper does; the LSTM state stays in the arena between windows (docs/dynamic-sh
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from .plan import cache_dir, is_plan_file
 
 
 class VadError(ValueError):
     pass
 
 
-def cache_dir() -> Path:
-    return Path(os.environ.get("EDGEPLAN_CACHE") or Path.home() / ".cache" / "edgeplan")
+def compile_vad(onnx_path, rate: int = 16000, board=None):
+    """The plan of a Silero VAD v5/v6 export at `rate`: one window with its context a run, sr frozen
+    (its If decided at compile time), the LSTM state kept in the arena; for `board` (default: here)."""
+    import edgeplan
+    import onnx
+    names = {i.name for i in onnx.load(str(onnx_path), load_external_data=False).graph.input}
+    if not {"input", "state", "sr"} <= names:
+        raise VadError(f"{onnx_path}: not a Silero VAD v5/v6 export (inputs input, state, sr; it has "
+                       f"{sorted(names)})")
+    window = (512 + 64) if rate == 16000 else (256 + 32)
+    return edgeplan.compile(str(onnx_path), shapes={"input": (1, window), "state": (2, 1, 128)}, consts={"sr": rate},
+                            state={"state": "stateN"}, board=board)
 
 
 @dataclass
@@ -47,9 +58,7 @@ class SileroVad:
         path = Path(path)
         if not path.is_file():
             raise VadError(f"{path}: no such file")
-        with open(path, "rb") as f:
-            is_plan = f.read(4) == b"EPLN"
-        plan = path if is_plan else self._compile(path, log)
+        plan = path if is_plan_file(path) else self._compile(path, log)
         self.session = edgeplan.Session(plan, threads=threads)
         names = [t.name for t in self.session.inputs]
         if names != ["input"]:
@@ -62,19 +71,13 @@ class SileroVad:
 
     def _compile(self, onnx_path: Path, log):
         import edgeplan
-        import onnx
-        names = {i.name for i in onnx.load(str(onnx_path), load_external_data=False).graph.input}
-        if not {"input", "state", "sr"} <= names:
-            raise VadError(f"{onnx_path}: not a Silero VAD v5/v6 export (inputs input, state, sr; it has "
-                           f"{sorted(names)})")
         digest = hashlib.sha256(onnx_path.read_bytes()).hexdigest()[:24]
         out = cache_dir() / "vad" / f"{digest}-{self.rate}-{edgeplan.__version__}.eplan"
         if not out.is_file():
             if log:
                 log(f"compiling {onnx_path.name} for {self.rate} Hz -> {out}")
             out.parent.mkdir(parents=True, exist_ok=True)
-            edgeplan.compile(str(onnx_path), shapes={"input": (1, self.window + self.context), "state": (2, 1, 128)},
-                             consts={"sr": self.rate}, state={"state": "stateN"}).save(out)
+            compile_vad(onnx_path, self.rate).save(out)
         return out
 
     def probabilities(self, samples) -> np.ndarray:

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from pathlib import Path
 
 import numpy as np
+
+from .plan import cache_dir
 
 GRAPHS = ("encoder", "decoder", "decoder_with_past")
 
@@ -30,8 +31,9 @@ class WhisperError(ValueError):
     """A model folder or an input that cannot be used; the message says what to do."""
 
 
-def cache_dir() -> Path:
-    return Path(os.environ.get("EDGEPLAN_CACHE") or Path.home() / ".cache" / "edgeplan")
+def graph_dims(meta: dict) -> dict:
+    """The variable dims each graph of a Whisper folder is compiled with (whisper.json's max_tokens)."""
+    return {"decoder": {"n": (1, meta["max_tokens"])}, "decoder_with_past": {"P": (1, meta["max_tokens"] - 1)}}
 
 
 def byte_decoder() -> dict:
@@ -96,10 +98,8 @@ class Whisper:
         if not out.is_file():
             if log:
                 log(f"compiling {onnx} -> {out}")
-            dims = {"decoder": {"n": (1, self.meta["max_tokens"])},
-                    "decoder_with_past": {"P": (1, self.meta["max_tokens"] - 1)}}.get(graph)
             out.parent.mkdir(parents=True, exist_ok=True)
-            edgeplan.compile(str(onnx), dims=dims).save(out)
+            edgeplan.compile(str(onnx), dims=graph_dims(self.meta).get(graph)).save(out)
         return out
 
     def prompt(self) -> list:

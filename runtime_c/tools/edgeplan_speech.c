@@ -196,6 +196,7 @@ static int cmd_tts(int argc, char **argv) {
         else return die("tts: unknown option %s%s", argv[i], "");
     }
     if (argc < 1 || !ids_s || !out) return die("tts needs PLAN --ids 1,0,20,... -o out.wav%s%s", "", "");
+    if (rate < 1 || rate > 768000) return die("--rate: a sample rate in 1..768000 Hz%s%s", "", "");
     static long ids[8192];
     const int n = parse_list(ids_s, ids, 8192);
     if (n <= 0) return die("--ids %s: expected comma-separated integer ids%s", ids_s, "");

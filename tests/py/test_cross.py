@@ -239,6 +239,7 @@ def test_speech_round_trip_on_aarch64_without_python(aarch64_build, tmp_path, mo
     Piper voice speaks a short sentence (ids from its map), the host resamples the wav to 16 kHz, Whisper
     tiny.en transcribes it; the transcript equals the host's, and the audio the host's to float rounding.
     The Silero VAD finds the same speech segments as on the host."""
+    import json
     import wave
 
     import edgeplan
@@ -285,7 +286,8 @@ def test_speech_round_trip_on_aarch64_without_python(aarch64_build, tmp_path, mo
     ad.mkdir()
     for f in ("whisper.txt", "vocabulary.txt"):
         shutil.copy(hd / f, ad / f)
-    dims = {"decoder": {"n": (1, 448)}, "decoder_with_past": {"P": (1, 447)}}
+    from edgeplan.whisper import graph_dims
+    dims = graph_dims(json.loads((hd / "whisper.json").read_text()))
     import importlib.util
     spec = importlib.util.spec_from_file_location("whisper_ct2", ROOT / "tools" / "whisper_ct2.py")
     ct2 = importlib.util.module_from_spec(spec)
@@ -299,8 +301,7 @@ def test_speech_round_trip_on_aarch64_without_python(aarch64_build, tmp_path, mo
     # the VAD on the recording
     wav = pinned("speech_beckett") / "beckett.wav"
     vad_onnx = pinned("silero_vad")
-    edgeplan.compile(str(vad_onnx), shapes={"input": (1, 576), "state": (2, 1, 128)}, consts={"sr": 16000},
-                     state={"state": "stateN"}, board="rpi4").save(str(tmp_path / "vad_arm.eplan"))
-    edgeplan.compile(str(vad_onnx), shapes={"input": (1, 576), "state": (2, 1, 128)}, consts={"sr": 16000},
-                     state={"state": "stateN"}).save(str(tmp_path / "vad_host.eplan"))
+    from edgeplan.vad import compile_vad
+    compile_vad(vad_onnx, 16000, board="rpi4").save(str(tmp_path / "vad_arm.eplan"))
+    compile_vad(vad_onnx, 16000).save(str(tmp_path / "vad_host.eplan"))
     assert arm("vad", tmp_path / "vad_arm.eplan", wav) == host("vad", tmp_path / "vad_host.eplan", wav)
