@@ -5,6 +5,7 @@
  *     static void pk_tile(int mr, int64_t kc, const float *a, int64_t a_sm, int64_t a_sk,
  *                         const float *b, float *c, int64_t ldc, int load_c, const pk_epi *e);
  *     mr in 1..MR rows; all NR columns; load_c: accumulate onto C; e: NULL or the epilogue.
+ *   PK_EVEN16(d, s)  d[j] = s[2j] for j < NR (reading s[0..2 NR)): stride-2 im2col rows (the stems).
  * It then exports EP_ISA_FN(conv2d_packed_f32) (CONV2D variant PACKED) and EP_ISA_FN(gemm_packed_f32)
  * (GEMM variant PACKED). Loop nest (Goto/BLIS): k-blocks of KC, row blocks of MC, NR-column strips
  * (a KC x NR strip stays in L1 while the MC x KC weight block streams from L2), MR-row panels.
@@ -158,8 +159,13 @@ static void pk_pack_strips(float *dst, const float *x, int64_t ns, int64_t p0, i
                 }
                 float *dk = d + (kh * KW + kw) * PK_NR;
                 const int64_t kstep = KH * KW * PK_NR;
+                /* stride 2 along one row, the pair-load inside the plane: one de-interleave per channel */
+                int even = !contiguous && cnt == PK_NR && off[0] + 2 * PK_NR <= HW;
+                for (int64_t j = 0; even && j < PK_NR; j++) even = ok[j] && off[j] == off[0] + 2 * j;
                 if (contiguous) {
                     for (int64_t c = 0; c < C; c++) memcpy(dk + c * kstep, x + c * HW + off[0], PK_NR * 4);
+                } else if (even) {
+                    for (int64_t c = 0; c < C; c++) PK_EVEN16(dk + c * kstep, x + c * HW + off[0]);
                 } else {
                     for (int64_t c = 0; c < C; c++) {
                         const float *xc = x + c * HW;
@@ -200,24 +206,28 @@ int EP_ISA_FN(conv2d_packed_f32)(const ep_op *op) {
     const ep_conv2d_params *p = (const ep_conv2d_params *)op->params;
     const ep_tensor *xt = op->in[0], *wt = op->in[1], *bt = ep_op_in(op, 2), *rt = ep_op_in(op, 3), *yt = op->out[0];
     const int64_t N = xt->dims[0], C = xt->dims[1], H = xt->dims[2], W = xt->dims[3];
-    const int64_t M = yt->dims[1], OH = yt->dims[2], OW = yt->dims[3], P = OH * OW;
-    const int64_t K = wt->dims[1];
+    const int64_t OH = yt->dims[2], OW = yt->dims[3], P = OH * OW;
+    const int64_t K = wt->dims[1], G = p->groups, M = yt->dims[1] / G, Cg = C / G;   /* per group */
+    const int64_t gpanels = (M + PK_MR - 1) / PK_MR;
     if (N == 0 || P == 0) return EP_OK;
     const int64_t strips = (P + PK_NR - 1) / PK_NR;
     const int64_t per_pass = pk_min(strips, (int64_t)(op->scratch_size / ((uint64_t)K * PK_NR * 4)));
     float *buf = (float *)op->scratch;
     struct ep_pool *pool = op->pool;
     /* decided once for the whole op (a sleeping worker wakes during the first pass, then stays awake) */
-    const int64_t T = ep_pool_threads_for(pool, (uint64_t)N * (uint64_t)M * (uint64_t)K * (uint64_t)P);
-    pk_epi e = {bt ? (const float *)bt->data : NULL, NULL, 0, NULL, P, p->act, p->act_alpha, p->act_beta};
-    for (int64_t n = 0; n < N; n++) {
-        const float *x = (const float *)xt->data + n * C * H * W;
-        float *y = (float *)yt->data + n * M * P;
+    const int64_t T = ep_pool_threads_for(pool, (uint64_t)N * (uint64_t)G * (uint64_t)M * (uint64_t)K * (uint64_t)P);
+    pk_epi e = {NULL, NULL, 0, NULL, P, p->act, p->act_alpha, p->act_beta};
+    /* one GEMM per image and group: group g reads input channels g*Cg.., writes output channels g*M.. */
+    for (int64_t ng = 0; ng < N * G; ng++) {
+        const int64_t g = ng % G;
+        const float *x = (const float *)xt->data + ng * Cg * H * W;
+        const float *wg = (const float *)wt->data + g * gpanels * K * PK_MR;
+        float *y = (float *)yt->data + ng * M * P;
+        e.bias_row = bt ? (const float *)bt->data + g * M : NULL;
         for (int64_t s0 = 0; s0 < strips; s0 += per_pass) {
             const int64_t ns = pk_min(per_pass, strips - s0), p0 = s0 * PK_NR;
-            e.res = rt ? (const float *)rt->data + n * M * P + p0 : NULL;
-            pk_conv_job j = {p, x, (const float *)wt->data, buf, y, &e, M, K, C, H, W, OW, P, ns, p0,
-                             pk_min(T, ns), 0};
+            e.res = rt ? (const float *)rt->data + ng * M * P + p0 : NULL;
+            pk_conv_job j = {p, x, wg, buf, y, &e, M, K, Cg, H, W, OW, P, ns, p0, pk_min(T, ns), 0};
             /* by strips unless panels give threads more even shares: units / ceil(units / T), cross-multiplied */
             const int64_t panels = (M + PK_MR - 1) / PK_MR;
             if (T <= 1 || (ns >= T && ns * ((panels + T - 1) / T) >= panels * ((ns + T - 1) / T))) {
@@ -225,8 +235,7 @@ int EP_ISA_FN(conv2d_packed_f32)(const ep_op *op) {
             } else {
                 j.pack_only = 1;
                 ep_parallel_for(pool, (uint32_t)j.parts, pk_conv_task, &j);
-                pk_gemm_par(pool, M, pk_min(ns * PK_NR, P - p0), K, (const float *)wt->data, K, 1, PK_MR, buf,
-                            y + p0, P, &e);
+                pk_gemm_par(pool, M, pk_min(ns * PK_NR, P - p0), K, wg, K, 1, PK_MR, buf, y + p0, P, &e);
             }
         }
     }

@@ -2,7 +2,8 @@
  * CONV_TRANSPOSE2D variant PACKED): every table's kernel against the reference (tests/c/ep_check.h).
  *
  * Each generated convolution runs through every variant it qualifies for: variant 0 on the plain OIHW weights,
- * DEPTHWISE when groups == C == M, PACKED (weights packed here as select.py packs them) when groups == 1. Shapes:
+ * DEPTHWISE when groups == C == M, PACKED (weights packed here per group as plan_format.h lays them out) for any
+ * groups. Shapes:
  * odd sizes, the tails of every blocking (MR 6, NR 16, KC 256, 16- and 32-column rows), C up to 300, strides
  * 1..3, dilation 2, asymmetric pads, groups, bias, residual and fused activations. The variants with scratch
  * run with the shape function's minimum and with more (more im2col strips per pass, more depthwise slots,
@@ -32,6 +33,20 @@ static void refused(chk_case *c, ep_tensor *bad, const char *why) {
 }
 
 /* ---------------- CONV2D: variant 0, DEPTHWISE, PACKED ---------------- */
+/* W[M, K] (K = C/G*KH*KW) as PACKED's panels: per group its M/G rows [ceil(M/G/MR)][K][MR], group after group */
+static ep_tensor pack_grouped(const float *w, int G, int M, int K) {
+    const int Mg = M / G, pg = (Mg + EP_PACK_MR - 1) / EP_PACK_MR;
+    ep_tensor t = chk_mk(NULL, EP_DTYPE_F32, 3, CHK_DIMS(G * pg, K, EP_PACK_MR));
+    float *d = (float *)chk_alloc(chk_bytes(&t));
+    t.data = d;
+    for (int g = 0; g < G; g++) {
+        ep_tensor one = chk_pack_blocks(w + (int64_t)g * Mg * K, K, Mg, 1, K, EP_PACK_MR);
+        memcpy(d + (int64_t)g * pg * K * EP_PACK_MR, one.data, chk_bytes(&one));
+        chk_free(one.data);
+    }
+    return t;
+}
+
 static void conv_check(ep_conv2d_params *p, int N, int C, int M, int H, int W, int has_b, int has_r, int wide) {
     ep_conv2d_params pa = *p;
     pa.act = EP_ACT_NONE;
@@ -61,8 +76,8 @@ static void conv_check(ep_conv2d_params *p, int N, int C, int M, int H, int W, i
         if (wide) c.extra[c.n_extra++] = 2 * c.scratch;   /* 3 slots */
         chk_kernels(&c);
     }
-    if (G == 1) {
-        ep_tensor wp = chk_pack_blocks(w.data, K, M, 1, K, EP_PACK_MR);   /* panels [ceil(M/MR)][K][MR] */
+    {
+        ep_tensor wp = pack_grouped(w.data, G, M, K);
         c.in[1] = &wp;
         c.variant = EP_CONV2D_VARIANT_PACKED;
         c.n_extra = 1;
@@ -97,15 +112,16 @@ static void conv_check(ep_conv2d_params *p, int N, int C, int M, int H, int W, i
 static void conv_gen_wide(int iter, int depthwise) {
     ep_conv2d_params p;
     memset(&p, 0, sizeof p);
-    const int N = chk_int(1, 2), C = depthwise ? chk_int(1, 19) : chk_int(1, iter % 7 == 0 ? 300 : 24);
-    const int M = depthwise ? C : chk_int(1, iter % 5 == 0 ? 40 : 20);
+    const int G = depthwise || iter % 4 != 2 ? 1 : chk_int(2, 4);   /* grouped one case in four */
+    const int N = chk_int(1, 2), C = depthwise ? chk_int(1, 19) : G * chk_int(1, iter % 7 == 0 ? 300 / G : 24);
+    const int M = depthwise ? C : G * chk_int(1, iter % 5 == 0 ? 40 : 20);
     p.kernel[0] = chk_int(1, depthwise ? 5 : 4);
     p.kernel[1] = iter % 3 == 0 ? p.kernel[0] : chk_int(1, 4);
     p.stride[0] = chk_int(1, 3), p.stride[1] = chk_int(1, 3);
     p.dilation[0] = chk_int(1, 2), p.dilation[1] = chk_int(1, 2);
     if (iter % 4 == 0) p.stride[0] = p.stride[1] = p.dilation[0] = p.dilation[1] = 1;
     for (int i = 0; i < 4; i++) p.pads[i] = iter % 4 == 1 ? 0 : chk_int(0, 2);
-    p.groups = depthwise ? C : 1;
+    p.groups = depthwise ? C : G;
     p.act = chk_random_act(&p.act_alpha, &p.act_beta, 1);
     const int H = chk_int(1, 23), W = chk_int(1, iter % 6 == 0 ? 70 : 23);
     if (H + p.pads[0] + p.pads[2] < (p.kernel[0] - 1) * p.dilation[0] + 1 ||

@@ -258,6 +258,7 @@ static const char *const CHK_FAMILIES[][4] = {
     {"check_linear", "linear"},
     {"check_elementwise", "elementwise"},
     {"check_pool", "pool"},
+    {"check_resize", "resize"},
     {"check_sequence", "softmax_reduce", "sequence", "rnn"},
 };
 

@@ -843,3 +843,24 @@ def test_consts_freeze_an_input_and_bad_ones_are_named():
                         ({"x": "a"}, "consts\\['x'\\] = 'a'")]:
         with pytest.raises(CompileError, match=msg):
             edgeplan.compile(model, consts=consts)
+
+
+@pytest.mark.parametrize("form", ["div_product", "div_clip", "mul_sixth"])
+def test_decomposed_hardswish_fuses_into_the_conv(form):
+    """x * Clip(x + 3, 0, 6) / 6 (Paddle's HardSwish export, in its three orders) becomes the conv's
+    HARD_SWISH epilogue; a Clip to other bounds, or an add of another constant, stays as it is."""
+    six = ("six", np.array(6.0, np.float32)) if form != "mul_sixth" else ("six", np.array(1 / 6, np.float32))
+    tail = {"div_product": [helper.make_node("Mul", ["c", "cl"], ["p"]), helper.make_node("Div", ["p", "six"], ["y"])],
+            "div_clip": [helper.make_node("Div", ["cl", "six"], ["q"]), helper.make_node("Mul", ["c", "q"], ["y"])],
+            "mul_sixth": [helper.make_node("Mul", ["c", "cl"], ["p"]), helper.make_node("Mul", ["six", "p"], ["y"])]}
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="c", pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["c", "three"], ["a"], name="a"),
+             helper.make_node("Clip", ["a", "zero", "sixc"], ["cl"])] + tail[form]
+    inits = [("w", _w(4, 3, 3, 3) * 4), ("three", np.array(3.0, np.float32)), ("zero", np.array(0.0, np.float32)),
+             ("sixc", np.array(6.0, np.float32)), six]
+    g = check(make_model(nodes, [("x", F, (1, 3, 6, 6))], [("y", F, None)], inits))
+    assert kinds(g) == ["conv2d"] and g.ops[0].params["act"] == K.EP_ACT_HARD_SWISH, g.fused
+    assert "Add 'a' + Clip + Mul + Div -> HardSwish" in g.fused
+    inits[3] = ("sixc", np.array(5.0, np.float32))   # Clip(x + 3, 0, 5): not HardSwish
+    g = check(make_model(nodes, [("x", F, (1, 3, 6, 6))], [("y", F, None)], inits))
+    assert not any("HardSwish" in f for f in g.fused) and "binary" in kinds(g)

@@ -78,7 +78,9 @@ WINO_ANY = Target("winograd-any", packed=True, winograd=True, pack_bytes=64 * 10
 
 @pytest.mark.parametrize("case", [dict(), dict(k=1), dict(k=1, stride=2), dict(k=5, stride=2, m=40, c=7),
                                   dict(c=8, m=8, groups=8), dict(c=6, m=6, groups=6, stride=2, k=5),
-                                  dict(c=16, m=20, h=17, w=23), dict(c=33, m=16, h=30, w=9)])
+                                  dict(c=16, m=20, h=17, w=23), dict(c=33, m=16, h=30, w=9),
+                                  dict(c=12, m=18, groups=3, k=1), dict(c=12, m=21, groups=3, k=3, stride=2),
+                                  dict(c=8, m=16, groups=8, k=3), dict(c=32, m=64, groups=4, h=19, w=21)])
 def test_conv_variants_match_generic(case):
     feeds = None
     outs = []
@@ -92,7 +94,7 @@ def test_conv_variants_match_generic(case):
             feeds = {t.name: rng.standard_normal(t.shape).astype(np.float32) for t in g.inputs}
         for mask in ((0,) if target == "generic" else (0, NO_AVX2)):
             outs.append(Session(plan, cpu_features_mask=mask).run(feeds)["y"])
-        if target is WINO_ANY and case.get("c", 5) >= 16:
+        if target is WINO_ANY and case.get("c", 5) >= 16 and case.get("groups", 1) == 1:
             assert g.ops[0].variant == K.EP_CONV2D_VARIANT_WINOGRAD
     for o in outs[1:]:
         assert rel_err(o, outs[0]) <= 1e-5
@@ -129,6 +131,10 @@ def test_packing_layouts():
     p = conv.pack_conv_weights(w)
     assert p.shape == (2, 18, 6)
     assert p[0, 5, 3] == w[3].reshape(-1)[5] and p[1, 4, 0] == w[6].reshape(-1)[4] and not p[1, :, 1:].any()
+    # groups: each group's rows as panels, one group after another
+    g = conv.pack_conv_weights(np.concatenate([w, -w]), groups=2)
+    assert g.shape == (4, 18, 6)
+    assert (g[:2] == p).all() and (g[2:] == -p).all()
     b = np.arange(5 * 20, dtype=np.float32).reshape(5, 20)
     q = linear.pack_gemm_b(b)
     assert q.shape == (2, 5, 16) and q[1, 2, 3] == b[2, 19] and not q[1, :, 4:].any()

@@ -93,6 +93,11 @@ def _minor_version(graph: Graph) -> int:
         v = max(v, 3)      # 1.3: integer POW
     if any(op.kind == "maxpool" and op.variant == K.EP_MAXPOOL_VARIANT_INDICES for op in graph.ops):
         v = max(v, 3)      # 1.3: MAXPOOL's second output (Indices), variant INDICES
+    if any(op.kind == "resize" and op.variant == K.EP_RESIZE_VARIANT_TABLE for op in graph.ops):
+        v = max(v, 4)      # 1.4: RESIZE's variant TABLE
+    if any(op.kind == "conv2d" and op.variant == K.EP_CONV2D_VARIANT_PACKED and int(op.params.get("groups", 1)) > 1
+           for op in graph.ops):
+        v = max(v, 4)      # 1.4: CONV2D PACKED with groups (a 1.3 reader refuses it: EP_ERR_PLAN_PARAMS)
     if any(op.kind == "if" and int(op.params.get("fail", 0)) for op in graph.ops):
         v = max(v, 3)      # 1.3: IF as a run-time bound check
     if any(op.kind == "cumsum" and int(op.params.get("prod", 0)) for op in graph.ops):

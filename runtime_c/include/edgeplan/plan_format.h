@@ -15,7 +15,7 @@
 /* EP_CDEF_BEGIN */
 #define EP_PLAN_MAGIC 0x4E4C5045
 #define EP_PLAN_VERSION_MAJOR 1
-#define EP_PLAN_VERSION_MINOR 3
+#define EP_PLAN_VERSION_MINOR 4
 #define EP_MAX_RANK 8
 #define EP_SECTION_ALIGN 64
 #define EP_ARENA_ALIGN 64
@@ -240,6 +240,7 @@ typedef struct ep_io_rec {
 #define EP_TRANSPOSE_VARIANT_DEFAULT 0
 #define EP_PAD_VARIANT_DEFAULT 0
 #define EP_RESIZE_VARIANT_DEFAULT 0
+#define EP_RESIZE_VARIANT_TABLE 1
 #define EP_SOFTMAX_VARIANT_DEFAULT 0
 #define EP_REDUCE_VARIANT_DEFAULT 0
 #define EP_GATHER_VARIANT_DEFAULT 0
@@ -539,15 +540,20 @@ typedef struct ep_reduce_params {
  * compiler pre-packs (pyapi/edgeplan/compiler/passes/select.py) and what the shape functions check. */
 #define EP_PACK_MR 6          /* rows of a packed-weight panel (micro-kernel tile: MR x NR) */
 #define EP_PACK_NR 16         /* columns of a packed strip: 2 AVX2 ymm = 4 NEON q registers */
-/* CONV2D variant 1, groups 1: W is [ceil(M/MR), C*KH*KW, MR] (M from the output; panel p row i is
- * output channel p*MR+i, zero past M; K index (c*KH + kh)*KW + kw). Scratch: im2col strips
- * [s][K][NR], s >= 1 (the kernel packs as many NR-pixel strips per pass as the scratch holds). */
+/* CONV2D variant 1, G = groups (C and M multiples of G, Cg = C/G, Mg = M/G): W is [G*ceil(Mg/MR), Cg*KH*KW, MR]
+ * (M from the output; group g's panels come g-th, its panel p row i is output channel g*Mg + p*MR+i, zero past
+ * Mg; K index (c*KH + kh)*KW + kw over the group's Cg input channels). Scratch: im2col strips [s][K][NR],
+ * s >= 1 (the kernel packs as many NR-pixel strips per pass as the scratch holds). */
 /* CONV2D variant 2, depthwise (groups == C == M): W as variant 0. Scratch: s >= 1 slots of one
  * zero-padded input plane split into stride phases, Hp*SW*PW floats each, Hp = (OH-1)*SH + (KH-1)*DH + 1,
  * PW = ceil(OW/16)*16 + ((KW-1)*DW)/SW (with threads, min(threads, s) planes are padded at once). */
 /* CONV2D variant 3, Winograd F(4x4, 3x3), 3x3 stride 1 dilation 1 groups 1: W is the transformed
  * filter G g G^T as [36][ceil(M/MR)][C][MR]. Scratch: T tiles of 4x4 outputs per pass, T a multiple
  * of NR, 36*(C + ceil(M/MR)*MR)*T floats. */
+/* RESIZE variant 1, TABLE: nearest or linear, exclude_outside 0, rank >= 2, every dim but the last two kept
+ * (scale 1, same extent); params as variant 0. Scratch: the taps of each output row, then of each output
+ * column (int32 i0, i1; float w0, w1: 16 bytes each), then for linear s >= 1 slots of 2*OW floats (two
+ * width-interpolated source rows; min(threads, s) planes are resampled at once). */
 /* GEMM variant 1: B is [ceil(N/NR), K, NR] (N from the output; strip j column i is column
  * j*NR+i of B, zero past N). No scratch. */
 /* CONV_TRANSPOSE2D variant 1, polyphase packed, groups 1 (docs/kernels.md). Per axis (stride s, dilation d,

@@ -96,4 +96,10 @@ static void pk_tile(int mr, int64_t kc, const float *a, int64_t a_sm, int64_t a_
     PK_CASES(0, a_sm, a_sk)
 }
 
+/* d[j] = s[2j], j < 16 (reads s[0..32)): the stride-2 im2col row */
+static inline void pk_even16(float *d, const float *s) {
+    for (int j = 0; j < 16; j += 4) vst1q_f32(d + j, vld2q_f32(s + 2 * j).val[0]);
+}
+#define PK_EVEN16(d, s) pk_even16((d), (s))
+
 #include "pack_tmpl.h"

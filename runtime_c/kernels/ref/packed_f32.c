@@ -2,8 +2,9 @@
  * CONV2D PACKED, GEMM PACKED and CONV2D WINOGRAD. Any CPU runs a plan that uses the variants with these; the ISA
  * drivers (kernels/pack_tmpl.h, kernels/winograd_tmpl.h) override them.
  *
- * CONV2D PACKED: W as panels [ceil(M/MR)][K][MR], K = C*KH*KW in (c, kh, kw) order. Each output sums
- *   x * w over k = 0..K-1 from 0.0f, a tap in the padding contributing x = 0 (the im2col of the packed driver),
+ * CONV2D PACKED: W as panels [G*ceil(Mg/MR)][K][MR], group g's panels g-th (G = groups, Mg = M/G), K = Cg*KH*KW
+ *   in (c, kh, kw) order over the group's Cg = C/G input channels. Each output sums x * w over k = 0..K-1
+ *   from 0.0f, a tap in the padding contributing x = 0 (the im2col of the packed driver),
  *   then adds B[m], then R, then applies act: for finite weights the order and the values of variant 0
  *   (ep_ref_conv2d_f32; the padded taps add +-0 to a sum, which changes no sum), so the two agree bit for bit.
  * GEMM PACKED: B as strips [ceil(N/NR)][K][NR]. Each output sums A[i,k] * B[k,j] over k from 0.0f, then adds
@@ -22,18 +23,20 @@ int ep_ref_conv2d_packed_f32(const ep_op *op) {
     const ep_tensor *xt = op->in[0], *wt = op->in[1], *bt = ep_op_in(op, 2), *rt = ep_op_in(op, 3), *yt = op->out[0];
     const int64_t N = xt->dims[0], C = xt->dims[1], H = xt->dims[2], W = xt->dims[3];
     const int64_t M = yt->dims[1], OH = yt->dims[2], OW = yt->dims[3], K = wt->dims[1];
-    const int64_t KH = p->kernel[0], KW = p->kernel[1];
+    const int64_t KH = p->kernel[0], KW = p->kernel[1], G = p->groups, Cg = C / G, Mg = M / G;
+    const int64_t gpanels = (Mg + EP_PACK_MR - 1) / EP_PACK_MR;
     const float *x = (const float *)xt->data, *w = (const float *)wt->data;
     const float *b = bt ? (const float *)bt->data : NULL, *r = rt ? (const float *)rt->data : NULL;
     float *y = (float *)yt->data;
     for (int64_t n = 0; n < N; n++)
         for (int64_t m = 0; m < M; m++) {
-            const float *wm = w + (m / EP_PACK_MR) * K * EP_PACK_MR + m % EP_PACK_MR;   /* w[k] at wm[k * MR] */
+            const int64_t g = m / Mg, mg = m % Mg;
+            const float *wm = w + (g * gpanels + mg / EP_PACK_MR) * K * EP_PACK_MR + mg % EP_PACK_MR;   /* w[k] at wm[k * MR] */
             const int64_t plane = (n * M + m) * OH * OW;
             for (int64_t oh = 0; oh < OH; oh++)
                 for (int64_t ow = 0; ow < OW; ow++) {
                     float s = 0.0f;
-                    for (int64_t c = 0, k = 0; c < C; c++)
+                    for (int64_t c = g * Cg, k = 0; c < (g + 1) * Cg; c++)
                         for (int64_t kh = 0; kh < KH; kh++)
                             for (int64_t kw = 0; kw < KW; kw++, k++) {
                                 const int64_t ih = oh * p->stride[0] - p->pads[0] + kh * p->dilation[0];

@@ -79,5 +79,15 @@ static void pk_tile(int mr, int64_t kc, const float *a, int64_t a_sm, int64_t a_
     PK_CASES(a_sm, a_sk)
 }
 
+/* d[j] = s[2j], j < 16 (reads s[0..32)): the stride-2 im2col row; even elements of each 128-bit half, then
+ * the halves in order */
+static inline void pk_even16(float *d, const float *s) {
+    for (int j = 0; j < 16; j += 8) {
+        const __m256 e = _mm256_shuffle_ps(_mm256_loadu_ps(s + 2 * j), _mm256_loadu_ps(s + 2 * j + 8), 0x88);
+        _mm256_storeu_ps(d + j, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xD8)));
+    }
+}
+#define PK_EVEN16(d, s) pk_even16((d), (s))
+
 #include "pack_tmpl.h"
 #include "winograd_tmpl.h"

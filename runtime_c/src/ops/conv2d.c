@@ -35,19 +35,22 @@ static int64_t conv_mul(int64_t a, int64_t b) {
 }
 
 /* Checks the packed weight tensor of variants PACKED and WINOGRAD against the params and
- * the declared output (which gives M); groups must be 1. */
+ * the declared output (which gives M); WINOGRAD needs groups 1, PACKED groups dividing C and M. */
 static int conv_packed_weights(const ep_op *op, const ep_conv2d_params *p, int64_t C, int64_t *M) {
     const ep_tensor *w = op->in[1], *y = op->out ? op->out[0] : NULL;
     if (!y) return EP_ERR_PLAN_OP;
     if (y->rank != 4) return EP_ERR_PLAN_SHAPE;
-    if (p->groups != 1) return EP_ERR_PLAN_PARAMS;
-    const int64_t m = y->dims[1];
+    const int64_t m = y->dims[1], g = p->groups;
     if (m < 1) return EP_ERR_PLAN_SHAPE;
     const int64_t panels = (m + EP_PACK_MR - 1) / EP_PACK_MR;
     if (op->variant == EP_CONV2D_VARIANT_PACKED) {
-        const int64_t k = conv_mul(conv_mul(C, p->kernel[0]), p->kernel[1]);
-        if (k < 1 || w->dims[0] != panels || w->dims[1] != k || w->dims[2] != EP_PACK_MR) return EP_ERR_PLAN_SHAPE;
+        if (C % g != 0 || m % g != 0) return EP_ERR_PLAN_SHAPE;
+        const int64_t k = conv_mul(conv_mul(C / g, p->kernel[0]), p->kernel[1]);
+        const int64_t gp = conv_mul(g, (m / g + EP_PACK_MR - 1) / EP_PACK_MR);
+        if (k < 1 || gp < 1 || w->dims[0] != gp || w->dims[1] != k || w->dims[2] != EP_PACK_MR)
+            return EP_ERR_PLAN_SHAPE;
     } else {
+        if (g != 1) return EP_ERR_PLAN_PARAMS;
         if (p->kernel[0] != 3 || p->kernel[1] != 3 || p->stride[0] != 1 || p->stride[1] != 1 ||
             p->dilation[0] != 1 || p->dilation[1] != 1)
             return EP_ERR_PLAN_PARAMS;
@@ -66,8 +69,8 @@ static int conv_variant_scratch(const ep_op *op, const ep_conv2d_params *p, cons
     int64_t s = 0;
     switch (op->variant) {
     case EP_VARIANT_DEFAULT: return EP_OK;
-    case EP_CONV2D_VARIANT_PACKED:
-        s = conv_mul(conv_mul(conv_mul(C, p->kernel[0]), p->kernel[1]), EP_PACK_NR * 4);
+    case EP_CONV2D_VARIANT_PACKED:   /* conv_packed_weights checked that groups divide C */
+        s = conv_mul(conv_mul(conv_mul(C / p->groups, p->kernel[0]), p->kernel[1]), EP_PACK_NR * 4);
         break;
     case EP_CONV2D_VARIANT_DEPTHWISE: {
         if (p->groups != C || M != C) return EP_ERR_PLAN_PARAMS;

@@ -1,5 +1,6 @@
 /* Shape functions: RESIZE and RESIZE_EXT (nearest, linear, cubic; f32). Output extents come from the
- * declared output tensor; scales, roi and enum fields are untrusted and checked here. */
+ * declared output tensor; scales, roi and enum fields are untrusted and checked here. RESIZE variant TABLE
+ * (plan_format.h) has its conditions checked and its minimum scratch computed here. */
 #include <math.h>
 #include "shape_check.h"
 
@@ -44,7 +45,23 @@ int ep_shape_resize(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     ep_shape_from_tensor(&out[0], op->out[0]);
     out[0].dtype = op->in[0]->dtype;
     *scratch = 0;
-    return EP_OK;
+    switch (op->variant) {
+    case EP_VARIANT_DEFAULT: return EP_OK;
+    case EP_RESIZE_VARIANT_TABLE: {
+        /* nearest / linear over the last two dims (rank >= 2), every other dim kept, no exclude_outside */
+        const ep_tensor *x = op->in[0], *y = op->out[0];
+        const int r = x->rank;
+        if (r < 2 || p->exclude_outside || (p->mode != EP_RESIZE_NEAREST && p->mode != EP_RESIZE_LINEAR))
+            return EP_ERR_PLAN_PARAMS;
+        for (int i = 0; i < r - 2; i++)
+            if (p->scales[i] != 1.0f || y->dims[i] != x->dims[i]) return EP_ERR_PLAN_PARAMS;
+        const uint64_t OH = (uint64_t)y->dims[r - 2], OW = (uint64_t)y->dims[r - 1];
+        /* the taps of every output row and column, and one slot of two interpolated rows for linear */
+        *scratch = 16u * (OH + OW) + (p->mode == EP_RESIZE_LINEAR ? 8u * OW : 0u);
+        return EP_OK;
+    }
+    default: return EP_ERR_PLAN_OP;
+    }
 }
 
 int ep_shape_resize_ext(const ep_op *op, ep_shape *out, uint64_t *scratch) {

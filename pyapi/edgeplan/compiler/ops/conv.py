@@ -167,14 +167,15 @@ LOWER = {
 # ---- kernel variants (passes/select.py runs these; layouts in plan_format.h EP_CONV*_VARIANT_*) ----
 # weight layouts
 
-def pack_conv_weights(w: np.ndarray) -> np.ndarray:
-    """W[M, C, KH, KW] -> [ceil(M/MR), C*KH*KW, MR], zero rows past M."""
-    m = w.shape[0]
+def pack_conv_weights(w: np.ndarray, groups: int = 1) -> np.ndarray:
+    """W[M, C/G, KH, KW] -> [G*ceil(Mg/MR), C/G*KH*KW, MR]: each group's Mg = M/G rows as panels, the groups one
+    after another, zero rows past Mg."""
+    m = w.shape[0] // groups
     k = int(np.prod(w.shape[1:]))
     panels = -(-m // MR)
-    a = np.zeros((panels * MR, k), F32)
-    a[:m] = w.reshape(m, k)
-    return np.ascontiguousarray(a.reshape(panels, MR, k).transpose(0, 2, 1))
+    a = np.zeros((groups, panels * MR, k), F32)
+    a[:, :m] = w.reshape(groups, m, k)
+    return np.ascontiguousarray(a.reshape(groups * panels, MR, k).transpose(0, 2, 1))
 
 
 # Winograd F(4x4, 3x3) (Lavin & Gray 2016; points 0, +-1, +-2, inf)
@@ -255,8 +256,8 @@ def winograd_ok(p: dict, c: int, m: int, oh: int, ow: int, tg) -> bool:
 
 
 def select_conv2d(graph, op, tg, upgrades: list) -> None:
-    """Packed (groups 1) or depthwise (groups == C == M) variant; where Winograd applies, it is offered
-    as an Upgrade (its filters take more bytes) with the packed variant as the fallback."""
+    """Depthwise (groups == C == M) or packed (any other groups) variant; where Winograd applies (groups 1),
+    it is offered as an Upgrade (its filters take more bytes) with the packed variant as the fallback."""
     p = op.params
     x, w = op.inputs[0], op.inputs[1]
     y = op.outputs[0]
@@ -267,11 +268,14 @@ def select_conv2d(graph, op, tg, upgrades: list) -> None:
     m, oh, ow = y.shape[1:]
     g = int(p.get("groups", 1))
     kh, kw = p["kernel"]
-    if g == 1:
+    if g == c == m and c > 1:
+        op.variant = K.EP_CONV2D_VARIANT_DEPTHWISE
+        op.scratch = conv_dw_scratch(p, oh, ow, min(c * n, tg.threads))
+    else:
         def packed():
             op.variant = K.EP_CONV2D_VARIANT_PACKED
-            graph.replace_const(op, 1, lambda: pack_conv_weights(wd), "packed")
-            op.scratch = conv_packed_scratch(c * kh * kw, oh * ow, tg.pack_bytes)
+            graph.replace_const(op, 1, lambda: pack_conv_weights(wd, g), "packed", g)
+            op.scratch = conv_packed_scratch(c // g * kh * kw, oh * ow, tg.pack_bytes)
 
         if winograd_ok(p, c, m, oh, ow, tg):
             tiles = -(-oh // 4) * -(-ow // 4)
@@ -285,9 +289,6 @@ def select_conv2d(graph, op, tg, upgrades: list) -> None:
                 upgrades.append(Upgrade(saved / extra, extra, winograd, packed))
                 return
         packed()
-    elif g == c == m and c > 1:
-        op.variant = K.EP_CONV2D_VARIANT_DEPTHWISE
-        op.scratch = conv_dw_scratch(p, oh, ow, min(c * n, tg.threads))
 
 
 def select_conv_transpose2d(graph, op, tg, upgrades: list) -> None:

@@ -125,3 +125,27 @@ def lower_resize(ctx, n):
 
 
 LOWER = {("", "Resize"): lower_resize, ("", "Upsample"): lower_resize}
+
+
+# ---- kernel variant (passes/select.py runs it; layout in plan_format.h EP_RESIZE_VARIANT_TABLE) ----
+
+def select_resize(graph, op, tg, upgrades: list) -> None:
+    """TABLE for nearest and linear resizes of the last two dims (the leading ones kept), without
+    exclude_outside: taps tabulated per output row and column, then copies (nearest) or separable
+    float blends (linear); scratch for the tables and min(planes, threads) slots of two rows."""
+    p = op.params
+    x, y = op.inputs[0], op.outputs[0]
+    r = len(x.shape)
+    if (r < 2 or p["exclude_outside"] or p["mode"] not in (K.EP_RESIZE_NEAREST, K.EP_RESIZE_LINEAR)
+            or 0 in y.shape or 0 in x.shape):
+        return
+    if any(p["scales"][i] != 1.0 or x.shape[i] != y.shape[i] for i in range(r - 2)):
+        return
+    oh, ow = int(y.shape[-2]), int(y.shape[-1])
+    planes = int(np.prod(y.shape[:-2], dtype=np.int64))
+    op.variant = K.EP_RESIZE_VARIANT_TABLE
+    slots = min(planes, tg.threads) if p["mode"] == K.EP_RESIZE_LINEAR else 0
+    op.scratch = 16 * (oh + ow) + slots * 8 * ow
+
+
+SELECT = {"resize": select_resize}

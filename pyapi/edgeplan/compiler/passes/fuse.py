@@ -48,7 +48,8 @@ class _Fuser:
         if v in self.outs:
             return None
         us = self.users(v)
-        if len(us) != 1 or us[0].domain != "" or us[0].inputs.count(v) != 1:
+        ok = us[0].domain == "" or us[0].op_type == "EpAct" if len(us) == 1 else False
+        if not ok or us[0].inputs.count(v) != 1:   # an ONNX op, or an activation a pattern made
             return None
         return us[0]
 
@@ -222,6 +223,62 @@ class _Fuser:
         s.op_type, s.domain, s.attrs, s.proto = "EpAct", ir.EP_DOMAIN, {"kind": kind}, None
         self.absorb(s, mul)
 
+    def _scalar_const(self, n, y):
+        """The other input of binary n (besides y) as a float when it is a one-element constant, else None."""
+        o = [i for i in n.inputs if i != y]
+        k = self.m.const(o[0]) if len(o) == 1 and len(n.inputs) == 2 else None
+        return float(k.reshape(-1)[0]) if k is not None and k.size == 1 else None
+
+    def hardswish_pattern(self, a):
+        """x * Clip(x + 3, 0, 6) / 6 (Paddle's and many exporters' HardSwish), with the division on the
+        product or on the clip, or a multiplication by 1/6 -> EpAct HARD_SWISH (x * clip(x/6 + 1/2, 0, 1):
+        the same function, rounded differently by an ulp or two)."""
+        m = self.m
+        if a.op_type != "Add" or len(a.inputs) != 2:
+            return
+        x = next((i for i in a.inputs if m.const(i) is None), None)
+        if x is None or self._scalar_const(a, x) != 3.0 or a.outputs[0] in self.outs:
+            return
+        c = self.sole_user(a.outputs[0])
+        if c is None or c.op_type != "Clip" or c.domain != "" or c.outputs[0] in self.outs:
+            return
+        try:
+            kind, lo, hi = acts.activation(m, c)
+        except acts.ActError:
+            return
+        if (lo, hi) != (0.0, 6.0):
+            return
+
+        def sixth(n, y):   # n divides y by 6 (or multiplies it by 1/6)
+            k = self._scalar_const(n, y) if n is not None else None
+            if k is None:
+                return False
+            if n.op_type == "Div":
+                return n.inputs[0] == y and k == 6.0
+            return n.op_type == "Mul" and abs(k * 6.0 - 1.0) < 1e-6
+
+        u = self.sole_user(c.outputs[0])
+        if u is None:
+            return
+        if u.op_type == "Mul" and sorted(u.inputs) == sorted([x, c.outputs[0]]):      # (x * clip) / 6
+            d = self.sole_user(u.outputs[0])
+            if not sixth(d, u.outputs[0]) or u.outputs[0] in self.outs:
+                return
+            dead, last = [c, u, d], d
+        elif sixth(u, c.outputs[0]):                                                   # x * (clip / 6)
+            mul = self.sole_user(u.outputs[0])
+            if (mul is None or mul.op_type != "Mul" or sorted(mul.inputs) != sorted([x, u.outputs[0]])
+                    or u.outputs[0] in self.outs):
+                return
+            dead, last = [c, u, mul], mul
+        else:
+            return
+        self.notes.append(f"Add '{a.name}' + Clip + Mul + Div -> HardSwish")
+        a.op_type, a.domain, a.attrs, a.proto = "EpAct", ir.EP_DOMAIN, {"kind": K.EP_ACT_HARD_SWISH}, None
+        a.inputs = [x]
+        a.outputs = [last.outputs[0]]
+        self.dead.update(dead)
+
     def gelu_pattern(self, e):
         """0.5 * x * (1 + erf(x / sqrt 2)) in the usual exported orders -> EpAct GELU."""
         m = self.m
@@ -304,6 +361,9 @@ class _Fuser:
             if n.domain == "" and n.op_type == "Erf" and n not in self.dead:
                 self._prods = {o: p for p in self.m.nodes if p not in self.dead for o in p.outputs}
                 self.gelu_pattern(n)
+        for n in list(self.m.nodes):
+            if n.domain == "" and n.op_type == "Add" and n not in self.dead:
+                self.hardswish_pattern(n)
         for n in list(self.m.nodes):
             if n not in self.dead and n.op_type in ("Conv", "ConvTranspose", "EpGemm"):
                 self.grow(n)
