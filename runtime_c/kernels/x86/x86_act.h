@@ -109,14 +109,25 @@ static inline __attribute__((always_inline)) __m256 x86_gelu8(__m256 x) {
  * ep_act_apply_f32 after storing. */
 static inline int x86_act_vec(int act) {
     return act == EP_ACT_NONE || act == EP_ACT_RELU || act == EP_ACT_CLIP || act == EP_ACT_LEAKY_RELU ||
-           act == EP_ACT_SIGMOID || act == EP_ACT_SILU || act == EP_ACT_TANH;
+           act == EP_ACT_HARD_SIGMOID || act == EP_ACT_HARD_SWISH || act == EP_ACT_SIGMOID ||
+           act == EP_ACT_SILU || act == EP_ACT_TANH;
 }
 
 /* act(v) for the kinds of x86_act_vec (v unchanged for the others), used by the conv/GEMM epilogues.
  * NaN propagates as in the reference: max/min return their second operand when either is NaN.
+ * HARD_SIGMOID / HARD_SWISH are the reference's operations (mul then add; a true division by 6), bit for bit;
  * SIGMOID/SILU/TANH use x86_exp8 (relative error <= 2e-6 against the reference's libm). */
 static inline __attribute__((always_inline)) __m256 x86_act8(int act, float alpha, float beta, __m256 v) {
+    const __m256 z = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
     switch (act) {
+    case EP_ACT_HARD_SIGMOID: {   /* min(max(alpha v + beta, 0), 1): a NaN stays NaN (the reference's act_clip) */
+        const __m256 t = _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(alpha), v), _mm256_set1_ps(beta));
+        return _mm256_min_ps(one, _mm256_max_ps(z, t));
+    }
+    case EP_ACT_HARD_SWISH: {
+        const __m256 t = _mm256_add_ps(_mm256_div_ps(v, _mm256_set1_ps(6.0f)), _mm256_set1_ps(0.5f));
+        return _mm256_mul_ps(v, _mm256_min_ps(one, _mm256_max_ps(z, t)));
+    }
     case EP_ACT_RELU: return _mm256_max_ps(_mm256_setzero_ps(), v);
     case EP_ACT_CLIP: return _mm256_min_ps(_mm256_set1_ps(beta), _mm256_max_ps(_mm256_set1_ps(alpha), v));
     case EP_ACT_LEAKY_RELU:
@@ -130,19 +141,11 @@ static inline __attribute__((always_inline)) __m256 x86_act8(int act, float alph
 }
 
 static inline __attribute__((always_inline)) __m256 x86_actx8(int act, float alpha, float beta, __m256 v) {
-    const __m256 z = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
     switch (act) {
     case EP_ACT_RELU: /* v < 0 ? 0 : v */
-        return _mm256_andnot_ps(_mm256_cmp_ps(v, z, _CMP_LT_OQ), v);
-    case EP_ACT_CLIP: case EP_ACT_LEAKY_RELU: return x86_act8(act, alpha, beta, v);
-    case EP_ACT_HARD_SIGMOID: {   /* clip(alpha * v + beta, 0, 1): mul then add, as the reference */
-        const __m256 t = _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(alpha), v), _mm256_set1_ps(beta));
-        return _mm256_min_ps(one, _mm256_max_ps(z, t));
-    }
-    case EP_ACT_HARD_SWISH: {
-        const __m256 t = _mm256_add_ps(_mm256_div_ps(v, _mm256_set1_ps(6.0f)), _mm256_set1_ps(0.5f));
-        return _mm256_mul_ps(v, _mm256_min_ps(one, _mm256_max_ps(z, t)));
-    }
+        return _mm256_andnot_ps(_mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ), v);
+    case EP_ACT_CLIP: case EP_ACT_LEAKY_RELU: case EP_ACT_HARD_SIGMOID: case EP_ACT_HARD_SWISH:
+        return x86_act8(act, alpha, beta, v);
     case EP_ACT_NEG: return _mm256_xor_ps(v, _mm256_set1_ps(-0.0f));
     case EP_ACT_ABS: return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v);
     case EP_ACT_SIGMOID: return x86_sigmoid8(v);
