@@ -73,7 +73,8 @@ def _conv_graph(c=5, m=11, h=9, w=13, k=3, stride=1, groups=1, act=K.EP_ACT_RELU
     return Graph([x, wt, b, y] + ([r] if residual else []), [op], [x, r] if residual else [x], [y])
 
 
-WINO_ANY = Target("winograd-any", packed=True, winograd=True, pack_bytes=64 * 1024, winograd_budget=100.0)
+WINO_ANY = Target("winograd-any", packed=True, winograd=True, pack_bytes=64 * 1024, winograd_budget=100.0,
+                  winograd_min_channels=16, winograd_min_pixels=64)
 
 
 @pytest.mark.parametrize("case", [dict(), dict(k=1), dict(k=1, stride=2), dict(k=5, stride=2, m=40, c=7),

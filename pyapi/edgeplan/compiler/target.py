@@ -4,8 +4,8 @@ ops/<family>.py, its SELECT table).
 
 Targets:
   generic   variant 0 everywhere (the reference layouts, least scratch)
-  x86-64    packed GEMM for Conv (groups 1) and Gemm, the depthwise kernel, Winograd F(4x4,3x3) for
-            3x3 stride-1 convolutions with enough channels. Winograd filters take 4x the bytes of 3x3 ones
+  x86-64    packed GEMM for Conv (any groups) and Gemm, the depthwise kernel, Winograd F(4x4,3x3) for
+            3x3 stride-1 convolutions with enough channels (>= 128) and pixels (>= 144). Winograd filters take 4x the bytes of 3x3 ones
             (36 vs 9 per channel pair), so layers are taken by MACs saved per extra byte while the extra
             stays within winograd_budget x the model's constant bytes (0.5: plan at most 1.5x)
   x86-64-compact  the same without Winograd (plan size as generic, plus MR padding)
@@ -28,7 +28,11 @@ class Target:
     packed: bool = False          # packed GEMM / depthwise variants
     winograd: bool = False        # Winograd F(4x4, 3x3) for 3x3 stride-1 convolutions
     pack_bytes: int = 0           # scratch budget of one im2col pass (about half the L2)
-    winograd_min_channels: int = 16
+    # Winograd wins where the GEMMs are big enough to hide its transforms: measured against the packed
+    # variant on one AVX2 core (3x3, C = M): 1.3-2.1x slower at 16-32 channels, even at 64, 0.44-0.74x
+    # from 128 channels on maps of 20x20 and more (docs/kernels.md)
+    winograd_min_channels: int = 128
+    winograd_min_pixels: int = 144
     winograd_budget: float = 0.0  # extra constant bytes Winograd may add, as a fraction of the model's
     threads: int = 4              # depthwise scratch holds this many padded planes: one per thread
     ct_expand: float = 4.0        # ConvTranspose PACKED while sh*TH*sw*TW <= ct_expand * KH*KW (weight growth)

@@ -252,7 +252,7 @@ def winograd_scratch(c: int, m: int, tiles: int, pack_bytes: int) -> int:
 def winograd_ok(p: dict, c: int, m: int, oh: int, ow: int, tg) -> bool:
     return (tg.winograd and tuple(p["kernel"]) == (3, 3) and tuple(p["stride"]) == (1, 1)
             and tuple(p["dilation"]) == (1, 1) and int(p.get("groups", 1)) == 1
-            and min(c, m) >= tg.winograd_min_channels and oh * ow >= 64)
+            and min(c, m) >= tg.winograd_min_channels and oh * ow >= tg.winograd_min_pixels)
 
 
 def select_conv2d(graph, op, tg, upgrades: list) -> None:
