@@ -70,16 +70,16 @@ class Board:
     def target(self):
         """The compiler's kernel-selection target for this board (compiler/passes/select.py).
 
-        aarch64 boards get the packed-GEMM and depthwise variants (NEON kernels exist for both) with an
-        im2col budget of half the L2 per pass; no Winograd (no NEON Winograd kernel yet, the
-        reference one would be slower than packed GEMM). x86-64 is the compiler's own x86 target.
+        aarch64 boards get the packed-GEMM, depthwise and Winograd variants (NEON kernels exist for all
+        three) with an im2col budget of half the L2 per pass, Winograd on x86-64's channel and pixel rule
+        and weight budget. x86-64 is the compiler's own x86 target.
         armv7 runs the reference kernels, whose fastest forms are variant 0."""
         from .compiler.target import TARGETS, Target
         if self.arch == "x86_64":
             return TARGETS["x86-64"]
         if self.arch == "aarch64":
-            return Target(self.name, packed=True, winograd=False, pack_bytes=int(self.l2_kib) * 1024 // 2,
-                          threads=max(1, min(int(self.cores), 8)))
+            return Target(self.name, packed=True, winograd=True, pack_bytes=int(self.l2_kib) * 1024 // 2,
+                          threads=max(1, min(int(self.cores), 8)), winograd_budget=0.5)
         return Target(self.name)
 
     @property

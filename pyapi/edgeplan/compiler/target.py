@@ -9,7 +9,7 @@ Targets:
             (36 vs 9 per channel pair), so layers are taken by MACs saved per extra byte while the extra
             stays within winograd_budget x the model's constant bytes (0.5: plan at most 1.5x)
   x86-64-compact  the same without Winograd (plan size as generic, plus MR padding)
-  aarch64   packed GEMM and depthwise (the NEON kernels), no Winograd
+  aarch64   packed GEMM, depthwise and Winograd (the NEON kernels), Winograd on x86-64's rule
   host      the entry for this machine (x86-64, aarch64, else generic)
 Every packed target also takes the polyphase packed ConvTranspose (groups 1) while its phase weights stay within
 ct_expand x the plain ones (1 for the HiFi-GAN kernel = 2 x stride; x86-64-compact allows no growth).
@@ -42,8 +42,8 @@ TARGETS = {
     "generic": Target("generic"),
     "x86-64": Target("x86-64", packed=True, winograd=True, pack_bytes=256 * 1024, winograd_budget=0.5),
     "x86-64-compact": Target("x86-64-compact", packed=True, pack_bytes=256 * 1024, ct_expand=1.0),
-    # NEON boards (kernels/neon/ overrides PACKED and DEPTHWISE; Winograd is not ported there yet)
-    "aarch64": Target("aarch64", packed=True, pack_bytes=128 * 1024),
+    # NEON boards (kernels/neon/ overrides PACKED, DEPTHWISE and WINOGRAD)
+    "aarch64": Target("aarch64", packed=True, winograd=True, pack_bytes=128 * 1024, winograd_budget=0.5),
 }
 
 

@@ -1,5 +1,5 @@
-/* NEON kernels of CONV2D variant PACKED and GEMM variant PACKED: the shared drivers of
- * kernels/pack_tmpl.h (same packing and blocking as ref and x86) over a 6 x 16 register-blocked
+/* NEON kernels of CONV2D variants PACKED and WINOGRAD and GEMM variant PACKED: the shared drivers of
+ * kernels/pack_tmpl.h and kernels/winograd_tmpl.h (same packing and blocking as ref and x86) over a 6 x 16 register-blocked
  * micro-kernel: 24 q accumulators, 4 q of B per k, A by lane (packed panels: one q + one d load
  * per k, FMLA by element). Each output sums its products in k order with fused multiply-add (the
  * reference rounds each product), then bias, residual and activation in the reference's order. */
@@ -103,3 +103,4 @@ static inline void pk_even16(float *d, const float *s) {
 #define PK_EVEN16(d, s) pk_even16((d), (s))
 
 #include "pack_tmpl.h"
+#include "winograd_tmpl.h"

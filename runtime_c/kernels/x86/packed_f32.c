@@ -8,32 +8,9 @@
 
 #define PK_INLINE static inline __attribute__((always_inline))
 
-PK_INLINE void pk_tile_n(const int mr, int64_t kc, const float *a, const int64_t a_sm, const int64_t a_sk,
-                         const float *b, float *c, int64_t ldc, int load_c, const pk_epi *e) {
-    __m256 c0[PK_MR], c1[PK_MR];
-#pragma GCC unroll 6
-    for (int i = 0; i < mr; i++) {
-        c0[i] = load_c ? _mm256_loadu_ps(c + i * ldc) : _mm256_setzero_ps();
-        c1[i] = load_c ? _mm256_loadu_ps(c + i * ldc + 8) : _mm256_setzero_ps();
-    }
-    for (int64_t k = 0; k < kc; k++) {
-        const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
-#pragma GCC unroll 6
-        for (int i = 0; i < mr; i++) {
-            const __m256 av = _mm256_broadcast_ss(a + i * a_sm);
-            c0[i] = _mm256_fmadd_ps(av, b0, c0[i]);
-            c1[i] = _mm256_fmadd_ps(av, b1, c1[i]);
-        }
-        a += a_sk;
-        b += PK_NR;
-    }
-    /* spill the tile once so the epilogue's loop may index rows at run time (keeps c0/c1 in registers) */
-    float t[PK_MR * PK_NR];
-#pragma GCC unroll 6
-    for (int i = 0; i < mr; i++) {
-        _mm256_storeu_ps(t + i * PK_NR, c0[i]);
-        _mm256_storeu_ps(t + i * PK_NR + 8, c1[i]);
-    }
+/* The stores of a finished tile t[mr][NR] into C with the epilogue (bias, residual, activation): once per
+ * tile, not per k, so it is kept out of line and the 12 micro-kernel instances stay small. */
+static __attribute__((noinline)) void pk_store_tile(int mr, const float *t, float *c, int64_t ldc, const pk_epi *e) {
     for (int i = 0; i < mr; i++) {
         float *ci = c + i * ldc;
         __m256 v0 = _mm256_loadu_ps(t + i * PK_NR), v1 = _mm256_loadu_ps(t + i * PK_NR + 8);
@@ -60,6 +37,35 @@ PK_INLINE void pk_tile_n(const int mr, int64_t kc, const float *a, const int64_t
         _mm256_storeu_ps(ci + 8, v1);
         if (e && !x86_act_vec(e->act)) ep_act_apply_f32(e->act, ci, PK_NR, e->alpha, e->beta);
     }
+}
+
+PK_INLINE void pk_tile_n(const int mr, int64_t kc, const float *a, const int64_t a_sm, const int64_t a_sk,
+                         const float *b, float *c, int64_t ldc, int load_c, const pk_epi *e) {
+    __m256 c0[PK_MR], c1[PK_MR];
+#pragma GCC unroll 6
+    for (int i = 0; i < mr; i++) {
+        c0[i] = load_c ? _mm256_loadu_ps(c + i * ldc) : _mm256_setzero_ps();
+        c1[i] = load_c ? _mm256_loadu_ps(c + i * ldc + 8) : _mm256_setzero_ps();
+    }
+    for (int64_t k = 0; k < kc; k++) {
+        const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+#pragma GCC unroll 6
+        for (int i = 0; i < mr; i++) {
+            const __m256 av = _mm256_broadcast_ss(a + i * a_sm);
+            c0[i] = _mm256_fmadd_ps(av, b0, c0[i]);
+            c1[i] = _mm256_fmadd_ps(av, b1, c1[i]);
+        }
+        a += a_sk;
+        b += PK_NR;
+    }
+    /* spill the tile once so the epilogue's loop may index rows at run time (keeps c0/c1 in registers) */
+    float t[PK_MR * PK_NR];
+#pragma GCC unroll 6
+    for (int i = 0; i < mr; i++) {
+        _mm256_storeu_ps(t + i * PK_NR, c0[i]);
+        _mm256_storeu_ps(t + i * PK_NR + 8, c1[i]);
+    }
+    pk_store_tile(mr, t, c, ldc, e);
 }
 
 /* One instantiation per row count and A access (packed panel or plain rows). */
