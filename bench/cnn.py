@@ -107,7 +107,7 @@ def bench_one(name: str, threads: int, a, d: Path) -> dict:
                for g, w in zip(got.values() if isinstance(got, dict) else got, want))
     for _ in range(a.warmup):
         ep_run(feeds), ort_run(feeds)
-    ratios, ep_ms, ort_ms = [], [], []
+    ratios, ep_ms, ort_ms = [], [], []   # per round: the median of --batch calls of each engine
     for r in range(a.rounds):
         if r % 2 == 0:
             e = timed(ep_run, feeds, a.batch)
@@ -148,6 +148,13 @@ def main() -> int:
                 print(f"{name:<12} threads={th}  edgeplan {r['ep_ms']:9.3f} ms  onnxruntime {r['ort_ms']:9.3f} ms  "
                       f"ratio {r['ratio']:.2f} ({r['lo']:.2f}..{r['hi']:.2f})  max rel diff {r['diff']:.1e}",
                       flush=True)
+    one = {r["model"]: r for r in rows if r["threads"] == 1}
+    for r in rows:   # each engine's own speed-up over its 1-thread row
+        b = one.get(r["model"])
+        r["sp"] = (b["ep_ms"] / r["ep_ms"], b["ort_ms"] / r["ort_ms"]) if b and r["threads"] != 1 else None
+        if r["sp"]:
+            print(f"{r['model']:<12} threads={r['threads']}  speed-up over 1 thread: edgeplan x{r['sp'][0]:.2f}, "
+                  f"onnxruntime x{r['sp'][1]:.2f}")
     real = [r["ratio"] for r in rows if r["model"] in REAL and r["threads"] == 1]
     if real:
         print(f"real exports, 1 thread: median ratio {statistics.median(real):.2f}")
@@ -156,11 +163,13 @@ def main() -> int:
                  f"{a.rounds} rounds of {a.batch} calls per engine, alternating, after {a.warmup} warm-up.",
                  f"Reproduce: `python3 bench/cnn.py --threads {a.threads} --rounds {a.rounds} --batch {a.batch} "
                  f"--models {' '.join(a.models)}`", "",
-                 "| model | threads | edgeplan ms | onnxruntime ms | ratio (median of rounds) | range | max rel diff |",
-                 "|---|---|---|---|---|---|---|"]
+                 "| model | threads | edgeplan ms | onnxruntime ms | ratio (median of rounds) | range | "
+                 "speed-up over 1 thread (ep / ort) | max rel diff |",
+                 "|---|---|---|---|---|---|---|---|"]
         for r in rows:
+            sp = f"{r['sp'][0]:.2f} / {r['sp'][1]:.2f}" if r["sp"] else "-"
             lines.append(f"| {r['model']} | {r['threads']} | {r['ep_ms']:.3f} | {r['ort_ms']:.3f} | {r['ratio']:.2f} | "
-                         f"{r['lo']:.2f}..{r['hi']:.2f} | {r['diff']:.1e} |")
+                         f"{r['lo']:.2f}..{r['hi']:.2f} | {sp} | {r['diff']:.1e} |")
         if real:
             lines.append(f"\nReal exports at 1 thread: median ratio {statistics.median(real):.2f}.")
         Path(a.markdown).write_text("\n".join(lines) + "\n")

@@ -1,0 +1,24 @@
+"""bench/cnn.py runs (a benchmark, so only its plumbing is tested here): both engines on one model in one
+process, the per-round ratios, each engine's speed-up at two threads, and the markdown table."""
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_cnn_bench_runs_and_writes_its_table(tmp_path):
+    md = tmp_path / "cnn.md"
+    r = subprocess.run([sys.executable, str(ROOT / "bench" / "cnn.py"), "--models", "tiny", "--threads", "1,2",
+                        "--rounds", "2", "--batch", "1", "--warmup", "0", "--markdown", str(md)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "tiny" in r.stdout and "ratio" in r.stdout and "speed-up over 1 thread" in r.stdout
+    table = md.read_text()
+    assert "| tiny | 1 |" in table and "| tiny | 2 |" in table and "ISA" in table
+
+
+def test_cnn_bench_refuses_an_unknown_model():
+    r = subprocess.run([sys.executable, str(ROOT / "bench" / "cnn.py"), "--models", "nosuchnet"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and "unknown model 'nosuchnet'" in r.stderr
