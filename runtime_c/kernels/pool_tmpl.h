@@ -9,6 +9,10 @@
  * MAX keeps the reference's "v > m" update from -FLT_MAX (a NaN tap is skipped, signed zeros keep the
  * first seen), AVG sums from 0.0f in tap order and divides by the row's count: both equal the reference
  * bit for bit. Threads: planes are split into contiguous ranges.
+ * MAX with stride 1 on rows with borders (YOLO's SPPF: 5x5, pad 2, on 10x10 and 20x20 maps, where the
+ * border is most of the row) instead copies the window's input rows into a stack buffer padded with
+ * -FLT_MAX and runs every column as interior: a -FLT_MAX tap never passes "v > m" from -FLT_MAX, so the
+ * result is the reference's bit for bit (it skips those taps). The buffer holds POOL_PADBUF floats.
  *
  * Exports EP_ISA_FN(maxpool_f32) and EP_ISA_FN(avgpool_f32) (ep_kernel.h); the including file defines
  *   PV, PV_N                    the vector type and its lanes
@@ -46,13 +50,46 @@ POOL_INLINE void pool_vec(const int is_max, const int sclass, const ep_pool_geom
     PV_ST(yr + ow, acc);
 }
 
+#define POOL_PADBUF 1024
+
+/* Output row r of a stride-1 MAX through -FLT_MAX-padded copies of its input rows (OW >= PV_N, and the
+ * rows fit POOL_PADBUF: pool_plane checks). */
+static void pool_max_padded_row(const ep_pool_geom *g, const ep_pool_row *r, const float *xp, float *yr) {
+    float buf[POOL_PADBUF];
+    const int64_t PWb = g->OW + (g->KW - 1) * g->dw;   /* padded column i is input column i - pl */
+    for (int64_t kh = r->kh0; kh < r->kh1; kh++) {
+        const float *xr = xp + (r->h0 + kh * g->dh) * g->W;
+        float *d = buf + (kh - r->kh0) * PWb;
+        for (int64_t i = 0; i < PWb; i++) {
+            const int64_t c = i - g->pl;
+            d[i] = c >= 0 && c < g->W ? xr[c] : -FLT_MAX;
+        }
+    }
+    for (int64_t ow = 0;; ow += PV_N) {
+        if (ow + PV_N > g->OW) ow = g->OW - PV_N;   /* the last vector overlaps the previous one */
+        PV acc = PV_SET1(-FLT_MAX);
+        for (int64_t kh = r->kh0; kh < r->kh1; kh++) {
+            const float *d = buf + (kh - r->kh0) * PWb + ow;
+            for (int64_t kw = 0; kw < g->KW; kw++) acc = PV_MAX(PV_LD1(d + kw * g->dw), acc);
+        }
+        PV_ST(yr + ow, acc);
+        if (ow + PV_N >= g->OW) break;
+    }
+}
+
 /* One plane: the vector interior and the scalar borders of every row. */
 POOL_INLINE void pool_plane(const int is_max, const int sclass, const ep_pool_geom *g, int64_t lo, int64_t hi,
                             const float *xp, float *yp) {
+    const int padded = is_max && sclass == 1 && g->OW >= PV_N && (lo > 0 || hi < g->OW) &&
+                       g->KH * (g->OW + (g->KW - 1) * g->dw) <= POOL_PADBUF;
     for (int64_t oh = 0; oh < g->OH; oh++) {
         ep_pool_row r;
         ep_pool_row_init(g, oh, &r);
         float *yr = yp + oh * g->OW;
+        if (padded) {
+            pool_max_padded_row(g, &r, xp, yr);
+            continue;
+        }
         /* interior count: every kw tap is valid and inside the padded extent */
         const float count = (float)((g->count_include_pad ? r.ph1 - r.ph0 : r.kh1 - r.kh0) * g->KW);
         int64_t ow = 0;
