@@ -22,3 +22,20 @@ def test_cnn_bench_refuses_an_unknown_model():
     r = subprocess.run([sys.executable, str(ROOT / "bench" / "cnn.py"), "--models", "nosuchnet"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode != 0 and "unknown model 'nosuchnet'" in r.stderr
+
+
+def test_layers_and_winograd_benches_run(tmp_path):
+    import onnx
+    from conftest import zoo
+    path = tmp_path / "tiny.onnx"
+    onnx.save(zoo().build("tiny"), path)
+    r = subprocess.run([sys.executable, str(ROOT / "bench" / "layers.py"), str(path), "--runs", "2", "--top", "2"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "convolutions: edgeplan" in r.stdout and "GFLOP/s" in r.stdout
+    r = subprocess.run([sys.executable, str(ROOT / "bench" / "winograd.py"), "--channels", "16", "--sizes", "10",
+                        "--rounds", "1"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "winograd/packed" in r.stdout, r.stderr[-2000:]
+    r = subprocess.run([sys.executable, str(ROOT / "bench" / "layers.py"), str(path), "--shape", "x=oops"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "expected NAME=D0,D1" in r.stderr

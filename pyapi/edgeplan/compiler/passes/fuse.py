@@ -48,8 +48,9 @@ class _Fuser:
         if v in self.outs:
             return None
         us = self.users(v)
-        ok = us[0].domain == "" or us[0].op_type == "EpAct" if len(us) == 1 else False
-        if not ok or us[0].inputs.count(v) != 1:   # an ONNX op, or an activation a pattern made
+        if len(us) != 1 or us[0].inputs.count(v) != 1:
+            return None
+        if us[0].domain != "" and us[0].op_type != "EpAct":   # an ONNX op, or an activation a pattern made
             return None
         return us[0]
 
