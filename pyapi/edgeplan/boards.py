@@ -72,14 +72,15 @@ class Board:
 
         aarch64 boards get the packed-GEMM, depthwise and Winograd variants (NEON kernels exist for all
         three) with an im2col budget of half the L2 per pass, Winograd on x86-64's channel and pixel rule
-        and weight budget. x86-64 is the compiler's own x86 target.
+        and weight budget, and fused inverted-residual blocks whose per-thread scratch is half the L2. x86-64 is the compiler's own x86 target.
         armv7 runs the reference kernels, whose fastest forms are variant 0."""
         from .compiler.target import TARGETS, Target
         if self.arch == "x86_64":
             return TARGETS["x86-64"]
         if self.arch == "aarch64":
             return Target(self.name, packed=True, winograd=True, pack_bytes=int(self.l2_kib) * 1024 // 2,
-                          threads=max(1, min(int(self.cores), 8)), winograd_budget=0.5)
+                          threads=max(1, min(int(self.cores), 8)), winograd_budget=0.5,
+                          block_bytes=int(self.l2_kib) * 1024 // 2)
         return Target(self.name)
 
     @property

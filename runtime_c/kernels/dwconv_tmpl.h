@@ -25,22 +25,28 @@
  *   static int64_t dw_fill_s2(float *row, const float *src, int64_t i0, int64_t i1, int64_t avail);
  *       row[i] = src[2 i] for i from i0 while vectors fit (src[0..avail) readable); returns the first i not done
  *   static int dw_plane_special(const float *pad, const float *wc, DV bias, float *y, const float *res,
- *                               const dw_job *j, const int64_t *kwo, int small, const dw_tail *t);
- *       1 when it computed the whole plane's taps, bias, residual (and act when DW_ACT_VEC) itself */
+ *                               int64_t OH, int64_t OW, int64_t PW, const int64_t *kwo, int small,
+ *                               const dw_tail *t, const ep_conv2d_params *p);
+ *       1 when it computed rows [0, OH) of the plane (taps, bias, residual, and act when DW_ACT_VEC) itself
+ * Besides EP_ISA_FN(conv2d_dw_f32), the functions here are what kernels/invres_tmpl.h runs its depthwise
+ * stage with (included after this file). */
 #include <string.h>
 #include "dw_common.h"
 
-static void dw_fill(float *pad, const float *x, int64_t H, int64_t W, int64_t Hp, int64_t sw, int64_t PW,
-                    int64_t pt, int64_t pl) {
-    for (int64_t r = 0; r < Hp; r++) {
-        const int64_t ih = r - pt;
+/* Padded rows [r0, r0 + nr) of one plane into pad (its row 0): padded row r holds input row r - pt, zero
+ * outside [0, H); input row ih is read at x + ih * W, or at x + (ih % ring) * W when ring > 0 (the rows of
+ * a ring buffer, kernels/invres_common.h). */
+static void dw_fill(float *pad, const float *x, int64_t ring, int64_t H, int64_t W, int64_t r0, int64_t nr, int64_t sw,
+                    int64_t PW, int64_t pt, int64_t pl) {
+    for (int64_t i = 0; i < nr; i++) {
+        const int64_t ih = r0 + i - pt;
         for (int64_t q = 0; q < sw; q++) {
-            float *row = pad + (r * sw + q) * PW;
+            float *row = pad + (i * sw + q) * PW;
             if (ih < 0 || ih >= H) {
                 memset(row, 0, (size_t)PW * 4);
                 continue;
             }
-            const float *xr = x + ih * W;
+            const float *xr = x + (ring > 0 ? ih % ring : ih) * W;
             /* row[i] = x[sw*i + q - pl] where in range */
             int64_t i0 = pl - q > 0 ? (pl - q + sw - 1) / sw : 0;          /* first i with col >= 0 */
             int64_t i1 = W + pl - q > 0 ? (W + pl - q + sw - 1) / sw : 0;   /* first i with col >= W */
@@ -97,6 +103,32 @@ static inline __attribute__((always_inline)) void dw_row(const float *prow, cons
 #undef DW_TAP
 }
 
+/* Output rows [0, OH) of one plane from its padded rows (pad row 0: the first padded row output row 0 reads):
+ * taps, bias, residual and activation. kwo: the offsets of the tap columns in a phase-split row. */
+static void dw_plane_rows(const float *pad, const float *wc, DV bias, float *y, const float *res, int64_t OH,
+                          int64_t OW, int64_t PW, const int64_t *kwo, int small, const dw_tail *tail,
+                          const ep_conv2d_params *p) {
+    const int64_t sh = p->stride[0], sw = p->stride[1];
+    if (dw_plane_special(pad, wc, bias, y, res, OH, OW, PW, kwo, small, tail, p)) {
+        if (!DW_ACT_VEC(p->act)) ep_act_apply_f32(p->act, y, OH * OW, p->act_alpha, p->act_beta);
+        return;
+    }
+    for (int64_t oh = 0; oh < OH; oh++) {
+        float *yr = y + oh * OW;
+        dw_row(pad + oh * sh * sw * PW, wc, bias, yr, res ? res + oh * OW : NULL, OW, p->kernel[0], p->kernel[1],
+               p->dilation[0] * sw * PW, kwo, small, p->dilation[1], sw, PW, tail, p);
+        if (!DW_ACT_VEC(p->act)) ep_act_apply_f32(p->act, yr, OW, p->act_alpha, p->act_beta);
+    }
+}
+
+/* kwo[kw]: the offset of tap column kw in a phase-split row; 0 when KW is too large for the table. */
+static int dw_tap_offsets(int64_t *kwo, const ep_conv2d_params *p, int64_t PW) {
+    const int64_t KW = p->kernel[1], sw = p->stride[1], dw = p->dilation[1];
+    if (KW > 32) return 0;
+    for (int64_t kw = 0; kw < KW; kw++) kwo[kw] = (kw * dw % sw) * PW + kw * dw / sw;
+    return 1;
+}
+
 /* Planes (n, c) of part t of the op, each padded in scratch slot t. */
 static void dw_task(void *ctx, uint32_t t) {
     const dw_job *j = (const dw_job *)ctx;
@@ -104,35 +136,21 @@ static void dw_task(void *ctx, uint32_t t) {
     const ep_conv2d_params *p = (const ep_conv2d_params *)op->params;
     const ep_tensor *xt = op->in[0], *wt = op->in[1], *bt = ep_op_in(op, 2), *rt = ep_op_in(op, 3), *yt = op->out[0];
     const int64_t C = xt->dims[1], H = xt->dims[2], W = xt->dims[3], OH = yt->dims[2], OW = yt->dims[3];
-    const int64_t KH = p->kernel[0], KW = p->kernel[1], sh = p->stride[0], sw = p->stride[1];
-    const int64_t dh = p->dilation[0], dw = p->dilation[1], PW = j->PW;
-    const int vec_act = DW_ACT_VEC(p->act);
+    const int64_t KH = p->kernel[0], KW = p->kernel[1], sw = p->stride[1], PW = j->PW;
     float *pad = (float *)op->scratch + (int64_t)t * j->slot;
     int64_t lo, hi;
     ep_split_range(j->planes, j->parts, t, &lo, &hi);
     dw_tail tail;
     dw_tail_init(&tail, OW);
-    /* offset of tap column kw in a phase-split row (no division in the loops below) */
     int64_t kwo[32];
-    const int small = KW <= 32;
-    for (int64_t kw = 0; small && kw < KW; kw++) kwo[kw] = (kw * dw % sw) * PW + kw * dw / sw;
+    const int small = dw_tap_offsets(kwo, p, PW);
     for (int64_t plane = lo; plane < hi; plane++) {
         const int64_t c = plane % C;
-        dw_fill(pad, (const float *)xt->data + plane * H * W, H, W, j->Hp, sw, PW, p->pads[0], p->pads[1]);
+        dw_fill(pad, (const float *)xt->data + plane * H * W, 0, H, W, 0, j->Hp, sw, PW, p->pads[0], p->pads[1]);
         const float *wc = (const float *)wt->data + c * KH * KW;
         const DV bias = DV_SET1(bt ? ((const float *)bt->data)[c] : 0.0f);
-        float *y = (float *)yt->data + plane * OH * OW;
-        const float *res = rt ? (const float *)rt->data + plane * OH * OW : NULL;
-        if (dw_plane_special(pad, wc, bias, y, res, j, kwo, small, &tail)) {
-            if (!vec_act) ep_act_apply_f32(p->act, y, OH * OW, p->act_alpha, p->act_beta);
-            continue;
-        }
-        for (int64_t oh = 0; oh < OH; oh++) {
-            float *yr = y + oh * OW;
-            dw_row(pad + oh * sh * sw * PW, wc, bias, yr, res ? res + oh * OW : NULL, OW, KH, KW, dh * sw * PW, kwo,
-                   small, dw, sw, PW, &tail, p);
-            if (!vec_act) ep_act_apply_f32(p->act, yr, OW, p->act_alpha, p->act_beta);
-        }
+        dw_plane_rows(pad, wc, bias, (float *)yt->data + plane * OH * OW,
+                      rt ? (const float *)rt->data + plane * OH * OW : NULL, OH, OW, PW, kwo, small, &tail, p);
     }
 }
 

@@ -12,6 +12,7 @@
 #define EP_PACK_COMMON_H
 
 #include <stdint.h>
+#include <string.h>
 #include "ep_kernel.h"
 
 #define PK_MR EP_PACK_MR
@@ -37,6 +38,19 @@ static inline const pk_epi *pk_epi_at(pk_epi *dst, const pk_epi *e, int64_t m0, 
     if (dst->bias_col) dst->bias_col += m0 * dst->bias_col_ld + n0;
     if (dst->res) dst->res += m0 * dst->res_ld + n0;
     return dst;
+}
+
+/* ns strips [ns][K][NR] of the plain matrix x[K][ld], columns q0.. of it: strip s holds columns
+ * q0 + s*NR + j, j < NR, zero past column n (the 1x1 im2col: a plane's pixels are its columns). */
+static inline void pk_pack_plain(float *dst, const float *x, int64_t ns, int64_t q0, int64_t n, int64_t K, int64_t ld) {
+    for (int64_t s = 0; s < ns; s++) {
+        float *d = dst + s * K * PK_NR;
+        const int64_t q = q0 + s * PK_NR, cnt = n - q < PK_NR ? n - q : PK_NR;
+        for (int64_t k = 0; k < K; k++) {
+            memcpy(d + k * PK_NR, x + k * ld + q, (size_t)cnt * 4);
+            for (int64_t j = cnt; j < PK_NR; j++) d[k * PK_NR + j] = 0.0f;
+        }
+    }
 }
 
 #endif

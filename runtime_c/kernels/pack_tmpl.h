@@ -3,8 +3,9 @@
  * The including file defines, before including this one:
  *   pk_tile(...)  the MR x NR micro-kernel (see pack_common.h):
  *     static void pk_tile(int mr, int64_t kc, const float *a, int64_t a_sm, int64_t a_sk,
- *                         const float *b, float *c, int64_t ldc, int load_c, const pk_epi *e);
- *     mr in 1..MR rows; all NR columns; load_c: accumulate onto C; e: NULL or the epilogue.
+ *                         const float *b, int64_t b_sk, float *c, int64_t ldc, int load_c, const pk_epi *e);
+ *     mr in 1..MR rows; all NR columns, row k of B at b + k*b_sk (NR: a packed strip); load_c: accumulate
+ *     onto C; e: NULL or the epilogue.
  *   PK_EVEN16(d, s)  d[j] = s[2j] for j < NR (reading s[0..2 NR)): stride-2 im2col rows (the stems).
  * It then exports EP_ISA_FN(conv2d_packed_f32) (CONV2D variant PACKED) and EP_ISA_FN(gemm_packed_f32)
  * (GEMM variant PACKED). Loop nest (Goto/BLIS): k-blocks of KC, row blocks of MC, NR-column strips
@@ -25,7 +26,7 @@ static inline int64_t pk_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
 /* A tile narrower than NR: run the full-width micro-kernel on a local copy. */
 static void pk_tile_partial(int mr, int nr, int64_t kc, const float *a, int64_t a_sm, int64_t a_sk,
-                            const float *b, float *c, int64_t ldc, int load_c, const pk_epi *e) {
+                            const float *b, int64_t b_sk, float *c, int64_t ldc, int load_c, const pk_epi *e) {
     float tc[PK_MR * PK_NR], tr[PK_MR * PK_NR], tb[PK_MR * PK_NR];
     memset(tc, 0, sizeof(tc));
     if (load_c)
@@ -46,15 +47,17 @@ static void pk_tile_partial(int mr, int nr, int64_t kc, const float *a, int64_t 
             te.bias_col_ld = PK_NR;
         }
     }
-    pk_tile(mr, kc, a, a_sm, a_sk, b, tc, PK_NR, load_c, e ? &te : NULL);
+    pk_tile(mr, kc, a, a_sm, a_sk, b, b_sk, tc, PK_NR, load_c, e ? &te : NULL);
     for (int i = 0; i < mr; i++) memcpy(c + i * ldc, tc + i * PK_NR, (size_t)nr * 4);
 }
 
 /* C[M,N] (row stride ldc) = epilogue(A[M,K] B[K,N]); A row m, column k at a + m*a_rm + k*a_sk
- * (rows of one MR panel a_sm apart); B as strips [ceil(N/NR)][K][NR]. e holds the epilogue's
- * pointers for element (0,0), or is NULL (plain C = A B). */
-static void pk_gemm_run(int64_t M, int64_t N, int64_t K, const float *a, int64_t a_rm, int64_t a_sm, int64_t a_sk,
-                        const float *b, float *c, int64_t ldc, const pk_epi *e) {
+ * (rows of one MR panel a_sm apart); B's columns [s*NR, s*NR + NR) at b + s*b_ss, their row k b_sk further
+ * on (strips [ceil(N/NR)][K][NR]: b_ss K*NR, b_sk NR; a plain row-major B: b_ss NR, b_sk its row stride,
+ * each row readable to a multiple of NR). e holds the epilogue's pointers for element (0,0), or is NULL
+ * (plain C = A B). */
+static void pk_gemm_core(int64_t M, int64_t N, int64_t K, const float *a, int64_t a_rm, int64_t a_sm, int64_t a_sk,
+                         const float *b, int64_t b_ss, int64_t b_sk, float *c, int64_t ldc, const pk_epi *e) {
     for (int64_t k0 = 0; k0 < K; k0 += PK_KC) {
         const int64_t kc = pk_min(PK_KC, K - k0);
         const int load_c = k0 > 0, last = k0 + kc == K;
@@ -62,7 +65,7 @@ static void pk_gemm_run(int64_t M, int64_t N, int64_t K, const float *a, int64_t
             const int64_t m1 = pk_min(M, m0 + PK_MC);
             for (int64_t n0 = 0; n0 < N; n0 += PK_NR) {
                 const int nr = (int)pk_min(PK_NR, N - n0);
-                const float *bs = b + (n0 / PK_NR) * K * PK_NR + k0 * PK_NR;
+                const float *bs = b + (n0 / PK_NR) * b_ss + k0 * b_sk;
                 for (int64_t m = m0; m < m1; m += PK_MR) {
                     const int mr = (int)pk_min(PK_MR, m1 - m);
                     const float *as = a + m * a_rm + k0 * a_sk;
@@ -70,13 +73,19 @@ static void pk_gemm_run(int64_t M, int64_t N, int64_t K, const float *a, int64_t
                     pk_epi te;
                     const pk_epi *tp = last ? pk_epi_at(&te, e, m, n0) : NULL;
                     if (nr == PK_NR)
-                        pk_tile(mr, kc, as, a_sm, a_sk, bs, ct, ldc, load_c, tp);
+                        pk_tile(mr, kc, as, a_sm, a_sk, bs, b_sk, ct, ldc, load_c, tp);
                     else
-                        pk_tile_partial(mr, nr, kc, as, a_sm, a_sk, bs, ct, ldc, load_c, tp);
+                        pk_tile_partial(mr, nr, kc, as, a_sm, a_sk, bs, b_sk, ct, ldc, load_c, tp);
                 }
             }
         }
     }
+}
+
+/* pk_gemm_core with B as strips [ceil(N/NR)][K][NR]. */
+static void pk_gemm_run(int64_t M, int64_t N, int64_t K, const float *a, int64_t a_rm, int64_t a_sm, int64_t a_sk,
+                        const float *b, float *c, int64_t ldc, const pk_epi *e) {
+    pk_gemm_core(M, N, K, a, a_rm, a_sm, a_sk, b, K * PK_NR, PK_NR, c, ldc, e);
 }
 
 /* A pk_gemm_run split across threads: `parts` ranges of NR-strips (along_n) or of MR-panels. */
@@ -135,10 +144,7 @@ static void pk_pack_strips(float *dst, const float *x, int64_t ns, int64_t p0, i
         float *d = dst + s * K * PK_NR;
         const int64_t q0 = p0 + s * PK_NR, cnt = pk_min(PK_NR, P - q0);
         if (direct) {
-            for (int64_t c = 0; c < C; c++) {
-                memcpy(d + c * PK_NR, x + c * HW + q0, (size_t)cnt * 4);
-                for (int64_t j = cnt; j < PK_NR; j++) d[c * PK_NR + j] = 0.0f;
-            }
+            pk_pack_plain(d, x, 1, q0, P, C, HW);
             continue;
         }
         int64_t ih0[PK_NR], iw0[PK_NR], off[PK_NR];
@@ -267,4 +273,14 @@ int EP_ISA_FN(gemm_packed_f32)(const ep_op *op) {
     }
     pk_gemm_par(op->pool, M, N, K, (const float *)at->data, K, K, 1, (const float *)bt->data, y, N, &e);
     return EP_OK;
+}
+
+/* C[M,N] (row stride ldc) = epilogue(A B) on the calling thread, A packed weight panels [ceil(M/MR)][K][MR], B
+ * plain rows (row k at b + k*ldb, readable to column ceil(N/NR)*NR): the 1x1 stages of kernels/invres_tmpl.h,
+ * which compute each element exactly as the packed conv does (the same micro-kernel calls on the same values). */
+void EP_ISA_FN(pk_gemm_panels_f32)(int64_t M, int64_t N, int64_t K, const float *a, const float *b, int64_t ldb,
+                                   float *c, int64_t ldc, const pk_epi *e);
+void EP_ISA_FN(pk_gemm_panels_f32)(int64_t M, int64_t N, int64_t K, const float *a, const float *b, int64_t ldb,
+                                   float *c, int64_t ldc, const pk_epi *e) {
+    pk_gemm_core(M, N, K, a, K, 1, PK_MR, b, PK_NR, ldb, c, ldc, e);
 }

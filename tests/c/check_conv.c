@@ -16,9 +16,11 @@
  * CONV_TRANSPOSE2D PACKED (polyphase): random 2-D and 1-D (H = 1) shapes, strides 1..4 and HiFi-GAN's (kernel
  * 2s, pad s/2, s = 2, 4, 8), dilation, output_padding; weights packed here from the layout's definition in
  * plan_format.h (independent of select.py); the reference kernel of the variant must equal variant 0 bit for
- * bit (the same sums in the same order), the others within chk_tol_accum / chk_tol_dot of C*KH*KW terms. */
+ * bit (the same sums in the same order), the others within chk_tol_accum / chk_tol_dot of C*KH*KW terms.
+ * INVRES (the fused inverted-residual block): tests/c/check_invres.h. */
 #define EP_CHECK_KERNELS
 #include "ep_check.h"
+#include "check_invres.h"
 
 /* A refused shape: the shape function of op (in[1] replaced by bad) must not accept it. */
 static void refused(chk_case *c, ep_tensor *bad, const char *why) {
@@ -352,7 +354,7 @@ static void conv_transpose_gen(int kind, int wide, int iter) {
 static void gen_conv_transpose(int iter) { conv_transpose_gen(iter % 4 < 2 ? iter % 4 : 2, 1, iter); }
 static void gen_conv_transpose_small(int iter) { conv_transpose_gen(iter % 3, 0, iter); }
 
-static const chk_gen GENS[] = {{"conv", gen_conv, 300}, {"conv_dw", gen_conv_dw, 300},
+static const chk_gen GENS[] = {{"conv", gen_conv, 300}, {"conv_dw", gen_conv_dw, 300}, {"invres", gen_invres, 400},
     {"conv_small", gen_conv_small, 50}, {"conv_1x1", gen_conv_1x1, 20}, {"conv_dw33", gen_conv_dw33, 40},
     {"conv_dw_small", gen_conv_dw_small, 60}, {"winograd", gen_winograd, 300},
     {"conv_transpose", gen_conv_transpose, 300}, {"conv_transpose_small", gen_conv_transpose_small, 60}};

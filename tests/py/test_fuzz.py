@@ -110,6 +110,19 @@ def plans(tmp_path_factory):
     p = d / "branches.eplan"
     edgeplan.compile(_nested_if()).save(p)
     paths.append(p)
+    # plan 1.5: fused inverted-residual blocks (INVRES), with and without the expand stage, several bands
+    import dataclasses
+    from edgeplan.compiler.pipeline import compile_model
+    from edgeplan.compiler.target import get_target
+    from test_blocks import _block
+    tg = dataclasses.replace(get_target("x86-64"), block_bytes=4096)
+    for name, kw in [("invres", dict(c=4, ce=12, m=4, h=9, w=11, res=True)),
+                     ("invres_s2", dict(c=6, ce=6, m=5, h=16, w=20, s=2, expand=False))]:
+        p = d / f"{name}.eplan"
+        plan = compile_model(_block(**kw), target=tg)
+        assert plan.report["op_counts"].get("invres") == 1, plan.report["op_counts"]
+        plan.save(p)
+        paths.append(p)
     return paths
 
 

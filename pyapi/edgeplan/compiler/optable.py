@@ -32,6 +32,9 @@ OPS = {
     'conv_transpose2d': OpSpec(2, 'EP_OP_CONV_TRANSPOSE2D', 'ep_conv_transpose2d_params', 2, 3, 1, 1, False, False, False, False, 'conv', 0,
                   ('default', 'packed'),
                   (('ref', 'default', 'ep_ref_conv_transpose2d_f32'), ('ref', 'packed', 'ep_ref_conv_transpose2d_packed_f32'), ('x86', 'packed', 'ep_x86_conv_transpose2d_packed_f32'), ('neon', 'packed', 'ep_neon_conv_transpose2d_packed_f32'))),
+    'invres': OpSpec(51, 'EP_OP_INVRES', 'ep_invres_params', 1, 8, 1, 1, False, False, False, False, 'conv', 5,
+                  ('default',),
+                  (('ref', 'default', 'ep_ref_invres_f32'), ('x86', 'default', 'ep_x86_invres_f32'), ('neon', 'default', 'ep_neon_invres_f32'))),
     'gemm': OpSpec(3, 'EP_OP_GEMM', 'ep_gemm_params', 2, 4, 1, 1, False, False, False, False, 'linear', 0,
                   ('default', 'packed'),
                   (('ref', 'default', 'ep_ref_gemm_f32'), ('ref', 'packed', 'ep_ref_gemm_packed_f32'), ('x86', 'packed', 'ep_x86_gemm_packed_f32'), ('neon', 'default', 'ep_neon_gemm_f32'), ('neon', 'packed', 'ep_neon_gemm_packed_f32'))),
@@ -179,7 +182,7 @@ OPS = {
 }
 
 FAMILIES = {
-    'conv': ('conv2d', 'conv_transpose2d'),
+    'conv': ('conv2d', 'conv_transpose2d', 'invres'),
     'linear': ('gemm', 'matmul'),
     'elementwise': ('unary', 'binary'),
     'pool': ('maxpool', 'avgpool', 'global_avgpool'),

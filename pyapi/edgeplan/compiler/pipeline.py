@@ -8,13 +8,16 @@ from .graph import Graph, link_branches
 from .cost import op_costs
 from .kernelset import features, kernel_set
 from .memplan import plan_memory
+from .passes.blocks import fuse_blocks
 from .passes.select import select_kernels
+from .target import get_target
 from .writer import write_plan
 
 
 def compile_graph(graph: Graph, *, source: str = "", required_features: int = 0, target=None) -> Plan:
     """target: kernel-selection target (passes/select.py): "host" (default), "x86-64" or "generic"."""
     select_kernels(graph, target)
+    fuse_blocks(graph, get_target(target))
     link_branches(graph.ops)
     mem = plan_memory(graph)
     arena_map = sorted([b.offset, b.size, b.first, b.last, b.label] for b in mem.buffers)

@@ -36,14 +36,19 @@ class Target:
     winograd_budget: float = 0.0  # extra constant bytes Winograd may add, as a fraction of the model's
     threads: int = 4              # depthwise scratch holds this many padded planes: one per thread
     ct_expand: float = 4.0        # ConvTranspose PACKED while sh*TH*sw*TW <= ct_expand * KH*KW (weight growth)
+    blocks: bool = True           # fused inverted-residual blocks (passes/blocks.py) on packed targets
+    block_bytes: int = 0          # scratch of one fused-block task (its rows of the expanded tensor): an L2 share
 
 
 TARGETS = {
     "generic": Target("generic"),
-    "x86-64": Target("x86-64", packed=True, winograd=True, pack_bytes=256 * 1024, winograd_budget=0.5),
-    "x86-64-compact": Target("x86-64-compact", packed=True, pack_bytes=256 * 1024, ct_expand=1.0),
+    "x86-64": Target("x86-64", packed=True, winograd=True, pack_bytes=256 * 1024, winograd_budget=0.5,
+                      block_bytes=512 * 1024),
+    "x86-64-compact": Target("x86-64-compact", packed=True, pack_bytes=256 * 1024, ct_expand=1.0,
+                             block_bytes=512 * 1024),
     # NEON boards (kernels/neon/ overrides PACKED, DEPTHWISE and WINOGRAD)
-    "aarch64": Target("aarch64", packed=True, winograd=True, pack_bytes=128 * 1024, winograd_budget=0.5),
+    "aarch64": Target("aarch64", packed=True, winograd=True, pack_bytes=128 * 1024, winograd_budget=0.5,
+                       block_bytes=256 * 1024),
 }
 
 

@@ -15,7 +15,7 @@
 /* EP_CDEF_BEGIN */
 #define EP_PLAN_MAGIC 0x4E4C5045
 #define EP_PLAN_VERSION_MAJOR 1
-#define EP_PLAN_VERSION_MINOR 4
+#define EP_PLAN_VERSION_MINOR 5
 #define EP_MAX_RANK 8
 #define EP_SECTION_ALIGN 64
 #define EP_ARENA_ALIGN 64
@@ -214,7 +214,8 @@ typedef struct ep_io_rec {
 #define EP_OP_DEFORMCONV 48
 #define EP_OP_UNIQUE 49
 #define EP_OP_RESIZE_EXT 50
-#define EP_OP_COUNT 51         /* one past the last opcode */
+#define EP_OP_INVRES 51
+#define EP_OP_COUNT 52         /* one past the last opcode */
 /* kernel variants (ep_op_rec.variant): DEFAULT (0) is every op's plain layout; the others'
  * layouts are described below */
 #define EP_VARIANT_DEFAULT 0
@@ -276,6 +277,7 @@ typedef struct ep_io_rec {
 #define EP_DEFORMCONV_VARIANT_DEFAULT 0
 #define EP_UNIQUE_VARIANT_DEFAULT 0
 #define EP_RESIZE_EXT_VARIANT_DEFAULT 0
+#define EP_INVRES_VARIANT_DEFAULT 0
 /* EP_OPS_END */
 
 
@@ -364,6 +366,31 @@ typedef struct ep_conv_transpose2d_params {
     float act_alpha;
     float act_beta;
 } ep_conv_transpose2d_params;
+
+/* INVRES (1.5): a fused inverted-residual block, three convolutions in one op,
+ *   E = act[0](conv1x1(X, WE) + BE)              expand: E[N,CE,H,W]     (absent WE: E = X, CE = C)
+ *   D = act[1](depthwise(E, WD) + BD)            D[N,CE,OH,OW]: kernel, stride, dilation, pads below
+ *   Y = act[2](conv1x1(D, WP) + BP + R)          project: Y[N,M,OH,OW]
+ * each value exactly as the CONV2D ops would compute it (the same kernels: variant PACKED for the 1x1s,
+ * DEPTHWISE for the middle), so the block equals the three ops bit for bit on each ISA. E and D never leave
+ * the op's scratch: it runs `band` output rows at a time, and each task keeps the rows of E that a band needs
+ * in a ring (docs/kernels.md "Fused inverted-residual blocks").
+ * in  X[N,C,H,W]; WE the expand weights packed as CONV2D PACKED's [ceil(CE/MR)][C][MR], or absent; BE[CE]
+ *     (optional; absent when WE is); WD[CE,1,KH,KW]; BD[CE] (optional); WP packed [ceil(M/MR)][CE][MR];
+ *     BP[M] (optional); R[N,M,OH,OW] (optional). All f32. M is the declared output's.
+ * Scratch: slots of (CE*RR*W + C*NR [both with WE only] + RP*sw*PW + CE*PP) floats, RP = (band-1)*sh +
+ * (KH-1)*dh + 1 padded rows per band, RR = min(RP, H) ring rows, PW = ceil(OW/16)*16 + (KW-1)*dw/sw,
+ * PP = ceil(band*OW/NR)*NR: at least one; the kernels run one task per slot at most. */
+typedef struct ep_invres_params {
+    int32_t kernel[2];      /* of the depthwise stage: kh, kw */
+    int32_t stride[2];
+    int32_t dilation[2];
+    int32_t pads[4];        /* top, left, bottom, right */
+    int32_t band;           /* output rows per band, >= 1 */
+    int32_t act[3];         /* EP_ACT_* of the expand, depthwise and project stages */
+    float act_alpha[3];
+    float act_beta[3];
+} ep_invres_params;
 
 /* GEMM: in A[M,K], B[K,N] (constant, row-major K x N), C[N] or C[M,N] bias (optional),
  * R[M,N] residual (optional); out Y[M,N] = act(A B + C + R). */
@@ -925,6 +952,7 @@ EP_RECORD_SIZE(ep_sym_rec, 32);
 EP_RECORD_SIZE(ep_io_rec, 8);
 EP_RECORD_SIZE(ep_conv2d_params, 56);
 EP_RECORD_SIZE(ep_conv_transpose2d_params, 64);
+EP_RECORD_SIZE(ep_invres_params, 80);
 EP_RECORD_SIZE(ep_gemm_params, 16);
 EP_RECORD_SIZE(ep_matmul_params, 8);
 EP_RECORD_SIZE(ep_unary_params, 16);

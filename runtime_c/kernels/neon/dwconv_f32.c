@@ -46,9 +46,12 @@ static void dw_store_part(float *y, const float *r, float32x4_t acc, float32x4_t
 }
 
 static int dw_plane_special(const float *pad, const float *wc, float32x4_t bias, float *y, const float *res,
-                            const dw_job *j, const int64_t *kwo, int small, const dw_tail *t) {
-    (void)pad, (void)wc, (void)bias, (void)y, (void)res, (void)j, (void)kwo, (void)small, (void)t;
+                            int64_t OH, int64_t OW, int64_t PW, const int64_t *kwo, int small, const dw_tail *t,
+                            const ep_conv2d_params *p) {
+    (void)pad, (void)wc, (void)bias, (void)y, (void)res, (void)OH, (void)OW, (void)PW, (void)kwo, (void)small;
+    (void)t, (void)p;
     return 0;
 }
 
 #include "dwconv_tmpl.h"
+#include "invres_tmpl.h"

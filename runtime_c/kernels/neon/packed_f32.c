@@ -32,7 +32,7 @@ static __attribute__((noinline)) void pk_epi_row(const pk_epi *e, int i, float *
 
 /* mr is a compile-time constant in every instantiation; packed: A is an MR panel (a_sm 1, a_sk MR). */
 NEON_INLINE void pk_tile_n(const int mr, const int packed, int64_t kc, const float *a, const int64_t a_sm,
-                           const int64_t a_sk, const float *b, float *c, int64_t ldc, int load_c, const pk_epi *e) {
+                           const int64_t a_sk, const float *b, const int64_t b_sk, float *c, int64_t ldc, int load_c, const pk_epi *e) {
     float32x4_t acc[PK_MR][4];
     for (int i = 0; i < mr; i++)
         for (int j = 0; j < 4; j++) acc[i][j] = load_c ? vld1q_f32(c + i * ldc + 4 * j) : vdupq_n_f32(0.0f);
@@ -68,7 +68,7 @@ NEON_INLINE void pk_tile_n(const int mr, const int packed, int64_t kc, const flo
             }
         }
         a += a_sk;
-        b += PK_NR;
+        b += b_sk;
     }
     for (int i = 0; i < mr; i++) {
         float *ci = c + i * ldc;
@@ -82,16 +82,16 @@ NEON_INLINE void pk_tile_n(const int mr, const int packed, int64_t kc, const flo
 
 #define PK_CASES(P, SM, SK)                                                          \
     switch (mr) {                                                                    \
-    case 1: pk_tile_n(1, P, kc, a, SM, SK, b, c, ldc, load_c, e); return;            \
-    case 2: pk_tile_n(2, P, kc, a, SM, SK, b, c, ldc, load_c, e); return;            \
-    case 3: pk_tile_n(3, P, kc, a, SM, SK, b, c, ldc, load_c, e); return;            \
-    case 4: pk_tile_n(4, P, kc, a, SM, SK, b, c, ldc, load_c, e); return;            \
-    case 5: pk_tile_n(5, P, kc, a, SM, SK, b, c, ldc, load_c, e); return;            \
-    default: pk_tile_n(PK_MR, P, kc, a, SM, SK, b, c, ldc, load_c, e); return;       \
+    case 1: pk_tile_n(1, P, kc, a, SM, SK, b, b_sk, c, ldc, load_c, e); return;            \
+    case 2: pk_tile_n(2, P, kc, a, SM, SK, b, b_sk, c, ldc, load_c, e); return;            \
+    case 3: pk_tile_n(3, P, kc, a, SM, SK, b, b_sk, c, ldc, load_c, e); return;            \
+    case 4: pk_tile_n(4, P, kc, a, SM, SK, b, b_sk, c, ldc, load_c, e); return;            \
+    case 5: pk_tile_n(5, P, kc, a, SM, SK, b, b_sk, c, ldc, load_c, e); return;            \
+    default: pk_tile_n(PK_MR, P, kc, a, SM, SK, b, b_sk, c, ldc, load_c, e); return;       \
     }
 
-static void pk_tile(int mr, int64_t kc, const float *a, int64_t a_sm, int64_t a_sk, const float *b, float *c,
-                    int64_t ldc, int load_c, const pk_epi *e) {
+static void pk_tile(int mr, int64_t kc, const float *a, int64_t a_sm, int64_t a_sk, const float *b, int64_t b_sk,
+                    float *c, int64_t ldc, int load_c, const pk_epi *e) {
     if (a_sm == 1 && a_sk == PK_MR) PK_CASES(1, 1, PK_MR)
     PK_CASES(0, a_sm, a_sk)
 }

@@ -94,14 +94,14 @@ static void dw_store_part(float *y, const float *r, __m256 acc, __m256 bias, int
     _mm256_maskstore_ps(y, t->mask, dw_epi_m(acc, bias, r, t->mask, 1, p));
 }
 
-static int dw_plane_special(const float *pad, const float *wc, __m256 bias, float *y, const float *res, const dw_job *j,
-                            const int64_t *kwo, int small, const dw_tail *t) {
-    const ep_conv2d_params *p = (const ep_conv2d_params *)j->op->params;
+static int dw_plane_special(const float *pad, const float *wc, __m256 bias, float *y, const float *res, int64_t OH,
+                            int64_t OW, int64_t PW, const int64_t *kwo, int small, const dw_tail *t,
+                            const ep_conv2d_params *p) {
     if (p->kernel[0] != 3 || p->kernel[1] != 3 || !small) return 0;
     const int64_t sw = p->stride[1];
-    dw_rows_3x3(pad, wc, bias, y, res, j->op->out[0]->dims[2], j->op->out[0]->dims[3], p->stride[0] * sw * j->PW,
-                p->dilation[0] * sw * j->PW, kwo, t->mask, p);
+    dw_rows_3x3(pad, wc, bias, y, res, OH, OW, p->stride[0] * sw * PW, p->dilation[0] * sw * PW, kwo, t->mask, p);
     return 1;
 }
 
 #include "dwconv_tmpl.h"
+#include "invres_tmpl.h"

@@ -40,7 +40,7 @@ static __attribute__((noinline)) void pk_store_tile(int mr, const float *t, floa
 }
 
 PK_INLINE void pk_tile_n(const int mr, int64_t kc, const float *a, const int64_t a_sm, const int64_t a_sk,
-                         const float *b, float *c, int64_t ldc, int load_c, const pk_epi *e) {
+                         const float *b, const int64_t b_sk, float *c, int64_t ldc, int load_c, const pk_epi *e) {
     __m256 c0[PK_MR], c1[PK_MR];
 #pragma GCC unroll 6
     for (int i = 0; i < mr; i++) {
@@ -56,7 +56,7 @@ PK_INLINE void pk_tile_n(const int mr, int64_t kc, const float *a, const int64_t
             c1[i] = _mm256_fmadd_ps(av, b1, c1[i]);
         }
         a += a_sk;
-        b += PK_NR;
+        b += b_sk;
     }
     /* spill the tile once so the epilogue's loop may index rows at run time (keeps c0/c1 in registers) */
     float t[PK_MR * PK_NR];
@@ -71,16 +71,16 @@ PK_INLINE void pk_tile_n(const int mr, int64_t kc, const float *a, const int64_t
 /* One instantiation per row count and A access (packed panel or plain rows). */
 #define PK_CASES(SM, SK)                                                          \
     switch (mr) {                                                                 \
-    case 1: pk_tile_n(1, kc, a, SM, SK, b, c, ldc, load_c, e); return;           \
-    case 2: pk_tile_n(2, kc, a, SM, SK, b, c, ldc, load_c, e); return;           \
-    case 3: pk_tile_n(3, kc, a, SM, SK, b, c, ldc, load_c, e); return;           \
-    case 4: pk_tile_n(4, kc, a, SM, SK, b, c, ldc, load_c, e); return;           \
-    case 5: pk_tile_n(5, kc, a, SM, SK, b, c, ldc, load_c, e); return;           \
-    default: pk_tile_n(PK_MR, kc, a, SM, SK, b, c, ldc, load_c, e); return;      \
+    case 1: pk_tile_n(1, kc, a, SM, SK, b, b_sk, c, ldc, load_c, e); return;           \
+    case 2: pk_tile_n(2, kc, a, SM, SK, b, b_sk, c, ldc, load_c, e); return;           \
+    case 3: pk_tile_n(3, kc, a, SM, SK, b, b_sk, c, ldc, load_c, e); return;           \
+    case 4: pk_tile_n(4, kc, a, SM, SK, b, b_sk, c, ldc, load_c, e); return;           \
+    case 5: pk_tile_n(5, kc, a, SM, SK, b, b_sk, c, ldc, load_c, e); return;           \
+    default: pk_tile_n(PK_MR, kc, a, SM, SK, b, b_sk, c, ldc, load_c, e); return;      \
     }
 
-static void pk_tile(int mr, int64_t kc, const float *a, int64_t a_sm, int64_t a_sk, const float *b, float *c,
-                    int64_t ldc, int load_c, const pk_epi *e) {
+static void pk_tile(int mr, int64_t kc, const float *a, int64_t a_sm, int64_t a_sk, const float *b, int64_t b_sk,
+                    float *c, int64_t ldc, int load_c, const pk_epi *e) {
     if (a_sm == 1 && a_sk == PK_MR) PK_CASES(1, PK_MR)
     PK_CASES(a_sm, a_sk)
 }

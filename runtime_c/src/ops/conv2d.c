@@ -106,13 +106,7 @@ int ep_shape_conv2d(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     if (b && (rc = ep_chk_f32(b, 1, 1)) != EP_OK) return rc;
     if (r && (rc = ep_chk_f32(r, 4, 4)) != EP_OK) return rc;
 
-    for (int i = 0; i < 2; i++) {
-        if (!ep_param_in_range(p->kernel[i], 1) || !ep_param_in_range(p->stride[i], 1) ||
-            !ep_param_in_range(p->dilation[i], 1))
-            return EP_ERR_PLAN_PARAMS;
-    }
-    for (int i = 0; i < 4; i++)
-        if (!ep_param_in_range(p->pads[i], 0)) return EP_ERR_PLAN_PARAMS;
+    if ((rc = ep_chk_window(p->kernel, p->stride, p->dilation, p->pads)) != EP_OK) return rc;
     if (p->groups < 1 || p->act < 0 || p->act >= EP_ACT_MATH_FIRST) return EP_ERR_PLAN_PARAMS;
 
     const int64_t N = x->dims[0], C = x->dims[1], g = p->groups;
@@ -136,13 +130,7 @@ int ep_shape_conv2d(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     if (r && (r->dims[0] != N || r->dims[1] != M || r->dims[2] != o[0] || r->dims[3] != o[1]))
         return EP_ERR_PLAN_SHAPE;
 
-    for (int i = 0; i < EP_MAX_RANK; i++) out[0].dims[i] = 0;
-    out[0].dims[0] = (int32_t)N;
-    out[0].dims[1] = (int32_t)M;
-    out[0].dims[2] = (int32_t)o[0];
-    out[0].dims[3] = (int32_t)o[1];
-    out[0].rank = 4;
-    out[0].dtype = EP_DTYPE_F32;
+    ep_shape_nchw(&out[0], N, M, o[0], o[1]);
     *scratch = 0;
     return conv_variant_scratch(op, p, x, M, o, scratch);
 }

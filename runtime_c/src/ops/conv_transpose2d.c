@@ -88,13 +88,7 @@ int ep_shape_conv_transpose2d(const ep_op *op, ep_shape *out, uint64_t *scratch)
         if (o[i] < 0 || o[i] > INT32_MAX) return EP_ERR_PLAN_SHAPE;
     }
 
-    for (int i = 0; i < EP_MAX_RANK; i++) out[0].dims[i] = 0;
-    out[0].dims[0] = (int32_t)N;
-    out[0].dims[1] = (int32_t)M;
-    out[0].dims[2] = (int32_t)o[0];
-    out[0].dims[3] = (int32_t)o[1];
-    out[0].rank = 4;
-    out[0].dtype = EP_DTYPE_F32;
+    ep_shape_nchw(&out[0], N, M, o[0], o[1]);
     *scratch = packed ? (uint64_t)K * EP_PACK_MR * 4 : 0;
     return EP_OK;
 }

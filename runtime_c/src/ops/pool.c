@@ -44,13 +44,7 @@ static int pool_shape(const ep_op *op, ep_shape *out, uint64_t *scratch, int n_o
     if ((rc = ep_chk_f32(x, 4, 4)) != EP_OK) return rc;
     if ((rc = ep_chk_f32(y, 4, 4)) != EP_OK) return rc;
 
-    for (int i = 0; i < 2; i++) {
-        if (!ep_param_in_range(p->kernel[i], 1) || !ep_param_in_range(p->stride[i], 1) ||
-            !ep_param_in_range(p->dilation[i], 1))
-            return EP_ERR_PLAN_PARAMS;
-    }
-    for (int i = 0; i < 4; i++)
-        if (!ep_param_in_range(p->pads[i], 0)) return EP_ERR_PLAN_PARAMS;
+    if ((rc = ep_chk_window(p->kernel, p->stride, p->dilation, p->pads)) != EP_OK) return rc;
     if ((p->count_include_pad != 0 && p->count_include_pad != 1) ||
         (p->ceil_mode != 0 && p->ceil_mode != 1))
         return EP_ERR_PLAN_PARAMS;

@@ -63,12 +63,7 @@ int ep_shape_deformconv(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     if (rc != EP_OK) return rc;
     const ep_deformconv_params *p = (const ep_deformconv_params *)op->params;
     const ep_tensor *x = op->in[0], *w = op->in[1], *off = op->in[2], *b = ep_op_in(op, 3), *mask = ep_op_in(op, 4);
-    for (int i = 0; i < 2; i++)
-        if (!ep_param_in_range(p->kernel[i], 1) || !ep_param_in_range(p->stride[i], 1) ||
-            !ep_param_in_range(p->dilation[i], 1))
-            return EP_ERR_PLAN_PARAMS;
-    for (int i = 0; i < 4; i++)
-        if (!ep_param_in_range(p->pads[i], 0)) return EP_ERR_PLAN_PARAMS;
+    if ((rc = ep_chk_window(p->kernel, p->stride, p->dilation, p->pads)) != EP_OK) return rc;
     if (!ep_param_in_range(p->groups, 1) || !ep_param_in_range(p->offset_groups, 1)) return EP_ERR_PLAN_PARAMS;
     if ((rc = ep_chk_f32(x, 4, 4)) != EP_OK || (rc = ep_chk_f32(w, 4, 4)) != EP_OK ||
         (rc = ep_chk_f32(off, 4, 4)) != EP_OK || (b && (rc = ep_chk_f32(b, 1, 1)) != EP_OK) ||

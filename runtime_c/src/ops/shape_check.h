@@ -37,4 +37,27 @@ static inline int ep_chk_f32(const ep_tensor *t, int rank_lo, int rank_hi) {
  * with a tensor extent far inside int64. */
 #define EP_PARAM_LIMIT (1 << 20)
 static inline int ep_param_in_range(int32_t v, int32_t lo) { return v >= lo && v <= EP_PARAM_LIMIT; }
+
+/* EP_OK when a 2-D window's kernel, stride and dilation are in [1, EP_PARAM_LIMIT] and its four pads
+ * (top, left, bottom, right) in [0, EP_PARAM_LIMIT]; else EP_ERR_PLAN_PARAMS. */
+static inline int ep_chk_window(const int32_t kernel[2], const int32_t stride[2], const int32_t dilation[2],
+                                const int32_t pads[4]) {
+    for (int i = 0; i < 2; i++)
+        if (!ep_param_in_range(kernel[i], 1) || !ep_param_in_range(stride[i], 1) || !ep_param_in_range(dilation[i], 1))
+            return EP_ERR_PLAN_PARAMS;
+    for (int i = 0; i < 4; i++)
+        if (!ep_param_in_range(pads[i], 0)) return EP_ERR_PLAN_PARAMS;
+    return EP_OK;
+}
+
+/* An f32 output [N, C, H, W] (extents already checked to fit int32). */
+static inline void ep_shape_nchw(ep_shape *out, int64_t N, int64_t C, int64_t H, int64_t W) {
+    for (int i = 0; i < EP_MAX_RANK; i++) out->dims[i] = 0;
+    out->dims[0] = (int32_t)N;
+    out->dims[1] = (int32_t)C;
+    out->dims[2] = (int32_t)H;
+    out->dims[3] = (int32_t)W;
+    out->rank = 4;
+    out->dtype = EP_DTYPE_F32;
+}
 #endif

@@ -331,5 +331,15 @@ def flops_conv_transpose2d(op) -> int:
     return 2 * prod(x.shape) * (int(y.shape[1]) // g) * kh * kw
 
 
+def flops_invres(op) -> int:
+    """The fused inverted-residual block (passes/blocks.py): its three convolutions' flops."""
+    x, wd, y = op.inputs[0], op.inputs[3], op.outputs[0]
+    n, c, h, w = (int(v) for v in x.shape)
+    ce, m = int(wd.shape[0]), int(y.shape[1])
+    kh, kw = (int(v) for v in op.params["kernel"])
+    pix = prod(y.shape[2:])
+    return 2 * n * ((ce * c * h * w if op.inputs[1] is not None else 0) + pix * ce * (kh * kw + m))
+
+
 SELECT = {"conv2d": select_conv2d, "conv_transpose2d": select_conv_transpose2d}
-FLOPS = {"conv2d": flops_conv2d, "conv_transpose2d": flops_conv_transpose2d}
+FLOPS = {"conv2d": flops_conv2d, "conv_transpose2d": flops_conv_transpose2d, "invres": flops_invres}
