@@ -1,9 +1,9 @@
-/* Kernel checks of the linear family (GEMM variants DEFAULT and PACKED, MATMUL): every table's kernel against
+/* Kernel checks of the linear family (GEMM variants DEFAULT, PACKED and ROWS, MATMUL): every table's kernel against
  * the reference (tests/c/ep_check.h) on seeded random shapes: odd sizes, the tails of every blocking (MR 6,
  * NR 16, KC 256, 4- and 8-wide vectors), K past one 256 block, extents 0 and 1, broadcast batch dims, every
  * bias form ([N], [1,N], [M,N]), residuals and fused activations. PACKED runs on B packed here the way the
  * compiler packs it (select.py: strips [ceil(N/NR)][K][NR]) and must also match variant 0 on the plain B;
- * its shape function must refuse packed weights of a wrong shape.
+ * its shape function must refuse packed weights of a wrong shape. ROWS runs on B transposed ([N, K]), likewise.
  *
  * Tolerances: chk_tol_accum(K) against the same variant's reference, chk_tol_dot(K) against variant 0
  * (ep_check.h: every output sums K products, in another order and with FMA); the reference of PACKED must equal
@@ -57,6 +57,27 @@ static void gemm_gen(int iter, int wide) {
     CHECK(ep_shape_gemm(&op, &sh, &scratch) != EP_OK, "%s: K+1 accepted", what);
     c.in[1] = &b;
     CHECK(ep_shape_gemm(&op, &sh, &scratch) != EP_OK, "%s: plain B accepted as packed", what);
+    /* ROWS: B as its transpose [N, K] */
+    ep_tensor bt = chk_mk(NULL, EP_DTYPE_F32, 2, CHK_DIMS(N, K));
+    bt.data = chk_alloc(chk_bytes(&bt));
+    for (int k = 0; k < K; k++)
+        for (int n = 0; n < N; n++) ((float *)bt.data)[(int64_t)n * K + k] = ((const float *)b.data)[(int64_t)k * N + n];
+    c.in[1] = &bt;
+    c.variant = EP_GEMM_VARIANT_ROWS;
+    c.keep_ref = 1;
+    c.ref_out[0] = NULL;
+    chk_kernels(&c);
+    CHECK(c.ref_out[0] && v0 && !memcmp(c.ref_out[0], v0, chk_bytes(&c.out[0])), "%s: ref rows differs from variant 0", what);
+    chk_free(c.ref_out[0]);
+    c.ref_out[0] = v0;
+    op.variant = EP_GEMM_VARIANT_ROWS;
+    ep_tensor badt = bt;
+    c.in[1] = &badt;
+    badt.dims[1]++;
+    if (N != K + 1) CHECK(ep_shape_gemm(&op, &sh, &scratch) != EP_OK, "%s: rows of K+1 accepted", what);
+    c.in[1] = &bp;
+    CHECK(ep_shape_gemm(&op, &sh, &scratch) != EP_OK, "%s: packed B accepted as rows", what);
+    chk_free(bt.data);
     chk_free(c.ref_out[0]), chk_free(bp.data);
     chk_free(a.data), chk_free(b.data), chk_free(bias.data), chk_free(r.data);
 }

@@ -34,7 +34,7 @@ def test_the_compiler_table_matches_the_header():
 @pytest.mark.parametrize("row, msg", [
     ("EP_OP(CONV2D, conv2d, 1, ep_conv2d_params, 2, 4, 1, 1, 0, conv, 0)", "already in the table"),
     ("EP_OP(FOO, foo, 99, ep_axis_params, 1, 1, 1, 1, EP_OPF_FAST, layout, 0)", "unknown flag 'EP_OPF_FAST'"),
-    ("EP_VARIANT(GEMM, FAST, 3)", "variants are numbered 1, 2, ..."),
+    ("EP_VARIANT(GEMM, FAST, 5)", "variants are numbered 1, 2, ..."),
     ("EP_KERNEL(avx512, GEMM, DEFAULT, ep_avx512_gemm_f32)", "unknown isa 'avx512'"),
     ("EP_OP(FOO, foo, 99, ep_axis_params, 1, 1, 1, 1, 0, layout, 0)", "foo variant(s) default have no ref kernel"),
     ("EP_KERNEL(ref, NOPE, DEFAULT, ep_ref_nope_f32)", "which no EP_OP row above defines"),

@@ -228,6 +228,7 @@ typedef struct ep_io_rec {
 #define EP_CONV_TRANSPOSE2D_VARIANT_PACKED 1
 #define EP_GEMM_VARIANT_DEFAULT 0
 #define EP_GEMM_VARIANT_PACKED 1
+#define EP_GEMM_VARIANT_ROWS 2
 #define EP_MATMUL_VARIANT_DEFAULT 0
 #define EP_UNARY_VARIANT_DEFAULT 0
 #define EP_BINARY_VARIANT_DEFAULT 0
@@ -393,7 +394,9 @@ typedef struct ep_invres_params {
 } ep_invres_params;
 
 /* GEMM: in A[M,K], B[K,N] (constant, row-major K x N), C[N] or C[M,N] bias (optional),
- * R[M,N] residual (optional); out Y[M,N] = act(A B + C + R). */
+ * R[M,N] residual (optional); out Y[M,N] = act(A B + C + R).
+ * Variant ROWS (1.5): B given as its transpose [N, K] (B's columns as rows: a logits projection that shares
+ * the token embedding table of a GATHER), Y[m,n] = act(sum_k A[m,k] Bt[n,k] + C + R). */
 typedef struct ep_gemm_params {
     int32_t act;
     float act_alpha;

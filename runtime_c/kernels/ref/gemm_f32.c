@@ -24,15 +24,7 @@ int ep_ref_gemm_f32(const ep_op *op) {
     for (int64_t i = 0; i < M; i++) {
         float *yr = y + i * N;
         rl_gemm_row(yr, a + i * K, b, K, N);
-        if (c) {
-            const float *cr = c + i * c_row_stride;
-            for (int64_t j = 0; j < N; j++) yr[j] += cr[j];
-        }
-        if (r) {
-            const float *rr = r + i * N;
-            for (int64_t j = 0; j < N; j++) yr[j] += rr[j];
-        }
-        if (p->act != EP_ACT_NONE) ep_act_apply_f32(p->act, yr, N, p->act_alpha, p->act_beta);
+        rl_gemm_epilogue(yr, c ? c + i * c_row_stride : NULL, r ? r + i * N : NULL, N, p);
     }
     return EP_OK;
 }

@@ -1,14 +1,14 @@
 /* Reference kernels of the pre-packed variants (plan_format.h layouts), reading the packed weights in place:
- * CONV2D PACKED, GEMM PACKED and CONV2D WINOGRAD. Any CPU runs a plan that uses the variants with these; the ISA
- * drivers (kernels/pack_tmpl.h, kernels/winograd_tmpl.h) override them.
+ * CONV2D PACKED, GEMM PACKED and ROWS, and CONV2D WINOGRAD. Any CPU runs a plan that uses the variants with
+ * these; the ISA drivers (kernels/pack_tmpl.h, kernels/gemm_rows_tmpl.h, kernels/winograd_tmpl.h) override them.
  *
  * CONV2D PACKED: W as panels [G*ceil(Mg/MR)][K][MR], group g's panels g-th (G = groups, Mg = M/G), K = Cg*KH*KW
  *   in (c, kh, kw) order over the group's Cg = C/G input channels. Each output sums x * w over k = 0..K-1
  *   from 0.0f, a tap in the padding contributing x = 0 (the im2col of the packed driver),
  *   then adds B[m], then R, then applies act: for finite weights the order and the values of variant 0
  *   (ep_ref_conv2d_f32; the padded taps add +-0 to a sum, which changes no sum), so the two agree bit for bit.
- * GEMM PACKED: B as strips [ceil(N/NR)][K][NR]. Each output sums A[i,k] * B[k,j] over k from 0.0f, then adds
- *   C, then R, then applies act: ep_ref_gemm_f32's order, bit for bit.
+ * GEMM PACKED: B as strips [ceil(N/NR)][K][NR]; GEMM ROWS: B as its transpose [N][K]. Each output sums
+ *   A[i,k] * B[k,j] over k from 0.0f, then adds C, then R, then applies act: ep_ref_gemm_f32's order, bit for bit.
  * CONV2D WINOGRAD F(4x4, 3x3) (3x3, stride 1, dilation 1, groups 1): per 4x4 output tile (row-major over the
  *   output) and channel, V = B^T d B of the 6x6 input patch d (zero outside the input); per output channel m
  *   and point xi of the 36, Mo[xi] = sum_c U[xi][m/MR][c][m%MR] * V_c[xi] from 0.0f in channel order; then
@@ -16,6 +16,7 @@
  *   + R, then act. The transforms' constants (up to 8) grow rounding: this is not variant 0's result (within
  *   ~1e-4 of it), but every float operation the ISA driver must repeat. Scratch: 36*C floats (the V of one tile). */
 #include "ep_ops.h"
+#include "ref_util.h"
 #include "winograd_common.h"
 
 int ep_ref_conv2d_packed_f32(const ep_op *op) {
@@ -54,7 +55,8 @@ int ep_ref_conv2d_packed_f32(const ep_op *op) {
     return EP_OK;
 }
 
-int ep_ref_gemm_packed_f32(const ep_op *op) {
+/* GEMM PACKED and ROWS: B[k, j] at b + col(j) + k * k_step (PACKED: strips, ROWS: the rows of B's transpose). */
+static int ref_gemm_laid_out(const ep_op *op, int rows) {
     const ep_gemm_params *p = (const ep_gemm_params *)op->params;
     const ep_tensor *at = op->in[0], *bt = op->in[1], *ct = ep_op_in(op, 2), *rt = ep_op_in(op, 3), *yt = op->out[0];
     const int64_t M = at->dims[0], K = at->dims[1], N = yt->dims[1];
@@ -62,23 +64,23 @@ int ep_ref_gemm_packed_f32(const ep_op *op) {
     const float *c = ct ? (const float *)ct->data : NULL, *r = rt ? (const float *)rt->data : NULL;
     /* a [1,N] or [N] bias is shared by every row; an [M,N] bias has its own rows */
     const int64_t c_row_stride = (ct && ct->rank == 2 && ct->dims[0] == M && M != 1) ? N : 0;
+    const int64_t k_step = rows ? 1 : EP_PACK_NR;
     float *y = (float *)yt->data;
     for (int64_t i = 0; i < M; i++) {
         float *yr = y + i * N;
         for (int64_t j = 0; j < N; j++) {
-            const float *bj = bp + (j / EP_PACK_NR) * K * EP_PACK_NR + j % EP_PACK_NR;   /* B[k, j] at bj[k * NR] */
+            const float *bj = bp + (rows ? j * K : (j / EP_PACK_NR) * K * EP_PACK_NR + j % EP_PACK_NR);
             float s = 0.0f;
-            for (int64_t k = 0; k < K; k++) s += a[i * K + k] * bj[k * EP_PACK_NR];
+            for (int64_t k = 0; k < K; k++) s += a[i * K + k] * bj[k * k_step];
             yr[j] = s;
         }
-        if (c)
-            for (int64_t j = 0; j < N; j++) yr[j] += c[i * c_row_stride + j];
-        if (r)
-            for (int64_t j = 0; j < N; j++) yr[j] += r[i * N + j];
-        if (p->act != EP_ACT_NONE) ep_act_apply_f32(p->act, yr, N, p->act_alpha, p->act_beta);
+        rl_gemm_epilogue(yr, c ? c + i * c_row_stride : NULL, r ? r + i * N : NULL, N, p);
     }
     return EP_OK;
 }
+
+int ep_ref_gemm_packed_f32(const ep_op *op) { return ref_gemm_laid_out(op, 0); }
+int ep_ref_gemm_rows_f32(const ep_op *op) { return ref_gemm_laid_out(op, 1); }
 
 int ep_ref_conv2d_winograd_f32(const ep_op *op) {
     const ep_conv2d_params *p = (const ep_conv2d_params *)op->params;

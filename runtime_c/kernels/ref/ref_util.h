@@ -92,4 +92,14 @@ static inline int rl_is_empty(const ep_tensor *t) {
     return 0;
 }
 
+/* The GEMM epilogue of one output row (every GEMM variant's reference): + C's row (or NULL), + R's row (or NULL),
+ * then the activation. */
+static inline void rl_gemm_epilogue(float *yr, const float *cr, const float *rr, int64_t N, const ep_gemm_params *p) {
+    if (cr)
+        for (int64_t j = 0; j < N; j++) yr[j] += cr[j];
+    if (rr)
+        for (int64_t j = 0; j < N; j++) yr[j] += rr[j];
+    if (p->act != EP_ACT_NONE) ep_act_apply_f32(p->act, yr, N, p->act_alpha, p->act_beta);
+}
+
 #endif

@@ -7,7 +7,8 @@
  *
  * Error codes: arity/missing input -> PLAN_OP, dtype -> PLAN_TENSOR, act out of range or
  * reserved != 0 -> PLAN_PARAMS, ranks and extents -> PLAN_SHAPE. No scratch.
- * Variant EP_GEMM_VARIANT_PACKED: B is [ceil(N/NR), K, NR] (plan_format.h), N from the output. */
+ * Variant EP_GEMM_VARIANT_PACKED: B is [ceil(N/NR), K, NR] (plan_format.h), N from the output.
+ * Variant EP_GEMM_VARIANT_ROWS (1.5): B is [N, K], B's rows the columns of the product. */
 #include <stdint.h>
 #include "shape_check.h"
 
@@ -20,8 +21,8 @@ int ep_shape_gemm(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     const ep_tensor *r = op->n_in > 3 ? op->in[3] : NULL;
     int rc;
     if ((rc = ep_chk_f32(a, 2, 2)) != EP_OK) return rc;
-    const int packed = op->variant == EP_GEMM_VARIANT_PACKED;
-    if (op->variant != EP_VARIANT_DEFAULT && !packed) return EP_ERR_PLAN_OP;
+    const int packed = op->variant == EP_GEMM_VARIANT_PACKED, rows = op->variant == EP_GEMM_VARIANT_ROWS;
+    if (op->variant != EP_VARIANT_DEFAULT && !packed && !rows) return EP_ERR_PLAN_OP;
     if ((rc = ep_chk_f32(b, packed ? 3 : 2, packed ? 3 : 2)) != EP_OK) return rc;
     if (c && (rc = ep_chk_f32(c, 1, 2)) != EP_OK) return rc;
     if (r && (rc = ep_chk_f32(r, 2, 2)) != EP_OK) return rc;
@@ -37,6 +38,9 @@ int ep_shape_gemm(const ep_op *op, ep_shape *out, uint64_t *scratch) {
         N = y->dims[1];
         if (b->dims[0] != (N + EP_PACK_NR - 1) / EP_PACK_NR || b->dims[1] != K || b->dims[2] != EP_PACK_NR)
             return EP_ERR_PLAN_SHAPE;
+    } else if (rows) {
+        if (b->dims[1] != K) return EP_ERR_PLAN_SHAPE;
+        N = b->dims[0];
     } else if (b->dims[0] != K) {
         return EP_ERR_PLAN_SHAPE;
     }

@@ -152,11 +152,40 @@ def pack_gemm_b(b: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(p.reshape(k, strips, NR).transpose(1, 0, 2))
 
 
+# ROWS takes a B whose transpose the plan already holds (a tied embedding: the logits projection of a
+# decoder and its token lookup table) when A has at most this many rows: then B streams once either way,
+# and the plan keeps one copy of the table instead of two.
+ROWS_MAX_M = 16
+ROWS_MIN_BYTES = 1 << 20
+
+
+def _transposed_const(graph, b: np.ndarray, own):
+    """A float32 constant of graph, other than own, whose data is b transposed; None when there is none."""
+    k, n = b.shape
+    for t in graph.tensors:
+        if t is own or t.data is None or t.view_of is not None or tuple(t.shape) != (n, k):
+            continue
+        if np.dtype(t.dtype) == np.float32 and np.array_equal(np.asarray(t.data).reshape(n, k), b.T):
+            return t
+    return None
+
+
 def select_gemm(graph, op, tg, upgrades: list) -> None:
-    """Packed B (the GEMM micro-kernel's strips) where B is a constant matrix."""
+    """Packed B (the GEMM micro-kernel's strips) where B is a constant matrix; ROWS on a transposed B the
+    plan holds anyway (see ROWS_MAX_M)."""
     b = const_f32(op.inputs[1])
     if b is None or b.ndim != 2 or 0 in b.shape or op.outputs[0].shape[0] == 0:
         return
+    if op.inputs[0].shape[0] <= ROWS_MAX_M and b.nbytes >= ROWS_MIN_BYTES:
+        t = _transposed_const(graph, b, op.inputs[1])
+        if t is not None:
+            old = op.inputs[1]
+            op.variant = K.EP_GEMM_VARIANT_ROWS
+            op.inputs[1] = t
+            if not any(x is old for o in graph.ops for x in o.inputs) and old in graph.tensors:
+                graph.tensors.remove(old)
+            graph.fused.append(f"Gemm '{op.name}' reads the transposed weights of another op ({t.name}): one copy")
+            return
     op.variant = K.EP_GEMM_VARIANT_PACKED
     graph.replace_const(op, 1, lambda: pack_gemm_b(b), "packed")
 
