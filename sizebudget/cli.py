@@ -2,7 +2,7 @@
 
     python -m edgeplan.sizebudget [check] [--board B ...] [--config C ...] [--json] [--update-baseline]
         builds the size probes (default boards: generic-aarch64 and x86-64; configs core, mobilenetv2,
-        all), prints the per-component tables and fails (exit 1) on a budget breach or a ratchet failure.
+        all, speech), prints the per-component tables and fails (exit 1) on a budget breach or a ratchet failure.
     python -m edgeplan.sizebudget measure FILE.so [--objects DIR|LIB.a|X.o ...] [--json] [--budget BYTES]
         the table of any linked ELF.
 """
@@ -148,8 +148,8 @@ def build_parser(prog="sizebudget") -> argparse.ArgumentParser:
 def add_check_args(c) -> None:
     c.add_argument("--board", action="append", help="board profile (boards/*.toml), repeatable, or 'all'; "
                    "default: generic-aarch64 and x86-64")
-    c.add_argument("--config", action="append", choices=["core", "mobilenetv2", "all"],
-                   help="probe configuration, repeatable; default: all three")
+    c.add_argument("--config", action="append", choices=["core", "mobilenetv2", "all", "speech"],
+                   help="probe configuration, repeatable; default: all four")
     c.add_argument("--budgets", default=str(BUDGETS), help="budgets file ('' for none)")
     c.add_argument("--baseline", default=str(BASELINE), help="baseline file ('' for no ratchet)")
     c.add_argument("--threshold", default="64,1%", help="allowed growth over the baseline: bytes and/or percent")

@@ -67,6 +67,9 @@ def component_of_object(obj: str) -> str:
     m = re.search(r"(?:^|_)delegates_(\w+)$", full)
     if m:
         return f"delegate/{m.group(1).split('_')[0]}"
+    m = re.search(r"(?:^|_)speech_(\w+)$", full)
+    if m:
+        return f"speech/{m.group(1)}"
     m = re.search(r"(?:^|_)tools_(\w+)$", full)
     if m:
         return f"tool/{m.group(1)}"

@@ -5,6 +5,8 @@
     mobilenetv2  -Dselective=<ops file>: the kernels `edgeplan compile --board B --ops-out` lists for
                  the zoo MobileNetV2 (fp32)
     all          -Dkernels=all: every op, every variant, every ISA kernel of the board's arch
+    speech       the speech layer (runtime_c/speech/: wav, VAD segments, byte-level BPE) alone, as a shared
+                 object of its own: the board tools link it beside the runtime
 
 One meson build folder per board is reconfigured for each configuration (only the tables and the
 opcode table recompile). Each result is copied to <root>/<board>/<config>/libedgeplan.so, with a
@@ -19,7 +21,7 @@ from pathlib import Path
 
 from .elfsize import Report, measure
 
-CONFIGS = ("core", "mobilenetv2", "all")
+CONFIGS = ("core", "mobilenetv2", "all", "speech")
 CI_BOARDS = ("generic-aarch64", "x86-64")
 
 
@@ -114,7 +116,7 @@ def build_probe(board, config: str, root: Path, *, log=None) -> Report:
     log = Path(log or root / board.name / "build.log")
     log.parent.mkdir(parents=True, exist_ok=True)
     kernels, selective = "all", ""
-    if config == "core":
+    if config in ("core", "speech"):
         kernels = "none"
     elif config == "all":
         kernels = "all"
@@ -125,19 +127,22 @@ def build_probe(board, config: str, root: Path, *, log=None) -> Report:
         _run(["meson", "setup", str(bdir), str(source_root())] + opts, log)
     else:
         _run(["meson", "configure", str(bdir)] + [o for o in opts if o.startswith("-D")], log)
-    _run(["ninja", "-C", str(bdir), "runtime_c/libedgeplan.so"], log)
+    target = "libedgeplan_speech_probe.so" if config == "speech" else "libedgeplan.so"
+    _run(["ninja", "-C", str(bdir), f"runtime_c/{target}"], log)
     out = root / board.name / config
     out.mkdir(parents=True, exist_ok=True)
-    lib = out / "libedgeplan.so"
-    shutil.copy2(bdir / "runtime_c" / "libedgeplan.so", lib)
-    stripped = out / "libedgeplan.stripped.so"
+    lib = out / target
+    shutil.copy2(bdir / "runtime_c" / target, lib)
+    stripped = out / target.replace(".so", ".stripped.so")
     strip = _cross_value(board.cross_file, "strip") if board.cross_file is not None else "strip"
     stripped_bytes = 0
     if strip and shutil.which(strip):
         subprocess.run([strip, "--strip-all", "-o", str(stripped), str(lib)], check=True)
         stripped_bytes = stripped.stat().st_size
     rdir = bdir / "runtime_c"
-    objects = [rdir / "libedgeplan.so.p"] + sorted(rdir.glob("libedgeplan_*.a.p"))   # + ISA libs linked whole
+    objects = [rdir / f"{target}.p"]
+    if config != "speech":
+        objects += sorted(rdir.glob("libedgeplan_*.a.p"))   # the ISA libs, linked whole
     rep = measure(lib, objects)
     rep.stripped_bytes = stripped_bytes
     rep.path = str(lib)
