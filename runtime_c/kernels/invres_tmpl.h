@@ -48,6 +48,7 @@ static void ir_task(void *ctx, uint32_t t) {
     const pk_epi ee = {bet ? (const float *)bet->data : NULL, NULL, 0, NULL, 0, p->act[0], p->act_alpha[0],
                        p->act_beta[0]};
     int64_t image = -1, done = 0;   /* E's rows [.., done) of this image are in the ring */
+    int64_t filled = 0;             /* pad rows [0, filled) were filled once (their side columns are zero) */
     for (int64_t b = r.lo; b < r.hi; b++) {
         const int64_t n = b / g->bands, o0 = b % g->bands * g->band;
         const int64_t o1 = o0 + g->band < OH ? o0 + g->band : OH, nb = o1 - o0, np = nb * OW;
@@ -70,10 +71,12 @@ static void ir_task(void *ctx, uint32_t t) {
         }
         const int64_t nr = (nb - 1) * g->sh + (g->KH - 1) * g->dh + 1;
         for (int64_t e = 0; e < CE; e++) {
+            const int sides = nr <= filled;   /* rows filled before have their side columns zero */
             if (we)
-                dw_fill(pad, ring + e * RR * W, RR, H, W, o0 * g->sh, nr, g->sw, g->PW, g->pt, g->pl);
+                dw_fill(pad, ring + e * RR * W, RR, H, W, o0 * g->sh, nr, g->sw, g->PW, g->pt, g->pl, sides);
             else
-                dw_fill(pad, xn + e * H * W, 0, H, W, o0 * g->sh, nr, g->sw, g->PW, g->pt, g->pl);
+                dw_fill(pad, xn + e * H * W, 0, H, W, o0 * g->sh, nr, g->sw, g->PW, g->pt, g->pl, sides);
+            if (nr > filled) filled = nr;
             float *de = dout + e * g->PP;
             dw_plane_rows(pad, wd + e * g->KH * g->KW, DV_SET1(bd ? bd[e] : 0.0f), de, NULL, nb, OW, g->PW, kwo,
                           small, &tail, &j->dwp);
