@@ -35,17 +35,17 @@
 
 /* Padded rows [r0, r0 + nr) of one plane into pad (its row 0): padded row r holds input row r - pt, zero
  * outside [0, H); input row ih is read at x + ih * W, or at x + (ih % ring) * W when ring > 0 (the rows of
- * a ring buffer, kernels/invres_common.h). sides: the columns a row's input does not reach are zero already
- * (pad was filled with this geometry before: they are the same columns in every row and every plane), so
- * only the input's columns are copied. */
+ * a ring buffer, kernels/invres_common.h). zeroed: what is zero already, since pad was filled with this
+ * geometry before: 1, the columns a row's input does not reach (the same in every row and plane), so only the
+ * input's columns are copied; 2, also the rows outside the input (the same rows: r0 and nr as before). */
 static void dw_fill(float *pad, const float *x, int64_t ring, int64_t H, int64_t W, int64_t r0, int64_t nr, int64_t sw,
-                    int64_t PW, int64_t pt, int64_t pl, int sides) {
+                    int64_t PW, int64_t pt, int64_t pl, int zeroed) {
     for (int64_t i = 0; i < nr; i++) {
         const int64_t ih = r0 + i - pt;
         for (int64_t q = 0; q < sw; q++) {
             float *row = pad + (i * sw + q) * PW;
             if (ih < 0 || ih >= H) {
-                memset(row, 0, (size_t)PW * 4);
+                if (zeroed < 2) memset(row, 0, (size_t)PW * 4);
                 continue;
             }
             const float *xr = x + (ring > 0 ? ih % ring : ih) * W;
@@ -55,7 +55,7 @@ static void dw_fill(float *pad, const float *x, int64_t ring, int64_t H, int64_t
             if (i0 > PW) i0 = PW;
             if (i1 > PW) i1 = PW;
             if (i1 < i0) i1 = i0;
-            if (!sides) memset(row, 0, (size_t)i0 * 4);
+            if (!zeroed) memset(row, 0, (size_t)i0 * 4);
             if (sw == 1) {
                 memcpy(row + i0, xr + i0 - pl, (size_t)(i1 - i0) * 4);
             } else if (sw == 2) {
@@ -64,7 +64,7 @@ static void dw_fill(float *pad, const float *x, int64_t ring, int64_t H, int64_t
             } else {
                 for (int64_t i = i0; i < i1; i++) row[i] = xr[sw * i + q - pl];
             }
-            if (!sides) memset(row + i1, 0, (size_t)(PW - i1) * 4);
+            if (!zeroed) memset(row + i1, 0, (size_t)(PW - i1) * 4);
         }
     }
 }
@@ -149,7 +149,7 @@ static void dw_task(void *ctx, uint32_t t) {
     for (int64_t plane = lo; plane < hi; plane++) {
         const int64_t c = plane % C;
         dw_fill(pad, (const float *)xt->data + plane * H * W, 0, H, W, 0, j->Hp, sw, PW, p->pads[0], p->pads[1],
-                plane > lo);
+                plane > lo ? 2 : 0);
         const float *wc = (const float *)wt->data + c * KH * KW;
         const DV bias = DV_SET1(bt ? ((const float *)bt->data)[c] : 0.0f);
         dw_plane_rows(pad, wc, bias, (float *)yt->data + plane * OH * OW,

@@ -71,11 +71,13 @@ static void ir_task(void *ctx, uint32_t t) {
         }
         const int64_t nr = (nb - 1) * g->sh + (g->KH - 1) * g->dh + 1;
         for (int64_t e = 0; e < CE; e++) {
-            const int sides = nr <= filled;   /* rows filled before have their side columns zero */
+            /* channel 0 refills the band's rows (rows filled before have zero side columns); the others find
+             * the band's rows outside the input zero too */
+            const int zeroed = e > 0 ? 2 : nr <= filled;
             if (we)
-                dw_fill(pad, ring + e * RR * W, RR, H, W, o0 * g->sh, nr, g->sw, g->PW, g->pt, g->pl, sides);
+                dw_fill(pad, ring + e * RR * W, RR, H, W, o0 * g->sh, nr, g->sw, g->PW, g->pt, g->pl, zeroed);
             else
-                dw_fill(pad, xn + e * H * W, 0, H, W, o0 * g->sh, nr, g->sw, g->PW, g->pt, g->pl, sides);
+                dw_fill(pad, xn + e * H * W, 0, H, W, o0 * g->sh, nr, g->sw, g->PW, g->pt, g->pl, zeroed);
             if (nr > filled) filled = nr;
             float *de = dout + e * g->PP;
             dw_plane_rows(pad, wd + e * g->KH * g->KW, DV_SET1(bd ? bd[e] : 0.0f), de, NULL, nb, OW, g->PW, kwo,
