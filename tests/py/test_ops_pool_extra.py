@@ -166,3 +166,18 @@ def test_maxpool_hostile_plans_refused_at_open(variant, n_out, idx_dtype):
     got = Session(_maxpool_plan(1, 2)).run({"x": x})
     np.testing.assert_array_equal(got["y"], [[[[5, 7], [13, 15]]]])
     np.testing.assert_array_equal(got["i"], [[[[5, 7], [13, 15]]]])
+
+
+@pytest.mark.parametrize("attrs", [dict(kernel_shape=[7, 7]), dict(kernel_shape=[7, 7], strides=[7, 7]),
+                                   dict(kernel_shape=[7, 7], ceil_mode=1, strides=[2, 2])])
+def test_average_pool_over_the_whole_map_is_global(attrs):
+    """A window covering the whole map without padding runs as GLOBAL_AVGPOOL (same sum, same division)."""
+    x = np.random.default_rng(5).standard_normal((2, 9, 7, 7)).astype(np.float32)
+    m = build("AveragePool", x, attrs)
+    plan = edgeplan.compile(m)
+    assert plan.report["op_counts"] == {"global_avgpool": 1}, plan.report["op_counts"]
+    want = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    got = edgeplan.Session(plan).run({"x": x})["y"]
+    assert got.shape == want.shape and rel_err(got, want) <= 1e-6
+    padded = edgeplan.compile(build("AveragePool", x, dict(kernel_shape=[7, 7], pads=[1, 1, 1, 1])))
+    assert "avgpool" in padded.report["op_counts"]   # a padded window keeps its divisor rules

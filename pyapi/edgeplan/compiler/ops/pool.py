@@ -148,6 +148,14 @@ def lower_pool(ctx, n):
     order = int(n.attrs.get("storage_order", 0))
     if order not in (0, 1):
         raise NodeError(f"storage_order={order} (must be 0 or 1)")
+    if avg and len(X.shape) == 4:
+        # a window over the whole map without padding is GLOBAL_AVGPOOL, bit for bit (the same sum in memory
+        # order, divided by H*W): classic exports average their last 7x7 map this way
+        axes, _ = _geometry(n, X)
+        if all(a[0] == d and a[2] == 1 and a[3] == a[4] == 0 and a[5] == 1 for a, d in zip(axes, X.shape[2:])):
+            y = ctx.output(n, 0, (X.shape[0], X.shape[1], 1, 1), np.float32)
+            ctx.emit("global_avgpool", [X], [y], {})
+            return
     bind = []
     if in_dtype == X.dtype:   # a 2-D pool writes the node's outputs itself
         bind.append((n, 0))
