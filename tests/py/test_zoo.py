@@ -51,6 +51,7 @@ def test_fusions_are_reported(compiled):
     ops = plan.report["op_counts"]
     # every BatchNormalization is folded into its conv: no standalone affine ops remain for them
     assert n_bn == 0 or len(plan.report["fused"]) >= n_bn * 0.9
-    # and every Conv is a conv2d op, or a stage of a fused inverted-residual block ("... block a+b+c (band k rows)")
-    in_blocks = sum(len(f.split()[2].split("+")) for f in plan.report["fused"] if f.startswith("inverted-residual"))
+    # and every Conv is a conv2d op, or a stage of a fused inverted-residual block ("... block (expand+depthwise+...)")
+    in_blocks = sum(len([s for s in f[f.index("(") + 1:-1].split("+") if s != "residual"])
+                    for f in plan.report["fused"] if f.startswith("inverted-residual"))
     assert ops.get("conv2d", 0) + in_blocks == sum(n.op_type == "Conv" for n in model.graph.node)

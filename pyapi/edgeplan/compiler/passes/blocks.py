@@ -126,7 +126,8 @@ def fuse_blocks(graph: Graph, tg) -> Graph:
         drop.update(id(o) for o in (exp, dw) if o is not None)
         gone = [t for t in (e if exp else None, d) if t is not None]
         graph.tensors = [t for t in graph.tensors if all(t is not g for g in gone)]
-        graph.fused.append(f"inverted-residual block {fused[id(prj)].name} (band {band} rows)")
+        stages = ("expand+" if exp else "") + "depthwise+project" + ("+residual" if _residual(prj) is not None else "")
+        graph.fused.append(f"inverted-residual block ({stages})")
     if fused:
         graph.ops = [fused.get(id(op), op) for op in graph.ops if id(op) not in drop]
     return graph
