@@ -12,6 +12,7 @@
  *
  * Each prints its latency on stderr, and its memory: the plans' mapped bytes, the arenas, the peak RSS. Plans are mmapped, arenas allocated once. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
@@ -122,6 +123,16 @@ static int read_wav(const char *path, ep_wav *w, size_t *len) {
     return 0;
 }
 
+/* A whole argument as a finite float in [lo, hi]: 0, or -1 (empty, trailing characters, out of range). */
+static int parse_float(const char *s, float lo, float hi, float *out) {
+    char *end;
+    errno = 0;
+    const float v = strtof(s, &end);
+    if (end == s || *end || errno || !(v >= lo && v <= hi)) return -1;
+    *out = v;
+    return 0;
+}
+
 /* "1,2,3" -> out; the count, or -1 */
 static int parse_list(const char *s, long *out, int max) {
     int n = 0;
@@ -140,11 +151,15 @@ static int parse_list(const char *s, long *out, int max) {
 static int cmd_vad(int argc, char **argv) {
     if (argc < 2) return die("vad needs PLAN WAV%s%s", "", "");
     ep_vad_params vp = {0.5f, -1.0f, 250.0f, 100.0f, 30.0f};
-    for (int i = 2; i + 1 < argc; i += 2) {
-        float *f = !strcmp(argv[i], "--threshold") ? &vp.threshold : !strcmp(argv[i], "--min-silence-ms") ? &vp.min_silence_ms
+    for (int i = 2; i < argc; i += 2) {
+        const int thr = !strcmp(argv[i], "--threshold");
+        float *f = thr ? &vp.threshold : !strcmp(argv[i], "--min-silence-ms") ? &vp.min_silence_ms
                  : !strcmp(argv[i], "--min-speech-ms") ? &vp.min_speech_ms : !strcmp(argv[i], "--speech-pad-ms") ? &vp.speech_pad_ms : NULL;
         if (!f) return die("vad: unknown option %s%s", argv[i], "");
-        *f = strtof(argv[i + 1], NULL);
+        if (i + 1 >= argc) return die("vad: %s needs a value%s", argv[i], "");
+        if (parse_float(argv[i + 1], 0.0f, thr ? 1.0f : 3.6e6f, f))
+            return die(thr ? "vad: %s %s: expected a probability in 0..1" : "vad: %s %s: expected milliseconds in 0..3600000",
+                       argv[i], argv[i + 1]);
     }
     ep_wav w;
     size_t len;
@@ -188,12 +203,16 @@ static int cmd_vad(int argc, char **argv) {
 static int cmd_tts(int argc, char **argv) {
     const char *ids_s = NULL, *out = NULL, *sc_s = "0.667,1,0.8";
     long rate = 22050;
-    for (int i = 1; i + 1 < argc; i += 2) {
+    for (int i = 1; i < argc; i += 2) {
+        if (i + 1 >= argc) return die("tts: %s needs a value%s", argv[i], "");
         if (!strcmp(argv[i], "--ids")) ids_s = argv[i + 1];
         else if (!strcmp(argv[i], "-o")) out = argv[i + 1];
         else if (!strcmp(argv[i], "--scales")) sc_s = argv[i + 1];
-        else if (!strcmp(argv[i], "--rate")) rate = strtol(argv[i + 1], NULL, 10);
-        else return die("tts: unknown option %s%s", argv[i], "");
+        else if (!strcmp(argv[i], "--rate")) {
+            char *end;
+            rate = strtol(argv[i + 1], &end, 10);
+            if (end == argv[i + 1] || *end) rate = 0;   /* refused below */
+        } else return die("tts: unknown option %s%s", argv[i], "");
     }
     if (argc < 1 || !ids_s || !out) return die("tts needs PLAN --ids 1,0,20,... -o out.wav%s%s", "", "");
     if (rate < 1 || rate > 768000) return die("--rate: a sample rate in 1..768000 Hz%s%s", "", "");
@@ -208,8 +227,9 @@ static int cmd_tts(int argc, char **argv) {
         for (int k = 0; k < 3; k++) {
             char *end;
             scales[k] = strtof(s, &end);
-            if (end == s) return die("--scales %s: expected NOISE,LENGTH,NOISE_W%s", sc_s, "");
-            s = *end == ',' ? end + 1 : end;
+            if (end == s || !(scales[k] >= 0.0f && scales[k] <= 100.0f) || (k < 2 ? *end != ',' : *end != '\0'))
+                return die("--scales %s: expected NOISE,LENGTH,NOISE_W (three numbers in 0..100)%s", sc_s, "");
+            s = end + (k < 2);
         }
     }
     plan p;

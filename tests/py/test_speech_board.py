@@ -75,6 +75,23 @@ def test_vad_in_c_gives_the_python_tools_segments(env):
     assert "ms a window" in r.stderr and "peak RSS" in r.stderr
 
 
+@pytest.mark.parametrize("args, says", [
+    (["vad", "p", "w", "--threshold", "abc"], "--threshold abc: expected a probability in 0..1"),
+    (["vad", "p", "w", "--threshold", "1.5"], "expected a probability in 0..1"),
+    (["vad", "p", "w", "--min-silence-ms", "10x"], "--min-silence-ms 10x: expected milliseconds"),
+    (["vad", "p", "w", "--speech-pad-ms"], "--speech-pad-ms needs a value"),
+    (["tts", "p", "--ids", "1,2", "-o", "o.wav", "--scales", "0.5,1"], "expected NOISE,LENGTH,NOISE_W"),
+    (["tts", "p", "--ids", "1,2", "-o", "o.wav", "--scales", "0.5,1,0.8,9"], "expected NOISE,LENGTH,NOISE_W"),
+    (["tts", "p", "--ids", "1,2", "-o", "o.wav", "--rate", "22k"], "--rate: a sample rate"),
+    (["tts", "p", "--ids", "1,2", "-o"], "-o needs a value"),
+])
+def test_options_that_are_not_numbers_are_refused(args, says):
+    """Options are read whole: a value with trailing characters, out of range or missing is named, before any
+    file is opened."""
+    r = _tool(*args, ok=False)
+    assert says in r.stderr, r.stderr
+
+
 def test_tts_in_c_writes_the_python_tools_wav(env):
     from edgeplan import piper
     model = pinned("piper_en_us_joe_medium")
