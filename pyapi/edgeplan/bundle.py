@@ -161,7 +161,7 @@ def make_speech_bundle(board, out_dir, *, voice=None, whisper=None, vad=None, bu
     """A board folder for the speech pipelines without Python: edgeplan-speech (static) and, for each
     model given, its plans compiled for `board`: voice.eplan (a Piper voice's .onnx, its 192-id plan;
     voice.onnx.json beside it), vad.eplan (a Silero VAD v5/v6 .onnx at 16 kHz, its state in the arena),
-    asr/ (a Whisper folder of tools/whisper_ct2.py: encoder, decoder, decoder_with_past plans,
+    asr/ (a Whisper folder of tools/whisper_ct2.py: the encoder and decoder_with_past plans, or encoder and decoder,
     whisper.txt, vocabulary.txt). Everything is compiled before anything is written."""
     import edgeplan
     b = board if isinstance(board, Board) else load_board(board)
@@ -182,7 +182,9 @@ def make_speech_bundle(board, out_dir, *, voice=None, whisper=None, vad=None, bu
         from .whisper import GRAPHS, graph_dims
         wd = Path(whisper)
         dims = graph_dims(json.loads((wd / "whisper.json").read_text()))
-        for g in GRAPHS:
+        for g in GRAPHS:   # with the cached decoder, the plain one is not needed (the prompt runs on the cache)
+            if g == "decoder" and (wd / "decoder_with_past.onnx").is_file():
+                continue
             if (wd / f"{g}.onnx").is_file():
                 plans[f"asr/{g}.eplan"] = edgeplan.compile(str(wd / f"{g}.onnx"), dims=dims.get(g), board=b)
         for f in ("whisper.txt", "vocabulary.txt"):

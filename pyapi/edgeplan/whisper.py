@@ -1,16 +1,17 @@
 """Whisper-class encoder-decoder ASR on plans: greedy decoding with the model's special tokens,
 timestamps off, byte-level BPE decoded to text.
 
-    asr = Whisper("tiny.en/")                  # encoder, decoder[, decoder_with_past], whisper.json, vocabulary.txt
+    asr = Whisper("tiny.en/")                  # encoder, decoder_with_past or decoder, whisper.json, vocabulary.txt
     r = asr.transcribe(samples)                # float32 16 kHz mono; r["text"], r["ids"], timings
 
 A model folder is what tools/whisper_ct2.py writes: each graph as .onnx (compiled on first use and
 cached under $EDGEPLAN_CACHE, default ~/.cache/edgeplan) or as a plan (.eplan). The encoder takes one
 30 s window of samples (its log-mel front end is in the graph) and gives every decoder layer's cross-
-attention keys and values, set into the decoders' inputs once a window (a plan's inputs keep their values
+attention keys and values, set into the decoder's inputs once a window (a plan's inputs keep their values
 between runs). With decoder_with_past the decoder runs one token a step on the self-attention cache (the
 plan's outputs, views of its arena, copied into its inputs for the next step: the one copy the model's
-I/O demands); without it, the decoder recomputes the whole sequence each step. Audio longer than a window is transcribed window by window (`segments` to give other cuts,
+I/O demands), the prompt too, token by token from an empty cache, so the plain decoder is not loaded;
+without it, the decoder recomputes the whole sequence each step. Audio longer than a window is transcribed window by window (`segments` to give other cuts,
 such as a VAD's speech segments).
 """
 from __future__ import annotations
@@ -33,7 +34,7 @@ class WhisperError(ValueError):
 
 def graph_dims(meta: dict) -> dict:
     """The variable dims each graph of a Whisper folder is compiled with (whisper.json's max_tokens)."""
-    return {"decoder": {"n": (1, meta["max_tokens"])}, "decoder_with_past": {"P": (1, meta["max_tokens"] - 1)}}
+    return {"decoder": {"n": (1, meta["max_tokens"])}, "decoder_with_past": {"P": (0, meta["max_tokens"] - 1)}}
 
 
 def byte_decoder() -> dict:
@@ -73,12 +74,14 @@ class Whisper:
         self._bytes = byte_decoder()
         import edgeplan
         self.sessions = {}
-        for g in GRAPHS:
+        for g in ("encoder", "decoder_with_past", "decoder"):
+            if g == "decoder" and "decoder_with_past" in self.sessions:
+                continue   # the cached decoder also runs the prompt (from an empty cache): one decoder in memory
             plan = self._plan(g, log)
             if plan is not None:
                 self.sessions[g] = edgeplan.Session(plan, threads=threads)
-        if "encoder" not in self.sessions or "decoder" not in self.sessions:
-            raise WhisperError(f"{folder}: needs encoder and decoder (.onnx or .eplan)")
+        if "encoder" not in self.sessions or not ({"decoder", "decoder_with_past"} & set(self.sessions)):
+            raise WhisperError(f"{folder}: needs encoder and decoder or decoder_with_past (.onnx or .eplan)")
         self.max_tokens = int(self.meta["max_tokens"])
         v = self.meta["vocab"]
         self.suppress = np.zeros(v, bool)
@@ -93,13 +96,14 @@ class Whisper:
         if not onnx.is_file():
             return None
         import edgeplan
-        digest = hashlib.sha256(onnx.read_bytes()).hexdigest()[:24]
+        dims = graph_dims(self.meta).get(graph)
+        digest = hashlib.sha256(onnx.read_bytes() + repr(dims).encode()).hexdigest()[:24]
         out = cache_dir() / "whisper" / f"{digest}-{edgeplan.__version__}.eplan"
         if not out.is_file():
             if log:
                 log(f"compiling {onnx} -> {out}")
             out.parent.mkdir(parents=True, exist_ok=True)
-            edgeplan.compile(str(onnx), dims=graph_dims(self.meta).get(graph)).save(out)
+            edgeplan.compile(str(onnx), dims=dims).save(out)
         return out
 
     def prompt(self) -> list:
@@ -127,18 +131,28 @@ class Whisper:
         e = self.sessions["encoder"].run({"audio": x})
         t1 = time.perf_counter()
         toks = self.prompt()
-        dec, past = self.sessions["decoder"], self.sessions.get("decoder_with_past")
-        for sess in (dec, past) if past is not None else (dec,):   # set once a window: inputs keep their values
+        dec, past = self.sessions.get("decoder"), self.sessions.get("decoder_with_past")
+        for sess in (s for s in (dec, past) if s is not None):   # set once a window: inputs keep their values
             for name, v in e.items():
                 if name.startswith("cross_"):
                     sess.set_input(name, v)
         out, steps, eot, stopped = None, 0, self.meta["eot"], False
+        cache = None
+        if past is not None:   # the prompt token by token, from an empty cache (its length P may be 0)
+            shape = tuple(next(t.shape for t in past.inputs if t.name == "past_k"))
+            empty = np.zeros(shape[:3] + (0,) + shape[4:], np.float32)
+            cache = (empty, empty)
+            for i, t in enumerate(toks[:-1]):
+                o = past.run(tokens=np.array([[t]], np.int64), offset=np.array([i], np.int64), past_k=cache[0],
+                             past_v=cache[1], copy=False)
+                cache = (o["present_k"], o["present_v"])
         while True:   # outputs as views of the arena (copy=False): the cache is copied once, into the next step
-            if out is None or past is None:
+            if past is None:
                 out = dec.run(tokens=np.array([toks], np.int64), copy=False)
             else:
                 out = past.run(tokens=np.array([toks[-1:]], np.int64), offset=np.array([len(toks) - 1], np.int64),
-                               past_k=out["present_k"], past_v=out["present_v"], copy=False)
+                               past_k=cache[0], past_v=cache[1], copy=False)
+                cache = (out["present_k"], out["present_v"])
             steps += 1
             k = self._pick(out["logits"], steps == 1)
             if k == eot:

@@ -6,9 +6,10 @@
  *   edgeplan-speech tts PLAN --ids 1,0,20,... -o out.wav [--scales NOISE,LENGTH,NOISE_W] [--rate HZ]
  *       a Piper voice's plan (inputs input [1, N], input_lengths [1], scales [3]; output 'output').
  *   edgeplan-speech asr DIR in.wav
- *       a Whisper folder of plans: encoder.eplan, decoder.eplan, optionally decoder_with_past.eplan,
- *       whisper.txt (the special ids, as tools/whisper_ct2.py writes them) and vocabulary.txt;
- *       greedy decoding, 30 s windows; prints the text.
+ *       a Whisper folder of plans: encoder.eplan and decoder_with_past.eplan (the cache; the prompt goes
+ *       in token by token from an empty one) or decoder.eplan (the whole sequence each step), whisper.txt
+ *       (the special ids, as tools/whisper_ct2.py writes them) and vocabulary.txt; greedy decoding, 30 s
+ *       windows; prints the text.
  *
  * Each prints its latency on stderr, and its memory: the plans' mapped bytes, the arenas, the peak RSS. Plans are mmapped, arenas allocated once. */
 #define _POSIX_C_SOURCE 200809L
@@ -344,18 +345,22 @@ static int cmd_asr(int argc, char **argv) {
     char p1[4096], p2[4096];
     snprintf(p1, sizeof p1, "%s/decoder.eplan", argv[0]);
     snprintf(p2, sizeof p2, "%s/decoder_with_past.eplan", argv[0]);
-    if (open_plan(&enc, path) || open_plan(&dec, p1)) return 1;
+    /* with decoder_with_past the prompt too goes in token by token, from an empty cache: the plain decoder
+     * is not opened */
+    if (open_plan(&enc, path)) return 1;
     if (access(p2, R_OK) == 0) {
         if (open_plan(&past, p2)) return 1;
         have_past = 1;
+    } else if (open_plan(&dec, p1)) {
+        return 1;
     }
     uint32_t ai, di[8];
     ep_io_desc ad, dd;
     if (io(&enc, EP_IO_INPUT, "audio", &ai, &ad)) return 1;
-    /* the encoder's cross_* outputs (each layer's cross-attention keys and values) go into the decoders'
+    /* the encoder's cross_* outputs (each layer's cross-attention keys and values) go into the decoder's
      * inputs of the same names, once a window */
     enum { MAX_CROSS = 64 };
-    struct { const void *src; void *dec, *past; size_t n; } cross[MAX_CROSS];
+    struct { const void *src; void *dec; size_t n; } cross[MAX_CROSS];
     int n_cross = 0;
     ep_session_info ei = {.struct_size = sizeof(ei)};
     if (ep_session_query(enc.s, &ei)) return 1;
@@ -363,20 +368,15 @@ static int cmd_asr(int argc, char **argv) {
         ep_io_desc od;
         uint32_t j;
         if (ep_session_io_desc(enc.s, EP_IO_OUTPUT, o, &od) || strncmp(od.name, "cross_", 6)) continue;
-        if (n_cross == MAX_CROSS || io(&dec, EP_IO_INPUT, od.name, &j, &dd)) return 1;
+        if (n_cross == MAX_CROSS || io(have_past ? &past : &dec, EP_IO_INPUT, od.name, &j, &dd)) return 1;
         cross[n_cross].src = ep_session_io_buffer(enc.s, EP_IO_OUTPUT, o);
-        cross[n_cross].dec = ep_session_io_buffer(dec.s, EP_IO_INPUT, j);
-        cross[n_cross].past = NULL;
+        cross[n_cross].dec = ep_session_io_buffer(have_past ? past.s : dec.s, EP_IO_INPUT, j);
         cross[n_cross].n = (size_t)od.nbytes;
-        if (have_past) {
-            if (io(&past, EP_IO_INPUT, od.name, &j, &dd)) return 1;
-            cross[n_cross].past = ep_session_io_buffer(past.s, EP_IO_INPUT, j);
-        }
         n_cross++;
     }
     if (!n_cross) return die("%s: the encoder has no cross_* outputs (tools/whisper_ct2.py writes them)%s", path, "");
     const char *dn[] = {"tokens", "logits", "present_k", "present_v"};
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; !have_past && k < 4; k++)
         if (io(&dec, k < 1 ? EP_IO_INPUT : EP_IO_OUTPUT, dn[k], &di[k], &dd)) return 1;
     const char *pn[] = {"tokens", "offset", "past_k", "past_v", "logits", "present_k", "present_v"};
     uint32_t pi[7];
@@ -395,42 +395,41 @@ static int cmd_asr(int argc, char **argv) {
         if (run(&enc)) return 1;
         t_enc += now_ms() - t;
         t = now_ms();
-        for (int k = 0; k < n_cross; k++) {   /* once a window: a plan's inputs keep their values */
-            memcpy(cross[k].dec, cross[k].src, cross[k].n);
-            if (cross[k].past) memcpy(cross[k].past, cross[k].src, cross[k].n);
-        }
+        for (int k = 0; k < n_cross; k++) memcpy(cross[k].dec, cross[k].src, cross[k].n);   /* once a window */
         int n = 0;
         for (int k = 0; k < c.n_prompt; k++) toks[n++] = c.prompt[k];
-        const plan *last = NULL;
+        int fed = 0;   /* tokens in the cache */
         for (;;) {
             const plan *q;
-            if (!have_past || !last) {   /* the whole sequence (the first step with a cache) */
+            if (!have_past) {   /* the whole sequence each step */
                 int32_t dims[2] = {1, n};
                 if (ep_session_set_input_shape(dec.s, di[0], dims, 2)) return die("the decoder takes at most its maximum tokens%s%s", "", "");
                 int64_t *x = (int64_t *)ep_session_io_buffer(dec.s, EP_IO_INPUT, di[0]);
                 for (int k = 0; k < n; k++) x[k] = toks[k];
                 if (run(&dec)) return 1;
                 q = &dec;
-            } else {                     /* one token on the cache: present -> past */
-                const uint32_t *lo = last == &dec ? &di[2] : &pi[5];
-                ep_io_desc pk;
-                if (ep_session_io_desc(last->s, EP_IO_OUTPUT, lo[0], &pk)) return 1;
-                int32_t dims[5];
-                for (int k = 0; k < 5; k++) dims[k] = pk.dims[k];
-                if (ep_session_set_input_shape(past.s, pi[2], dims, 5) || ep_session_set_input_shape(past.s, pi[3], dims, 5))
-                    return die("the cache is past its bound%s%s", "", "");
-                for (int k = 0; k < 2; k++)
-                    memcpy(ep_session_io_buffer(past.s, EP_IO_INPUT, pi[2 + k]),
-                           ep_session_io_buffer(last->s, EP_IO_OUTPUT, lo[k]), pk.nbytes);
-                *(int64_t *)ep_session_io_buffer(past.s, EP_IO_INPUT, pi[0]) = toks[n - 1];
-                *(int64_t *)ep_session_io_buffer(past.s, EP_IO_INPUT, pi[1]) = n - 1;
-                if (run(&past)) return 1;
+            } else {   /* the tokens not in the cache yet, one at a time: present -> past (the prompt from empty) */
+                while (fed < n) {
+                    ep_io_desc pk;
+                    if (ep_session_io_desc(past.s, fed ? EP_IO_OUTPUT : EP_IO_INPUT, fed ? pi[5] : pi[2], &pk)) return 1;
+                    int32_t dims[5];
+                    for (int k = 0; k < 5; k++) dims[k] = pk.dims[k];
+                    if (!fed) dims[3] = 0;
+                    if (ep_session_set_input_shape(past.s, pi[2], dims, 5) || ep_session_set_input_shape(past.s, pi[3], dims, 5))
+                        return die("the cache is past its bound%s%s", "", "");
+                    for (int k = 0; fed && k < 2; k++)
+                        memcpy(ep_session_io_buffer(past.s, EP_IO_INPUT, pi[2 + k]),
+                               ep_session_io_buffer(past.s, EP_IO_OUTPUT, pi[5 + k]), pk.nbytes);
+                    *(int64_t *)ep_session_io_buffer(past.s, EP_IO_INPUT, pi[0]) = toks[fed];
+                    *(int64_t *)ep_session_io_buffer(past.s, EP_IO_INPUT, pi[1]) = fed;
+                    if (run(&past)) return 1;
+                    fed++;
+                }
                 q = &past;
             }
             steps++;
             const float *lg = (const float *)ep_session_io_buffer(q->s, EP_IO_OUTPUT, q == &dec ? di[1] : pi[4]);
             const int next = argmax_suppressed(lg, &c, n == c.n_prompt);
-            last = q;
             if (next < 0 || next == c.eot) break;
             toks[n++] = next;
             if (n >= c.max_tokens) {
