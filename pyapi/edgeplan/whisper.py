@@ -139,8 +139,8 @@ class Whisper:
         out, steps, eot, stopped = None, 0, self.meta["eot"], False
         cache = None
         if past is not None:   # the prompt token by token, from an empty cache (its length P may be 0)
-            shape = tuple(next(t.shape for t in past.inputs if t.name == "past_k"))
-            empty = np.zeros(shape[:3] + (0,) + shape[4:], np.float32)
+            ks = [v for k, v in e.items() if k.startswith("cross_k")]   # [1, heads, head dim, frames] a layer
+            empty = np.zeros((len(ks), 1, ks[0].shape[1], 0, ks[0].shape[2]), np.float32)
             cache = (empty, empty)
             for i, t in enumerate(toks[:-1]):
                 o = past.run(tokens=np.array([[t]], np.int64), offset=np.array([i], np.int64), past_k=cache[0],
