@@ -60,12 +60,14 @@ def test_an_op_the_compiler_lowers_is_not_expanded():
     assert "layernorm" in plan.inspect() and " reduce " not in plan.inspect()
 
 
-def test_an_expansion_that_needs_a_missing_op_names_it_under_the_node():
-    m = _model([h.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"], name="dq")],
-               [h.make_tensor_value_info("x", TP.FLOAT, [4])],
-               [h.make_tensor_value_info(n, TP.UINT8 if n != "s" else TP.FLOAT, None) for n in "ysz"], opset=11)
-    with pytest.raises(CompileError, match=r"node 'dq/QuantizeLinear_\w*' \(QuantizeLinear\): op type "
-                                           r"'QuantizeLinear' is unsupported"):
+def test_an_expansion_that_fails_names_the_inner_node_under_the_node():
+    """CenterCropPad to a run-time shape: its body's Pad pads by amounts from the data, whose output length
+    needs a declared bound; the problem names that Pad under the CenterCropPad node."""
+    m = _model([h.make_node("CenterCropPad", ["x", "shape"], ["y"], name="ccp")],
+               [h.make_tensor_value_info("x", TP.FLOAT, [4, 5]), h.make_tensor_value_info("shape", TP.INT64, [2])],
+               [h.make_tensor_value_info("y", TP.FLOAT, None)], opset=18)
+    with pytest.raises(CompileError, match=r"node 'ccp/Pad\w*' \(Pad\): the length of output '\w+' depends on "
+                                           r"the data: declare its maximum"):
         edgeplan.compile(m)
 
 

@@ -140,6 +140,8 @@ class Case:
     freeze: dict | None = None               # inputs made constants (initializers) in both runtimes: VARIANTS
     parts: dict | None = None                # label -> (output, index): a slice compared on its own scale
     fp16: bool = False                       # the float16 export of the file (onnxruntime's converter), in both
+    unfused: bool = False                    # onnxruntime with ORT_DISABLE_ALL: a quantised model's exact
+                                             # float semantics (its optimiser swaps in integer kernels)
 
 
 def compile_shapes(case: Case, model) -> dict:
@@ -227,22 +229,19 @@ SPECS = {
 
     # ---- speech / text -------------------------------------------------------------------------------------
     # Smart Turn: 8 s of Whisper log-mel (80 x 800), normalised to about [-1, 1]
-    # int8 QDQ: once QuantizeLinear / DequantizeLinear run, expect a bound of a quantization step rather than
-    # 1e-4 (the runtimes may round an activation to neighbouring int8 codes): measure it then and state it here.
-    "smart_turn_v3_2_cpu": Case({"input_features": Normal((1, 80, 800), 0.5)},
-                                xfail="node 'inner.classifier.0.bias_DequantizeLinear' (DequantizeLinear): "
-                                      "op type 'DequantizeLinear' is unsupported"),
+    # int8 QDQ, compared with onnxruntime's unfused graph (its exact QuantizeLinear / DequantizeLinear
+    # semantics; its optimiser swaps in integer kernels that round differently, 8e-4 here): 6e-8 measured
+    "smart_turn_v3_2_cpu": Case({"input_features": Normal((1, 80, 800), 0.5)}, unfused=True),
     # libtashkeel: 54 character ids (0 = pad), 16 diacritic ids, one 40-character sentence
     "piper_tashkeel": Case({"char_inputs": Ints((1, 40), 1, 54), "diac_inputs": Ints((1, 40), 0, 16),
                             "input_lengths": Full((1,), 40, "int64")}),
     # Nakdimon: 43 character ids as float (tf2onnx casts them), one 80-character line; its four BiLSTM
     # while-loops are unrolled (80 steps each)
     "piper_nakdimon": Case({"input_1": Ints((1, 80), 1, 43, "float32")}),
-    # dynamic int8 (ConvInteger, MatMulInteger, com.microsoft DynamicQuantizeLSTM): the same quantization-step
-    # caveat as Smart Turn. A grey 64-high strip, normalised.
-    "ddddocr_ocr_old_int8": Case({"input1": Normal((1, 1, 64, 160), 1.0)},
-                                 xfail="node 'input1_QuantizeLinear' (DynamicQuantizeLinear): "
-                                       "op type 'DynamicQuantizeLinear' is unsupported"),
+    # dynamic int8 (DynamicQuantizeLinear + ConvInteger / MatMulInteger, exact; com.microsoft
+    # DynamicQuantizeLSTM as a float LSTM on its dequantised weights, where onnxruntime also quantises X and
+    # each hidden state to uint8 on the fly): 3.7e-3 measured, from that LSTM. A grey 64-high strip, normalised.
+    "ddddocr_ocr_old_int8": Case({"input1": Normal((1, 1, 64, 160), 1.0)}, tol=1e-2),
 
     # Piper VITS (en_US-joe-medium): 41 phoneme ids (ids of its phoneme_id_map, 0..150), scales [noise, length,
     # noise_w] with both noise scales 0 so that its RandomNormalLike draws do not matter. The audio length is
@@ -317,9 +316,11 @@ def model_file(mid: str):
     pytest.skip(msg)
 
 
-def reference(path, feeds):
+def reference(path, feeds, unfused=False):
     """onnxruntime's outputs by name (path: a file name or a ModelProto)."""
     so = ort.SessionOptions()
+    if unfused:
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     so.log_severity_level = 3
     so.intra_op_num_threads = 2
     s = ort.InferenceSession(path if isinstance(path, str) else path.SerializeToString(), so,
@@ -354,7 +355,7 @@ def run_case(mid: str, case: Case, path) -> dict:
             del model.graph.input[:]
             model.graph.input.extend(keep)
             model.graph.initializer.append(onnx.numpy_helper.from_array(v.make(rng), name))
-    ref = reference(model, feeds)
+    ref = reference(model, feeds, case.unfused)
     try:
         plan = edgeplan.compile(model, shapes=shapes, dims=case.dims)
     except CompileError as e:

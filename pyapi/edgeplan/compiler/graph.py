@@ -63,6 +63,7 @@ class Op:
     variant: int = 0
     scratch: int = 0                       # scratch bytes the chosen variant needs
     inplace: Optional[int] = None          # index of an input whose buffer the output may reuse
+    exact: bool = False                    # integer-valued operands summed exactly (no Winograd)
     branch: Optional["Op"] = None          # "if": its "else" op; "else": the last op of its branch (itself
                                            # when it is empty). link_branches() turns these into skips
 

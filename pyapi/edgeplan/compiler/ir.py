@@ -41,6 +41,8 @@ class Node:
     note: str = ""                         # why folding this node failed, for error messages
     captures: tuple = ()                   # outer values its subgraphs read, by their names at import: the
                                            # last len(captures) inputs are those values' current names
+    exact: bool = False                    # an integer product in float32 (passes/qdq.py): nothing is fused
+                                           # into it and its kernel variant sums exactly
 
     def input(self, i: int) -> str:
         return self.inputs[i] if i < len(self.inputs) else ""

@@ -72,7 +72,7 @@ def lower_conv(ctx, n):
               "pads": [begin[0], begin[1], end[0], end[1]], "groups": g}
     params.update(epilogue_params(n))
     ins = [x4, w4, B] + ([r4] if r4 is not None else [])
-    ctx.emit("conv2d", ins, [y4], params)
+    ctx.emit("conv2d", ins, [y4], params).exact = n.exact
 
 
 def lower_conv_transpose(ctx, n):
@@ -277,7 +277,7 @@ def select_conv2d(graph, op, tg, upgrades: list) -> None:
             graph.replace_const(op, 1, lambda: pack_conv_weights(wd, g), "packed", g)
             op.scratch = conv_packed_scratch(c // g * kh * kw, oh * ow, tg.pack_bytes)
 
-        if winograd_ok(p, c, m, oh, ow, tg):
+        if winograd_ok(p, c, m, oh, ow, tg) and not op.exact:
             tiles = -(-oh // 4) * -(-ow // 4)
             extra = 4 * c * (36 * -(-m // MR) * MR - 9 * m)
             saved = m * c * (9 * oh * ow - 36 * tiles)       # multiplies saved

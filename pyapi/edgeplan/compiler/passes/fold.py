@@ -307,7 +307,8 @@ def _fold_round(m: ir.Model, budget: _Budget, problems: Problems) -> int:
             done += 1
             continue
         expand = None   # a rewrite into other ops once shapes are static (None with n.note when not yet)
-        if n.domain == "" and n.op_type in rewrite.REWRITES:
+        if (n.domain == "" and n.op_type in rewrite.REWRITES
+                or n.domain == "com.microsoft" and n.op_type in rewrite.CONTRIB_REWRITES):
             expand = rewrite.rewrite
         elif n.domain == "" and n.op_type in ("Loop", "Scan") and "body" in n.attrs:
             unroller = unroll.unroll_loop if n.op_type == "Loop" else unroll.unroll_scan
@@ -409,7 +410,10 @@ def reinfer(m: ir.Model) -> None:
         nodes.append(p)
     g = helper.make_graph(nodes, "reinfer", ins, [helper.make_empty_tensor_value_info(o) for o in m.outputs],
                           initializer=inits)
-    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", m.opset)])
+    # every domain the nodes use (onnx leaves the ops it has no schema for, com.microsoft ones, unknown)
+    domains = {n.domain for n in nodes if n.domain not in ("", "ai.onnx")}
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", m.opset)] +
+                              [helper.make_opsetid(d, m.opsets.get(d, 1)) for d in sorted(domains)])
     model = infer_shapes(model)
     for vi in list(model.graph.value_info) + list(model.graph.output):
         v = m.values.get(vi.name)
@@ -426,6 +430,8 @@ def reinfer(m: ir.Model) -> None:
 def fold(m: ir.Model, notes: list) -> None:
     """Fold every constant subgraph; raises CompileError naming each node whose folded output would be
     above the size limits (limits.py), before evaluating it."""
+    from .qdq import fold_pairs
+    fold_pairs(m, notes)
     total = 0
     budget = _Budget(m)
     problems = Problems()

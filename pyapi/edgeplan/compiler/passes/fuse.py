@@ -366,7 +366,7 @@ class _Fuser:
             if n.domain == "" and n.op_type == "Add" and n not in self.dead:
                 self.hardswish_pattern(n)
         for n in list(self.m.nodes):
-            if n not in self.dead and n.op_type in ("Conv", "ConvTranspose", "EpGemm"):
+            if n not in self.dead and n.op_type in ("Conv", "ConvTranspose", "EpGemm") and not n.exact:
                 self.grow(n)
         for n in list(self.m.nodes):
             if n not in self.dead and n.domain == "" and n.op_type in ("Sigmoid", "HardSigmoid"):

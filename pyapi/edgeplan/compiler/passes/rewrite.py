@@ -388,12 +388,14 @@ def _tensor_scatter(m: ir.Model, n: ir.Node) -> list:
 
 REWRITES = {"BatchNormalization": _batchnorm_training, "Col2Im": _col2im, "MaxUnpool": _maxunpool, "DFT": _dft,
             "RNN": _rnn, "Det": _det, "TensorScatter": _tensor_scatter}
+from .qdq import CONTRIB_REWRITES, REWRITES as _QUANTISED   # noqa: E402  (qdq builds on _Chain)
+REWRITES.update(_QUANTISED)
 
 
 def rewrite(m: ir.Model, n: ir.Node) -> list | None:
     """The nodes replacing n, or None (n.note says why) when its rewrite does not apply yet."""
     try:
-        return REWRITES[n.op_type](m, n)
+        return (CONTRIB_REWRITES if n.domain == "com.microsoft" else REWRITES)[n.op_type](m, n)
     except _Refused as e:
         n.note = f"a {n.op_type} is rewritten at compile time, but {e}"
         return None
