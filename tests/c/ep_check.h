@@ -466,34 +466,32 @@ typedef struct chk_case {
  *                  by at most K FLT_EPSILON mag; +4 covers the bias and residual additions, the factor 2 the
  *                  fused activations chk_random_act draws (Lipschitz <= 1.5: hard-swish; relu, clip, leaky,
  *                  sigmoid, tanh, silu <= 1.1).
- * The kernels in CHK_VEXP_KERNELS evaluate a fused SIGMOID, SILU or TANH with a vector exp (x86_act.h: relative
- * error <= 2e-6) that the second bound does not cover: with those activations they are held to the first. */
+ * The ISA kernels evaluate a fused SIGMOID, SILU, TANH, GELU or ERF with a vector exp (x86_act.h, neon_math.h:
+ * relative error <= 2e-6) that the second bound does not cover: with those activations they are held to the first. */
 static inline chk_tol chk_tol_dot(double K) { return (chk_tol){.max_rel = 1e-5, .abs = 2e-7 * K + 1e-6}; }
 static inline chk_tol chk_tol_accum(double K) { return (chk_tol){.max_rel = 1e-5, .abs = 2e-7 * K + 1e-6, .accum = K}; }
-static inline int chk_act_vexp(int act) { return act == EP_ACT_SIGMOID || act == EP_ACT_SILU || act == EP_ACT_TANH; }
-static const char *const CHK_VEXP_KERNELS[] = {"ep_x86_gemm_packed_f32", "ep_x86_conv2d_packed_f32",
-                                               "ep_x86_conv2d_dw_f32", "ep_x86_conv_transpose2d_packed_f32"};
-#define CHK_N_VEXP (int)(sizeof(CHK_VEXP_KERNELS) / sizeof(CHK_VEXP_KERNELS[0]))
-static chk_tol_for chk_vexp_for[CHK_N_VEXP + 1];
-/* tol_for of a case with fused activation act and K products (NULL when act is not one of those) */
+static inline int chk_act_vexp(int act) {
+    return act == EP_ACT_SIGMOID || act == EP_ACT_SILU || act == EP_ACT_TANH || act == EP_ACT_GELU || act == EP_ACT_ERF;
+}
+static chk_tol_for chk_vexp_for[2];
+/* tol_for of a case with fused activation act and K products (NULL when act is not one of those): every
+ * kernel ("*") held to chk_tol_dot */
 static inline const chk_tol_for *chk_vexp_override(int act, double K) {
     if (!chk_act_vexp(act)) return NULL;
-    for (int i = 0; i < CHK_N_VEXP; i++) {
-        chk_vexp_for[i].kernel = CHK_VEXP_KERNELS[i];
-        chk_vexp_for[i].tol = chk_tol_dot(K);
-    }
-    chk_vexp_for[CHK_N_VEXP].kernel = NULL;
+    chk_vexp_for[0].kernel = "*";
+    chk_vexp_for[0].tol = chk_tol_dot(K);
+    chk_vexp_for[1].kernel = NULL;
     return chk_vexp_for;
 }
 /* An activation to fuse after a product. wide: the AVX2 vector ones with fixed parameters; else any of bounded
  * slope with random parameters. */
 static inline int chk_random_act(float *alpha, float *beta, int wide) {
     static const int x86_acts[] = {EP_ACT_NONE, EP_ACT_RELU, EP_ACT_CLIP, EP_ACT_LEAKY_RELU, EP_ACT_SIGMOID,
-                                   EP_ACT_HARD_SWISH, EP_ACT_SILU, EP_ACT_TANH};
+                                   EP_ACT_HARD_SWISH, EP_ACT_SILU, EP_ACT_TANH, EP_ACT_GELU, EP_ACT_ERF};
     static const int acts[] = {EP_ACT_NONE, EP_ACT_RELU, EP_ACT_CLIP, EP_ACT_LEAKY_RELU, EP_ACT_HARD_SIGMOID,
                                EP_ACT_HARD_SWISH, EP_ACT_SIGMOID, EP_ACT_TANH, EP_ACT_SILU, EP_ACT_NONE};
     if (wide) {
-        const int a = x86_acts[chk_rnd() % 8];
+        const int a = x86_acts[chk_rnd() % 10];
         *alpha = a == EP_ACT_CLIP ? -0.5f : 0.1f;
         *beta = a == EP_ACT_CLIP ? 0.75f : 0.0f;
         return a;
@@ -629,7 +627,7 @@ static void chk_dump_run(const chk_case *c, int ti, int r, const chk_run_bufs *b
 static const chk_tol *chk_tol_of(const chk_case *c, int ti) {
     const char *k = chk_kernel_name(ti, c->opcode, c->variant);
     for (const chk_tol_for *f = c->tol_for; f && f->kernel; f++)
-        if (!strcmp(f->kernel, k)) return &f->tol;
+        if (!strcmp(f->kernel, k) || !strcmp(f->kernel, "*")) return &f->tol;
     return &c->tol;
 }
 

@@ -14,25 +14,49 @@
 #include "binary_rows.h"
 #include "neon.h"
 #include "neon_act.h"
+#include "neon_math.h"
+
+/* y[i] = act(x[i]) over n contiguous floats (y may equal x), for neon_act_vector's kinds (neon_act.h, equal
+ * to the reference) and SIGMOID, SILU, TANH, GELU and ERF (neon_math.h, within 2e-6 of it). The exact kinds:
+ * 16 lanes per step, the tail through the reference's scalar code (equal values). The transcendental ones:
+ * 4 lanes, the tail as a partial vector, so every element takes the same formula. The conv / GEMM epilogues
+ * keep neon_act4's kinds and the reference for the rest, so a build without element-wise ops does not
+ * carry these loops. */
+static __attribute__((noinline)) void act_map(int act, float *y, const float *x, int64_t n, float al, float be) {
+    int64_t i = 0;
+    if (neon_math_kind(act)) {
+        for (; i + 4 <= n; i += 4) vst1q_f32(y + i, neon_math4(act, vld1q_f32(x + i)));
+        if (i < n) neon_st_part(y + i, neon_math4(act, neon_ld_part(x + i, (int)(n - i), 0.0f)), (int)(n - i));
+        return;
+    }
+    for (; i + 16 <= n; i += 16) {
+        float32x4x4_t v = vld1q_f32_x4(x + i);
+        v.val[0] = neon_act4(act, al, be, v.val[0]);
+        v.val[1] = neon_act4(act, al, be, v.val[1]);
+        v.val[2] = neon_act4(act, al, be, v.val[2]);
+        v.val[3] = neon_act4(act, al, be, v.val[3]);
+        vst1q_f32_x4(y + i, v);
+    }
+    for (; i + 4 <= n; i += 4) vst1q_f32(y + i, neon_act4(act, al, be, vld1q_f32(x + i)));
+    for (; i < n; i++) y[i] = ep_act_f32(act, x[i], al, be);
+}
+
+/* In place: the fused activation of a binary row (still in L1), one out-of-line pass for the seven row
+ * functions. */
+static void act_row(int act, float *y, int64_t n, float al, float be) {
+    if (act == EP_ACT_NONE) return;
+    if (neon_act_vector(act) || neon_math_kind(act))
+        act_map(act, y, y, n, al, be);
+    else
+        ep_act_apply_f32(act, y, n, al, be);
+}
 
 int ep_neon_unary_f32(const ep_op *op) {
     const ep_unary_params *p = (const ep_unary_params *)op->params;
-    const float *x = (const float *)op->in[0]->data;
-    float *y = (float *)op->out[0]->data;
     const int64_t n = ep_numel(op->in[0]);
     if (n == 0) return EP_OK;
-    if (!neon_act_vector(p->kind)) return ep_ref_unary_f32(op);
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        float32x4x4_t v = vld1q_f32_x4(x + i);
-        v.val[0] = neon_act4(p->kind, p->alpha, p->beta, v.val[0]);
-        v.val[1] = neon_act4(p->kind, p->alpha, p->beta, v.val[1]);
-        v.val[2] = neon_act4(p->kind, p->alpha, p->beta, v.val[2]);
-        v.val[3] = neon_act4(p->kind, p->alpha, p->beta, v.val[3]);
-        vst1q_f32_x4(y + i, v);
-    }
-    for (; i + 4 <= n; i += 4) vst1q_f32(y + i, neon_act4(p->kind, p->alpha, p->beta, vld1q_f32(x + i)));
-    for (; i < n; i++) y[i] = ep_act_f32(p->kind, x[i], p->alpha, p->beta);
+    if (!neon_act_vector(p->kind) && !neon_math_kind(p->kind)) return ep_ref_unary_f32(op);
+    act_map(p->kind, (float *)op->out[0]->data, (const float *)op->in[0]->data, n, p->alpha, p->beta);
     return EP_OK;
 }
 
@@ -55,11 +79,6 @@ NEON_INLINE float32x4_t bin_op4(int kind, float32x4_t a, float32x4_t b) {
     }
 }
 
-/* The fused activation over a finished row (still in L1): one out-of-line pass, so the seven row
- * functions below do not each carry every activation. */
-static __attribute__((noinline)) void act_row(int act, float *y, int64_t n, float al, float be) {
-    neon_act_apply(act, y, n, al, be);
-}
 
 /* One row: y[i] = a[i*sa] op b[i*sb], sa and sb in {0, 1} (the caller checks), then act. K is a
  * compile-time constant in each instantiation, so bin_op4 folds to one instruction or three. */

@@ -47,15 +47,4 @@ NEON_INLINE float32x4_t neon_act4(int act, float alpha, float beta, float32x4_t 
     }
 }
 
-/* In place over n contiguous floats: vector kinds here, the rest through the reference. */
-NEON_INLINE void neon_act_apply(int act, float *x, int64_t n, float alpha, float beta) {
-    if (act == EP_ACT_NONE) return;
-    if (!neon_act_vector(act)) {
-        ep_act_apply_f32(act, x, n, alpha, beta);
-        return;
-    }
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4) vst1q_f32(x + i, neon_act4(act, alpha, beta, vld1q_f32(x + i)));
-    for (; i < n; i++) x[i] = ep_act_f32(act, x[i], alpha, beta);
-}
 #endif

@@ -1,7 +1,7 @@
 /* AVX2+FMA UNARY and BINARY f32 (variant 0); mirrors kernels/neon/elementwise_f32.c.
  *
  * UNARY runs the activation 8 lanes at a time (x86_actx8, ROUND/FLOOR/CEIL as vroundps), a masked
- * vector for the tail; kinds without a vector form (ERF, GELU, EXP, LOG, ...) go to the reference kernel.
+ * vector for the tail; kinds without a vector form (EXP, LOG, ELU, ...) go to the reference kernel.
  * BINARY uses the reference's loop nest (broadcast strides, collapsed dims, odometer over the outer
  * dims) so same-shape, scalar and per-channel operands all end in one inner row whose strides are
  * 0 or 1; the row runs 16 lanes at a time and its fused activation is one pass over the finished
@@ -60,8 +60,8 @@ static inline __attribute__((always_inline)) __m256 bin_op8(int kind, __m256 a, 
     }
 }
 
-/* The fused activation over a finished row (still in L1), through act_map: the seven row functions
- * do not each carry every activation. */
+/* The fused activation over a finished row (still in L1): one out-of-line pass, so the seven row
+ * functions do not each carry every activation. */
 static void act_row(int act, float *y, int64_t n, float al, float be) {
     if (x86_actx_vector(act))
         act_map(act, y, y, n, al, be);

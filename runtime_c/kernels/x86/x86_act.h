@@ -14,13 +14,13 @@ static inline __m256i x86_mask8(int n) {
  * LEAKY_RELU, HARD_SIGMOID, HARD_SWISH, NEG, ABS, ROUND, FLOOR and CEIL use the reference's exact
  * operations (IEEE add/mul/div/round-to-integral, the same comparisons, no FMA contraction: the file
  * is C11 so -ffp-contract=off), so they equal ep_act_f32 bit for bit, NaN and signed zeros included.
- * SIGMOID, SILU, TANH and GELU use x86_exp8 below instead of libm's expf/tanhf/erff: relative error
+ * SIGMOID, SILU, TANH, GELU and ERF use x86_exp8 below instead of libm's expf/tanhf/erfcf/erff: relative error
  * <= 2e-6 against the reference (with an absolute floor of 1e-37 for results that underflow to subnormals). */
 static inline int x86_actx_vector(int act) {
     switch (act) {
     case EP_ACT_NONE: case EP_ACT_RELU: case EP_ACT_CLIP: case EP_ACT_LEAKY_RELU:
     case EP_ACT_HARD_SIGMOID: case EP_ACT_HARD_SWISH: case EP_ACT_NEG: case EP_ACT_ABS:
-    case EP_ACT_SIGMOID: case EP_ACT_SILU: case EP_ACT_TANH: case EP_ACT_GELU:
+    case EP_ACT_SIGMOID: case EP_ACT_SILU: case EP_ACT_TANH: case EP_ACT_GELU: case EP_ACT_ERF:
     case EP_ACT_ROUND: case EP_ACT_FLOOR: case EP_ACT_CEIL:
         return 1;
     default: return 0;
@@ -80,14 +80,11 @@ static inline __attribute__((always_inline)) __m256 x86_tanh8(__m256 x) {
     return _mm256_blendv_ps(bigs, small, _mm256_cmp_ps(ax, _mm256_set1_ps(0.625f), _CMP_LT_OQ));
 }
 
-/* GELU as the reference computes it, 0.5 x erfc(-x / sqrt 2): with a = |x| / sqrt 2, erfc(-x / sqrt 2) is
- * 2 - erfc(a) for x >= 0 and erfc(a) for x < 0, so neither side subtracts nearly equal numbers. erfc(a) = t exp(-a^2 + P(t)),
- * t = 1 / (1 + a / 2), P the degree-9 Chebyshev fit of Numerical Recipes' erfcc (fractional error
- * < 1.2e-7 for every a >= 0), and two x86_exp8 (~2 ulp each): <= 2e-6 relative. NaN propagates. */
-static inline __attribute__((always_inline)) __m256 x86_gelu8(__m256 x) {
-    const __m256 one = _mm256_set1_ps(1.0f), half = _mm256_set1_ps(0.5f);
-    const __m256 a = _mm256_mul_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), x), _mm256_set1_ps(0.70710678118654752f));
-    const __m256 t = _mm256_div_ps(one, _mm256_add_ps(one, _mm256_mul_ps(half, a)));
+/* erfc(a) for a >= 0 (NaN propagates): t exp(-a^2 + P(t)), t = 1 / (1 + a / 2), P the degree-9 Chebyshev
+ * fit of Numerical Recipes' erfcc (fractional error < 1.2e-7 for every a >= 0), and two x86_exp8 (~2 ulp each). */
+static inline __attribute__((always_inline)) __m256 x86_erfc8(__m256 a) {
+    const __m256 one = _mm256_set1_ps(1.0f);
+    const __m256 t = _mm256_div_ps(one, _mm256_add_ps(one, _mm256_mul_ps(_mm256_set1_ps(0.5f), a)));
     static const float c[10] = {0.17087277f, -0.82215223f, 1.48851587f, -1.13520398f, 0.27886807f,
                                 -0.18628806f, 0.09678418f, 0.37409196f, 1.00002368f, -1.26551223f};
     __m256 p = _mm256_set1_ps(c[0]);
@@ -97,12 +94,36 @@ static inline __attribute__((always_inline)) __m256 x86_gelu8(__m256 x) {
     const __m256 h = _mm256_and_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32((int)0xFFFFF000u)));
     const __m256 lo = _mm256_sub_ps(p, _mm256_mul_ps(_mm256_sub_ps(a, h), _mm256_add_ps(a, h)));
     const __m256 big = x86_exp8(_mm256_sub_ps(_mm256_setzero_ps(), _mm256_mul_ps(h, h)));
-    /* erfc(a) underflows (x86_exp8 stops at exp(-86)): 0, as erfcf gives for a > ~9.2 */
+    /* erfc(a) underflows (x86_exp8 stops at exp(-86)): 0, as erfcf gives for a > ~9.2 (and a = inf) */
     const __m256 gone = _mm256_cmp_ps(_mm256_sub_ps(p, _mm256_mul_ps(a, a)), _mm256_set1_ps(-86.0f), _CMP_LT_OQ);
-    const __m256 e = _mm256_andnot_ps(gone, _mm256_mul_ps(_mm256_mul_ps(t, big), x86_exp8(lo)));
+    return _mm256_andnot_ps(gone, _mm256_mul_ps(_mm256_mul_ps(t, big), x86_exp8(lo)));
+}
+
+/* GELU as the reference computes it, 0.5 x erfc(-x / sqrt 2): with a = |x| / sqrt 2, erfc(-x / sqrt 2) is
+ * 2 - erfc(a) for x >= 0 and erfc(a) for x < 0, so neither side subtracts nearly equal numbers:
+ * <= 2e-6 relative. NaN propagates. */
+static inline __attribute__((always_inline)) __m256 x86_gelu8(__m256 x) {
+    const __m256 a = _mm256_mul_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), x), _mm256_set1_ps(0.70710678118654752f));
+    const __m256 e = x86_erfc8(a);
     const __m256 pos = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GE_OQ);
     const __m256 s = _mm256_blendv_ps(e, _mm256_sub_ps(_mm256_set1_ps(2.0f), e), pos);
-    return _mm256_mul_ps(_mm256_mul_ps(half, x), s);
+    return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x), s);
+}
+
+/* erf: |x| < 0.5: x P(x^2), the Taylor series to x^13 (truncation < 1e-9 relative there, no cancellation
+ * near 0); otherwise 1 - erfc(|x|) (>= 0.47, so erfc's 1.2e-7 fractional error stays below 2.5e-7 of
+ * the result) with the sign of x. <= 2e-6 relative; NaN propagates, +-inf gives +-1. */
+static inline __attribute__((always_inline)) __m256 x86_erf8(__m256 x) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    const __m256 ax = _mm256_andnot_ps(sign, x), z = _mm256_mul_ps(x, x);
+    static const float c[7] = {1.20553329817896646e-4f, -8.54832702345085e-4f, 5.22397762544218775e-3f,
+                               -2.68661706451312520e-2f, 1.12837916709551257e-1f, -3.76126389031837538e-1f,
+                               1.12837916709551257f};
+    __m256 p = _mm256_set1_ps(c[0]);
+    for (int k = 1; k < 7; k++) p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(c[k]));
+    const __m256 small = _mm256_mul_ps(x, p);
+    const __m256 big = _mm256_or_ps(_mm256_sub_ps(_mm256_set1_ps(1.0f), x86_erfc8(ax)), _mm256_and_ps(sign, x));
+    return _mm256_blendv_ps(big, small, _mm256_cmp_ps(ax, _mm256_set1_ps(0.5f), _CMP_LT_OQ));
 }
 
 /* 1 when x86_act8 has a vector form of the activation; the others are applied by the caller with
@@ -152,6 +173,7 @@ static inline __attribute__((always_inline)) __m256 x86_actx8(int act, float alp
     case EP_ACT_SILU: return _mm256_mul_ps(v, x86_sigmoid8(v));
     case EP_ACT_TANH: return x86_tanh8(v);
     case EP_ACT_GELU: return x86_gelu8(v);
+    case EP_ACT_ERF: return x86_erf8(v);
     /* IEEE round-to-integral in an explicit mode (not MXCSR's): equal to the reference's act_round /
      * floorf / ceilf bit for bit, signed zeros included */
     case EP_ACT_ROUND: return _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
