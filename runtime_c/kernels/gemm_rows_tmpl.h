@@ -3,9 +3,9 @@
  *
  * The rows of Bt are taken four at a time, each against every row of A (a logits projection has one), so Bt
  * streams from memory once when A is small; per output, two vector accumulators over K in order (lanes and
- * the pair summed at the end), then the scalar tail of K, then C, R and act. Threads take ranges of Bt's
- * rows; every output is computed by the same code whatever the split, so results do not depend on the
- * thread count.
+ * the pair summed at the end), then the scalar tail of K, then C and R; act over each row's range at the
+ * end. Threads take ranges of Bt's rows; every output is computed by the same code whatever the split, so
+ * results do not depend on the thread count.
  *
  * The including file defines RV (a vector of RV_N floats), RV_ZERO(), RV_LD(p), RV_FMA(acc, a, b) (acc + a b),
  * RV_ADD(a, b) and RV_HSUM(v) (the sum of the lanes, as a float). */
@@ -51,9 +51,11 @@ static void gr_task(void *ctx, uint32_t t) {
                 if (r) v += r[i * N + n0 + q];
                 yr[q] = v;
             }
-            if (p->act != EP_ACT_NONE) ep_act_apply_f32(p->act, yr, nb, p->act_alpha, p->act_beta);
         }
     }
+    if (p->act != EP_ACT_NONE && n1 > rg.lo * 4)   /* once over each row's range, not per 4 columns */
+        for (int64_t i = 0; i < M; i++)
+            ep_act_apply_f32(p->act, y + i * N + rg.lo * 4, n1 - rg.lo * 4, p->act_alpha, p->act_beta);
 }
 
 int EP_ISA_FN(gemm_rows_f32)(const ep_op *op) {
