@@ -16,10 +16,6 @@
 #include <stdint.h>
 #include "shape_check.h"
 
-static int64_t conv_floordiv(int64_t a, int64_t b) {
-    int64_t q = a / b;
-    return (a % b != 0 && a < 0) ? q - 1 : q;
-}
 
 /* ---- kernel variants (plan_format.h, EP_CONV2D_VARIANT_*) ---- */
 
@@ -121,12 +117,7 @@ int ep_shape_conv2d(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     if (b && b->dims[0] != M) return EP_ERR_PLAN_SHAPE;
 
     int64_t o[2];
-    for (int i = 0; i < 2; i++) {
-        const int64_t extent = (int64_t)(p->kernel[i] - 1) * p->dilation[i] + 1;
-        const int64_t span = (int64_t)x->dims[2 + i] + p->pads[i] + p->pads[i + 2] - extent;
-        o[i] = conv_floordiv(span, p->stride[i]) + 1;
-        if (o[i] < 0 || o[i] > INT32_MAX) return EP_ERR_PLAN_SHAPE;
-    }
+    if ((rc = ep_window_out(p->kernel, p->stride, p->dilation, p->pads, x->dims + 2, 0, o)) != EP_OK) return rc;
     if (r && (r->dims[0] != N || r->dims[1] != M || r->dims[2] != o[0] || r->dims[3] != o[1]))
         return EP_ERR_PLAN_SHAPE;
 

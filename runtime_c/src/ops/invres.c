@@ -14,10 +14,6 @@
 #include "invres_common.h"
 #include "shape_check.h"
 
-static int64_t ir_floordiv(int64_t a, int64_t b) {
-    int64_t q = a / b;
-    return (a % b != 0 && a < 0) ? q - 1 : q;
-}
 
 /* a packed weight tensor [ceil(rows/MR)][k][MR] */
 static int ir_packed(const ep_tensor *w, int64_t rows, int64_t k) {
@@ -52,12 +48,7 @@ int ep_shape_invres(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     if (wd->dims[1] != 1 || wd->dims[2] != p->kernel[0] || wd->dims[3] != p->kernel[1]) return EP_ERR_PLAN_SHAPE;
     if (!ir_packed(wp, M, CE)) return EP_ERR_PLAN_SHAPE;
     int64_t o[2];
-    for (int i = 0; i < 2; i++) {
-        const int64_t extent = (int64_t)(p->kernel[i] - 1) * p->dilation[i] + 1;
-        const int64_t span = (int64_t)x->dims[2 + i] + p->pads[i] + p->pads[i + 2] - extent;
-        o[i] = ir_floordiv(span, p->stride[i]) + 1;
-        if (o[i] < 1 || o[i] > INT32_MAX) return EP_ERR_PLAN_SHAPE;
-    }
+    if ((rc = ep_window_out(p->kernel, p->stride, p->dilation, p->pads, x->dims + 2, 1, o)) != EP_OK) return rc;
     if (r && (r->dims[0] != N || r->dims[1] != M || r->dims[2] != o[0] || r->dims[3] != o[1])) return EP_ERR_PLAN_SHAPE;
     ir_geo g;
     ir_geo_init(&g, p, N, C, H, W, CE, M, o[0], o[1], we != NULL);

@@ -20,17 +20,12 @@
 #include <stdint.h>
 #include "shape_check.h"
 
-static int64_t pool_floordiv(int64_t a, int64_t b) {
-    int64_t q = a / b;
-    return (a % b != 0 && a < 0) ? q - 1 : q;
-}
-
 /* The output extent of one spatial dim (see the header comment). */
 static int64_t pool_extent(int64_t in, int32_t k, int32_t s, int32_t d, int32_t pb, int32_t pe,
                            int ceil_mode) {
     const int64_t span = in + pb + pe - ((int64_t)(k - 1) * d + 1);
-    if (!ceil_mode) return pool_floordiv(span, s) + 1;
-    int64_t o = -pool_floordiv(-span, s) + 1;
+    if (!ceil_mode) return ep_floordiv(span, s) + 1;
+    int64_t o = -ep_floordiv(-span, s) + 1;
     if (o > 0 && (o - 1) * s >= in + pb) o--;
     return o;
 }

@@ -50,6 +50,25 @@ static inline int ep_chk_window(const int32_t kernel[2], const int32_t stride[2]
     return EP_OK;
 }
 
+/* floor(a / b) for b > 0 (C division truncates toward zero). */
+static inline int64_t ep_floordiv(int64_t a, int64_t b) {
+    const int64_t q = a / b;
+    return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+/* The output extents o[2] of a 2-D window (ep_chk_window's ranges) over spatial extents in[2]:
+ * floor((in + pad_begin + pad_end - ((k - 1) d + 1)) / s) + 1 per axis (pads top, left, bottom, right).
+ * EP_ERR_PLAN_SHAPE when one is below `least` or above INT32_MAX. */
+static inline int ep_window_out(const int32_t kernel[2], const int32_t stride[2], const int32_t dilation[2],
+                                const int32_t pads[4], const int32_t in[2], int64_t least, int64_t o[2]) {
+    for (int i = 0; i < 2; i++) {
+        const int64_t span = (int64_t)in[i] + pads[i] + pads[i + 2] - ((int64_t)(kernel[i] - 1) * dilation[i] + 1);
+        o[i] = ep_floordiv(span, stride[i]) + 1;
+        if (o[i] < least || o[i] > INT32_MAX) return EP_ERR_PLAN_SHAPE;
+    }
+    return EP_OK;
+}
+
 /* An f32 output [N, C, H, W] (extents already checked to fit int32). */
 static inline void ep_shape_nchw(ep_shape *out, int64_t N, int64_t C, int64_t H, int64_t W) {
     for (int i = 0; i < EP_MAX_RANK; i++) out->dims[i] = 0;
