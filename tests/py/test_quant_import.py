@@ -191,3 +191,38 @@ def test_quantize_dequantize_pairs_run_as_three_float_ops(tmp_path):
         feeds = {"x": rng.standard_normal((1, 3, 24, 24)).astype(np.float32)}
         ref, got = _ort(model, feeds)["y"], s.run(feeds)["y"]
         assert np.abs(got - ref).max() <= 1e-5 * np.abs(ref).max()
+
+
+def _one(node, inits, xshape, xt, yt, opset=21):
+    g = h.make_graph([node], "g", [h.make_tensor_value_info("x", xt, xshape)], [h.make_tensor_value_info("y", yt, None)],
+                     inits)
+    return h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+
+
+_S4 = nh.from_array(np.array([0.1, 0.2, 0.3, 0.4], np.float32), "s")
+_S1 = nh.from_array(np.array(0.5, np.float32), "s1")
+_Z1 = nh.from_array(np.array(3, np.uint8), "z1")
+MALFORMED = {
+    "axis past the rank": (h.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], axis=5),
+                           [_S4, nh.from_array(np.zeros(4, np.int8), "z")], [2, 4], T.FLOAT, T.INT8,
+                           "axis is outside a rank-2 input"),
+    "zero point of another length": (h.make_node("QuantizeLinear", ["x", "s", "z3"], ["y"], axis=1),
+                                     [_S4, nh.from_array(np.zeros(3, np.int8), "z3")], [2, 4], T.FLOAT, T.INT8,
+                                     "zero point 'z3' has 3 values for the 4 channels"),
+    "negative block size": (h.make_node("QuantizeLinear", ["x", "s2", "z2"], ["y"], axis=1, block_size=-1),
+                            [nh.from_array(np.ones((2, 2), np.float32), "s2"), nh.from_array(np.zeros((2, 2), np.int8), "z2")],
+                            [2, 4], T.FLOAT, T.INT8, "does not fit the input"),
+    "int32 with a zero point": (h.make_node("DequantizeLinear", ["x", "s1", "z32"], ["y"]),
+                                [_S1, nh.from_array(np.array(3, np.int32), "z32")], [4], T.INT32, T.FLOAT,
+                                "int32 input takes no zero point but 0"),
+    "1-D conv weights": (h.make_node("QLinearConv", ["x", "s1", "z1", "w", "s1", "z1", "s1", "z1"], ["y"]),
+                         [_S1, _Z1, nh.from_array(np.ones(5, np.uint8), "w")], [1, 1, 4, 4], T.UINT8, T.UINT8,
+                         "malformed"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_malformed_quantised_nodes_are_refused_by_name(case):
+    node, inits, xshape, xt, yt, why = MALFORMED[case]
+    with pytest.raises(CompileError, match=f"node '{node.op_type}_0' .*{why}"):
+        edgeplan.compile(_one(node, inits, xshape, xt, yt))

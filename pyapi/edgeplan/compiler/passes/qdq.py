@@ -74,9 +74,9 @@ class _Q(_Chain):
             return name
         return self.add("Cast", [name], to=TensorProto.FLOAT)
 
-    def along(self, name: str, axis: int, rank: int, what: str) -> str:
+    def along(self, name: str, axis: int, rank: int, what: str, extent=None) -> str:
         """A per-tensor (scalar or [1]) or per-axis ([C]) parameter shaped to broadcast against a tensor of
-        `rank` dims along `axis`."""
+        `rank` dims along `axis` (whose extent, when given, C must equal)."""
         a = self.m.const(name)
         shp = np.shape(a) if a is not None else self.m.shape(name)
         if shp is None:
@@ -87,6 +87,8 @@ class _Q(_Chain):
             raise _Refused(f"its {what} '{name}' has shape {list(shp)}: a scalar or one value per channel")
         if not 0 <= axis < rank:
             raise _Refused(f"its axis is outside a rank-{rank} input")
+        if extent is not None and int(shp[0]) != int(extent):
+            raise _Refused(f"its {what} '{name}' has {int(shp[0])} values for the {int(extent)} channels of axis {axis}")
         target = [int(shp[0])] + [1] * (rank - 1 - axis)
         if a is not None:
             return self.const(np.asarray(a).reshape(target), np.asarray(a).dtype)
@@ -114,7 +116,8 @@ class _Q(_Chain):
             if xs is None:
                 raise _Refused("a blocked quantisation needs the input's static shape")
             return self.blocked(name, axis, block, xs, what)
-        return self.along(name, axis, r, what)
+        xs = self.m.shape(x)
+        return self.along(name, axis, r, what, xs[axis] if xs and 0 <= axis < r else None)
 
     def requant(self, v: str, zp: str, qt) -> str:
         """saturate(round_half_even(v) + zp) as qt."""

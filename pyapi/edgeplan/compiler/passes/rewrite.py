@@ -399,3 +399,8 @@ def rewrite(m: ir.Model, n: ir.Node) -> list | None:
     except _Refused as e:
         n.note = f"a {n.op_type} is rewritten at compile time, but {e}"
         return None
+    except (ValueError, TypeError, IndexError, KeyError, ArithmeticError) as e:
+        # what malformed attributes or operand shapes make numpy raise (a 1-D conv weight, say)
+        n.note = (f"a {n.op_type} is rewritten at compile time, but its attributes or operands are malformed "
+                  f"({type(e).__name__}: {e})")
+        return None
