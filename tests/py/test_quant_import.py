@@ -185,12 +185,17 @@ def test_quantize_dequantize_pairs_run_as_three_float_ops(tmp_path):
     plan = edgeplan.compile(model)
     assert "QuantizeLinear -> DequantizeLinear pair(s)" in plan.inspect()
     assert " cast " not in plan.inspect()      # no integer codes left between the float ops
+    probed = onnx.ModelProto()
+    probed.CopyFrom(model)
+    _probe_quantised(probed)          # codes as outputs: the pairs stay integer casts there
+    codes = edgeplan.Session(edgeplan.compile(probed))
     rng = np.random.default_rng(5)
     s = edgeplan.Session(plan)
     for _ in range(3):
-        feeds = {"x": rng.standard_normal((1, 3, 24, 24)).astype(np.float32)}
+        feeds = {"x": (rng.standard_normal((1, 3, 24, 24)) * 4).astype(np.float32)}   # some codes saturate
         ref, got = _ort(model, feeds)["y"], s.run(feeds)["y"]
         assert np.abs(got - ref).max() <= 1e-5 * np.abs(ref).max()
+        np.testing.assert_array_equal(got, codes.run(feeds)["y"])   # the same float32 values, bit for bit
 
 
 def _one(node, inits, xshape, xt, yt, opset=21):

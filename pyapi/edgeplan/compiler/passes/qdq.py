@@ -470,8 +470,10 @@ def _same_quant(m: ir.Model, q: ir.Node, d: ir.Node) -> bool:
 def fold_pairs(m: ir.Model, notes: list) -> None:
     """A QuantizeLinear whose codes only DequantizeLinear nodes with its own scale, zero point and axis read
     (how QDQ graphs mark every activation) is, with them, clip(round_half_even(x / s), lo - zp, hi - zp) * s:
-    the same float32 values (every step exact on integers) in three ops instead of nine. A NaN input gives
-    NaN here, where the pair's integer cast would give a code."""
+    the same float32 values (every step exact on integers). With one positive scale the clip goes after
+    the product, with bounds (lo - zp) s and (hi - zp) s rounded as the product rounds, and fuses into it:
+    three runtime ops (a division, a rounding, a clipped product) instead of nine. A NaN input gives NaN
+    here, where the pair's integer cast would give a code."""
     cons = m.consumers()
     out = []
     pairs = 0
@@ -496,12 +498,19 @@ def fold_pairs(m: ir.Model, notes: list) -> None:
             z = np.asarray(m.const(q.inputs[2])).astype(np.float64)
             lo, hi = QRANGE[qt]
             v = c.add("Round", [c.add("Div", [q.inputs[0], s])])
-            if z.size == 1:
-                v = c.clip(v, float(lo - z.reshape(-1)[0]), float(hi - z.reshape(-1)[0]))
+            sc = np.asarray(m.const(q.inputs[1]), np.float32).reshape(-1)
+            if z.size == 1 and sc.size == 1 and np.isfinite(sc[0]) and sc[0] > 0:
+                # clip(r, lo', hi') * s == clip(r * s, lo' * s, hi' * s) in float32 for s > 0 (rounding is
+                # monotonic), and the clip then fuses into the product: one pass fewer
+                b = [np.float32(np.float32(e - z.reshape(-1)[0]) * sc[0]) for e in (lo, hi)]
+                v = c.clip(c.add("Mul", [v, s]), float(b[0]), float(b[1]))
             else:
-                v = c.add("Max", [v, c.f32(c.along(c.const((lo - z).astype(np.float32)), axis, r, "zero point"))])
-                v = c.add("Min", [v, c.f32(c.along(c.const((hi - z).astype(np.float32)), axis, r, "zero point"))])
-            v = c.add("Mul", [v, s])
+                if z.size == 1:
+                    v = c.clip(v, float(lo - z.reshape(-1)[0]), float(hi - z.reshape(-1)[0]))
+                else:
+                    v = c.add("Max", [v, c.f32(c.along(c.const((lo - z).astype(np.float32)), axis, r, "zero point"))])
+                    v = c.add("Min", [v, c.f32(c.along(c.const((hi - z).astype(np.float32)), axis, r, "zero point"))])
+                v = c.add("Mul", [v, s])
         except _Refused:
             out.append(q)
             continue
