@@ -728,3 +728,21 @@ def test_compress(seed):
                 np.testing.assert_array_equal(got, want)
             c = rng.random(L) < 0.5
             check(_typed_model("Compress", {"x": x}, {"c": c}, ["x", "c"], attrs, out_dtype=dt), {"x": x})
+
+
+@pytest.mark.parametrize("op", ["Erf", "Tanh", "Sigmoid"])
+def test_vector_transcendentals_stay_within_2e6_of_the_exact_function(op):
+    """The kernels' vector erf / tanh / sigmoid (x86_act.h, neon_math.h) against the float64 function over a
+    dense grid, tiny magnitudes and the specials: <= 2e-6 relative where the result is a normal float."""
+    import math
+    x = np.concatenate([np.linspace(-10, 10, 200001), np.geomspace(1e-30, 10, 4000), -np.geomspace(1e-30, 10, 4000),
+                        [0.0, -0.0, np.inf, -np.inf]]).astype(np.float32)
+    g = helper.make_graph([helper.make_node(op, ["x"], ["y"])], "t",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [x.size])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [x.size])])
+    y = edgeplan.Session(edgeplan.compile(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]))).run({"x": x})["y"]
+    f = {"Erf": math.erf, "Tanh": math.tanh, "Sigmoid": lambda v: 1.0 / (1.0 + math.exp(-v)) if v > -700 else 0.0}[op]
+    ref = np.array([f(float(v)) for v in x])
+    ok = np.abs(ref) >= np.finfo(np.float32).tiny
+    assert np.all(np.abs(y[ok] - ref[ok]) <= 2e-6 * np.abs(ref[ok])), float(np.max(np.abs(y[ok] - ref[ok]) / np.abs(ref[ok])))
+    assert not np.any(np.isnan(y))

@@ -231,3 +231,13 @@ def test_malformed_quantised_nodes_are_refused_by_name(case):
     node, inits, xshape, xt, yt, why = MALFORMED[case]
     with pytest.raises(CompileError, match=f"node '{node.op_type}_0' .*{why}"):
         edgeplan.compile(_one(node, inits, xshape, xt, yt))
+
+
+def test_a_pair_with_a_zero_scale_is_refused_not_folded():
+    """fold_pairs checks the scale as the rewrites do: a Q -> DQ pair with scale 0 fails the compile by name."""
+    inits = [nh.from_array(np.array(0.0, np.float32), "s0"), nh.from_array(np.array(0, np.int8), "z")]
+    g = h.make_graph([h.make_node("QuantizeLinear", ["x", "s0", "z"], ["q"]),
+                      h.make_node("DequantizeLinear", ["q", "s0", "z"], ["y"])], "pair",
+                     [h.make_tensor_value_info("x", T.FLOAT, [4])], [h.make_tensor_value_info("y", T.FLOAT, [4])], inits)
+    with pytest.raises(CompileError, match=r"scale 's0' is 0 .*positive and finite"):
+        edgeplan.compile(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]))

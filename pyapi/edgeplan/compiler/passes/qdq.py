@@ -123,7 +123,7 @@ class _Q(_Chain):
         """saturate(round_half_even(v) + zp) as qt."""
         lo, hi = QRANGE[qt]
         r = self.add("Round", [v])
-        if zp and not self._zero(zp):
+        if zp and not _is_zero(self.m, zp):
             r = self.add("Add", [r, self.f32(zp)])
         c = self.clip(r, lo, hi)
         return self.add("Cast", [c], to=TO[qt])
@@ -133,14 +133,10 @@ class _Q(_Chain):
             return self.add("Clip", [v], min=float(lo), max=float(hi))
         return self.add("Clip", [v, self.const(lo), self.const(hi)])
 
-    def _zero(self, name: str) -> bool:
-        a = self.m.const(name)
-        return a is not None and not np.any(np.asarray(a))
-
     def centred(self, x: str, zp: str, axis: int, rank: int, what: str) -> str:
         """float32(x - zp): exact for the 8- and 16-bit types."""
         xf = self.f32(x)
-        if zp and not self._zero(zp):
+        if zp and not _is_zero(self.m, zp):
             xf = self.add("Sub", [xf, self.f32(self.along(zp, axis, rank, what))])
         return xf
 
@@ -149,6 +145,18 @@ class _Q(_Chain):
             self.add("Identity", [out])
         _bind_last(self.nodes, self.n.outputs[0])
         return self.nodes
+
+
+def _is_zero(m: ir.Model, name: str) -> bool:
+    """Whether `name` is a constant of zeros (an absent zero point counts as none)."""
+    a = m.const(name)
+    return a is not None and not np.any(np.asarray(a))
+
+
+def _one_value(m: ir.Model, name: str) -> bool:
+    """Whether zero point `name` is absent, run-time, or a constant of one value."""
+    a = m.const(name) if name else None
+    return a is None or np.size(a) == 1
 
 
 def _check_scale(m: ir.Model, name: str) -> None:
@@ -173,13 +181,13 @@ def _dequantize(m: ir.Model, n: ir.Node) -> list:
     sdt = _dtype(m, s)
     if sdt not in (np.float32, np.float16):
         raise _Refused(f"its scale has dtype {sdt.name if sdt is not None else 'unknown'} (float32 or float16)")
-    if qt == np.int32 and zp and not _Q(m, n)._zero(zp):
+    if qt == np.int32 and zp and not _is_zero(m, zp):
         raise _Refused("an int32 input takes no zero point but 0")
     c = _Q(m, n)
     r = _rank(m, x, "input")
     axis, block = _axis(n, r), int(n.attrs.get("block_size", 0))
     xf = c.f32(x)
-    if zp and not c._zero(zp):
+    if zp and not _is_zero(m, zp):
         xf = c.add("Sub", [xf, c.f32(c.param(zp, axis, block, x, "zero point"))])
     y = c.add("Mul", [xf, c.f32(c.param(s, axis, block, x, "scale"))])
     if sdt == np.float16:
@@ -229,7 +237,8 @@ def _dynamic_quantize(m: ir.Model, n: ir.Node) -> list:
 
 # ------------------------------------------------------------------ integer products
 def _spread(m: ir.Model, x: str, zp: str, qt) -> int:
-    """The largest |x - zp| x can hold: from the values of a constant x, else from its dtype."""
+    """A bound on |x - zp|: exact from the values of a constant x with one zero point (|x| + |zp| with one per
+    channel), else from its dtype and zero point."""
     a = m.const(x)
     z = np.asarray(m.const(zp)).astype(np.int64) if zp and m.const(zp) is not None else None
     if a is not None:
@@ -266,12 +275,14 @@ def _matmul_acc(m: ir.Model, n: ir.Node, c: _Q, a, azp, b, bzp) -> tuple:
     bt = _int_type(_dtype(m, b), "input B")
     ra, rb = _rank(m, a, "input A"), _rank(m, b, "input B")
     if ra < 2 or rb < 1:
-        raise _Refused("input A must have at least 2 dims")
+        raise _Refused(f"its inputs have ranks {ra} and {rb}: A needs at least 2 dims, B at least 1")
     ac = c.centred(a, azp, ra - 2, ra, "A zero point")
     bc = c.centred(b, bzp, rb - 1, rb, "B zero point")
     K = (m.shape(a) or [None])[-1]
+    if K is None:
+        raise _Refused("the length K of its products is not known yet (it bounds the exact float32 sums)")
     per = EXACT / max(1, _spread(m, a, azp, at) * _spread(m, b, bzp, bt))
-    if K is None or K <= per:
+    if K <= per:
         return _exact(c, "MatMul", [ac, bc]), False
     parts = []
     for k0, k1 in _chunks(K, int(per)):
@@ -289,7 +300,7 @@ def _conv_acc(m: ir.Model, n: ir.Node, c: _Q, x, xzp, w, wzp, bias="") -> tuple:
         raise _Refused("its weights are only known at run time")
     wshape = np.shape(m.const(w))
     rx = _rank(m, x, "input x")
-    if xzp and np.size(m.const(xzp)) not in (1, None) and m.const(xzp) is not None:
+    if not _one_value(m, xzp):
         raise _Refused("the input's zero point must be one value")
     xc = c.centred(x, xzp, 1, rx, "x zero point")
     wc = c.centred(w, wzp, 0, len(wshape), "weight zero point")
@@ -298,7 +309,8 @@ def _conv_acc(m: ir.Model, n: ir.Node, c: _Q, x, xzp, w, wzp, bias="") -> tuple:
     g = int(attrs.get("group", 1))
     taps = int(np.prod(wshape[2:], dtype=np.int64))
     K = int(wshape[1]) * taps
-    bmax = int(np.abs(np.asarray(m.const(bias)).astype(np.int64)).max(initial=0)) if bias and m.const(bias) is not None else (1 << 31 if bias else 0)
+    bc = m.const(bias) if bias else None    # a run-time bias is bounded by int32 only
+    bmax = 0 if not bias else (1 << 31) if bc is None else int(np.abs(np.asarray(bc).astype(np.int64)).max(initial=0))
     prod = max(1, _spread(m, x, xzp, xt) * _spread(m, w, wzp, wt))
     if K * prod + bmax <= EXACT:
         ins = [xc, wc] + ([c.f32(bias)] if bias else [])
@@ -426,11 +438,11 @@ def _via_float(op: str, layout: str, **fixed):
             triples = [ins[k:k + 3] for k in range(2, len(ins), 3)]
         c = _Q(m, n)
         fs = []
-        for x, s, zp in triples + [[None, sy, None]]:
+        for s in [t[1] for t in triples] + [sy]:
             _check_scale(m, s)
         for x, s, zp in triples:
             r = _rank(m, x, "input")
-            if zp and np.size(m.const(zp) if m.const(zp) is not None else 1) != 1:
+            if not _one_value(m, zp):
                 raise _Refused(f"the zero point of '{x}' is not one value")
             _int_type(_dtype(m, x), f"input '{x}'")
             fs.append(c.add("Mul", [c.centred(x, zp, 0, r, "zero point"), c.f32(s)]))
@@ -494,12 +506,12 @@ def fold_pairs(m: ir.Model, notes: list) -> None:
             c = _Q(m, q)
             r = _rank(m, q.inputs[0], "input")
             axis = _axis(q, r)
-            s = c.f32(c.along(q.inputs[1], axis, r, "scale"))
+            s = c.f32(c.param(q.inputs[1], axis, 0, q.inputs[0], "scale"))   # positive and finite, or refused
             z = np.asarray(m.const(q.inputs[2])).astype(np.float64)
             lo, hi = QRANGE[qt]
             v = c.add("Round", [c.add("Div", [q.inputs[0], s])])
             sc = np.asarray(m.const(q.inputs[1]), np.float32).reshape(-1)
-            if z.size == 1 and sc.size == 1 and np.isfinite(sc[0]) and sc[0] > 0:
+            if z.size == 1 and sc.size == 1:
                 # clip(r, lo', hi') * s == clip(r * s, lo' * s, hi' * s) in float32 for s > 0 (rounding is
                 # monotonic), and the clip then fuses into the product: one pass fewer
                 b = [np.float32(np.float32(e - z.reshape(-1)[0]) * sc[0]) for e in (lo, hi)]
@@ -508,8 +520,8 @@ def fold_pairs(m: ir.Model, notes: list) -> None:
                 if z.size == 1:
                     v = c.clip(v, float(lo - z.reshape(-1)[0]), float(hi - z.reshape(-1)[0]))
                 else:
-                    v = c.add("Max", [v, c.f32(c.along(c.const((lo - z).astype(np.float32)), axis, r, "zero point"))])
-                    v = c.add("Min", [v, c.f32(c.along(c.const((hi - z).astype(np.float32)), axis, r, "zero point"))])
+                    for op, e in (("Max", lo), ("Min", hi)):
+                        v = c.add(op, [v, c.param(c.const((e - z).astype(np.float32)), axis, 0, q.inputs[0], "zero point")])
                 v = c.add("Mul", [v, s])
         except _Refused:
             out.append(q)
