@@ -15,7 +15,7 @@
 /* EP_CDEF_BEGIN */
 #define EP_PLAN_MAGIC 0x4E4C5045
 #define EP_PLAN_VERSION_MAJOR 1
-#define EP_PLAN_VERSION_MINOR 5
+#define EP_PLAN_VERSION_MINOR 6
 #define EP_MAX_RANK 8
 #define EP_SECTION_ALIGN 64
 #define EP_ARENA_ALIGN 64
@@ -215,7 +215,11 @@ typedef struct ep_io_rec {
 #define EP_OP_UNIQUE 49
 #define EP_OP_RESIZE_EXT 50
 #define EP_OP_INVRES 51
-#define EP_OP_COUNT 52         /* one past the last opcode */
+#define EP_OP_QUANTIZE 52
+#define EP_OP_DEQUANTIZE 53
+#define EP_OP_QCONV2D 54
+#define EP_OP_QGEMM 55
+#define EP_OP_COUNT 56         /* one past the last opcode */
 /* kernel variants (ep_op_rec.variant): DEFAULT (0) is every op's plain layout; the others'
  * layouts are described below */
 #define EP_VARIANT_DEFAULT 0
@@ -279,6 +283,13 @@ typedef struct ep_io_rec {
 #define EP_UNIQUE_VARIANT_DEFAULT 0
 #define EP_RESIZE_EXT_VARIANT_DEFAULT 0
 #define EP_INVRES_VARIANT_DEFAULT 0
+#define EP_QUANTIZE_VARIANT_DEFAULT 0
+#define EP_DEQUANTIZE_VARIANT_DEFAULT 0
+#define EP_QCONV2D_VARIANT_DEFAULT 0
+#define EP_QCONV2D_VARIANT_PACKED 1
+#define EP_QCONV2D_VARIANT_DEPTHWISE 2
+#define EP_QGEMM_VARIANT_DEFAULT 0
+#define EP_QGEMM_VARIANT_PACKED 1
 /* EP_OPS_END */
 
 
@@ -939,6 +950,63 @@ typedef struct ep_unique_params {
     int32_t axis;           /* 0..rank-1 */
     int32_t sorted;         /* 0 / 1 */
 } ep_unique_params;
+/* ---- int8 (1.6): docs/quantization.md "Integer kernels" ----
+ * Integer tensors hold int8 values x that stand for the real numbers scale * (x - zero_point). The
+ * integer ops compute int32 accumulators exactly and requantise each one with the constants the compiler
+ * wrote into the plan, one (multiplier m, shift s) pair per output channel:
+ *   v = ((int64)acc * m + 2^(s-1)) >> s        (arithmetic shift: ties go up)
+ *   Y = min(max(v, y_min - y_zero), y_max - y_zero) + y_zero
+ * m in [0, 2^31), s in [1, 62]; the compiler derives them from the real multiplier scale_in * scale_w[c] /
+ * scale_out. Requantisation tables are I32 [2, C]: row 0 the multipliers, row 1 the shifts. They and the
+ * int32 biases are constants of the plan (EP_STORAGE_CONST); the shape function checks every entry, so
+ * |bias| <= 2^30 and K * 2^14 <= 2^30 keep each accumulator inside int32. */
+
+/* QUANTIZE: in X (F32); out Y (I8 or U8) of X's shape:
+ *   Y = saturate(round_half_even(X / scale) + zero_point), the division in float32; NaN gives zero_point.
+ * DEQUANTIZE: in X (I8 or U8); out Y (F32) of X's shape: Y = (float)(X - zero_point) * scale.
+ * scale finite and > 0, zero_point in the integer dtype's range. */
+typedef struct ep_quant_params {
+    float scale;
+    int32_t zero_point;
+    int32_t dtype;          /* QUANTIZE: Y's, EP_DTYPE_I8 or EP_DTYPE_U8; DEQUANTIZE: 0 (X's dtype decides) */
+    int32_t reserved;       /* 0 */
+} ep_quant_params;
+
+/* QCONV2D: in X (I8) [N,C,H,W], W (I8) the weights, B (I32) [M] the bias with the input zero point folded in
+ * (B[m] = bias[m] - x_zero * sum of W[m]), Q (I32) [2, M] the requantisation table; out Y (I8) [N,M,OH,OW],
+ * extents as CONV2D's:
+ *   acc[n,m,oh,ow] = B[m] + sum_{c,kh,kw} W[m,c,kh,kw] * Xp[n, g*CG + c, oh*sh - pt + kh*dh, ow*sw - pl + kw*dw]
+ * where Xp is X with x_zero outside it (padding holds the zero point), then Y requantised with Q's column m.
+ * Variant 0 and DEPTHWISE (groups == C == M): W [M, C/groups, KH, KW]. PACKED: W as
+ * [groups * ceil((M/groups)/8), ceil(K/4), 8, 4] with K = (C/groups) KH KW: panel p holds 8 output channels
+ * of one group, element [p, k4, r, j] their weight at reduction index 4 k4 + j in (c, kh, kw) order, zero
+ * past M/groups or K. Scratch (PACKED): the input patches packed the same way, 8 output columns at a time. */
+typedef struct ep_qconv2d_params {
+    int32_t kernel[2];      /* kh, kw */
+    int32_t stride[2];
+    int32_t dilation[2];
+    int32_t pads[4];        /* top, left, bottom, right */
+    int32_t groups;
+    int32_t x_zero;         /* X's zero point, -128..127 */
+    int32_t y_zero;         /* Y's zero point, -128..127 */
+    int32_t y_min;          /* clamp of Y: -128 <= y_min <= y_max <= 127 (a fused Relu / Clip) */
+    int32_t y_max;
+    int32_t reserved;       /* 0 */
+} ep_qconv2d_params;
+
+/* QGEMM: in A (I8) [M,K], B (I8) the weights, C (I32) [N] the bias with A's zero point folded in
+ * (C[n] = bias[n] - a_zero * sum_k B[k,n]), Q (I32) [2, N]; out Y (I8) [M,N]:
+ *   acc[m,n] = C[n] + sum_k A[m,k] * B[k,n], requantised with Q's column n.
+ * Variant 0: B [K, N]. PACKED: B as [ceil(N/8), ceil(K/4), 8, 4], element [p, k4, r, j] = B[4 k4 + j, 8 p + r]
+ * (zero past N or K). Scratch (PACKED): A's rows packed the same way, 8 rows at a time. */
+typedef struct ep_qgemm_params {
+    int32_t y_zero;
+    int32_t y_min;
+    int32_t y_max;
+    int32_t reserved;       /* 0 */
+} ep_qgemm_params;
+#define EP_QPACK_R 8          /* rows of an int8 panel (output channels, or patch / A rows) */
+#define EP_QPACK_K 4          /* reduction indices per panel group: one SDOT, two VPMADDWD pairs */
 /* EP_CDEF_END */
 
 /* Record sizes are part of the format: a change here is a format change (docs/plan-format.md). */
@@ -957,6 +1025,9 @@ EP_RECORD_SIZE(ep_conv2d_params, 56);
 EP_RECORD_SIZE(ep_conv_transpose2d_params, 64);
 EP_RECORD_SIZE(ep_invres_params, 80);
 EP_RECORD_SIZE(ep_gemm_params, 16);
+EP_RECORD_SIZE(ep_quant_params, 16);
+EP_RECORD_SIZE(ep_qconv2d_params, 64);
+EP_RECORD_SIZE(ep_qgemm_params, 16);
 EP_RECORD_SIZE(ep_matmul_params, 8);
 EP_RECORD_SIZE(ep_unary_params, 16);
 EP_RECORD_SIZE(ep_binary_params, 16);

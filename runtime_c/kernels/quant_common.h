@@ -1,0 +1,56 @@
+/* What every int8 kernel (ref and ISA) computes identically: the requantisation of one accumulator and the
+ * packing of convolution patches (plan_format.h, "int8"). Plain C, included by the reference. */
+#ifndef EP_QUANT_COMMON_H
+#define EP_QUANT_COMMON_H
+
+#include <stdint.h>
+#include "ep_kernel.h"
+
+/* The normative requantisation: v = ((int64)acc * m + 2^(s-1)) >> s, clamped to [lo, hi] (the output's
+ * bounds minus its zero point), plus zp. The shift is arithmetic (floor), so ties go up. */
+static inline int32_t ep_requant(int32_t acc, int32_t m, int32_t s, int32_t lo, int32_t hi, int32_t zp) {
+    int64_t v = ((int64_t)acc * m + ((int64_t)1 << (s - 1))) >> s;
+    if (v < lo) v = lo;
+    if (v > hi) v = hi;
+    return (int32_t)v + zp;
+}
+
+/* The geometry of one QCONV2D group as a product: out[m, q] = sum_k W[m, k] * patch[q, k] over the output
+ * positions q = oh * OW + ow of a plane. */
+typedef struct ep_qconv_geo {
+    int64_t H, W, OH, OW, KH, KW, CG, K;
+    int32_t sh, sw, dh, dw, pt, pl;
+    int8_t pad;                /* the value outside X: its zero point */
+} ep_qconv_geo;
+
+static inline void ep_qconv_geo_init(ep_qconv_geo *g, const ep_qconv2d_params *p, const ep_tensor *x,
+                                     const ep_tensor *y) {
+    g->H = x->dims[2], g->W = x->dims[3], g->OH = y->dims[2], g->OW = y->dims[3];
+    g->KH = p->kernel[0], g->KW = p->kernel[1], g->CG = x->dims[1] / p->groups;
+    g->K = g->CG * g->KH * g->KW;
+    g->sh = p->stride[0], g->sw = p->stride[1], g->dh = p->dilation[0], g->dw = p->dilation[1];
+    g->pt = p->pads[0], g->pl = p->pads[1];
+    g->pad = (int8_t)p->x_zero;
+}
+
+/* Element k = (c, kh, kw) of the patch of output position (oh, ow) in the group's input planes xg. */
+static inline int8_t ep_qconv_tap(const ep_qconv_geo *g, const int8_t *xg, int64_t oh, int64_t ow, int64_t k) {
+    const int64_t c = k / (g->KH * g->KW), r = k % (g->KH * g->KW);
+    const int64_t ih = oh * g->sh - g->pt + (r / g->KW) * g->dh, iw = ow * g->sw - g->pl + (r % g->KW) * g->dw;
+    if (ih < 0 || ih >= g->H || iw < 0 || iw >= g->W) return g->pad;
+    return xg[(c * g->H + ih) * g->W + iw];
+}
+
+/* Packs the patches of output positions q0 .. q0 + 7 (those below OH * OW; the rest hold zeros) as one
+ * [ceil(K/4)][8][4] panel, the layout of the packed weights. */
+static inline void ep_qconv_pack_patches(const ep_qconv_geo *g, const int8_t *xg, int64_t q0, int8_t *dst) {
+    const int64_t K4 = (g->K + EP_QPACK_K - 1) / EP_QPACK_K, Q = g->OH * g->OW;
+    for (int r = 0; r < EP_QPACK_R; r++) {
+        const int64_t q = q0 + r;
+        const int64_t oh = q < Q ? q / g->OW : 0, ow = q < Q ? q % g->OW : 0;
+        for (int64_t k = 0; k < K4 * EP_QPACK_K; k++)
+            dst[(k / EP_QPACK_K * EP_QPACK_R + r) * EP_QPACK_K + k % EP_QPACK_K] =
+                q < Q && k < g->K ? ep_qconv_tap(g, xg, oh, ow, k) : 0;
+    }
+}
+#endif

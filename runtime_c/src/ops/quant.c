@@ -1,0 +1,154 @@
+/* Shape functions of the int8 ops (plan_format.h "int8"): QUANTIZE, DEQUANTIZE, QCONV2D, QGEMM.
+ *
+ * Error codes: arity or a missing input -> PLAN_OP; a dtype, or a bias / requantisation table that is not a
+ * constant of the plan -> PLAN_TENSOR; a scale that is not finite and positive, a zero point or clamp bound
+ * outside int8, reserved fields not 0, a window parameter out of range, a multiplier outside [0, 2^31), a
+ * shift outside [1, 62], a bias beyond 2^30 or a reduction longer than 2^16 (either could overflow the int32
+ * accumulator) -> PLAN_PARAMS; ranks and extents -> PLAN_SHAPE. Minimum scratch of the PACKED variants: one
+ * packed panel of 8 patches (QCONV2D) or 8 rows of A (QGEMM); the kernels use whole multiples of it. */
+#include <math.h>
+#include <stdint.h>
+#include "shape_check.h"
+
+#define EP_QK_LIMIT 65536    /* K * 128 * 127 + 2^30 < 2^31 */
+
+static int q_chk(const ep_tensor *t, int dtype, int rank) {
+    if (!t) return EP_ERR_PLAN_OP;
+    if (t->dtype != dtype) return EP_ERR_PLAN_TENSOR;
+    return t->rank == rank ? EP_OK : EP_ERR_PLAN_SHAPE;
+}
+
+static int q_scale_ok(float s) { return isfinite(s) && s > 0.0f; }
+static int q_i8(int32_t v) { return v >= -128 && v <= 127; }
+
+static void q_same_shape(ep_shape *out, const ep_tensor *x, int dtype) {
+    for (int i = 0; i < EP_MAX_RANK; i++) out->dims[i] = i < x->rank ? x->dims[i] : 0;
+    out->rank = x->rank;
+    out->dtype = (uint8_t)dtype;
+}
+
+int ep_shape_quantize(const ep_op *op, ep_shape *out, uint64_t *scratch) {
+    if (!op || !out || !scratch || !op->params || !op->in) return EP_ERR_PLAN_OP;
+    if (op->n_in != 1 || op->n_out != 1) return EP_ERR_PLAN_OP;
+    const ep_quant_params *p = (const ep_quant_params *)op->params;
+    const ep_tensor *x = op->in[0];
+    int rc;
+    if ((rc = ep_chk_tensor(x)) != EP_OK) return rc;
+    if (x->dtype != EP_DTYPE_F32) return EP_ERR_PLAN_TENSOR;
+    if (!q_scale_ok(p->scale) || p->reserved != 0) return EP_ERR_PLAN_PARAMS;
+    if (p->dtype == EP_DTYPE_I8 ? !q_i8(p->zero_point)
+                                : p->dtype != EP_DTYPE_U8 || p->zero_point < 0 || p->zero_point > 255)
+        return EP_ERR_PLAN_PARAMS;
+    q_same_shape(out, x, p->dtype);
+    *scratch = 0;
+    return EP_OK;
+}
+
+int ep_shape_dequantize(const ep_op *op, ep_shape *out, uint64_t *scratch) {
+    if (!op || !out || !scratch || !op->params || !op->in) return EP_ERR_PLAN_OP;
+    if (op->n_in != 1 || op->n_out != 1) return EP_ERR_PLAN_OP;
+    const ep_quant_params *p = (const ep_quant_params *)op->params;
+    const ep_tensor *x = op->in[0];
+    int rc;
+    if ((rc = ep_chk_tensor(x)) != EP_OK) return rc;
+    if (x->dtype != EP_DTYPE_I8 && x->dtype != EP_DTYPE_U8) return EP_ERR_PLAN_TENSOR;
+    if (!q_scale_ok(p->scale) || p->dtype != 0 || p->reserved != 0) return EP_ERR_PLAN_PARAMS;
+    if (x->dtype == EP_DTYPE_I8 ? !q_i8(p->zero_point) : p->zero_point < 0 || p->zero_point > 255)
+        return EP_ERR_PLAN_PARAMS;
+    q_same_shape(out, x, EP_DTYPE_F32);
+    *scratch = 0;
+    return EP_OK;
+}
+
+/* The bias B [C] and requantisation table Q [2, C]: constants whose every entry is in range. */
+static int q_constants(const ep_tensor *b, const ep_tensor *q, int64_t C) {
+    int rc;
+    if ((rc = q_chk(b, EP_DTYPE_I32, 1)) != EP_OK || (rc = q_chk(q, EP_DTYPE_I32, 2)) != EP_OK) return rc;
+    if (b->storage != EP_STORAGE_CONST || q->storage != EP_STORAGE_CONST || !b->data || !q->data)
+        return EP_ERR_PLAN_TENSOR;
+    if (b->dims[0] != C || q->dims[0] != 2 || q->dims[1] != C) return EP_ERR_PLAN_SHAPE;
+    const int32_t *bv = (const int32_t *)b->data, *qv = (const int32_t *)q->data;
+    for (int64_t c = 0; c < C; c++)
+        if (bv[c] < -(1 << 30) || bv[c] > (1 << 30) || qv[c] < 0 || qv[C + c] < 1 || qv[C + c] > 62)
+            return EP_ERR_PLAN_PARAMS;
+    return EP_OK;
+}
+
+static int q_clamp_ok(int32_t zero, int32_t lo, int32_t hi) { return q_i8(zero) && q_i8(lo) && q_i8(hi) && lo <= hi; }
+
+static int64_t q_ceil(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int ep_shape_qconv2d(const ep_op *op, ep_shape *out, uint64_t *scratch) {
+    if (!op || !out || !scratch || !op->params || !op->in) return EP_ERR_PLAN_OP;
+    if (op->n_in != 4 || op->n_out != 1) return EP_ERR_PLAN_OP;
+    const ep_qconv2d_params *p = (const ep_qconv2d_params *)op->params;
+    const ep_tensor *x = op->in[0], *w = op->in[1];
+    const int packed = op->variant == EP_QCONV2D_VARIANT_PACKED, dw = op->variant == EP_QCONV2D_VARIANT_DEPTHWISE;
+    if (op->variant != EP_VARIANT_DEFAULT && !packed && !dw) return EP_ERR_PLAN_OP;
+    int rc;
+    if ((rc = q_chk(x, EP_DTYPE_I8, 4)) != EP_OK || (rc = q_chk(w, EP_DTYPE_I8, 4)) != EP_OK) return rc;
+    if ((rc = ep_chk_window(p->kernel, p->stride, p->dilation, p->pads)) != EP_OK) return rc;
+    if (p->groups < 1 || !q_i8(p->x_zero) || !q_clamp_ok(p->y_zero, p->y_min, p->y_max) || p->reserved != 0)
+        return EP_ERR_PLAN_PARAMS;
+    const int64_t N = x->dims[0], C = x->dims[1], G = p->groups;
+    if (C % G != 0) return EP_ERR_PLAN_SHAPE;
+    const int64_t K = C / G * p->kernel[0] * p->kernel[1];   /* kernel <= 2^20, so no overflow */
+    if (K < 1 || K > EP_QK_LIMIT) return EP_ERR_PLAN_PARAMS;
+    int64_t M;
+    if (packed) {   /* M from the declared output; the panels checked exactly */
+        const ep_tensor *y = op->out ? op->out[0] : NULL;
+        if (!y) return EP_ERR_PLAN_OP;
+        if (y->rank != 4 || y->dims[1] < 1 || y->dims[1] % G != 0) return EP_ERR_PLAN_SHAPE;
+        M = y->dims[1];
+        if (w->dims[0] != G * q_ceil(M / G, EP_QPACK_R) || w->dims[1] != q_ceil(K, EP_QPACK_K) ||
+            w->dims[2] != EP_QPACK_R || w->dims[3] != EP_QPACK_K)
+            return EP_ERR_PLAN_SHAPE;
+    } else {
+        M = w->dims[0];
+        if (M % G != 0 || w->dims[1] != C / G || w->dims[2] != p->kernel[0] || w->dims[3] != p->kernel[1])
+            return EP_ERR_PLAN_SHAPE;
+        if (dw && (G != C || M != C)) return EP_ERR_PLAN_PARAMS;
+    }
+    if ((rc = q_constants(op->in[2], op->in[3], M)) != EP_OK) return rc;
+    int64_t o[2];
+    if ((rc = ep_window_out(p->kernel, p->stride, p->dilation, p->pads, x->dims + 2, 0, o)) != EP_OK) return rc;
+    ep_shape_nchw(&out[0], N, M, o[0], o[1]);
+    out[0].dtype = EP_DTYPE_I8;
+    *scratch = packed ? (uint64_t)q_ceil(K, EP_QPACK_K) * EP_QPACK_R * EP_QPACK_K : 0;
+    return EP_OK;
+}
+
+int ep_shape_qgemm(const ep_op *op, ep_shape *out, uint64_t *scratch) {
+    if (!op || !out || !scratch || !op->params || !op->in) return EP_ERR_PLAN_OP;
+    if (op->n_in != 4 || op->n_out != 1) return EP_ERR_PLAN_OP;
+    const ep_qgemm_params *p = (const ep_qgemm_params *)op->params;
+    const ep_tensor *a = op->in[0], *b = op->in[1];
+    const int packed = op->variant == EP_QGEMM_VARIANT_PACKED;
+    if (op->variant != EP_VARIANT_DEFAULT && !packed) return EP_ERR_PLAN_OP;
+    int rc;
+    if ((rc = q_chk(a, EP_DTYPE_I8, 2)) != EP_OK || (rc = q_chk(b, EP_DTYPE_I8, packed ? 4 : 2)) != EP_OK) return rc;
+    if (!q_clamp_ok(p->y_zero, p->y_min, p->y_max) || p->reserved != 0) return EP_ERR_PLAN_PARAMS;
+    const int64_t M = a->dims[0], K = a->dims[1];
+    if (K < 1 || K > EP_QK_LIMIT) return EP_ERR_PLAN_PARAMS;
+    int64_t N;
+    if (packed) {
+        const ep_tensor *y = op->out ? op->out[0] : NULL;
+        if (!y) return EP_ERR_PLAN_OP;
+        if (y->rank != 2 || y->dims[1] < 1) return EP_ERR_PLAN_SHAPE;
+        N = y->dims[1];
+        if (b->dims[0] != q_ceil(N, EP_QPACK_R) || b->dims[1] != q_ceil(K, EP_QPACK_K) || b->dims[2] != EP_QPACK_R ||
+            b->dims[3] != EP_QPACK_K)
+            return EP_ERR_PLAN_SHAPE;
+    } else {
+        if (b->dims[0] != K) return EP_ERR_PLAN_SHAPE;
+        N = b->dims[1];
+    }
+    if ((rc = q_constants(op->in[2], op->in[3], N)) != EP_OK) return rc;
+    for (int i = 0; i < EP_MAX_RANK; i++) out[0].dims[i] = 0;
+    out[0].dims[0] = (int32_t)M;
+    out[0].dims[1] = (int32_t)N;
+    out[0].rank = 2;
+    out[0].dtype = EP_DTYPE_I8;
+    *scratch = packed ? (uint64_t)q_ceil(K, EP_QPACK_K) * EP_QPACK_R * EP_QPACK_K : 0;
+    return EP_OK;
+}
