@@ -260,6 +260,7 @@ static const char *const CHK_FAMILIES[][4] = {
     {"check_pool", "pool"},
     {"check_resize", "resize"},
     {"check_sequence", "softmax_reduce", "sequence", "rnn"},
+    {"check_quant", "quant"},
 };
 
 /* the op table's rows */

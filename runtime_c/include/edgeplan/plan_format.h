@@ -959,7 +959,7 @@ typedef struct ep_unique_params {
  * m in [0, 2^31), s in [1, 62]; the compiler derives them from the real multiplier scale_in * scale_w[c] /
  * scale_out. Requantisation tables are I32 [2, C]: row 0 the multipliers, row 1 the shifts. They and the
  * int32 biases are constants of the plan (EP_STORAGE_CONST); the shape function checks every entry, so
- * |bias| <= 2^30 and K * 2^14 <= 2^30 keep each accumulator inside int32. */
+ * |bias| <= min(2^30, 2^31 - 1 - K * 2^14) and K <= 2^16 keep each accumulator inside int32. */
 
 /* QUANTIZE: in X (F32); out Y (I8 or U8) of X's shape:
  *   Y = saturate(round_half_even(X / scale) + zero_point), the division in float32; NaN gives zero_point.

@@ -16,7 +16,7 @@ int ep_ref_quantize_f32(const ep_op *op) {
     const int64_t n = ep_numel(xt);
     const float lo = p->dtype == EP_DTYPE_U8 ? 0.0f : -128.0f, hi = p->dtype == EP_DTYPE_U8 ? 255.0f : 127.0f;
     for (int64_t i = 0; i < n; i++) {
-        float v = x[i] != x[i] ? 0.0f : nearbyintf(x[i] / p->scale) + (float)p->zero_point;
+        float v = x[i] != x[i] ? (float)p->zero_point : nearbyintf(x[i] / p->scale) + (float)p->zero_point;
         v = v < lo ? lo : v > hi ? hi : v;
         if (p->dtype == EP_DTYPE_U8) ((uint8_t *)yt->data)[i] = (uint8_t)v;
         else ((int8_t *)yt->data)[i] = (int8_t)v;

@@ -60,16 +60,18 @@ int ep_shape_dequantize(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     return EP_OK;
 }
 
-/* The bias B [C] and requantisation table Q [2, C]: constants whose every entry is in range. */
-static int q_constants(const ep_tensor *b, const ep_tensor *q, int64_t C) {
+/* The bias B [C] and requantisation table Q [2, C]: constants whose every entry is in range. |B| <= 2^30, and
+ * below 2^31 - K 2^14 (K = 2^16 with every product (-128)(-128) and B = 2^30 would reach 2^31). */
+static int q_constants(const ep_tensor *b, const ep_tensor *q, int64_t C, int64_t K) {
     int rc;
     if ((rc = q_chk(b, EP_DTYPE_I32, 1)) != EP_OK || (rc = q_chk(q, EP_DTYPE_I32, 2)) != EP_OK) return rc;
     if (b->storage != EP_STORAGE_CONST || q->storage != EP_STORAGE_CONST || !b->data || !q->data)
         return EP_ERR_PLAN_TENSOR;
     if (b->dims[0] != C || q->dims[0] != 2 || q->dims[1] != C) return EP_ERR_PLAN_SHAPE;
     const int32_t *bv = (const int32_t *)b->data, *qv = (const int32_t *)q->data;
+    const int64_t bmax = INT32_MAX - K * 16384 < (1 << 30) ? INT32_MAX - K * 16384 : (1 << 30);
     for (int64_t c = 0; c < C; c++)
-        if (bv[c] < -(1 << 30) || bv[c] > (1 << 30) || qv[c] < 0 || qv[C + c] < 1 || qv[C + c] > 62)
+        if (bv[c] < -bmax || bv[c] > bmax || qv[c] < 0 || qv[C + c] < 1 || qv[C + c] > 62)
             return EP_ERR_PLAN_PARAMS;
     return EP_OK;
 }
@@ -109,7 +111,7 @@ int ep_shape_qconv2d(const ep_op *op, ep_shape *out, uint64_t *scratch) {
             return EP_ERR_PLAN_SHAPE;
         if (dw && (G != C || M != C)) return EP_ERR_PLAN_PARAMS;
     }
-    if ((rc = q_constants(op->in[2], op->in[3], M)) != EP_OK) return rc;
+    if ((rc = q_constants(op->in[2], op->in[3], M, K)) != EP_OK) return rc;
     int64_t o[2];
     if ((rc = ep_window_out(p->kernel, p->stride, p->dilation, p->pads, x->dims + 2, 0, o)) != EP_OK) return rc;
     ep_shape_nchw(&out[0], N, M, o[0], o[1]);
@@ -143,7 +145,7 @@ int ep_shape_qgemm(const ep_op *op, ep_shape *out, uint64_t *scratch) {
         if (b->dims[0] != K) return EP_ERR_PLAN_SHAPE;
         N = b->dims[1];
     }
-    if ((rc = q_constants(op->in[2], op->in[3], N)) != EP_OK) return rc;
+    if ((rc = q_constants(op->in[2], op->in[3], N, K)) != EP_OK) return rc;
     for (int i = 0; i < EP_MAX_RANK; i++) out[0].dims[i] = 0;
     out[0].dims[0] = (int32_t)M;
     out[0].dims[1] = (int32_t)N;
