@@ -80,7 +80,8 @@ class Graph:
     repacked: dict = field(default_factory=dict, repr=False)   # replace_const's made weights
 
     def replace_const(self, op: Op, index: int, pack, suffix: str, *params) -> Tensor:
-        """Gives op a new float32 constant as input `index`: pack(), the old constant repacked, named
+        """Gives op a new constant as input `index` (float32, or int8 when pack() gives int8): pack(), the old
+        constant repacked, named
         '<old>:<suffix>'. The repacked form is made once per (old tensor, suffix, params), so
         ops sharing a weight (an unrolled loop's steps) share it too: suffix and params name everything
         pack depends on. The old tensor leaves the graph unless something else still uses it."""
@@ -89,7 +90,8 @@ class Graph:
         new = self.repacked.get(key, (None, None))[1]
         if new is None:
             data = pack()
-            new = Tensor(f"{old.name}:{suffix}", np.dtype(np.float32), tuple(int(d) for d in data.shape), data=data)
+            dt = np.dtype(np.int8) if data.dtype == np.int8 else np.dtype(np.float32)
+            new = Tensor(f"{old.name}:{suffix}", dt, tuple(int(d) for d in data.shape), data=data)
             self.repacked[key] = (old, new)   # old is kept alive: its id stays its own
             self.tensors.append(new)
         op.inputs[index] = new

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from ..optable import OPS
 from . import (audio, compose, contrib, control, conv, datadep, einsum, elementwise, index, layout, linear, norm, pool,
-               random, reduce, resize, rnn, sample, sequence, unique, views)
+               quant, random, reduce, resize, rnn, sample, sequence, unique, views)
 
 MODULES = (conv, linear, elementwise, pool, layout, views, resize, reduce, sequence, rnn, einsum, audio, datadep, norm,
-           contrib, compose, index, control, random, sample, unique)
+           contrib, compose, index, control, random, sample, unique, quant)
 
 
 def _collect(table: str, runtime_ops: bool) -> dict:

@@ -430,7 +430,9 @@ def reinfer(m: ir.Model) -> None:
 def fold(m: ir.Model, notes: list) -> None:
     """Fold every constant subgraph; raises CompileError naming each node whose folded output would be
     above the size limits (limits.py), before evaluating it."""
+    from .int8 import int8_ops
     from .qdq import fold_pairs
+    int8_ops(m, notes)
     fold_pairs(m, notes)
     total = 0
     budget = _Budget(m)

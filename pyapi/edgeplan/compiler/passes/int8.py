@@ -1,0 +1,422 @@
+"""Quantised ONNX graphs onto the int8 kernels (plan_format.h "int8", docs/quantization.md).
+
+A QDQ graph marks each quantised op by DequantizeLinear on its inputs and QuantizeLinear on its output:
+
+    DQ(xq, sx, zx) ─┐
+    DQ(wq, sw, 0) ──┼─ Conv / MatMul / Gemm ─ [Relu | Clip] ─ Q(·, sy, zy) ─ yq
+    DQ(bq, sx sw) ──┘
+
+Such a chain becomes one integer op, edgeplan QConv or QGemm, from xq to yq: int8 weights (per output
+channel), an int32 bias with -zx * sum(w) folded in, and one (multiplier, shift) pair per channel for
+M = sx sw[c] / sy (single rounding, ties up: QUANTIZATION.md). A fused Relu or Clip becomes the clamp of the
+output codes (the quantiser is monotonic, so clip-then-round is round-then-clip). QLinearConv and
+QLinearMatMul with constant weights map to the same ops. The codes between two integer ops never leave
+int8; where a float op reads them (or a float value enters one), a Quantize / Dequantize op converts.
+
+uint8 activation codes (onnxruntime's default) are renamed int8 first: a QuantizeLinear whose readers are
+all DequantizeLinear is the same with zero point zp - 128 and int8 codes, and so are its readers.
+
+What stays float, by the step-1 rewrites (passes/qdq.py): everything not matching a whole chain, per-axis
+activation scales, asymmetric weights, int16 codes, and multipliers of 2^30 or more. The integer path
+rounds each output once where the fake-quantised float graph rounds its float sum: outputs may differ from
+onnxruntime's ORT_DISABLE_ALL by one code where the float sum lies within rounding of a half."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ir
+from .qdq import _dtype as _dt
+
+DOMAIN = "edgeplan"
+INT8_OPS = ("QConv", "QGemm")
+MAX_K = 65536              # the runtime's bound on the reduction length (int32 accumulators)
+MAX_BIAS = 1 << 30
+
+
+def _scalar(m: ir.Model, name: str):
+    """A scalar (or one-element) constant's value, else None."""
+    a = m.const(name) if name else None
+    return None if a is None or a.size != 1 else a.reshape(-1)[0]
+
+
+def _scale_ok(s) -> bool:
+    return s is not None and np.isfinite(np.float32(s)) and float(s) > 0
+
+
+def _quant_params(m: ir.Model, n: ir.Node):
+    """(scale, zero point, code dtype) of a per-tensor QuantizeLinear / DequantizeLinear, else None."""
+    s = _scalar(m, n.input(1))
+    if not _scale_ok(s):
+        return None
+    if n.input(2):
+        z = _scalar(m, n.input(2))
+        if z is None:
+            return None
+        dt = _dt(m, n.input(2))
+    else:
+        z, dt = 0, (np.dtype(np.uint8) if n.op_type == "QuantizeLinear" else _dt(m, n.inputs[0]))
+    if dt not in (np.dtype(np.int8), np.dtype(np.uint8)):
+        return None
+    return float(np.float32(s)), int(z), dt
+
+
+def requant_table(M: np.ndarray) -> np.ndarray:
+    """I32 [2, C]: per real multiplier M[c] >= 0 (float64) the pair (m, s) with M ~ m 2^-s, m in [2^30, 2^31)
+    (rounded half away from zero) and s in [1, 62]; M = 0 (or below 2^-63) gives m = 0."""
+    out = np.zeros((2, M.size), np.int64)
+    for c, v in enumerate(M.reshape(-1)):
+        f, e = np.frexp(float(v))           # v = f 2^e, f in [0.5, 1)
+        if v <= 0 or 31 - e > 94:
+            out[:, c] = (0, 32)
+            continue
+        mm = int(np.floor(f * 2.0 ** 31 + 0.5))
+        s = 31 - int(e)
+        if mm == 1 << 31:
+            mm, s = 1 << 30, s - 1
+        if s > 62:                           # below 2^-32: fewer bits of m, one rounding
+            mm, s = int(np.floor(float(v) * 2.0 ** 62 + 0.5)), 62
+        if s < 1:
+            raise ValueError(f"multiplier {v} is 2^30 or more")
+        out[:, c] = (mm, s)
+    return out.astype(np.int32)
+
+
+class _Int8:
+    def __init__(self, m: ir.Model):
+        self.m = m
+        self.prod = m.producers()
+        self.cons = m.consumers()
+        self.dead: set = set()
+        self.new: dict = {}            # replaced node -> the integer node
+        self.count = {}
+
+    def only_user(self, name: str):
+        users = self.cons.get(name, [])
+        if len(users) != 1 or name in self.m.outputs:
+            return None
+        return users[0]
+
+    def dq_input(self, name: str, const: bool):
+        """(codes, scale, zero point) when `name` is DequantizeLinear of int8 codes, per tensor; with const,
+        of constant codes (the zero point may then be per axis: returned as an array)."""
+        d = self.prod.get(name)
+        if d is None or d.domain != "" or d.op_type != "DequantizeLinear" or d in self.dead:
+            return None
+        if const:
+            return d
+        q = _quant_params(self.m, d)
+        if q is None or q[2] != np.dtype(np.int8) or self.m.const(d.inputs[0]) is not None:
+            return None
+        return d.inputs[0], q[0], q[1]
+
+    def const_weights(self, name: str, axis_default: int, channels: int, ch_axis: int):
+        """(int8 weights, per-channel float64 scales [channels]) of DQ(constant int8, scale, zero zp)."""
+        d = self.dq_input(name, True)
+        if d is None:
+            return None
+        w = self.m.const(d.inputs[0])
+        if w is None or w.dtype != np.int8:
+            return None
+        s = self.m.const(d.input(1))
+        z = self.m.const(d.input(2)) if d.input(2) else None
+        if s is None or (z is not None and np.any(np.asarray(z) != 0)):
+            return None
+        s = np.asarray(s, np.float32).reshape(-1).astype(np.float64)
+        if s.size == 1:
+            s = np.full(channels, s[0])
+        elif s.size == channels:
+            axis = int(d.attrs.get("axis", 1))
+            if axis % w.ndim != ch_axis:
+                return None
+        else:
+            return None
+        if not np.all(np.isfinite(s)) or np.any(s <= 0):
+            return None
+        return w, s
+
+    def output_chain(self, y: str):
+        """(Q node, y_min, y_max, nodes consumed) for the reader chain [Relu | Clip] -> Q of y."""
+        u = self.only_user(y)
+        acts = []
+        lo_f = hi_f = None
+        if u is not None and u.domain == "" and u.op_type in ("Relu", "Clip"):
+            if u.op_type == "Relu":
+                lo_f = 0.0
+            else:
+                lo_f = _scalar(self.m, u.input(1)) if u.input(1) else -np.inf
+                hi_f = _scalar(self.m, u.input(2)) if u.input(2) else np.inf
+                if lo_f is None or hi_f is None or any(k in u.attrs for k in ("min", "max")):
+                    return None
+            acts = [u]
+            u = self.only_user(u.outputs[0])
+        if u is None or u.domain != "" or u.op_type != "QuantizeLinear" or u.inputs[0] != (acts[-1].outputs[0] if acts else y):
+            return None
+        q = _quant_params(self.m, u)
+        if q is None or q[2] != np.dtype(np.int8):
+            return None
+        s, z, _ = q
+        lo, hi = -128, 127
+
+        def code(v):
+            return int(np.clip(np.rint(np.float32(v) / np.float32(s)) + z, -128, 127))
+        if lo_f is not None and np.isfinite(lo_f):
+            lo = max(lo, code(lo_f))
+        if hi_f is not None and np.isfinite(hi_f):
+            hi = min(hi, code(hi_f))
+        if lo > hi:
+            return None
+        return u, s, z, lo, hi, acts
+
+    def bias(self, name: str, scales: np.ndarray, channels: int):
+        """int32 bias codes at scale `scales` (float64 [channels]) of a DQ(int32) or float constant bias."""
+        if not name:
+            return np.zeros(channels, np.int64)
+        d = self.dq_input(name, True)
+        if d is not None and self.m.const(d.inputs[0]) is not None and self.m.const(d.inputs[0]).dtype == np.int32:
+            b = np.asarray(self.m.const(d.inputs[0]), np.int64).reshape(-1)
+            sb = self.m.const(d.input(1))
+            if sb is None or (d.input(2) and np.any(np.asarray(self.m.const(d.input(2))) != 0)):
+                return None
+            sb = np.broadcast_to(np.asarray(sb, np.float32).reshape(-1).astype(np.float64), (channels,))
+            if b.size != channels:
+                return None
+            if np.allclose(sb, scales, rtol=1e-6, atol=0):
+                return b
+            return np.rint(b * sb / scales).astype(np.int64)
+        a = self.m.const(name)
+        if a is None or a.dtype != np.float32 or a.size != channels:
+            return None
+        return np.rint(a.reshape(-1).astype(np.float64) / scales).astype(np.int64)
+
+    def emit(self, old: list, op_type: str, inputs: list, output: str, attrs: dict) -> None:
+        from onnx import helper
+        name = old[0].name or output
+        n = ir.Node(op_type, list(inputs), [output], dict(attrs), name, DOMAIN,
+                    proto=helper.make_node(op_type, list(inputs), [output], name=name, domain=DOMAIN, **attrs))
+        self.new[old[0]] = n
+        self.dead.update(old[1:])
+        self.count[op_type] = self.count.get(op_type, 0) + 1
+
+    def integer_op(self, n: ir.Node, x: tuple, w: np.ndarray, sw: np.ndarray, b, out, op_type: str,
+                   attrs: dict, fold_axes) -> bool:
+        """Emit the integer op for n: x = (codes, scale, zero point); w int8 weights with per-channel scales sw;
+        b the int32 bias codes at scale sx sw (int64 [C], or None: refused); out = (Q node or None when n
+        writes the codes itself, sy, zy, y_min, y_max, activation nodes); fold_axes: w's axes summed for the
+        zero-point fold."""
+        xq, sx, zx = x
+        q, sy, zy, lo, hi, acts = out
+        M = sx * sw / sy
+        if b is None or np.any(M >= 2.0 ** 30):
+            return False
+        b = b - zx * w.astype(np.int64).sum(axis=fold_axes).reshape(-1)
+        if np.any(np.abs(b) > MAX_BIAS):
+            return False
+        m = self.m
+        y = q.outputs[0] if q is not None else n.outputs[0]
+        base = n.name or y
+        ins = [xq, m.add_const(f"{base}/w8", w), m.add_const(f"{base}/b32", b.astype(np.int32)),
+               m.add_const(f"{base}/requant", requant_table(M))]
+        attrs = dict(attrs, x_zero=int(zx), y_zero=int(zy), y_min=int(lo), y_max=int(hi))
+        self.emit([n] + acts + ([q] if q is not None else []), op_type, ins, y, attrs)
+        return True
+
+    # ---- the patterns ----
+    def conv(self, n: ir.Node) -> bool:
+        x = self.dq_input(n.inputs[0], False)
+        shp = self.m.static_shape(n.inputs[0])
+        if x is None or shp is None or len(shp) != 4 or len(n.inputs) < 2:
+            return False
+        wd = self.dq_input(n.inputs[1], True)
+        if wd is None or self.m.const(wd.inputs[0]) is None:
+            return False
+        M = self.m.const(wd.inputs[0]).shape[0]
+        ws = self.const_weights(n.inputs[1], 1, M, 0)
+        if ws is None or ws[0].ndim != 4:
+            return False
+        w, sw = ws
+        if int(np.prod(w.shape[1:])) > MAX_K or n.attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID"):
+            return False
+        out = self.output_chain(n.outputs[0])
+        if out is None:
+            return False
+        attrs = {k: v for k, v in n.attrs.items() if k in ("strides", "pads", "dilations", "group", "auto_pad")}
+        attrs["kernel_shape"] = list(w.shape[2:])
+        b = self.bias(n.input(2), x[1] * sw, sw.size)
+        return self.integer_op(n, x, w, sw, b, out, "QConv", attrs, (1, 2, 3))
+
+    def matmul(self, n: ir.Node) -> bool:
+        """MatMul(A, B const [K, N]) and Gemm(A, B, C) with transA 0, alpha = beta = 1."""
+        if n.op_type == "Gemm" and (int(n.attrs.get("transA", 0)) or float(n.attrs.get("alpha", 1.0)) != 1.0
+                                    or float(n.attrs.get("beta", 1.0)) != 1.0):
+            return False
+        x = self.dq_input(n.inputs[0], False)
+        shp = self.m.static_shape(n.inputs[0])
+        if x is None or shp is None or len(shp) < 2 or len(n.inputs) < 2:
+            return False
+        wd = self.dq_input(n.inputs[1], True)
+        if wd is None or self.m.const(wd.inputs[0]) is None or self.m.const(wd.inputs[0]).ndim != 2:
+            return False
+        trans = n.op_type == "Gemm" and int(n.attrs.get("transB", 0))
+        raw = self.m.const(wd.inputs[0])
+        N = raw.shape[0] if trans else raw.shape[1]
+        ws = self.const_weights(n.inputs[1], 1, N, 0 if trans else 1)
+        if ws is None:
+            return False
+        w, sw = ws
+        if trans:
+            w = np.ascontiguousarray(w.T)
+        if w.shape[0] != shp[-1] or w.shape[0] > MAX_K or (n.op_type == "Gemm" and len(shp) != 2):
+            return False
+        out = self.output_chain(n.outputs[0])
+        if out is None:
+            return False
+        b = self.bias(n.input(2) if n.op_type == "Gemm" else "", x[1] * sw, sw.size)
+        return self.integer_op(n, x, w, sw, b, out, "QGemm", {}, (0,))
+
+    def qlinear_conv(self, n: ir.Node) -> bool:
+        """QLinearConv(x, sx, zx, w, sw, zw, sy, zy, B) with int8 codes and constant symmetric weights."""
+        m = self.m
+        sx, zx, sy, zy = (_scalar(m, n.input(i)) for i in (1, 2, 6, 7))
+        w = m.const(n.input(3))
+        sw = m.const(n.input(4))
+        zw = m.const(n.input(5))
+        shp = m.static_shape(n.inputs[0])
+        if (None in (sx, zx, sy, zy) or w is None or sw is None or zw is None or np.any(zw != 0) or w.dtype != np.int8
+                or _dt(m, n.input(2)) != np.int8 or _dt(m, n.input(7)) != np.int8 or shp is None or len(shp) != 4
+                or w.ndim != 4 or not _scale_ok(sx) or not _scale_ok(sy) or n.outputs[0] in m.outputs):
+            return False
+        sw = np.broadcast_to(np.asarray(sw, np.float32).reshape(-1).astype(np.float64), (w.shape[0],))
+        if np.any(sw <= 0) or int(np.prod(w.shape[1:])) > MAX_K:
+            return False
+        sx, sy = float(np.float32(sx)), float(np.float32(sy))
+        b = m.const(n.input(8)) if n.input(8) else np.zeros(w.shape[0], np.int32)   # at scale sx sw exactly
+        if b is None or b.size != w.shape[0]:
+            return False
+        attrs = {k: v for k, v in n.attrs.items() if k in ("strides", "pads", "dilations", "group", "auto_pad")}
+        attrs["kernel_shape"] = list(w.shape[2:])
+        return self.integer_op(n, (n.inputs[0], sx, int(zx)), w, sw, np.asarray(b, np.int64).reshape(-1),
+                               (None, sy, int(zy), -128, 127, []), "QConv", attrs, (1, 2, 3))
+
+    def qlinear_matmul(self, n: ir.Node) -> bool:
+        """QLinearMatMul(a, sa, za, b, sb, zb, sy, zy) with int8 codes and constant symmetric int8 b [K, N]."""
+        m = self.m
+        sa, za, sy, zy = (_scalar(m, n.input(i)) for i in (1, 2, 6, 7))
+        b, sb, zb = (m.const(n.input(i)) for i in (3, 4, 5))
+        shp = m.static_shape(n.inputs[0])
+        if (None in (sa, za, sy, zy) or b is None or sb is None or zb is None or np.any(zb != 0) or b.dtype != np.int8
+                or b.ndim != 2 or _dt(m, n.input(2)) != np.int8 or _dt(m, n.input(7)) != np.int8 or shp is None
+                or len(shp) < 2 or shp[-1] != b.shape[0] or b.shape[0] > MAX_K or not _scale_ok(sa) or not _scale_ok(sy)
+                or n.outputs[0] in m.outputs):
+            return False
+        sb = np.asarray(sb, np.float32).reshape(-1).astype(np.float64)
+        if sb.size not in (1, b.shape[1]) or np.any(sb <= 0):
+            return False
+        sb = np.broadcast_to(sb, (b.shape[1],))
+        sa, sy = float(np.float32(sa)), float(np.float32(sy))
+        return self.integer_op(n, (n.inputs[0], sa, int(za)), b, sb, np.zeros(b.shape[1], np.int64),
+                               (None, sy, int(zy), -128, 127, []), "QGemm", {}, (0,))
+
+
+# where each op keeps the zero point of the codes it writes (output 0) and of the codes it reads (by input)
+_ZP_OUT = {"QuantizeLinear": 2, "QLinearConv": 7, "QLinearMatMul": 7}
+# ops whose output codes are some of their input's, unchanged (uint8 -> int8 commutes with them)
+_TRANSPARENT = ("Flatten", "Reshape", "Squeeze", "Unsqueeze", "Transpose", "Identity")
+_ZP_IN = {"DequantizeLinear": {0: 2}, "QLinearConv": {0: 2}, "QLinearMatMul": {0: 2}}
+
+
+def _rename_u8(m: ir.Model) -> int:
+    """uint8 activation codes become int8 codes, their zero points - 128, where every op that writes or reads
+    them keeps the zero point as an input it has (QuantizeLinear, DequantizeLinear, QLinearConv and
+    QLinearMatMul's first operand): the same real values, the codes xor 0x80."""
+    cons = m.consumers()
+    done = 0
+
+    def zp_u8(name):
+        z = m.const(name) if name else None
+        return z is not None and z.dtype == np.uint8 and z.size == 1
+
+    for p in m.nodes:
+        zi = _ZP_OUT.get(p.op_type)
+        if p.domain != "" or zi is None or not p.outputs or not zp_u8(p.input(zi)):
+            continue
+        group, reads, ok, todo = [], [], True, [p.outputs[0]]
+        while todo and ok:      # the codes, and the views of them that ops transparent to codes make
+            y = todo.pop()
+            group.append(y)
+            users = cons.get(y, [])
+            if y in m.outputs or not users:
+                ok = False
+            for u in users:
+                idx = [i for i, name in enumerate(u.inputs) if name == y]
+                if u.domain == "" and u.op_type in _TRANSPARENT and idx == [0]:
+                    todo.append(u.outputs[0])
+                    continue
+                slots = _ZP_IN.get(u.op_type, {}) if u.domain == "" else {}
+                if not idx or any(i not in slots or not zp_u8(u.input(slots[i])) for i in idx):
+                    ok = False
+                    break
+                reads += [(u, slots[i]) for i in idx]
+        if not ok:
+            continue
+        for node, zslot in [(p, zi)] + reads:
+            zu = m.const(node.inputs[zslot])
+            node.inputs[zslot] = m.add_const(f"{node.inputs[zslot]}/i8", (zu.astype(np.int16) - 128).astype(np.int8))
+        for y in group:
+            m.value(y).dtype = np.dtype(np.int8)
+        done += 1
+    return done
+
+
+def _boundaries(m: ir.Model) -> None:
+    """Per-tensor QuantizeLinear whose codes an integer op reads, and DequantizeLinear of codes an integer op
+    writes, as edgeplan Quantize / Dequantize (one runtime op each)."""
+    from onnx import helper
+    prod = m.producers()
+    cons = m.consumers()
+    int_out = {n.outputs[0] for n in m.nodes if n.domain == DOMAIN and n.op_type in INT8_OPS}
+    int_in = {n.inputs[0] for n in m.nodes if n.domain == DOMAIN and n.op_type in INT8_OPS}
+    out = []
+    for n in m.nodes:
+        if n.domain == "" and n.op_type in ("QuantizeLinear", "DequantizeLinear"):
+            q = _quant_params(m, n)
+            x = n.inputs[0]
+            hit = (n.outputs[0] in int_in or any(u.domain == DOMAIN for u in cons.get(n.outputs[0], []))) \
+                if n.op_type == "QuantizeLinear" else (x in int_out or getattr(prod.get(x), "op_type", "") == "Quantize")
+            if q is not None and hit and m.const(x) is None and (
+                    n.op_type == "DequantizeLinear" or _dt(m, x) == np.float32):
+                op = "Quantize" if n.op_type == "QuantizeLinear" else "Dequantize"
+                attrs = {"scale": q[0], "zero_point": q[1]}
+                if op == "Quantize":
+                    attrs["to"] = "u8" if q[2] == np.dtype(np.uint8) else "i8"
+                nn = ir.Node(op, [x], list(n.outputs), attrs, n.name, DOMAIN,
+                             proto=helper.make_node(op, [x], list(n.outputs), name=n.name, domain=DOMAIN, **attrs))
+                out.append(nn)
+                prod[n.outputs[0]] = nn
+                continue
+        out.append(n)
+    m.nodes = out
+
+
+def int8_ops(m: ir.Model, notes: list) -> None:
+    """Rewrite every whole quantised chain of m as an integer op (module docstring)."""
+    _rename_u8(m)
+    r = _Int8(m)
+    for n in list(m.nodes):
+        if n in r.dead or n.domain != "":
+            continue
+        if n.op_type == "Conv":
+            r.conv(n)
+        elif n.op_type in ("MatMul", "Gemm"):
+            r.matmul(n)
+        elif n.op_type == "QLinearConv":
+            r.qlinear_conv(n)
+        elif n.op_type == "QLinearMatMul":
+            r.qlinear_matmul(n)
+    if not r.new:
+        return
+    m.nodes = [r.new.get(n, n) for n in m.nodes if n not in r.dead]
+    for n in r.new.values():
+        m.value(n.outputs[0]).dtype = np.dtype(np.int8)
+    _boundaries(m)
+    # the DequantizeLinear nodes that only the replaced ops read are left without readers: cleanup drops them
+    notes.append("int8: " + ", ".join(f"{v} {k}" for k, v in sorted(r.count.items())))
