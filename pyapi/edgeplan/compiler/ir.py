@@ -112,6 +112,14 @@ class Model:
         self.set_const(name, data)
         return name
 
+    def dtype(self, name: str) -> Optional[np.dtype]:
+        """The dtype of a constant or a value with a known one, else None."""
+        a = self.const(name)
+        if a is not None:
+            return np.dtype(a.dtype)
+        v = self.values.get(name)
+        return np.dtype(v.dtype) if v is not None and v.dtype is not None else None
+
     def shape(self, name: str) -> Optional[tuple]:
         v = self.values.get(name)
         return None if v is None else v.shape

@@ -25,7 +25,6 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ir
-from .qdq import _dtype as _dt
 
 DOMAIN = "edgeplan"
 INT8_OPS = ("QConv", "QGemm")
@@ -37,6 +36,10 @@ def _scalar(m: ir.Model, name: str):
     """A scalar (or one-element) constant's value, else None."""
     a = m.const(name) if name else None
     return None if a is None or a.size != 1 else a.reshape(-1)[0]
+
+
+def _dt(m: ir.Model, name: str):
+    return m.dtype(name)
 
 
 def _scale_ok(s) -> bool:

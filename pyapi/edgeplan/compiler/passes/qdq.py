@@ -39,11 +39,7 @@ TO = {np.dtype(np.int8): TensorProto.INT8, np.dtype(np.uint8): TensorProto.UINT8
 
 
 def _dtype(m: ir.Model, name: str):
-    a = m.const(name)
-    if a is not None:
-        return np.dtype(a.dtype)
-    v = m.values.get(name)
-    return np.dtype(v.dtype) if v is not None and v.dtype is not None else None
+    return m.dtype(name)
 
 
 def _rank(m: ir.Model, name: str, what: str) -> int:
