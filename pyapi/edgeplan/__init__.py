@@ -3,6 +3,7 @@
 ``edgeplan.Session`` needs only numpy and cffi; ``edgeplan.compile`` also needs onnx (imported lazily)."""
 from __future__ import annotations
 
+import os as _os
 from pathlib import Path as _Path
 
 # edgeplan.models and edgeplan.sizebudget are top-level folders of a source checkout (models/,
@@ -19,7 +20,8 @@ __all__ = ["compile", "Plan", "Session", "EdgeplanError", "TensorInfo", "__versi
 
 
 def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None = None,  # noqa: A001
-            state: dict | None = None, consts: dict | None = None, max_trips: int = 0) -> Plan:
+            state: dict | None = None, consts: dict | None = None, max_trips: int = 0, quantize: str | None = None,
+            calibration=None, observer: str = "percentile") -> Plan:
     """Compiles an ONNX model (path, bytes or ModelProto) into a Plan.
 
     ``shapes`` pins input dims, e.g. ``{"x": (1, 3, 640, 640)}``. ``dims`` bounds variable dims by the
@@ -33,8 +35,19 @@ def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None 
     to that many iterations, each run only while the loop goes on; a run that needs more fails with
     EP_ERR_RUN_BOUND.
     ``board`` (a name from ``edgeplan.boards.list_boards()`` or a Board) picks kernel variants and
-    weight packing for that board instead of this host."""
+    weight packing for that board instead of this host.
+    ``quantize="int8"`` quantises a float model after training (compiler/ptq.py): its Conv, MatMul and Gemm
+    layers run on the int8 kernels, with activation ranges observed on ``calibration`` (a folder of .npy /
+    .npz inputs, or a list of {input name: array}) by ``observer`` ("percentile", 99.99, or "minmax").
+    Pre-quantised models (QDQ, QOperator) need no option: they run on the int8 kernels as they come."""
     from .compiler.pipeline import compile_model
+    if quantize is not None:
+        from .compiler import ptq
+        if quantize != "int8":
+            raise ptq.CalibrationError(f"quantize='{quantize}' is unknown: 'int8' is the one edgeplan has")
+        is_dir = isinstance(calibration, (str, _os.PathLike))
+        model = ptq.quantize(model, None if is_dir else calibration, calibration=calibration if is_dir else None,
+                             method=observer, shapes=shapes)
     target = None
     if board is not None:
         from .boards import Board, load_board

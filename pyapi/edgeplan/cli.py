@@ -73,15 +73,20 @@ def _positive_int(text: str) -> int:
     return v
 
 
-def _compile(model, shapes, out=None, board=None, dims=None, state=None, consts=None, max_trips=0):
+def _compile(model, shapes, out=None, board=None, dims=None, state=None, consts=None, max_trips=0, quantize=None,
+             calibration=None, observer="percentile"):
     import edgeplan
     from edgeplan.compiler.errors import CompileError
+    from edgeplan.compiler.ptq import CalibrationError
     try:
         if dims:
             from edgeplan.compiler.dynamic import parse_dims
             dims = parse_dims(list(dims))
         plan = edgeplan.compile(model, shapes=shapes, board=board, dims=dims or None, state=state or None,
-                                consts=consts or None, max_trips=max_trips or 0)
+                                consts=consts or None, max_trips=max_trips or 0, quantize=quantize,
+                                calibration=calibration, observer=observer)
+    except CalibrationError as e:
+        die(f"cannot quantise {model}: {e}")
     except CompileError as e:
         print(f"edgeplan: cannot compile {model if isinstance(model, str) else 'model'}:\n{e}", file=sys.stderr)
         raise SystemExit(1) from None
@@ -109,10 +114,13 @@ def cmd_compile(a) -> int:
     check_writable(out, "-o", keep=(a.model,))
     if a.ops_out:
         check_writable(a.ops_out, "--ops-out", keep=(a.model,))
+    if a.calibration and not a.quantize:
+        die("--calibration is for post-training quantisation: add --quantize int8")
     t = time.perf_counter()
     board = _board(a.board)
     plan = _compile(a.model, _parse_shapes(a.shape), None, board=board, dims=a.dim, state=_parse_state(a.state),
-                    consts=_parse_consts(a.const), max_trips=a.max_trips)
+                    consts=_parse_consts(a.const), max_trips=a.max_trips, quantize=a.quantize,
+                    calibration=a.calibration, observer=a.observer)
     if board is not None:   # weights + arena + runtime against the board's RAM (sizebudget, docs/size.md)
         from edgeplan.boards import ram_check
         fits, text = ram_check(board, plan)
@@ -413,6 +421,12 @@ def main(argv=None) -> int:
                    help="unroll a Loop whose trip count is only known at run time to N iterations, each run "
                         "only while the loop goes on (a run that needs more fails)")
     c.add_argument("--board", help="pick kernel variants and weight packing for this board (see boards/)")
+    c.add_argument("--quantize", choices=["int8"], help="post-training quantisation of a float model: Conv, MatMul "
+                   "and Gemm on the int8 kernels (needs --calibration)")
+    c.add_argument("--calibration", metavar="DIR", help="calibration inputs for --quantize: one .npy (single-input "
+                   "model) or .npz (arrays named by the inputs) file per sample")
+    c.add_argument("--observer", choices=["percentile", "minmax"], default="percentile",
+                   help="activation ranges for --quantize: the 99.99th percentiles (default) or the extremes")
     c.add_argument("--ops-out", metavar="FILE", help="write the plan's kernel set (op dtype variant per line) for "
                    "a selective runtime build: meson -Dselective=FILE")
     c.set_defaults(fn=cmd_compile)

@@ -370,13 +370,50 @@ def _rename_u8(m: ir.Model) -> int:
     return done
 
 
-def _boundaries(m: ir.Model) -> None:
+# ops that move codes without changing them: DQ -> op -> Q with one scale and zero point is the op on the codes
+_MOVES = ("Flatten", "Reshape", "Squeeze", "Unsqueeze", "Transpose", "Identity", "Slice", "Concat")
+
+
+def _moves(m: ir.Model, codes: set) -> None:
+    """DequantizeLinear -> a code-moving op -> QuantizeLinear, every scale and zero point one, on codes an integer
+    op (or such a move) wrote: the op runs on the int8 codes and writes the QuantizeLinear's output."""
+    prod = m.producers()
+    cons = m.consumers()
+    dead = set()
+    for n in m.nodes:
+        if n.domain != "" or n.op_type not in _MOVES or not n.outputs:
+            continue
+        data = n.inputs if n.op_type == "Concat" else n.inputs[:1]
+        dqs = [prod.get(i) for i in data]
+        if not dqs or any(d is None or d.op_type != "DequantizeLinear" or d.domain != "" or d.inputs[0] not in codes
+                          for d in dqs):
+            continue
+        users = cons.get(n.outputs[0], [])
+        if len(users) != 1 or n.outputs[0] in m.outputs or users[0].op_type != "QuantizeLinear" or users[0].domain != "":
+            continue
+        q = users[0]
+        params = {_quant_params(m, d) for d in dqs + [q]}
+        if len(params) != 1 or None in params or next(iter(params))[2] != np.dtype(np.int8):
+            continue
+        k = len(data)
+        n.inputs = [d.inputs[0] for d in dqs] + n.inputs[k:]
+        n.outputs = [q.outputs[0]]
+        if n.proto is not None:
+            del n.proto.input[:]
+            n.proto.input.extend(n.inputs[:len(n.inputs) - len(n.captures)])
+            n.proto.output[0] = q.outputs[0]
+        dead.add(q)
+        codes.add(q.outputs[0])
+    m.nodes = [n for n in m.nodes if n not in dead]
+
+
+def _boundaries(m: ir.Model, codes: set) -> None:
     """Per-tensor QuantizeLinear whose codes an integer op reads, and DequantizeLinear of codes an integer op
-    writes, as edgeplan Quantize / Dequantize (one runtime op each)."""
+    (or a move of them) writes, as edgeplan Quantize / Dequantize (one runtime op each)."""
     from onnx import helper
     prod = m.producers()
     cons = m.consumers()
-    int_out = {n.outputs[0] for n in m.nodes if n.domain == DOMAIN and n.op_type in INT8_OPS}
+    int_out = codes
     int_in = {n.inputs[0] for n in m.nodes if n.domain == DOMAIN and n.op_type in INT8_OPS}
     out = []
     for n in m.nodes:
@@ -420,6 +457,8 @@ def int8_ops(m: ir.Model, notes: list) -> None:
     m.nodes = [r.new.get(n, n) for n in m.nodes if n not in r.dead]
     for n in r.new.values():
         m.value(n.outputs[0]).dtype = np.dtype(np.int8)
-    _boundaries(m)
+    codes = {n.outputs[0] for n in r.new.values()}
+    _moves(m, codes)
+    _boundaries(m, codes)
     # the DequantizeLinear nodes that only the replaced ops read are left without readers: cleanup drops them
     notes.append("int8: " + ", ".join(f"{v} {k}" for k, v in sorted(r.count.items())))

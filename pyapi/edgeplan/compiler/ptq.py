@@ -1,0 +1,319 @@
+"""Post-training quantisation: a float ONNX model and calibration inputs -> the same model with QDQ nodes,
+which the int8 path (passes/int8.py) then compiles onto the integer kernels.
+
+What is quantised (docs/quantization.md, "Post-training quantisation"): every Conv (2-D, constant weights) and
+every MatMul / Gemm with a constant 2-D B. Their weights become int8 per output channel (absmax / 127, symmetric,
+[-127, 127]), their biases int32 at scale s_x s_w, and their float input and output (after a Relu or Clip
+that alone reads it, which the integer op then clamps) int8 per tensor, asymmetric:
+    scale = (hi - lo) / 255, zero_point = round(-128 - lo / scale), with lo <= 0 <= hi
+where [lo, hi] is what the observer saw on the calibration inputs:
+    minmax       the extremes;
+    percentile   the p-th and (100 - p)-th percentiles (default p = 99.99), from up to 2^16 evenly spaced
+                 values of each tensor per input.
+Everything else stays float and reads dequantised values: softmax, normalisations, recurrent cells,
+element-wise ops. The calibration runs the float model on edgeplan itself, with the observed tensors as
+extra outputs."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+
+OBSERVERS = ("minmax", "percentile")
+SAMPLE = 1 << 16
+
+
+class CalibrationError(ValueError):
+    """Calibration inputs that do not fit the model (the message names the file and input)."""
+
+
+def load_calibration(path, inputs: dict) -> list:
+    """The calibration inputs in folder `path`: one sample per .npy file (a single-input model) or per .npz
+    file (arrays named by the model's inputs). inputs: {name: (shape, dtype)} of the model."""
+    p = Path(path)
+    if not p.is_dir():
+        raise CalibrationError(f"calibration folder '{path}' does not exist")
+    files = sorted(list(p.glob("*.npy")) + list(p.glob("*.npz")))
+    if not files:
+        raise CalibrationError(f"calibration folder '{path}' has no .npy or .npz files: give one file per input "
+                               f"sample (.npy for a single-input model, .npz with arrays named {sorted(inputs)})")
+    out = []
+    for f in files:
+        try:
+            data = np.load(f, allow_pickle=False)
+        except Exception as e:  # noqa: BLE001 - numpy's errors for a file that is not .npy / .npz
+            raise CalibrationError(f"calibration file '{f}': not a numpy file ({e})") from None
+        if isinstance(data, np.ndarray):
+            if len(inputs) != 1:
+                raise CalibrationError(f"calibration file '{f}': a .npy holds one array, but the model has inputs "
+                                       f"{sorted(inputs)}; use .npz files with arrays named by them")
+            out.append({next(iter(inputs)): data})
+        else:
+            out.append({k: data[k] for k in data.files})
+            data.close()
+    check_calibration(out, inputs, [str(f) for f in files])
+    return out
+
+
+def check_calibration(samples: list, inputs: dict, names=None) -> None:
+    if not samples:
+        raise CalibrationError("the calibration set is empty: give at least one input sample (32 or more "
+                               "representative ones are recommended)")
+    for k, s in enumerate(samples):
+        where = f"calibration file '{names[k]}'" if names else f"calibration sample {k}"
+        if set(s) != set(inputs):
+            raise CalibrationError(f"{where}: has arrays {sorted(s)}, the model takes {sorted(inputs)}")
+        for name, a in s.items():
+            shape, dtype = inputs[name]
+            a = np.asarray(a)
+            if a.dtype != dtype:
+                raise CalibrationError(f"{where}: input '{name}' has dtype {a.dtype.name}, the model takes "
+                                       f"{np.dtype(dtype).name}")
+            if a.ndim != len(shape) or any(d >= 0 and d != e for d, e in zip(shape, a.shape)):
+                raise CalibrationError(f"{where}: input '{name}' has shape {tuple(a.shape)}, the model takes "
+                                       f"{tuple(shape)}")
+            if a.dtype.kind == "f" and not np.all(np.isfinite(a)):
+                raise CalibrationError(f"{where}: input '{name}' has NaN or infinite values")
+
+
+def _progress(k: int, n: int, what: str) -> None:
+    if not sys.stderr.isatty():
+        return
+    done = int(30 * k / n)
+    sys.stderr.write(f"\r{what} [{'#' * done}{'.' * (30 - done)}] {k}/{n}")
+    if k == n:
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+
+
+class _Units:
+    """The quantisable nodes of a model and the float tensors whose ranges they need."""
+
+    def __init__(self, model: onnx.ModelProto):
+        g = model.graph
+        self.inits = {i.name: i for i in g.initializer}
+        self.cons: dict = {}
+        for n in g.node:
+            for i in n.input:
+                self.cons.setdefault(i, []).append(n)
+        self.outputs = {o.name for o in g.output}
+        self.units = []            # (node, activation input, quantised output tensor, act node or None)
+        for n in g.node:
+            if n.domain not in ("", "ai.onnx"):
+                continue
+            w = self.inits.get(n.input[1]) if len(n.input) > 1 else None
+            if w is None or w.data_type != onnx.TensorProto.FLOAT or n.input[0] in self.inits:
+                continue
+            if n.op_type == "Conv" and len(w.dims) == 4:
+                pass
+            elif n.op_type == "MatMul" and len(w.dims) == 2:
+                pass
+            elif n.op_type == "Gemm" and len(w.dims) == 2 and not _attr(n, "transA", 0) and \
+                    _attr(n, "alpha", 1.0) == 1.0 and _attr(n, "beta", 1.0) == 1.0:
+                pass
+            else:
+                continue
+            out, act = n.output[0], None
+            users = self.cons.get(out, [])
+            if len(users) == 1 and users[0].op_type in ("Relu", "Clip") and out not in self.outputs:
+                act = users[0]
+                out = act.output[0]
+            if out in self.outputs:      # a float graph output: the layer stays float
+                continue
+            self.units.append((n, n.input[0], out, act))
+
+    def tensors(self) -> list:
+        seen, out = set(), []
+        for _, x, y, _ in self.units:
+            for t in (x, y):
+                if t not in seen:
+                    seen.add(t)
+                    out.append(t)
+        return out
+
+
+def _attr(n, name, default):
+    for a in n.attribute:
+        if a.name == name:
+            return helper.get_attribute_value(a)
+    return default
+
+
+def observe(model: onnx.ModelProto, tensors: list, samples: list, method: str, percentile: float,
+            shapes=None) -> dict:
+    """{tensor: (lo, hi)} over the calibration samples, from the float model run by edgeplan."""
+    from .pipeline import compile_model
+    from ..runtime import Session
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    have = {o.name for o in m.graph.output}
+    m.graph.output.extend(helper.make_empty_tensor_value_info(t) for t in tensors if t not in have)
+    sess = Session(compile_model(m, shapes=shapes))
+    lo = {t: np.inf for t in tensors}
+    hi = {t: -np.inf for t in tensors}
+    keep: dict = {t: [] for t in tensors}
+    for k, s in enumerate(samples):
+        out = sess.run(s)
+        for t in tensors:
+            v = np.asarray(out[t], np.float32).reshape(-1)
+            if v.size == 0:
+                continue
+            if not np.all(np.isfinite(v)):
+                raise CalibrationError(f"tensor '{t}' is NaN or infinite on calibration sample {k}: the float "
+                                       f"model overflows there, so it has no range to quantise to")
+            lo[t], hi[t] = min(lo[t], float(v.min())), max(hi[t], float(v.max()))
+            if method == "percentile":
+                keep[t].append(v[::max(1, -(-v.size // SAMPLE))])
+        _progress(k + 1, len(samples), "calibrating")
+    ranges = {}
+    for t in tensors:
+        a, b = lo[t], hi[t]
+        if method == "percentile" and keep[t]:
+            v = np.concatenate(keep[t])
+            a, b = float(np.percentile(v, 100.0 - percentile)), float(np.percentile(v, percentile))
+        ranges[t] = (min(a, 0.0), max(b, 0.0))
+    return ranges
+
+
+def act_params(lo: float, hi: float) -> tuple:
+    """(scale, zero point) of int8 codes for [lo, hi] (lo <= 0 <= hi)."""
+    if hi - lo <= 0:
+        return np.float32(1.0), 0
+    s = np.float32((hi - lo) / 255.0)
+    z = int(np.clip(np.rint(-128.0 - lo / float(s)), -128, 127))
+    return s, z
+
+
+def insert_qdq(model: onnx.ModelProto, units: _Units, ranges: dict) -> onnx.ModelProto:
+    g = model.graph
+    inits = dict(units.inits)
+    new_inits, dq_of, nodes_before = [], {}, {}
+
+    def const(name, arr):
+        t = numpy_helper.from_array(np.asarray(arr), name)
+        new_inits.append(t)
+        return name
+
+    def qdq(t):
+        """The dequantised copy of float tensor t (one Q -> DQ pair per tensor)."""
+        if t not in dq_of:
+            s, z = act_params(*ranges[t])
+            sn, zn = const(f"{t}/q_scale", np.float32(s)), const(f"{t}/q_zero", np.int8(z))
+            q = helper.make_node("QuantizeLinear", [t, sn, zn], [f"{t}/q"], name=f"{t}/Q")
+            d = helper.make_node("DequantizeLinear", [f"{t}/q", sn, zn], [f"{t}/dq"], name=f"{t}/DQ")
+            dq_of[t] = (f"{t}/dq", float(s), (q, d))
+        return dq_of[t]
+
+    rewired = {}      # node id -> its new input list
+    for n, x, y, act in units.units:
+        w = numpy_helper.to_array(inits[n.input[1]]).astype(np.float64)
+        trans = n.op_type == "Gemm" and _attr(n, "transB", 0)
+        axis = 0 if (n.op_type == "Conv" or trans) else 1
+        red = tuple(i for i in range(w.ndim) if i != axis)
+        sw = np.abs(w).max(axis=red) / 127.0
+        sw = np.where(sw > 0, sw, 1.0).astype(np.float32)
+        shape = [-1 if i == axis else 1 for i in range(w.ndim)]
+        wq = np.clip(np.rint(w / sw.astype(np.float64).reshape(shape)), -127, 127).astype(np.int8)
+        wn = n.input[1]
+        const(f"{wn}/w_q", wq)
+        const(f"{wn}/w_scale", sw)
+        const(f"{wn}/w_zero", np.zeros(sw.size, np.int8))
+        wdq = helper.make_node("DequantizeLinear", [f"{wn}/w_q", f"{wn}/w_scale", f"{wn}/w_zero"], [f"{wn}/w_dq"],
+                               name=f"{wn}/DQ", axis=axis)
+        xd, sx, _ = qdq(x)
+        ins = [xd, f"{wn}/w_dq"] + list(n.input[2:])
+        extra = [wdq]
+        if len(n.input) > 2 and n.input[2] and n.input[2] in inits:
+            b = numpy_helper.to_array(inits[n.input[2]]).astype(np.float64).reshape(-1)
+            sb = (sx * sw.astype(np.float64)).astype(np.float32)
+            if b.size == sb.size:
+                bq = np.clip(np.rint(b / sb.astype(np.float64)), -(2 ** 31 - 1), 2 ** 31 - 1).astype(np.int32)
+                bn = n.input[2]
+                const(f"{bn}/b_q", bq)
+                const(f"{bn}/b_scale", sb)
+                const(f"{bn}/b_zero", np.zeros(sb.size, np.int32))
+                extra.append(helper.make_node("DequantizeLinear", [f"{bn}/b_q", f"{bn}/b_scale", f"{bn}/b_zero"],
+                                              [f"{bn}/b_dq"], name=f"{bn}/DQ", axis=0))
+                ins[2] = f"{bn}/b_dq"
+        rewired[id(n)] = ins
+        nodes_before.setdefault(id(n), []).extend(extra)
+        qdq(y)
+    # the new graph: each unit reads its dequantised inputs; each observed output's readers its DQ
+    outs_q = {y for _, _, y, _ in units.units}
+    producer_of = {}
+    for n in g.node:
+        for o in n.output:
+            producer_of[o] = n
+    nodes = []
+    placed = set()
+
+    def place_pair(t):
+        if t in dq_of and t not in placed:
+            placed.add(t)
+            nodes.extend(dq_of[t][2])
+
+    for t in [i.name for i in g.input]:
+        place_pair(t)
+    unit_x = {id(n): x for n, x, _, _ in units.units}
+    for n in g.node:
+        if id(n) in unit_x:
+            place_pair(unit_x[id(n)])
+        nodes.extend(nodes_before.get(id(n), []))
+        new = onnx.NodeProto()
+        new.CopyFrom(n)
+        if id(n) in rewired:
+            del new.input[:]
+            new.input.extend(rewired[id(n)])
+        else:
+            for i, name in enumerate(new.input):
+                if name in outs_q and name in dq_of:
+                    new.input[i] = dq_of[name][0]
+        nodes.append(new)
+        for o in n.output:
+            if o in outs_q:
+                place_pair(o)
+    # graph outputs that were quantised keep their float values: their readers read the DQ copy only
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    del out.graph.node[:]
+    out.graph.node.extend(nodes)
+    out.graph.initializer.extend(new_inits)
+    return out
+
+
+def quantize(model, samples=None, *, calibration=None, method: str = "percentile", percentile: float = 99.99,
+             shapes=None) -> onnx.ModelProto:
+    """The QDQ model of float `model` (path, bytes or ModelProto) for the calibration inputs: `samples`, a list
+    of {input name: array}, or `calibration`, a folder (load_calibration)."""
+    from .onnx_import import load
+    if method not in OBSERVERS:
+        raise CalibrationError(f"observer '{method}' is unknown: use one of {', '.join(OBSERVERS)}")
+    if not 50.0 < float(percentile) <= 100.0:
+        raise CalibrationError(f"percentile {percentile} is outside (50, 100]")
+    m = load(model)
+    init_names = {i.name for i in m.graph.initializer}
+    inputs = {}
+    for vi in m.graph.input:
+        if vi.name in init_names:
+            continue
+        tt = vi.type.tensor_type
+        dims = tuple((shapes or {}).get(vi.name, [d.dim_value if d.HasField("dim_value") else -1
+                                                   for d in tt.shape.dim]))
+        inputs[vi.name] = (dims, helper.tensor_dtype_to_np_dtype(tt.elem_type))
+    if calibration is not None:
+        samples = load_calibration(calibration, inputs)
+    elif samples is not None:
+        samples = list(samples)
+        check_calibration(samples, inputs)
+    else:
+        raise CalibrationError("post-training quantisation needs calibration inputs (--calibration DIR)")
+    units = _Units(m)
+    if not units.units:
+        raise CalibrationError("the model has no Conv, MatMul or Gemm with constant float weights (whose output is "
+                               "not a graph output): nothing to quantise")
+    ranges = observe(m, units.tensors(), samples, method, float(percentile), shapes)
+    return insert_qdq(m, units, ranges)

@@ -1,0 +1,110 @@
+"""Post-training quantisation (compiler/ptq.py; edgeplan compile --quantize int8 --calibration DIR): the layers
+it quantises run on the int8 kernels, the result stays close to the float model on inputs it did not see, and
+calibration sets that do not fit the model are refused by name."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import pytest
+
+import edgeplan
+from edgeplan.compiler.ptq import CalibrationError, act_params
+
+from test_int8 import _cnn
+
+
+def _samples(seed, n, shape=(1, 3, 12, 12)):
+    rng = np.random.default_rng(seed)
+    return [{"x": rng.standard_normal(shape).astype(np.float32)} for _ in range(n)]
+
+
+def _sqnr(ref, got):
+    return 10 * np.log10(float(np.sum(ref.astype(np.float64) ** 2)) / float(np.sum((ref - got).astype(np.float64) ** 2)))
+
+
+@pytest.mark.parametrize("observer", ["percentile", "minmax"])
+def test_ptq_cnn_runs_int8_and_stays_close_to_float(observer):
+    f = _cnn(21, "relu", width=32)
+    plan = edgeplan.compile(f, quantize="int8", calibration=_samples(1, 24), observer=observer)
+    ops = plan.report["op_counts"]
+    assert ops.get("qconv2d") == 3 and "conv2d" not in ops, ops
+    fp, q8 = edgeplan.Session(edgeplan.compile(f)), edgeplan.Session(plan)
+    worst = min(_sqnr(fp.run(s)["y"], q8.run(s)["y"]) for s in _samples(99, 8))
+    assert worst >= 20.0, worst
+
+
+def test_ptq_clip_and_gemm_layers():
+    """Clip(0, 6) folds into the clamp; a Gemm with transB and a bias is quantised per output column."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    from onnx import numpy_helper as nh
+    rng = np.random.default_rng(3)
+    inits = [nh.from_array((rng.standard_normal((24, 40)) * 0.2).astype(np.float32), "w1"),
+             nh.from_array((rng.standard_normal(24) * 0.1).astype(np.float32), "b1"),
+             nh.from_array((rng.standard_normal((24, 7)) * 0.2).astype(np.float32), "w2"),
+             nh.from_array(np.array(0, np.float32), "lo"), nh.from_array(np.array(6, np.float32), "hi")]
+    nodes = [h.make_node("Gemm", ["x", "w1", "b1"], ["g"], transB=1), h.make_node("Clip", ["g", "lo", "hi"], ["c"]),
+             h.make_node("MatMul", ["c", "w2"], ["m"]), h.make_node("Softmax", ["m"], ["y"], axis=-1)]
+    g = h.make_graph(nodes, "mlp", [h.make_tensor_value_info("x", T.FLOAT, [5, 40])],
+                     [h.make_tensor_value_info("y", T.FLOAT, [5, 7])], inits)
+    f = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    plan = edgeplan.compile(f, quantize="int8", calibration=_samples(4, 16, (5, 40)))
+    assert plan.report["op_counts"].get("qgemm") == 2, plan.report["op_counts"]
+    s = _samples(5, 1, (5, 40))[0]
+    ref, got = edgeplan.Session(edgeplan.compile(f)).run(s)["y"], edgeplan.Session(plan).run(s)["y"]
+    assert np.abs(ref - got).max() <= 0.05
+
+
+def test_act_params_cover_the_range_with_zero_exact():
+    for lo, hi in ((-1.0, 3.0), (0.0, 6.0), (-2.5, 0.0), (0.0, 0.0)):
+        s, z = act_params(lo, hi)
+        assert -128 <= z <= 127 and s > 0
+        q = lambda v: np.clip(np.rint(np.float32(v) / s) + z, -128, 127)   # noqa: E731
+        assert q(0.0) == z
+        if hi > lo:
+            assert abs((q(lo) - z) * s - lo) <= s and abs((q(hi) - z) * s - hi) <= s
+
+
+def test_calibration_sets_that_do_not_fit_are_refused_by_name(tmp_path):
+    f = _cnn(2, "relu")
+    cases = []
+    cases.append(([], "calibration set is empty"))
+    cases.append(([{"x": np.zeros((1, 3, 8, 8), np.float32)}], "input 'x' has shape (1, 3, 8, 8)"))
+    cases.append(([{"x": np.zeros((1, 3, 12, 12), np.float64)}], "input 'x' has dtype float64"))
+    cases.append(([{"y": np.zeros((1, 3, 12, 12), np.float32)}], "has arrays ['y'], the model takes ['x']"))
+    nan = np.zeros((1, 3, 12, 12), np.float32)
+    nan[0, 1, 2, 3] = np.nan
+    cases.append(([{"x": nan}], "input 'x' has NaN"))
+    for samples, text in cases:
+        with pytest.raises(CalibrationError, match=text.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")
+                           .replace("]", r"\]")):
+            edgeplan.compile(f, quantize="int8", calibration=samples)
+    with pytest.raises(CalibrationError, match="has no .npy or .npz files"):
+        edgeplan.compile(f, quantize="int8", calibration=str(tmp_path))
+    with pytest.raises(CalibrationError, match="does not exist"):
+        edgeplan.compile(f, quantize="int8", calibration=str(tmp_path / "nowhere"))
+    with pytest.raises(CalibrationError, match="observer 'mse' is unknown"):
+        edgeplan.compile(f, quantize="int8", calibration=_samples(0, 2), observer="mse")
+
+
+def test_cli_compile_quantize_int8(tmp_path):
+    f = tmp_path / "f.onnx"
+    onnx.save(_cnn(8, "clip"), f)
+    cal = tmp_path / "cal"
+    cal.mkdir()
+    for k, s in enumerate(_samples(6, 6)):
+        np.save(cal / f"s{k}.npy", s["x"])
+    out = tmp_path / "f8.eplan"
+    r = subprocess.run([sys.executable, "-m", "edgeplan.cli", "compile", str(f), "--quantize", "int8", "--calibration",
+                        str(cal), "-o", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "QConv" in r.stdout and out.exists()
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    np.save(bad / "a.npy", np.zeros((2, 2), np.float32))
+    r = subprocess.run([sys.executable, "-m", "edgeplan.cli", "compile", str(f), "--quantize", "int8", "--calibration",
+                        str(bad), "-o", str(out)], capture_output=True, text=True)
+    assert r.returncode != 0 and "calibration file" in r.stderr and "a.npy" in r.stderr and "Traceback" not in r.stderr
