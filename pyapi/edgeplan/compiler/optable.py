@@ -181,16 +181,19 @@ OPS = {
                   (('ref', 'default', 'ep_ref_deformconv_f32'),)),
     'quantize': OpSpec(52, 'EP_OP_QUANTIZE', 'ep_quant_params', 1, 1, 1, 1, False, False, False, False, 'quant', 6,
                   ('default',),
-                  (('ref', 'default', 'ep_ref_quantize_f32'),)),
+                  (('ref', 'default', 'ep_ref_quantize_f32'), ('x86', 'default', 'ep_x86_quantize_f32'))),
     'dequantize': OpSpec(53, 'EP_OP_DEQUANTIZE', 'ep_quant_params', 1, 1, 1, 1, False, False, False, False, 'quant', 6,
                   ('default',),
-                  (('ref', 'default', 'ep_ref_dequantize_i8'),)),
+                  (('ref', 'default', 'ep_ref_dequantize_i8'), ('x86', 'default', 'ep_x86_dequantize_i8'))),
     'qconv2d': OpSpec(54, 'EP_OP_QCONV2D', 'ep_qconv2d_params', 4, 4, 1, 1, False, False, False, False, 'quant', 6,
                   ('default', 'packed', 'depthwise'),
-                  (('ref', 'default', 'ep_ref_qconv2d_i8'), ('ref', 'packed', 'ep_ref_qconv2d_packed_i8'), ('ref', 'depthwise', 'ep_ref_qconv2d_i8'))),
+                  (('ref', 'default', 'ep_ref_qconv2d_i8'), ('ref', 'packed', 'ep_ref_qconv2d_packed_i8'), ('ref', 'depthwise', 'ep_ref_qconv2d_i8'), ('x86', 'packed', 'ep_x86_qconv2d_packed_i8'), ('x86', 'depthwise', 'ep_x86_qconv2d_dw_i8'))),
     'qgemm': OpSpec(55, 'EP_OP_QGEMM', 'ep_qgemm_params', 4, 4, 1, 1, False, False, False, False, 'quant', 6,
                   ('default', 'packed'),
-                  (('ref', 'default', 'ep_ref_qgemm_i8'), ('ref', 'packed', 'ep_ref_qgemm_packed_i8'))),
+                  (('ref', 'default', 'ep_ref_qgemm_i8'), ('ref', 'packed', 'ep_ref_qgemm_packed_i8'), ('x86', 'packed', 'ep_x86_qgemm_packed_i8'))),
+    'qadd': OpSpec(56, 'EP_OP_QADD', 'ep_qadd_params', 2, 2, 1, 1, True, False, False, False, 'quant', 6,
+                  ('default',),
+                  (('ref', 'default', 'ep_ref_qadd_i8'),)),
 }
 
 FAMILIES = {
@@ -210,5 +213,5 @@ FAMILIES = {
     'index': ('gather_elements', 'scatter_elements', 'reverse_sequence', 'non_max_suppression', 'compress', 'unique'),
     'random': ('random',),
     'sample': ('gridsample', 'roialign', 'deformconv'),
-    'quant': ('quantize', 'dequantize', 'qconv2d', 'qgemm'),
+    'quant': ('quantize', 'dequantize', 'qconv2d', 'qgemm', 'qadd'),
 }

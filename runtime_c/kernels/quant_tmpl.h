@@ -1,0 +1,221 @@
+/* The packed int8 GEMM drivers (QGEMM PACKED, QCONV2D PACKED), compiled once per ISA (plan_format.h "int8").
+ *
+ * Both products run on two operands in the packed layout [ceil(R/8)][ceil(K/4)][8][4]: the weights as the plan
+ * holds them, and the other operand packed into scratch panel by panel (QGEMM: 8 rows of A; QCONV2D: the
+ * patches of 8 output positions, the bytes ep_qconv_pack_patches writes). The including file defines:
+ *   qt_block(rp, cp, K4, acc)   acc[r * 8 + j] = sum_k rp[r, k] * cp[j, k] over one 8-row panel rp and one 8-column
+ *       panel cp (both [K4][8][4]), exact int32 (the shape function bounds every partial sum);
+ *   qt_requant_cols(acc8, bias8, m8, s8, vec, lo, hi, zp, dst, n)   one row of 8 accumulators plus their columns'
+ *       biases, requantised with the columns' (m, s) (vec: every s of the 8 is >= 32), the first n stored as int8;
+ *   qt_requant_row(acc8, bias, m, s, lo, hi, zp, dst, n)   the same with one (bias, m, s) for the 8.
+ * Each must equal ep_requant bit for bit. It then exports EP_ISA_FN(qgemm_packed_i8) and EP_ISA_FN(qconv2d_packed_i8).
+ *
+ * Scratch: op->scratch_size holds S = scratch_size / panel whole panels (the shape function's minimum is one);
+ * the rest is unused. The streamed operand is packed S panels per pass.
+ * Threads (op->pool): a pass's panels are split into contiguous ranges, a task packing and multiplying its own
+ * (no barrier); when the pass has fewer panels than threads and the weights have more panels, the pass is packed
+ * first (a task per panel) and the product is split along the weight panels. The accumulators are exact, so any
+ * split gives the same bits; every output byte is written by exactly one task. */
+#include <string.h>
+#include "ep_ops.h"
+#include "quant_common.h"
+
+#define QT_PANEL(K4) ((int64_t)(K4) * EP_QPACK_R * EP_QPACK_K)
+
+static inline int64_t qt_min(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* Rows r0 .. r0 + 7 of the row-major int8 matrix a [R, K] (rows past R zero) as one [K4][8][4] panel. */
+static void qt_pack_rows(const int8_t *a, int64_t R, int64_t K, int64_t r0, int8_t *dst) {
+    const int64_t K4 = (K + EP_QPACK_K - 1) / EP_QPACK_K, kf = K / EP_QPACK_K;
+    for (int r = 0; r < EP_QPACK_R; r++) {
+        int8_t *d = dst + r * EP_QPACK_K;
+        if (r0 + r >= R) {
+            for (int64_t k4 = 0; k4 < K4; k4++) memset(d + k4 * EP_QPACK_R * EP_QPACK_K, 0, EP_QPACK_K);
+            continue;
+        }
+        const int8_t *s = a + (r0 + r) * K;
+        for (int64_t k4 = 0; k4 < kf; k4++) memcpy(d + k4 * EP_QPACK_R * EP_QPACK_K, s + k4 * EP_QPACK_K, EP_QPACK_K);
+        if (kf < K4) {
+            int8_t t[EP_QPACK_K] = {0};
+            memcpy(t, s + kf * EP_QPACK_K, (size_t)(K - kf * EP_QPACK_K));
+            memcpy(d + kf * EP_QPACK_R * EP_QPACK_K, t, EP_QPACK_K);
+        }
+    }
+}
+
+/* ep_qconv_pack_patches without a division per element: the same bytes. */
+static void qt_pack_patches(const ep_qconv_geo *g, const int8_t *xg, int64_t q0, int8_t *dst) {
+    const int64_t K4 = (g->K + EP_QPACK_K - 1) / EP_QPACK_K, Q = g->OH * g->OW;
+    for (int r = 0; r < EP_QPACK_R; r++) {
+        int8_t *d = dst + r * EP_QPACK_K;
+        const int64_t q = q0 + r;
+        if (q >= Q) {
+            for (int64_t k4 = 0; k4 < K4; k4++) memset(d + k4 * EP_QPACK_R * EP_QPACK_K, 0, EP_QPACK_K);
+            continue;
+        }
+        const int64_t ih0 = q / g->OW * g->sh - g->pt, iw0 = q % g->OW * g->sw - g->pl;
+        int64_t k = 0;
+        for (int64_t c = 0; c < g->CG; c++) {
+            const int8_t *xc = xg + c * g->H * g->W;
+            for (int64_t kh = 0; kh < g->KH; kh++) {
+                const int64_t ih = ih0 + kh * g->dh;
+                const int rok = ih >= 0 && ih < g->H;
+                const int8_t *xr = xc + ih * g->W;
+                for (int64_t kw = 0; kw < g->KW; kw++, k++) {
+                    const int64_t iw = iw0 + kw * g->dw;
+                    d[(k >> 2) * (EP_QPACK_R * EP_QPACK_K) + (k & 3)] = rok && iw >= 0 && iw < g->W ? xr[iw] : g->pad;
+                }
+            }
+        }
+        for (; k < K4 * EP_QPACK_K; k++) d[(k >> 2) * (EP_QPACK_R * EP_QPACK_K) + (k & 3)] = 0;
+    }
+}
+
+/* ---------------- QGEMM PACKED ---------------- */
+typedef struct qt_gemm_job {
+    const int8_t *a, *b;
+    const int32_t *bias, *mq, *sq;
+    int8_t *buf, *y;
+    int64_t M, K, N, K4, ap0, np, parts;   /* this pass: A panels [ap0, ap0 + np) in buf slots 0.. */
+    int32_t lo, hi, zp;
+    int mode;                              /* 0: pack + multiply own panels; 1: pack only; 2: multiply B panels */
+} qt_gemm_job;
+
+static void qt_gemm_mul(const qt_gemm_job *j, int64_t a_lo, int64_t a_hi, int64_t b_lo, int64_t b_hi) {
+    const int64_t panel = QT_PANEL(j->K4);
+    int32_t acc[EP_QPACK_R * EP_QPACK_R];
+    for (int64_t bp = b_lo; bp < b_hi; bp++) {
+        const int64_t n0 = bp * EP_QPACK_R, nc = qt_min(EP_QPACK_R, j->N - n0);
+        int32_t bias8[8] = {0}, m8[8] = {0}, s8[8] = {32, 32, 32, 32, 32, 32, 32, 32};
+        int vec = 1;
+        for (int64_t c = 0; c < nc; c++) {
+            bias8[c] = j->bias[n0 + c], m8[c] = j->mq[n0 + c], s8[c] = j->sq[n0 + c];
+            vec &= s8[c] >= 32;
+        }
+        for (int64_t ap = a_lo; ap < a_hi; ap++) {
+            const int64_t m0 = (j->ap0 + ap) * EP_QPACK_R, mr = qt_min(EP_QPACK_R, j->M - m0);
+            qt_block(j->buf + ap * panel, j->b + bp * panel, j->K4, acc);
+            for (int64_t r = 0; r < mr; r++)
+                qt_requant_cols(acc + r * EP_QPACK_R, bias8, m8, s8, vec, j->lo, j->hi, j->zp,
+                                j->y + (m0 + r) * j->N + n0, (int)nc);
+        }
+    }
+}
+
+static void qt_gemm_task(void *ctx, uint32_t t) {
+    const qt_gemm_job *j = (const qt_gemm_job *)ctx;
+    const int64_t BP = (j->N + EP_QPACK_R - 1) / EP_QPACK_R;
+    if (j->mode == 2) {
+        const ep_range r = ep_task_range(BP, j->parts, t);
+        qt_gemm_mul(j, 0, j->np, r.lo, r.hi);
+        return;
+    }
+    const ep_range r = ep_task_range(j->np, j->parts, t);
+    for (int64_t ap = r.lo; ap < r.hi; ap++)
+        qt_pack_rows(j->a, j->M, j->K, (j->ap0 + ap) * EP_QPACK_R, j->buf + ap * QT_PANEL(j->K4));
+    if (j->mode == 0 && r.lo < r.hi) qt_gemm_mul(j, r.lo, r.hi, 0, BP);
+}
+
+int EP_ISA_FN(qgemm_packed_i8)(const ep_op *op) {
+    const ep_qgemm_params *p = (const ep_qgemm_params *)op->params;
+    const ep_tensor *at = op->in[0], *yt = op->out[0];
+    const int64_t M = at->dims[0], K = at->dims[1], N = yt->dims[1], K4 = (K + EP_QPACK_K - 1) / EP_QPACK_K;
+    if (M == 0 || N == 0) return EP_OK;
+    const int32_t *q = (const int32_t *)op->in[3]->data;
+    qt_gemm_job j = {(const int8_t *)at->data, (const int8_t *)op->in[1]->data, (const int32_t *)op->in[2]->data, q,
+                     q + N, (int8_t *)op->scratch, (int8_t *)yt->data, M, K, N, K4, 0, 0, 1,
+                     p->y_min - p->y_zero, p->y_max - p->y_zero, p->y_zero, 0};
+    const int64_t AP = (M + EP_QPACK_R - 1) / EP_QPACK_R, BP = (N + EP_QPACK_R - 1) / EP_QPACK_R;
+    const int64_t S = qt_min(AP, (int64_t)(op->scratch_size / (uint64_t)QT_PANEL(K4)));
+    const int64_t T = ep_pool_threads_for(op->pool, (uint64_t)M * (uint64_t)N * (uint64_t)K);
+    for (int64_t ap0 = 0; ap0 < AP; ap0 += S) {
+        j.ap0 = ap0, j.np = qt_min(S, AP - ap0);
+        if (T <= 1 || j.np >= T || BP <= j.np) {
+            j.mode = 0, j.parts = qt_min(T, j.np);
+            ep_parallel_for(op->pool, (uint32_t)j.parts, qt_gemm_task, &j);
+        } else {
+            j.mode = 1, j.parts = j.np;
+            ep_parallel_for(op->pool, (uint32_t)j.parts, qt_gemm_task, &j);
+            j.mode = 2, j.parts = qt_min(T, BP);
+            ep_parallel_for(op->pool, (uint32_t)j.parts, qt_gemm_task, &j);
+        }
+    }
+    return EP_OK;
+}
+
+/* ---------------- QCONV2D PACKED ---------------- */
+typedef struct qt_conv_job {
+    const ep_qconv_geo *g;
+    const int8_t *xg, *wg;                 /* this image's group: its input planes, its weight panels */
+    const int32_t *bias, *mq, *sq;         /* the group's first output channel's */
+    int8_t *buf, *yg;                      /* yg: the group's first output plane */
+    int64_t MG, K4, P, pp0, np, parts;     /* this pass: patch panels [pp0, pp0 + np) in buf slots 0.. */
+    int32_t lo, hi, zp;
+    int mode;
+} qt_conv_job;
+
+static void qt_conv_mul(const qt_conv_job *j, int64_t c_lo, int64_t c_hi, int64_t w_lo, int64_t w_hi) {
+    const int64_t panel = QT_PANEL(j->K4);
+    int32_t acc[EP_QPACK_R * EP_QPACK_R];
+    for (int64_t wp = w_lo; wp < w_hi; wp++) {
+        const int64_t m0 = wp * EP_QPACK_R, mr = qt_min(EP_QPACK_R, j->MG - m0);
+        for (int64_t cp = c_lo; cp < c_hi; cp++) {
+            const int64_t q0 = (j->pp0 + cp) * EP_QPACK_R, nc = qt_min(EP_QPACK_R, j->P - q0);
+            qt_block(j->wg + wp * panel, j->buf + cp * panel, j->K4, acc);
+            for (int64_t r = 0; r < mr; r++) {
+                const int64_t m = m0 + r;
+                qt_requant_row(acc + r * EP_QPACK_R, j->bias[m], j->mq[m], j->sq[m], j->lo, j->hi, j->zp,
+                               j->yg + m * j->P + q0, (int)nc);
+            }
+        }
+    }
+}
+
+static void qt_conv_task(void *ctx, uint32_t t) {
+    const qt_conv_job *j = (const qt_conv_job *)ctx;
+    const int64_t WP = (j->MG + EP_QPACK_R - 1) / EP_QPACK_R;
+    if (j->mode == 2) {
+        const ep_range r = ep_task_range(WP, j->parts, t);
+        qt_conv_mul(j, 0, j->np, r.lo, r.hi);
+        return;
+    }
+    const ep_range r = ep_task_range(j->np, j->parts, t);
+    for (int64_t cp = r.lo; cp < r.hi; cp++)
+        qt_pack_patches(j->g, j->xg, (j->pp0 + cp) * EP_QPACK_R, j->buf + cp * QT_PANEL(j->K4));
+    if (j->mode == 0 && r.lo < r.hi) qt_conv_mul(j, r.lo, r.hi, 0, WP);
+}
+
+int EP_ISA_FN(qconv2d_packed_i8)(const ep_op *op) {
+    const ep_qconv2d_params *p = (const ep_qconv2d_params *)op->params;
+    const ep_tensor *xt = op->in[0], *yt = op->out[0];
+    ep_qconv_geo g;
+    ep_qconv_geo_init(&g, p, xt, yt);
+    const int64_t N = xt->dims[0], C = xt->dims[1], M = yt->dims[1], G = p->groups, MG = M / G, P = g.OH * g.OW;
+    if (N == 0 || P == 0) return EP_OK;
+    const int64_t K4 = (g.K + EP_QPACK_K - 1) / EP_QPACK_K, WP = (MG + EP_QPACK_R - 1) / EP_QPACK_R;
+    const int64_t PP = (P + EP_QPACK_R - 1) / EP_QPACK_R;
+    const int64_t S = qt_min(PP, (int64_t)(op->scratch_size / (uint64_t)QT_PANEL(K4)));
+    const int64_t T = ep_pool_threads_for(op->pool, (uint64_t)N * (uint64_t)M * (uint64_t)g.K * (uint64_t)P);
+    const int32_t *bias = (const int32_t *)op->in[2]->data, *q = (const int32_t *)op->in[3]->data;
+    const int8_t *x = (const int8_t *)xt->data, *w = (const int8_t *)op->in[1]->data;
+    int8_t *y = (int8_t *)yt->data;
+    for (int64_t ng = 0; ng < N * G; ng++) {
+        const int64_t n = ng / G, gi = ng % G;
+        qt_conv_job j = {&g, x + (n * C + gi * g.CG) * g.H * g.W, w + gi * WP * QT_PANEL(K4), bias + gi * MG,
+                         q + gi * MG, q + M + gi * MG, (int8_t *)op->scratch, y + (n * M + gi * MG) * P, MG, K4, P,
+                         0, 0, 1, p->y_min - p->y_zero, p->y_max - p->y_zero, p->y_zero, 0};
+        for (int64_t pp0 = 0; pp0 < PP; pp0 += S) {
+            j.pp0 = pp0, j.np = qt_min(S, PP - pp0);
+            if (T <= 1 || j.np >= T || WP <= j.np) {
+                j.mode = 0, j.parts = qt_min(T, j.np);
+                ep_parallel_for(op->pool, (uint32_t)j.parts, qt_conv_task, &j);
+            } else {
+                j.mode = 1, j.parts = j.np;
+                ep_parallel_for(op->pool, (uint32_t)j.parts, qt_conv_task, &j);
+                j.mode = 2, j.parts = qt_min(T, WP);
+                ep_parallel_for(op->pool, (uint32_t)j.parts, qt_conv_task, &j);
+            }
+        }
+    }
+    return EP_OK;
+}

@@ -1,0 +1,259 @@
+/* AVX2 int8 kernels (docs/kernels.md "Integer kernels"): QGEMM PACKED and QCONV2D PACKED (the drivers of
+ * kernels/quant_tmpl.h on an 8 x 8 block), QCONV2D DEPTHWISE, QUANTIZE, DEQUANTIZE. Bit-exact with the reference:
+ *   - products: int8 sign-extended to int16 (VPMOVSXBW) and VPMADDWD, exact (|a b| <= 2^14, pair sums <= 2^15);
+ *     VPMADDUBSW would saturate at 16 bits on full-range data and is never used;
+ *   - requantisation: qx_requant (quant_x86.h) for channels with s >= 32, ep_requant for the others;
+ *   - QUANTIZE: VDIVPS (the same IEEE division as the scalar x / scale), VROUNDPS to nearest even, the zero point
+ *     added in float and the clamp, as the reference orders them; NaN gives the zero point. DEQUANTIZE: the exact
+ *     int32 difference converted, then one VMULPS.
+ * Block of the packed product: 4 rows x 8 columns per pass, 8 accumulators each holding two partial sums per
+ * column (the two VPMADDWD pairs of a 4-deep K group), folded with VPHADDD at the end; two passes per 8 x 8. */
+#include <math.h>
+#include <string.h>
+#include "x86.h"
+#include "quant_common.h"
+#include "quant_x86.h"
+
+/* acc[r * 8 + j] = sum_k rp[r, k] cp[j, k] over [K4][8][4] panels */
+static void qt_block(const int8_t *rp, const int8_t *cp, int64_t K4, int32_t *acc) {
+    for (int h = 0; h < 2; h++) {
+        __m256i l0 = _mm256_setzero_si256(), l1 = l0, l2 = l0, l3 = l0, h0 = l0, h1 = l0, h2 = l0, h3 = l0;
+        const int8_t *r = rp + h * 16;
+        for (int64_t k4 = 0; k4 < K4; k4++) {
+            const __m256i c0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(cp + k4 * 32)));
+            const __m256i c1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(cp + k4 * 32 + 16)));
+            const __m256i a = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(r + k4 * 32)));
+            __m256i ai = _mm256_permute4x64_epi64(a, 0x00);
+            l0 = _mm256_add_epi32(l0, _mm256_madd_epi16(ai, c0));
+            h0 = _mm256_add_epi32(h0, _mm256_madd_epi16(ai, c1));
+            ai = _mm256_permute4x64_epi64(a, 0x55);
+            l1 = _mm256_add_epi32(l1, _mm256_madd_epi16(ai, c0));
+            h1 = _mm256_add_epi32(h1, _mm256_madd_epi16(ai, c1));
+            ai = _mm256_permute4x64_epi64(a, 0xAA);
+            l2 = _mm256_add_epi32(l2, _mm256_madd_epi16(ai, c0));
+            h2 = _mm256_add_epi32(h2, _mm256_madd_epi16(ai, c1));
+            ai = _mm256_permute4x64_epi64(a, 0xFF);
+            l3 = _mm256_add_epi32(l3, _mm256_madd_epi16(ai, c0));
+            h3 = _mm256_add_epi32(h3, _mm256_madd_epi16(ai, c1));
+        }
+        /* hadd: [c0 c1 c4 c5 | c2 c3 c6 c7]; 0xD8 puts the qwords in column order */
+        int32_t *o = acc + h * 32;
+        _mm256_storeu_si256((__m256i *)(o + 0), _mm256_permute4x64_epi64(_mm256_hadd_epi32(l0, h0), 0xD8));
+        _mm256_storeu_si256((__m256i *)(o + 8), _mm256_permute4x64_epi64(_mm256_hadd_epi32(l1, h1), 0xD8));
+        _mm256_storeu_si256((__m256i *)(o + 16), _mm256_permute4x64_epi64(_mm256_hadd_epi32(l2, h2), 0xD8));
+        _mm256_storeu_si256((__m256i *)(o + 24), _mm256_permute4x64_epi64(_mm256_hadd_epi32(l3, h3), 0xD8));
+    }
+}
+
+static void qt_requant_cols(const int32_t *acc8, const int32_t *bias8, const int32_t *m8, const int32_t *s8, int vec,
+                            int32_t lo, int32_t hi, int32_t zp, int8_t *dst, int n) {
+    const __m256i a = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)acc8), _mm256_loadu_si256((const __m256i *)bias8));
+    if (vec) {
+        qx_store_i8(qx_requant(a, _mm256_loadu_si256((const __m256i *)m8), _mm256_loadu_si256((const __m256i *)s8),
+                               _mm256_set1_epi32(lo), _mm256_set1_epi32(hi), _mm256_set1_epi32(zp)),
+                    dst, n);
+        return;
+    }
+    int32_t t[8];
+    _mm256_storeu_si256((__m256i *)t, a);
+    for (int i = 0; i < n; i++) dst[i] = (int8_t)ep_requant(t[i], m8[i], s8[i], lo, hi, zp);
+}
+
+static void qt_requant_row(const int32_t *acc8, int32_t bias, int32_t m, int32_t s, int32_t lo, int32_t hi, int32_t zp,
+                           int8_t *dst, int n) {
+    if (s >= 32) {
+        const __m256i a = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)acc8), _mm256_set1_epi32(bias));
+        qx_store_i8(qx_requant(a, _mm256_set1_epi32(m), _mm256_set1_epi32(s), _mm256_set1_epi32(lo),
+                               _mm256_set1_epi32(hi), _mm256_set1_epi32(zp)),
+                    dst, n);
+        return;
+    }
+    for (int i = 0; i < n; i++) dst[i] = (int8_t)ep_requant(acc8[i] + bias, m, s, lo, hi, zp);
+}
+
+#include "quant_tmpl.h"
+
+/* ---------------- QCONV2D DEPTHWISE ----------------
+ * Per plane, 8 outputs of a row at a time where every tap of the 8 is inside the row (strides 1 and 2); each tap
+ * one VPMOVSXBD and one VPMADDWD against the weight in the low half of each dword (the high half 0: x w exactly);
+ * rows above or below the input add x_zero times the row's weight sum. The borders, other strides: scalar. */
+typedef struct qdw_job {
+    const ep_qconv_geo *g;
+    const int8_t *x, *w;
+    const int32_t *bias, *q;
+    int8_t *y;
+    int64_t C, M, planes, parts;
+    int32_t lo, hi, zp;
+} qdw_job;
+
+/* the output (oh, ow) of channel c, scalar */
+static int32_t qdw_one(const ep_qconv_geo *g, const int8_t *xp, const int8_t *w, int32_t bias, int64_t oh, int64_t ow) {
+    int32_t acc = bias;
+    for (int64_t kh = 0; kh < g->KH; kh++) {
+        const int64_t ih = oh * g->sh - g->pt + kh * g->dh;
+        for (int64_t kw = 0; kw < g->KW; kw++) {
+            const int64_t iw = ow * g->sw - g->pl + kw * g->dw;
+            const int32_t v = ih >= 0 && ih < g->H && iw >= 0 && iw < g->W ? xp[ih * g->W + iw] : g->pad;
+            acc += v * w[kh * g->KW + kw];
+        }
+    }
+    return acc;
+}
+
+static void qdw_task(void *ctx, uint32_t t) {
+    const qdw_job *j = (const qdw_job *)ctx;
+    const ep_qconv_geo *g = j->g;
+    const ep_range r = ep_task_range(j->planes, j->parts, t);
+    const int64_t KH = g->KH, KW = g->KW, sw = g->sw;
+    const __m128i even = _mm_setr_epi8(0, 2, 4, 6, 9, 11, 13, 15, -1, -1, -1, -1, -1, -1, -1, -1);
+    for (int64_t pl = r.lo; pl < r.hi; pl++) {
+        const int64_t c = pl % j->C;
+        const int8_t *xp = j->x + pl * g->H * g->W, *w = j->w + c * KH * KW;
+        int8_t *yp = j->y + pl * g->OH * g->OW;
+        const int32_t bias = j->bias[c], m = j->q[c], s = j->q[j->M + c];
+        /* ow with every tap inside the row: ow sw - pl >= 0 and ow sw - pl + (KW - 1) dw <= W - 1 */
+        int64_t o_lo = (g->pl + sw - 1) / sw, o_hi = 0;
+        const int64_t last = g->W - 1 - (KW - 1) * g->dw + g->pl;
+        if (last >= 0) o_hi = last / sw + 1;
+        if (o_hi > g->OW) o_hi = g->OW;
+        if (o_lo > o_hi || (sw != 1 && sw != 2)) o_lo = o_hi = 0;
+        __m256i wv[64];
+        int32_t rowsum[32];
+        const int vec = KH * KW <= 64 && KH <= 32 && o_hi - o_lo >= 8;
+        if (vec) {
+            for (int64_t k = 0; k < KH * KW; k++) wv[k] = _mm256_set1_epi32(w[k] & 0xFFFF);
+            for (int64_t kh = 0; kh < KH; kh++) {
+                rowsum[kh] = 0;
+                for (int64_t kw = 0; kw < KW; kw++) rowsum[kh] += w[kh * KW + kw];
+                rowsum[kh] *= g->pad;
+            }
+        }
+        const __m256i vlo = _mm256_set1_epi32(j->lo), vhi = _mm256_set1_epi32(j->hi), vzp = _mm256_set1_epi32(j->zp);
+        const __m256i vm = _mm256_set1_epi32(m), vs = _mm256_set1_epi32(s);
+        for (int64_t oh = 0; oh < g->OH; oh++) {
+            int8_t *yr = yp + oh * g->OW;
+            int64_t ow = 0;
+            if (vec) {
+                for (; ow < o_lo; ow++)
+                    yr[ow] = (int8_t)ep_requant(qdw_one(g, xp, w, bias, oh, ow), m, s, j->lo, j->hi, j->zp);
+                for (; ow + 8 <= o_hi; ow += 8) {
+                    __m256i acc = _mm256_set1_epi32(bias);
+                    for (int64_t kh = 0; kh < KH; kh++) {
+                        const int64_t ih = oh * g->sh - g->pt + kh * g->dh;
+                        if (ih < 0 || ih >= g->H) {
+                            acc = _mm256_add_epi32(acc, _mm256_set1_epi32(rowsum[kh]));
+                            continue;
+                        }
+                        const int8_t *xr = xp + ih * g->W + ow * sw - g->pl;
+                        for (int64_t kw = 0; kw < KW; kw++) {
+                            const int8_t *s0 = xr + kw * g->dw;
+                            __m128i b;
+                            if (sw == 1) {
+                                b = _mm_loadl_epi64((const __m128i *)s0);
+                            } else {   /* s0[0, 2, .., 14] from two 8-byte loads (never past s0[14]) */
+                                b = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)s0),
+                                                       _mm_loadl_epi64((const __m128i *)(s0 + 7)));
+                                b = _mm_shuffle_epi8(b, even);
+                            }
+                            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_cvtepi8_epi32(b), wv[kh * KW + kw]));
+                        }
+                    }
+                    if (s >= 32) {
+                        qx_store_i8(qx_requant(acc, vm, vs, vlo, vhi, vzp), yr + ow, 8);
+                    } else {
+                        int32_t tv[8];
+                        _mm256_storeu_si256((__m256i *)tv, acc);
+                        for (int i = 0; i < 8; i++) yr[ow + i] = (int8_t)ep_requant(tv[i], m, s, j->lo, j->hi, j->zp);
+                    }
+                }
+            }
+            for (; ow < g->OW; ow++)
+                yr[ow] = (int8_t)ep_requant(qdw_one(g, xp, w, bias, oh, ow), m, s, j->lo, j->hi, j->zp);
+        }
+    }
+}
+
+int ep_x86_qconv2d_dw_i8(const ep_op *op) {
+    const ep_qconv2d_params *p = (const ep_qconv2d_params *)op->params;
+    const ep_tensor *xt = op->in[0], *yt = op->out[0];
+    ep_qconv_geo g;
+    ep_qconv_geo_init(&g, p, xt, yt);
+    const int64_t N = xt->dims[0], C = xt->dims[1], planes = N * C;
+    if (planes == 0 || g.OH * g.OW == 0) return EP_OK;
+    const int64_t T = ep_pool_threads_for(op->pool, (uint64_t)planes * (uint64_t)(g.OH * g.OW) * (uint64_t)g.K);
+    qdw_job j = {&g, (const int8_t *)xt->data, (const int8_t *)op->in[1]->data, (const int32_t *)op->in[2]->data,
+                 (const int32_t *)op->in[3]->data, (int8_t *)yt->data, C, yt->dims[1], planes, T < planes ? T : planes,
+                 p->y_min - p->y_zero, p->y_max - p->y_zero, p->y_zero};
+    ep_parallel_for(op->pool, (uint32_t)j.parts, qdw_task, &j);
+    return EP_OK;
+}
+
+/* ---------------- QUANTIZE / DEQUANTIZE ---------------- */
+#define QX_CHUNK 1024   /* elements per task range unit */
+typedef struct qx_elem_job {
+    const ep_quant_params *p;
+    const void *x;
+    void *y;
+    int64_t n, parts;
+    int u8;
+} qx_elem_job;
+
+static void qx_quantize_task(void *ctx, uint32_t t) {
+    const qx_elem_job *j = (const qx_elem_job *)ctx;
+    const ep_range r = ep_task_range((j->n + QX_CHUNK - 1) / QX_CHUNK, j->parts, t);
+    const int64_t lo_i = r.lo * QX_CHUNK, hi_i = r.hi * QX_CHUNK < j->n ? r.hi * QX_CHUNK : j->n;
+    const float *x = (const float *)j->x;
+    const float lo = j->u8 ? 0.0f : -128.0f, hi = j->u8 ? 255.0f : 127.0f, zpf = (float)j->p->zero_point;
+    const __m256 vs = _mm256_set1_ps(j->p->scale), vz = _mm256_set1_ps(zpf), vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+    int64_t i = lo_i;
+    for (; i + 8 <= hi_i; i += 8) {
+        const __m256 xv = _mm256_loadu_ps(x + i);
+        __m256 v = _mm256_add_ps(_mm256_round_ps(_mm256_div_ps(xv, vs), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), vz);
+        v = _mm256_min_ps(_mm256_max_ps(v, vlo), vhi);
+        v = _mm256_blendv_ps(v, vz, _mm256_cmp_ps(xv, xv, _CMP_UNORD_Q));
+        const __m256i iv = _mm256_cvtps_epi32(v);
+        const __m128i a = _mm256_castsi256_si128(iv), b = _mm256_extracti128_si256(iv, 1);
+        const __m128i w = j->u8 ? _mm_packus_epi32(a, b) : _mm_packs_epi32(a, b);
+        _mm_storel_epi64((__m128i *)((int8_t *)j->y + i), j->u8 ? _mm_packus_epi16(w, w) : _mm_packs_epi16(w, w));
+    }
+    for (; i < hi_i; i++) {   /* the reference's expression */
+        float v = x[i] != x[i] ? zpf : nearbyintf(x[i] / j->p->scale) + zpf;
+        v = v < lo ? lo : v > hi ? hi : v;
+        if (j->u8) ((uint8_t *)j->y)[i] = (uint8_t)v;
+        else ((int8_t *)j->y)[i] = (int8_t)v;
+    }
+}
+
+static void qx_dequantize_task(void *ctx, uint32_t t) {
+    const qx_elem_job *j = (const qx_elem_job *)ctx;
+    const ep_range r = ep_task_range((j->n + QX_CHUNK - 1) / QX_CHUNK, j->parts, t);
+    const int64_t lo_i = r.lo * QX_CHUNK, hi_i = r.hi * QX_CHUNK < j->n ? r.hi * QX_CHUNK : j->n;
+    float *y = (float *)j->y;
+    const __m256i vz = _mm256_set1_epi32(j->p->zero_point);
+    const __m256 vs = _mm256_set1_ps(j->p->scale);
+    int64_t i = lo_i;
+    for (; i + 8 <= hi_i; i += 8) {
+        const __m128i b = _mm_loadl_epi64((const __m128i *)((const int8_t *)j->x + i));
+        const __m256i q = j->u8 ? _mm256_cvtepu8_epi32(b) : _mm256_cvtepi8_epi32(b);
+        _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(q, vz)), vs));
+    }
+    for (; i < hi_i; i++) {
+        const int32_t q = j->u8 ? ((const uint8_t *)j->x)[i] : ((const int8_t *)j->x)[i];
+        y[i] = (float)(q - j->p->zero_point) * j->p->scale;
+    }
+}
+
+static int qx_elementwise(const ep_op *op, int u8, ep_task_fn fn) {
+    const int64_t n = ep_numel(op->in[0]);
+    if (n == 0) return EP_OK;
+    const int64_t T = ep_pool_threads_for(op->pool, (uint64_t)n * 4), chunks = (n + QX_CHUNK - 1) / QX_CHUNK;
+    qx_elem_job j = {(const ep_quant_params *)op->params, op->in[0]->data, op->out[0]->data, n, T < chunks ? T : chunks,
+                     u8};
+    ep_parallel_for(op->pool, (uint32_t)j.parts, fn, &j);
+    return EP_OK;
+}
+
+int ep_x86_quantize_f32(const ep_op *op) {
+    return qx_elementwise(op, ((const ep_quant_params *)op->params)->dtype == EP_DTYPE_U8, qx_quantize_task);
+}
+int ep_x86_dequantize_i8(const ep_op *op) { return qx_elementwise(op, op->in[0]->dtype == EP_DTYPE_U8, qx_dequantize_task); }
