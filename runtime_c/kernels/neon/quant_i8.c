@@ -1,0 +1,233 @@
+/* NEON (armv8-a) int8 kernels (docs/kernels.md "Integer kernels"): QGEMM PACKED and QCONV2D PACKED (the drivers
+ * of kernels/quant_tmpl.h on an 8 x 8 block), QCONV2D DEPTHWISE, QUANTIZE, DEQUANTIZE. Bit-exact with the reference:
+ *   - products: SMULL / SMULL2 of int8 (exact int16: |a b| <= 2^14) pairwise added into int32 by SADALP, or, for
+ *     the depthwise taps, SMLAL of int16-widened data; no VQRDMULH anywhere;
+ *   - requantisation: qn_requant (quant_neon.h), every shift in vectors;
+ *   - QUANTIZE: FDIV (the same IEEE division as the scalar x / scale), FRINTN (nearest even), the zero point added
+ *     in float and the clamp, as the reference orders them; NaN gives the zero point. DEQUANTIZE: the exact int32
+ *     difference converted, then one FMUL.
+ * Block of the packed product: 4 rows x 8 columns per pass (16 accumulators, each column's two partial sums in
+ * adjacent lanes, folded with ADDP at the end), two passes per 8 x 8. quant_dotprod.c has the SDOT block. */
+#include <math.h>
+#include <string.h>
+#include "neon.h"
+#include "quant_common.h"
+#include "quant_neon.h"
+
+#define QN_ROW(i, ai)                                                                   \
+    do {                                                                                \
+        a##i##0 = vpadalq_s16(a##i##0, vmull_s8(vget_low_s8(ai), vget_low_s8(c0)));     \
+        a##i##1 = vpadalq_s16(a##i##1, vmull_high_s8(ai, c0));                          \
+        a##i##2 = vpadalq_s16(a##i##2, vmull_s8(vget_low_s8(ai), vget_low_s8(c1)));     \
+        a##i##3 = vpadalq_s16(a##i##3, vmull_high_s8(ai, c1));                          \
+    } while (0)
+#define QN_OUT(i)                                            \
+    do {                                                     \
+        vst1q_s32(o + (i) * 8, vpaddq_s32(a##i##0, a##i##1)); \
+        vst1q_s32(o + (i) * 8 + 4, vpaddq_s32(a##i##2, a##i##3)); \
+    } while (0)
+
+/* acc[r * 8 + j] = sum_k rp[r, k] cp[j, k] over [K4][8][4] panels */
+static void qt_block(const int8_t *rp, const int8_t *cp, int64_t K4, int32_t *acc) {
+    for (int h = 0; h < 2; h++) {
+        const int32x4_t z = vdupq_n_s32(0);
+        int32x4_t a00 = z, a01 = z, a02 = z, a03 = z, a10 = z, a11 = z, a12 = z, a13 = z;
+        int32x4_t a20 = z, a21 = z, a22 = z, a23 = z, a30 = z, a31 = z, a32 = z, a33 = z;
+        const int8_t *r = rp + h * 16;
+        for (int64_t k4 = 0; k4 < K4; k4++) {
+            const int8x16_t c0 = vld1q_s8(cp + k4 * 32), c1 = vld1q_s8(cp + k4 * 32 + 16);
+            const int32x4_t rv = vreinterpretq_s32_s8(vld1q_s8(r + k4 * 32));   /* rows 4h .. 4h + 3, 4 bytes each */
+            const int8x16_t r0 = vreinterpretq_s8_s32(vdupq_laneq_s32(rv, 0));
+            const int8x16_t r1 = vreinterpretq_s8_s32(vdupq_laneq_s32(rv, 1));
+            const int8x16_t r2 = vreinterpretq_s8_s32(vdupq_laneq_s32(rv, 2));
+            const int8x16_t r3 = vreinterpretq_s8_s32(vdupq_laneq_s32(rv, 3));
+            QN_ROW(0, r0);
+            QN_ROW(1, r1);
+            QN_ROW(2, r2);
+            QN_ROW(3, r3);
+        }
+        int32_t *o = acc + h * 32;
+        QN_OUT(0);
+        QN_OUT(1);
+        QN_OUT(2);
+        QN_OUT(3);
+    }
+}
+
+#include "quant_tmpl.h"
+
+/* ---------------- QCONV2D DEPTHWISE ----------------
+ * Per plane, 8 outputs of a row at a time where every tap of the 8 is inside the row (strides 1 and 2): each tap
+ * 8 bytes widened to int16 and SMLAL / SMLAL2 by the weight; rows above or below the input add x_zero times the
+ * row's weight sum. The borders, other strides: scalar. */
+typedef struct qdw_job {
+    const ep_qconv_geo *g;
+    const int8_t *x, *w;
+    const int32_t *bias, *q;
+    int8_t *y;
+    int64_t C, M, planes, parts;
+    int32_t lo, hi, zp;
+} qdw_job;
+
+static int32_t qdw_one(const ep_qconv_geo *g, const int8_t *xp, const int8_t *w, int32_t bias, int64_t oh, int64_t ow) {
+    int32_t acc = bias;
+    for (int64_t kh = 0; kh < g->KH; kh++) {
+        const int64_t ih = oh * g->sh - g->pt + kh * g->dh;
+        for (int64_t kw = 0; kw < g->KW; kw++) {
+            const int64_t iw = ow * g->sw - g->pl + kw * g->dw;
+            const int32_t v = ih >= 0 && ih < g->H && iw >= 0 && iw < g->W ? xp[ih * g->W + iw] : g->pad;
+            acc += v * w[kh * g->KW + kw];
+        }
+    }
+    return acc;
+}
+
+static void qdw_task(void *ctx, uint32_t t) {
+    const qdw_job *j = (const qdw_job *)ctx;
+    const ep_qconv_geo *g = j->g;
+    const ep_range r = ep_task_range(j->planes, j->parts, t);
+    const int64_t KH = g->KH, KW = g->KW, sw = g->sw;
+    static const uint8_t even_idx[8] = {0, 2, 4, 6, 9, 11, 13, 15};
+    const uint8x8_t even = vld1_u8(even_idx);
+    for (int64_t pl = r.lo; pl < r.hi; pl++) {
+        const int64_t c = pl % j->C;
+        const int8_t *xp = j->x + pl * g->H * g->W, *w = j->w + c * KH * KW;
+        int8_t *yp = j->y + pl * g->OH * g->OW;
+        const int32_t bias = j->bias[c], m = j->q[c], s = j->q[j->M + c];
+        int64_t o_lo = (g->pl + sw - 1) / sw, o_hi = 0;
+        const int64_t last = g->W - 1 - (KW - 1) * g->dw + g->pl;
+        if (last >= 0) o_hi = last / sw + 1;
+        if (o_hi > g->OW) o_hi = g->OW;
+        if (o_lo > o_hi || (sw != 1 && sw != 2)) o_lo = o_hi = 0;
+        int32_t rowsum[32];
+        const int vec = KH <= 32 && o_hi - o_lo >= 8;
+        for (int64_t kh = 0; vec && kh < KH; kh++) {
+            rowsum[kh] = 0;
+            for (int64_t kw = 0; kw < KW; kw++) rowsum[kh] += w[kh * KW + kw];
+            rowsum[kh] *= g->pad;
+        }
+        const int32x4_t vm = vdupq_n_s32(m), vs = vdupq_n_s32(s), vlo = vdupq_n_s32(j->lo), vhi = vdupq_n_s32(j->hi);
+        const int32x4_t vzp = vdupq_n_s32(j->zp);
+        for (int64_t oh = 0; oh < g->OH; oh++) {
+            int8_t *yr = yp + oh * g->OW;
+            int64_t ow = 0;
+            if (vec) {
+                for (; ow < o_lo; ow++)
+                    yr[ow] = (int8_t)ep_requant(qdw_one(g, xp, w, bias, oh, ow), m, s, j->lo, j->hi, j->zp);
+                for (; ow + 8 <= o_hi; ow += 8) {
+                    int32x4_t acc0 = vdupq_n_s32(bias), acc1 = acc0;
+                    for (int64_t kh = 0; kh < KH; kh++) {
+                        const int64_t ih = oh * g->sh - g->pt + kh * g->dh;
+                        if (ih < 0 || ih >= g->H) {
+                            acc0 = vaddq_s32(acc0, vdupq_n_s32(rowsum[kh]));
+                            acc1 = vaddq_s32(acc1, vdupq_n_s32(rowsum[kh]));
+                            continue;
+                        }
+                        const int8_t *xr = xp + ih * g->W + ow * sw - g->pl;
+                        for (int64_t kw = 0; kw < KW; kw++) {
+                            const int8_t *s0 = xr + kw * g->dw;
+                            /* stride 2: s0[0, 2, .., 14] from two 8-byte loads (never past s0[14]) */
+                            const int8x8_t b = sw == 1 ? vld1_s8(s0) : vqtbl1_s8(vcombine_s8(vld1_s8(s0), vld1_s8(s0 + 7)), even);
+                            const int16x8_t x16 = vmovl_s8(b);
+                            const int16_t wk = w[kh * KW + kw];
+                            acc0 = vmlal_n_s16(acc0, vget_low_s16(x16), wk);
+                            acc1 = vmlal_high_n_s16(acc1, x16, wk);
+                        }
+                    }
+                    qn_store_i8(qn_requant(acc0, vm, vs, vlo, vhi, vzp), qn_requant(acc1, vm, vs, vlo, vhi, vzp), yr + ow, 8);
+                }
+            }
+            for (; ow < g->OW; ow++)
+                yr[ow] = (int8_t)ep_requant(qdw_one(g, xp, w, bias, oh, ow), m, s, j->lo, j->hi, j->zp);
+        }
+    }
+}
+
+int ep_neon_qconv2d_dw_i8(const ep_op *op) {
+    const ep_qconv2d_params *p = (const ep_qconv2d_params *)op->params;
+    const ep_tensor *xt = op->in[0], *yt = op->out[0];
+    ep_qconv_geo g;
+    ep_qconv_geo_init(&g, p, xt, yt);
+    const int64_t N = xt->dims[0], C = xt->dims[1], planes = N * C;
+    if (planes == 0 || g.OH * g.OW == 0) return EP_OK;
+    const int64_t T = ep_pool_threads_for(op->pool, (uint64_t)planes * (uint64_t)(g.OH * g.OW) * (uint64_t)g.K);
+    qdw_job j = {&g, (const int8_t *)xt->data, (const int8_t *)op->in[1]->data, (const int32_t *)op->in[2]->data,
+                 (const int32_t *)op->in[3]->data, (int8_t *)yt->data, C, yt->dims[1], planes, T < planes ? T : planes,
+                 p->y_min - p->y_zero, p->y_max - p->y_zero, p->y_zero};
+    ep_parallel_for(op->pool, (uint32_t)j.parts, qdw_task, &j);
+    return EP_OK;
+}
+
+/* ---------------- QUANTIZE / DEQUANTIZE ---------------- */
+#define QN_CHUNK 1024   /* elements per task range unit */
+typedef struct qn_elem_job {
+    const ep_quant_params *p;
+    const void *x;
+    void *y;
+    int64_t n, parts;
+    int u8;
+} qn_elem_job;
+
+static float32x4_t qn_quant4(float32x4_t x, float32x4_t s, float32x4_t zp, float32x4_t lo, float32x4_t hi) {
+    const float32x4_t v = vminq_f32(vmaxq_f32(vaddq_f32(vrndnq_f32(vdivq_f32(x, s)), zp), lo), hi);
+    return vbslq_f32(vceqq_f32(x, x), v, zp);   /* NaN: the zero point */
+}
+
+static void qn_quantize_task(void *ctx, uint32_t t) {
+    const qn_elem_job *j = (const qn_elem_job *)ctx;
+    const ep_range r = ep_task_range((j->n + QN_CHUNK - 1) / QN_CHUNK, j->parts, t);
+    const int64_t lo_i = r.lo * QN_CHUNK, hi_i = r.hi * QN_CHUNK < j->n ? r.hi * QN_CHUNK : j->n;
+    const float *x = (const float *)j->x;
+    const float lo = j->u8 ? 0.0f : -128.0f, hi = j->u8 ? 255.0f : 127.0f, zpf = (float)j->p->zero_point;
+    const float32x4_t vs = vdupq_n_f32(j->p->scale), vz = vdupq_n_f32(zpf), vlo = vdupq_n_f32(lo), vhi = vdupq_n_f32(hi);
+    int64_t i = lo_i;
+    for (; i + 8 <= hi_i; i += 8) {
+        const int32x4_t a = vcvtq_s32_f32(qn_quant4(vld1q_f32(x + i), vs, vz, vlo, vhi));
+        const int32x4_t b = vcvtq_s32_f32(qn_quant4(vld1q_f32(x + i + 4), vs, vz, vlo, vhi));
+        const int16x8_t w = vcombine_s16(vqmovn_s32(a), vqmovn_s32(b));
+        if (j->u8) vst1_u8((uint8_t *)j->y + i, vqmovun_s16(w));
+        else vst1_s8((int8_t *)j->y + i, vqmovn_s16(w));
+    }
+    for (; i < hi_i; i++) {   /* the reference's expression */
+        float v = x[i] != x[i] ? zpf : nearbyintf(x[i] / j->p->scale) + zpf;
+        v = v < lo ? lo : v > hi ? hi : v;
+        if (j->u8) ((uint8_t *)j->y)[i] = (uint8_t)v;
+        else ((int8_t *)j->y)[i] = (int8_t)v;
+    }
+}
+
+static void qn_dequantize_task(void *ctx, uint32_t t) {
+    const qn_elem_job *j = (const qn_elem_job *)ctx;
+    const ep_range r = ep_task_range((j->n + QN_CHUNK - 1) / QN_CHUNK, j->parts, t);
+    const int64_t lo_i = r.lo * QN_CHUNK, hi_i = r.hi * QN_CHUNK < j->n ? r.hi * QN_CHUNK : j->n;
+    float *y = (float *)j->y;
+    const int16x8_t vz = vdupq_n_s16((int16_t)j->p->zero_point);
+    const float32x4_t vs = vdupq_n_f32(j->p->scale);
+    int64_t i = lo_i;
+    for (; i + 8 <= hi_i; i += 8) {
+        const int16x8_t q = j->u8 ? vreinterpretq_s16_u16(vmovl_u8(vld1_u8((const uint8_t *)j->x + i)))
+                                  : vmovl_s8(vld1_s8((const int8_t *)j->x + i));
+        const int16x8_t d = vsubq_s16(q, vz);   /* |q - zp| <= 383: exact in int16 */
+        vst1q_f32(y + i, vmulq_f32(vcvtq_f32_s32(vmovl_s16(vget_low_s16(d))), vs));
+        vst1q_f32(y + i + 4, vmulq_f32(vcvtq_f32_s32(vmovl_high_s16(d)), vs));
+    }
+    for (; i < hi_i; i++) {
+        const int32_t q = j->u8 ? ((const uint8_t *)j->x)[i] : ((const int8_t *)j->x)[i];
+        y[i] = (float)(q - j->p->zero_point) * j->p->scale;
+    }
+}
+
+static int qn_elementwise(const ep_op *op, int u8, ep_task_fn fn) {
+    const int64_t n = ep_numel(op->in[0]);
+    if (n == 0) return EP_OK;
+    const int64_t T = ep_pool_threads_for(op->pool, (uint64_t)n * 4), chunks = (n + QN_CHUNK - 1) / QN_CHUNK;
+    qn_elem_job j = {(const ep_quant_params *)op->params, op->in[0]->data, op->out[0]->data, n, T < chunks ? T : chunks,
+                     u8};
+    ep_parallel_for(op->pool, (uint32_t)j.parts, fn, &j);
+    return EP_OK;
+}
+
+int ep_neon_quantize_f32(const ep_op *op) {
+    return qn_elementwise(op, ((const ep_quant_params *)op->params)->dtype == EP_DTYPE_U8, qn_quantize_task);
+}
+int ep_neon_dequantize_i8(const ep_op *op) { return qn_elementwise(op, op->in[0]->dtype == EP_DTYPE_U8, qn_dequantize_task); }
