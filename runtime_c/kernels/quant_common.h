@@ -15,6 +15,14 @@ static inline int32_t ep_requant(int32_t acc, int32_t m, int32_t s, int32_t lo, 
     return (int32_t)v + zp;
 }
 
+/* QADD of one pair of codes (plan_format.h ep_qadd_params). */
+static inline int8_t ep_qadd1(const ep_qadd_params *p, int32_t a, int32_t b) {
+    const int64_t ra = ((int64_t)(a - p->a_zero) * (1 << 20) * p->a_mult + ((int64_t)1 << (p->a_shift - 1))) >> p->a_shift;
+    const int64_t rb = ((int64_t)(b - p->b_zero) * (1 << 20) * p->b_mult + ((int64_t)1 << (p->b_shift - 1))) >> p->b_shift;
+    return (int8_t)ep_requant((int32_t)(ra + rb), p->y_mult, p->y_shift, p->y_min - p->y_zero, p->y_max - p->y_zero,
+                              p->y_zero);
+}
+
 /* The geometry of one QCONV2D group as a product: out[m, q] = sum_k W[m, k] * patch[q, k] over the output
  * positions q = oh * OW + ow of a plane. */
 typedef struct ep_qconv_geo {

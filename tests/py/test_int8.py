@@ -195,3 +195,48 @@ def test_asymmetric_weights_stay_float_and_correct(tmp_path):
     assert "qconv2d" not in plan.report["op_counts"]
     feeds = {"x": rng.standard_normal((1, 3, 6, 6)).astype(np.float32)}
     np.testing.assert_array_equal(edgeplan.Session(plan).run(feeds)["y"], _ort(model, feeds)["y"])
+
+
+@pytest.mark.parametrize("fmt", ["QDQ", "QOperator"])
+def test_codes_move_through_maxpool_and_flatten(tmp_path, fmt):
+    """MaxPool and Flatten between integer ops run on the int8 codes: one Quantize at the input, one
+    Dequantize at the output, nothing in between."""
+    rng = np.random.default_rng(8)
+    inits = [nh.from_array((rng.standard_normal((8, 3, 3, 3)) * 0.3).astype(np.float32), "w1"),
+             nh.from_array((rng.standard_normal((4, 8, 3, 3)) * 0.3).astype(np.float32), "w2"),
+             nh.from_array((rng.standard_normal((4 * 3 * 3, 5)) * 0.1).astype(np.float32), "fc")]
+    nodes = [h.make_node("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1]), h.make_node("Relu", ["c1"], ["r1"]),
+             h.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]),
+             h.make_node("Conv", ["p1", "w2"], ["c2"], pads=[1, 1, 1, 1]),
+             h.make_node("MaxPool", ["c2"], ["p2"], kernel_shape=[2, 2], strides=[2, 2]),
+             h.make_node("Flatten", ["p2"], ["f"]), h.make_node("MatMul", ["f", "fc"], ["y"])]
+    g = h.make_graph(nodes, "mp", [h.make_tensor_value_info("x", T.FLOAT, [1, 3, 12, 12])],
+                     [h.make_tensor_value_info("y", T.FLOAT, [1, 5])], inits)
+    model = _quantise(tmp_path, h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), True, "QUInt8", fmt)
+    plan = edgeplan.compile(model)
+    ops = plan.report["op_counts"]
+    assert ops.get("quantize") == 1 and ops.get("dequantize") == 1 and ops.get("maxpool") == 2, ops
+    rng = np.random.default_rng(3)
+    feeds = {"x": rng.standard_normal((1, 3, 12, 12)).astype(np.float32)}
+    d = np.rint(np.abs(edgeplan.Session(plan).run(feeds)["y"] - _ort(model, feeds)["y"]) / _y_step(model))
+    assert d.max() <= 2, d.max()
+
+
+@pytest.mark.parametrize("fmt", ["QDQ", "QOperator"])
+@pytest.mark.parametrize("act_type", ["QUInt8", "QInt8"])
+def test_residual_add_runs_on_codes(tmp_path, fmt, act_type):
+    """A residual Add of two quantised tensors (QDQ Add, com.microsoft QLinearAdd) is QADD: two rescales and one
+    requantisation in integers; the codes of the whole CNN equal onnxruntime's here."""
+    from test_quant_import import _quantised
+    Q = quantization
+    model = _quantised(tmp_path, getattr(Q.QuantFormat, fmt), True, getattr(Q.QuantType, act_type))
+    plan = edgeplan.compile(model)
+    assert plan.report["op_counts"].get("qadd") == 1, plan.report["op_counts"]
+    s = edgeplan.Session(plan)
+    rng = np.random.default_rng(6)
+    step = _y_step(model)
+    for _ in range(3):
+        feeds = {"x": rng.standard_normal((1, 3, 24, 24)).astype(np.float32)}
+        for unfused in (True, False):
+            d = np.rint(np.abs(s.run(feeds)["y"] - _ort(model, feeds, unfused)["y"]) / step)
+            assert d.max() <= 2, (unfused, d.max())

@@ -219,7 +219,8 @@ typedef struct ep_io_rec {
 #define EP_OP_DEQUANTIZE 53
 #define EP_OP_QCONV2D 54
 #define EP_OP_QGEMM 55
-#define EP_OP_COUNT 56         /* one past the last opcode */
+#define EP_OP_QADD 56
+#define EP_OP_COUNT 57         /* one past the last opcode */
 /* kernel variants (ep_op_rec.variant): DEFAULT (0) is every op's plain layout; the others'
  * layouts are described below */
 #define EP_VARIANT_DEFAULT 0
@@ -290,6 +291,7 @@ typedef struct ep_io_rec {
 #define EP_QCONV2D_VARIANT_DEPTHWISE 2
 #define EP_QGEMM_VARIANT_DEFAULT 0
 #define EP_QGEMM_VARIANT_PACKED 1
+#define EP_QADD_VARIANT_DEFAULT 0
 /* EP_OPS_END */
 
 
@@ -1005,6 +1007,26 @@ typedef struct ep_qgemm_params {
     int32_t y_max;
     int32_t reserved;       /* 0 */
 } ep_qgemm_params;
+/* QADD: in A, B (I8) of one shape; out Y (I8) of that shape. Each input is rescaled to a common scale with 20
+ * bits of headroom, then the sum requantised (TFLite's int8 Add, single rounding):
+ *   a = ((int64)((A - a_zero) * 2^20) * a_mult + 2^(a_shift-1)) >> a_shift      (b likewise)
+ *   Y = min(max(((a + b) * y_mult + 2^(y_shift-1)) >> y_shift, y_min - y_zero), y_max - y_zero) + y_zero
+ * Multipliers in [0, 2^31); a_shift and b_shift in [31, 62] (the input multipliers below 1, so |a + b| < 2^29),
+ * y_shift in [1, 62]. */
+typedef struct ep_qadd_params {
+    int32_t a_zero;
+    int32_t b_zero;
+    int32_t y_zero;
+    int32_t y_min;
+    int32_t y_max;
+    int32_t a_mult;
+    int32_t a_shift;
+    int32_t b_mult;
+    int32_t b_shift;
+    int32_t y_mult;
+    int32_t y_shift;
+    int32_t reserved;       /* 0 */
+} ep_qadd_params;
 #define EP_QPACK_R 8          /* rows of an int8 panel (output channels, or patch / A rows) */
 #define EP_QPACK_K 4          /* reduction indices per panel group: one SDOT, two VPMADDWD pairs */
 /* EP_CDEF_END */
@@ -1028,6 +1050,7 @@ EP_RECORD_SIZE(ep_gemm_params, 16);
 EP_RECORD_SIZE(ep_quant_params, 16);
 EP_RECORD_SIZE(ep_qconv2d_params, 64);
 EP_RECORD_SIZE(ep_qgemm_params, 16);
+EP_RECORD_SIZE(ep_qadd_params, 48);
 EP_RECORD_SIZE(ep_matmul_params, 8);
 EP_RECORD_SIZE(ep_unary_params, 16);
 EP_RECORD_SIZE(ep_binary_params, 16);

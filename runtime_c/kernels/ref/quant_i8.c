@@ -98,3 +98,12 @@ static int qgemm(const ep_op *op) {
 
 int ep_ref_qgemm_i8(const ep_op *op) { return qgemm(op); }
 int ep_ref_qgemm_packed_i8(const ep_op *op) { return qgemm(op); }
+
+int ep_ref_qadd_i8(const ep_op *op) {
+    const ep_qadd_params *p = (const ep_qadd_params *)op->params;
+    const int8_t *a = (const int8_t *)op->in[0]->data, *b = (const int8_t *)op->in[1]->data;
+    int8_t *y = (int8_t *)op->out[0]->data;
+    const int64_t n = ep_numel(op->out[0]);
+    for (int64_t i = 0; i < n; i++) y[i] = ep_qadd1(p, a[i], b[i]);
+    return EP_OK;
+}

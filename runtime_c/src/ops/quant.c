@@ -154,3 +154,23 @@ int ep_shape_qgemm(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     *scratch = packed ? (uint64_t)q_ceil(K, EP_QPACK_K) * EP_QPACK_R * EP_QPACK_K : 0;
     return EP_OK;
 }
+
+int ep_shape_qadd(const ep_op *op, ep_shape *out, uint64_t *scratch) {
+    if (!op || !out || !scratch || !op->params || !op->in) return EP_ERR_PLAN_OP;
+    if (op->n_in != 2 || op->n_out != 1) return EP_ERR_PLAN_OP;
+    const ep_qadd_params *p = (const ep_qadd_params *)op->params;
+    const ep_tensor *a = op->in[0], *b = op->in[1];
+    int rc;
+    if ((rc = ep_chk_tensor(a)) != EP_OK || (rc = ep_chk_tensor(b)) != EP_OK) return rc;
+    if (a->dtype != EP_DTYPE_I8 || b->dtype != EP_DTYPE_I8) return EP_ERR_PLAN_TENSOR;
+    if (a->rank != b->rank) return EP_ERR_PLAN_SHAPE;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i]) return EP_ERR_PLAN_SHAPE;
+    if (!q_i8(p->a_zero) || !q_i8(p->b_zero) || !q_clamp_ok(p->y_zero, p->y_min, p->y_max) || p->reserved != 0 ||
+        p->a_mult < 0 || p->b_mult < 0 || p->y_mult < 0 || p->a_shift < 31 || p->a_shift > 62 || p->b_shift < 31 ||
+        p->b_shift > 62 || p->y_shift < 1 || p->y_shift > 62)
+        return EP_ERR_PLAN_PARAMS;
+    q_same_shape(out, a, EP_DTYPE_I8);
+    *scratch = 0;
+    return EP_OK;
+}

@@ -1,5 +1,5 @@
-"""The integer ops passes/int8.py forms (edgeplan QConv, QGemm, Quantize, Dequantize) → qconv2d, qgemm,
-quantize, dequantize (plan_format.h "int8"), and their packed weight layouts."""
+"""The integer ops passes/int8.py forms (edgeplan QConv, QGemm, QAdd, Quantize, Dequantize) → qconv2d, qgemm,
+qadd, quantize, dequantize (plan_format.h "int8"), and their packed weight layouts."""
 from __future__ import annotations
 
 import numpy as np
@@ -85,7 +85,16 @@ def lower_dequantize(ctx, n):
     ctx.emit("dequantize", [X], [y], {"scale": float(n.attrs["scale"]), "zero_point": int(n.attrs["zero_point"])})
 
 
+def lower_qadd(ctx, n):
+    A, B = ctx.input(n, 0), ctx.input(n, 1)
+    if A.dtype != np.int8 or B.dtype != np.int8 or A.shape != B.shape:
+        raise NodeError(f"expects int8 codes of one shape, got {A.shape} and {B.shape}")
+    y = ctx.output(n, 0, A.shape, np.int8)
+    ctx.emit("qadd", [A, B], [y], {k: int(v) for k, v in n.attrs.items()})
+
+
 LOWER = {
+    ("edgeplan", "QAdd"): lower_qadd,
     ("edgeplan", "QConv"): lower_qconv,
     ("edgeplan", "QGemm"): lower_qgemm,
     ("edgeplan", "Quantize"): lower_quantize,

@@ -408,8 +408,17 @@ def reinfer(m: ir.Model) -> None:
         else:
             p.attribute.extend(n.proto.attribute)
         nodes.append(p)
+    # what edgeplan's own nodes (passes/int8.py) write, onnx cannot infer: their known types go in as facts
+    known = []
+    for n in m.nodes:
+        if n.domain != "edgeplan":
+            continue
+        for o in n.outputs:
+            v = m.values.get(o)
+            if v is not None and v.dtype is not None and v.shape is not None:
+                known.append(helper.make_tensor_value_info(o, helper.np_dtype_to_tensor_dtype(v.dtype), list(v.shape)))
     g = helper.make_graph(nodes, "reinfer", ins, [helper.make_empty_tensor_value_info(o) for o in m.outputs],
-                          initializer=inits)
+                          initializer=inits, value_info=known)
     # every domain the nodes use (onnx leaves the ops it has no schema for, com.microsoft ones, unknown)
     domains = {n.domain for n in nodes if n.domain not in ("", "ai.onnx")}
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", m.opset)] +

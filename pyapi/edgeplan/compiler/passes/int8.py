@@ -27,7 +27,7 @@ import numpy as np
 from .. import ir
 
 DOMAIN = "edgeplan"
-INT8_OPS = ("QConv", "QGemm")
+INT8_OPS = ("QConv", "QGemm", "QAdd")
 MAX_K = 65536              # the runtime's bound on the reduction length (int32 accumulators)
 MAX_BIAS = 1 << 30
 
@@ -319,12 +319,64 @@ class _Int8:
         return self.integer_op(n, (n.inputs[0], sa, int(za)), b, sb, np.zeros(b.shape[1], np.int64),
                                (None, sy, int(zy), -128, 127, []), "QGemm", {}, (0,))
 
+    def add_params(self, sa: float, za: int, sb: float, zb: int, sy: float, zy: int, lo: int, hi: int):
+        """QADD's params (plan_format.h ep_qadd_params): both inputs rescaled to twice the larger scale with 20
+        bits of headroom, then the sum to the output's."""
+        twice = 2.0 * max(sa, sb)
+        ry = twice / (2.0 ** 20 * sy)
+        if ry >= 2.0 ** 30:
+            return None
+        (ma, mb, my), (sha, shb, shy) = requant_table(np.array([sa / twice, sb / twice, ry]))
+        return {"a_zero": za, "b_zero": zb, "y_zero": zy, "y_min": lo, "y_max": hi, "a_mult": int(ma),
+                "a_shift": int(sha), "b_mult": int(mb), "b_shift": int(shb), "y_mult": int(my), "y_shift": int(shy)}
+
+    def add(self, n: ir.Node) -> bool:
+        """Add of two dequantised int8 tensors of one static shape, requantised."""
+        if len(n.inputs) != 2:
+            return False
+        xs = [self.dq_input(i, False) for i in n.inputs]
+        shapes = [self.m.static_shape(i) for i in n.inputs]
+        if None in xs or None in shapes or shapes[0] != shapes[1]:
+            return False
+        out = self.output_chain(n.outputs[0])
+        if out is None:
+            return False
+        q, sy, zy, lo, hi, acts = out
+        (a, sa, za), (b, sb, zb) = xs
+        params = self.add_params(sa, za, sb, zb, sy, zy, lo, hi)
+        if params is None:
+            return False
+        self.emit([n] + acts + [q], "QAdd", [a, b], q.outputs[0], params)
+        return True
+
+    def qlinear_add(self, n: ir.Node) -> bool:
+        """com.microsoft QLinearAdd(a, sa, za, b, sb, zb, sy, zy) of int8 codes of one static shape."""
+        m = self.m
+        vals = [_scalar(m, n.input(i)) for i in (1, 2, 4, 5, 6, 7)]
+        shapes = [m.static_shape(n.input(i)) for i in (0, 3)]
+        if (None in vals or None in shapes or shapes[0] != shapes[1] or n.outputs[0] in m.outputs
+                or any(_dt(m, n.input(i)) != np.int8 for i in (2, 5, 7)) or not all(_scale_ok(vals[i]) for i in (0, 2, 4))
+                or m.const(n.input(0)) is not None or m.const(n.input(3)) is not None):
+            return False
+        sa, za, sb, zb, sy, zy = vals
+        params = self.add_params(float(np.float32(sa)), int(za), float(np.float32(sb)), int(zb), float(np.float32(sy)),
+                                 int(zy), -128, 127)
+        if params is None:
+            return False
+        self.emit([n], "QAdd", [n.input(0), n.input(3)], n.outputs[0], params)
+        self.m.value(n.outputs[0]).shape = tuple(shapes[0])     # onnx infers no com.microsoft shapes
+        return True
+
 
 # where each op keeps the zero point of the codes it writes (output 0) and of the codes it reads (by input)
-_ZP_OUT = {"QuantizeLinear": 2, "QLinearConv": 7, "QLinearMatMul": 7}
-# ops whose output codes are some of their input's, unchanged (uint8 -> int8 commutes with them)
-_TRANSPARENT = ("Flatten", "Reshape", "Squeeze", "Unsqueeze", "Transpose", "Identity")
-_ZP_IN = {"DequantizeLinear": {0: 2}, "QLinearConv": {0: 2}, "QLinearMatMul": {0: 2}}
+_UNARY = ("QLinearGlobalAveragePool", "QLinearAveragePool", "QLinearSigmoid", "QLinearLeakyRelu")
+_ZP_OUT = {"QuantizeLinear": 2, "QLinearConv": 7, "QLinearMatMul": 7, "QLinearAdd": 7, "QLinearMul": 7,
+           **{k: 4 for k in _UNARY}}
+# ops whose output codes are some of their input's, unchanged (uint8 -> int8, monotonic, commutes with them)
+_TRANSPARENT = ("Flatten", "Reshape", "Squeeze", "Unsqueeze", "Transpose", "Identity", "MaxPool")
+_ZP_IN = {"DequantizeLinear": {0: 2}, "QLinearConv": {0: 2}, "QLinearMatMul": {0: 2}, "QLinearAdd": {0: 2, 3: 5},
+          "QLinearMul": {0: 2, 3: 5}, **{k: {0: 2} for k in _UNARY}}
+_ZP_DOMAIN = {k: "com.microsoft" for k in ("QLinearAdd", "QLinearMul") + _UNARY}     # the others are ONNX's
 
 
 def _rename_u8(m: ir.Model) -> int:
@@ -340,7 +392,7 @@ def _rename_u8(m: ir.Model) -> int:
 
     for p in m.nodes:
         zi = _ZP_OUT.get(p.op_type)
-        if p.domain != "" or zi is None or not p.outputs or not zp_u8(p.input(zi)):
+        if zi is None or p.domain != _ZP_DOMAIN.get(p.op_type, "") or not p.outputs or not zp_u8(p.input(zi)):
             continue
         group, reads, ok, todo = [], [], True, [p.outputs[0]]
         while todo and ok:      # the codes, and the views of them that ops transparent to codes make
@@ -351,10 +403,10 @@ def _rename_u8(m: ir.Model) -> int:
                 ok = False
             for u in users:
                 idx = [i for i, name in enumerate(u.inputs) if name == y]
-                if u.domain == "" and u.op_type in _TRANSPARENT and idx == [0]:
+                if u.domain == "" and u.op_type in _TRANSPARENT and idx == [0] and len([o for o in u.outputs if o]) == 1:
                     todo.append(u.outputs[0])
                     continue
-                slots = _ZP_IN.get(u.op_type, {}) if u.domain == "" else {}
+                slots = _ZP_IN.get(u.op_type, {}) if u.domain == _ZP_DOMAIN.get(u.op_type, "") else {}
                 if not idx or any(i not in slots or not zp_u8(u.input(slots[i])) for i in idx):
                     ok = False
                     break
@@ -371,7 +423,7 @@ def _rename_u8(m: ir.Model) -> int:
 
 
 # ops that move codes without changing them: DQ -> op -> Q with one scale and zero point is the op on the codes
-_MOVES = ("Flatten", "Reshape", "Squeeze", "Unsqueeze", "Transpose", "Identity", "Slice", "Concat")
+_MOVES = ("Flatten", "Reshape", "Squeeze", "Unsqueeze", "Transpose", "Identity", "Slice", "Concat", "MaxPool")
 
 
 def _moves(m: ir.Model, codes: set) -> None:
@@ -381,7 +433,7 @@ def _moves(m: ir.Model, codes: set) -> None:
     cons = m.consumers()
     dead = set()
     for n in m.nodes:
-        if n.domain != "" or n.op_type not in _MOVES or not n.outputs:
+        if n.domain != "" or n.op_type not in _MOVES or len([o for o in n.outputs if o]) != 1:
             continue
         data = n.inputs if n.op_type == "Concat" else n.inputs[:1]
         dqs = [prod.get(i) for i in data]
@@ -442,7 +494,11 @@ def int8_ops(m: ir.Model, notes: list) -> None:
     _rename_u8(m)
     r = _Int8(m)
     for n in list(m.nodes):
-        if n in r.dead or n.domain != "":
+        if n in r.dead:
+            continue
+        if n.domain == "com.microsoft" and n.op_type == "QLinearAdd":
+            r.qlinear_add(n)
+        if n.domain != "":
             continue
         if n.op_type == "Conv":
             r.conv(n)
@@ -452,6 +508,8 @@ def int8_ops(m: ir.Model, notes: list) -> None:
             r.qlinear_conv(n)
         elif n.op_type == "QLinearMatMul":
             r.qlinear_matmul(n)
+        elif n.op_type == "Add":
+            r.add(n)
     if not r.new:
         return
     m.nodes = [r.new.get(n, n) for n in m.nodes if n not in r.dead]
