@@ -7,5 +7,6 @@ void ep_kernels_init_ref(ep_kernel_table *t) {
 #define EP_KERNEL_ref(N, V, k) EP_KERNEL_SET(t, N, V, k)
 #define EP_KERNEL_x86(N, V, k)
 #define EP_KERNEL_neon(N, V, k)
+#define EP_KERNEL_neon_dotprod(N, V, k)
 #include "ops.def"
 }

@@ -10,5 +10,6 @@ void ep_kernels_init_x86(ep_kernel_table *t, uint64_t cpu_features) {
 #define EP_KERNEL_ref(N, V, k)
 #define EP_KERNEL_x86(N, V, k) EP_KERNEL_SET(t, N, V, k)
 #define EP_KERNEL_neon(N, V, k)
+#define EP_KERNEL_neon_dotprod(N, V, k)
 #include "ops.def"
 }
