@@ -108,3 +108,31 @@ def test_cli_compile_quantize_int8(tmp_path):
     r = subprocess.run([sys.executable, "-m", "edgeplan.cli", "compile", str(f), "--quantize", "int8", "--calibration",
                         str(bad), "-o", str(out)], capture_output=True, text=True)
     assert r.returncode != 0 and "calibration file" in r.stderr and "a.npy" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_ptq_folds_batchnorm_and_constant_weights():
+    """Exports keep BatchNormalization after Conv and weights in Constant nodes: PTQ folds both first, so every
+    conv is quantised; HardSwish between them becomes a table."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    from onnx import numpy_helper as nh
+    rng = np.random.default_rng(13)
+
+    def const(name, a):
+        return h.make_node("Constant", [], [name], value=nh.from_array(np.asarray(a, np.float32), name))
+    nodes = [const("w1", rng.standard_normal((8, 3, 3, 3)) * 0.4), const("w2", rng.standard_normal((4, 8, 1, 1)) * 0.4)]
+    bn = [const(f"bn{k}", v) for k, v in enumerate((rng.uniform(0.5, 1.5, 8), rng.standard_normal(8) * 0.1,
+                                                     rng.standard_normal(8) * 0.1, rng.uniform(0.5, 2, 8)))]
+    nodes += bn + [h.make_node("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1]),
+                   h.make_node("BatchNormalization", ["c1", "bn0", "bn1", "bn2", "bn3"], ["b1"]),
+                   h.make_node("HardSwish", ["b1"], ["a1"]), h.make_node("Conv", ["a1", "w2"], ["c2"]),
+                   h.make_node("Relu", ["c2"], ["r2"]), h.make_node("GlobalAveragePool", ["r2"], ["y"])]
+    g = h.make_graph(nodes, "bn", [h.make_tensor_value_info("x", T.FLOAT, [1, 3, 12, 12])],
+                     [h.make_tensor_value_info("y", T.FLOAT, [1, 4, 1, 1])])
+    f = h.make_model(g, opset_imports=[h.make_opsetid("", 14)])
+    plan = edgeplan.compile(f, quantize="int8", calibration=_samples(2, 16))
+    ops = plan.report["op_counts"]
+    assert ops.get("qconv2d") == 2 and ops.get("qlut") == 1 and "conv2d" not in ops, ops
+    s = _samples(50, 1)[0]
+    ref, got = edgeplan.Session(edgeplan.compile(f)).run(s)["y"], edgeplan.Session(plan).run(s)["y"]
+    assert _sqnr(ref, got) >= 25.0, _sqnr(ref, got)

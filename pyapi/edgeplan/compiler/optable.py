@@ -194,6 +194,9 @@ OPS = {
     'qadd': OpSpec(56, 'EP_OP_QADD', 'ep_qadd_params', 2, 2, 1, 1, True, False, False, False, 'quant', 6,
                   ('default',),
                   (('ref', 'default', 'ep_ref_qadd_i8'),)),
+    'qlut': OpSpec(57, 'EP_OP_QLUT', 'ep_axis_params', 2, 2, 1, 1, True, False, False, False, 'quant', 6,
+                  ('default',),
+                  (('ref', 'default', 'ep_ref_qlut_i8'),)),
 }
 
 FAMILIES = {
@@ -213,5 +216,5 @@ FAMILIES = {
     'index': ('gather_elements', 'scatter_elements', 'reverse_sequence', 'non_max_suppression', 'compress', 'unique'),
     'random': ('random',),
     'sample': ('gridsample', 'roialign', 'deformconv'),
-    'quant': ('quantize', 'dequantize', 'qconv2d', 'qgemm', 'qadd'),
+    'quant': ('quantize', 'dequantize', 'qconv2d', 'qgemm', 'qadd', 'qlut'),
 }

@@ -136,6 +136,53 @@ class _Units:
         return out
 
 
+def prepare(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The float model as PTQ reads it: Constant nodes as initializers, and each inference BatchNormalization
+    that alone reads a Conv's output folded into that Conv's weights and bias (as exporters leave them)."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    g = m.graph
+    inits = {i.name: numpy_helper.to_array(i) for i in g.initializer}
+    keep = []
+    for n in g.node:
+        if n.op_type == "Constant" and n.domain in ("", "ai.onnx") and len(n.attribute) == 1 and \
+                n.attribute[0].name == "value":
+            inits[n.output[0]] = numpy_helper.to_array(n.attribute[0].t)
+            continue
+        keep.append(n)
+    cons: dict = {}
+    for n in keep:
+        for i in n.input:
+            cons.setdefault(i, []).append(n)
+    outputs = {o.name for o in g.output}
+    dead = set()
+    for n in keep:
+        if n.op_type != "Conv" or len(n.input) < 2 or n.input[1] not in inits:
+            continue
+        users = cons.get(n.output[0], [])
+        bn = users[0] if len(users) == 1 else None
+        if (bn is None or bn.op_type != "BatchNormalization" or n.output[0] in outputs or len(bn.output) != 1
+                or any(i not in inits for i in bn.input[1:5]) or _attr(bn, "training_mode", 0)):
+            continue
+        gamma, beta, mean, var = (inits[i].astype(np.float64) for i in bn.input[1:5])
+        k = gamma / np.sqrt(var + float(_attr(bn, "epsilon", 1e-5)))
+        w = inits[n.input[1]].astype(np.float64)
+        b = inits[n.input[2]].astype(np.float64) if len(n.input) > 2 and n.input[2] else np.zeros(w.shape[0])
+        wn, bn_name = f"{n.input[1]}/bn", f"{n.output[0]}/bn_bias"
+        inits[wn] = (w * k.reshape(-1, 1, 1, 1)).astype(np.float32)
+        inits[bn_name] = ((b - mean) * k + beta).astype(np.float32)
+        del n.input[1:]
+        n.input.extend([wn, bn_name])
+        n.output[0] = bn.output[0]
+        dead.add(id(bn))
+    del g.node[:]
+    g.node.extend(x for x in keep if id(x) not in dead)
+    used = {i for x in g.node for i in x.input} | outputs
+    del g.initializer[:]
+    g.initializer.extend(numpy_helper.from_array(np.asarray(a), k) for k, a in inits.items() if k in used)
+    return m
+
+
 def _attr(n, name, default):
     for a in n.attribute:
         if a.name == name:
@@ -294,7 +341,7 @@ def quantize(model, samples=None, *, calibration=None, method: str = "percentile
         raise CalibrationError(f"observer '{method}' is unknown: use one of {', '.join(OBSERVERS)}")
     if not 50.0 < float(percentile) <= 100.0:
         raise CalibrationError(f"percentile {percentile} is outside (50, 100]")
-    m = load(model)
+    m = prepare(load(model))
     init_names = {i.name for i in m.graph.initializer}
     inputs = {}
     for vi in m.graph.input:

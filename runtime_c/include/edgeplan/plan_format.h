@@ -220,7 +220,8 @@ typedef struct ep_io_rec {
 #define EP_OP_QCONV2D 54
 #define EP_OP_QGEMM 55
 #define EP_OP_QADD 56
-#define EP_OP_COUNT 57         /* one past the last opcode */
+#define EP_OP_QLUT 57
+#define EP_OP_COUNT 58         /* one past the last opcode */
 /* kernel variants (ep_op_rec.variant): DEFAULT (0) is every op's plain layout; the others'
  * layouts are described below */
 #define EP_VARIANT_DEFAULT 0
@@ -292,6 +293,7 @@ typedef struct ep_io_rec {
 #define EP_QGEMM_VARIANT_DEFAULT 0
 #define EP_QGEMM_VARIANT_PACKED 1
 #define EP_QADD_VARIANT_DEFAULT 0
+#define EP_QLUT_VARIANT_DEFAULT 0
 /* EP_OPS_END */
 
 
@@ -1027,6 +1029,9 @@ typedef struct ep_qadd_params {
     int32_t y_shift;
     int32_t reserved;       /* 0 */
 } ep_qadd_params;
+/* QLUT: in X (I8), T (I8) [256], a constant table; out Y (I8) of X's shape: Y = T[X + 128]. The compiler builds
+ * T by evaluating an element-wise chain (an activation between quantised tensors) on all 256 codes. Uses
+ * ep_axis_params, both fields 0. */
 #define EP_QPACK_R 8          /* rows of an int8 panel (output channels, or patch / A rows) */
 #define EP_QPACK_K 4          /* reduction indices per panel group: one SDOT, two VPMADDWD pairs */
 /* EP_CDEF_END */

@@ -174,3 +174,19 @@ int ep_shape_qadd(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     *scratch = 0;
     return EP_OK;
 }
+
+int ep_shape_qlut(const ep_op *op, ep_shape *out, uint64_t *scratch) {
+    if (!op || !out || !scratch || !op->params || !op->in) return EP_ERR_PLAN_OP;
+    if (op->n_in != 2 || op->n_out != 1) return EP_ERR_PLAN_OP;
+    const ep_axis_params *p = (const ep_axis_params *)op->params;
+    const ep_tensor *x = op->in[0], *t = op->in[1];
+    int rc;
+    if ((rc = ep_chk_tensor(x)) != EP_OK) return rc;
+    if ((rc = q_chk(t, EP_DTYPE_I8, 1)) != EP_OK) return rc;
+    if (x->dtype != EP_DTYPE_I8 || t->storage != EP_STORAGE_CONST || !t->data) return EP_ERR_PLAN_TENSOR;
+    if (t->dims[0] != 256) return EP_ERR_PLAN_SHAPE;
+    if (p->axis != 0 || p->reserved != 0) return EP_ERR_PLAN_PARAMS;
+    q_same_shape(out, x, EP_DTYPE_I8);
+    *scratch = 0;
+    return EP_OK;
+}

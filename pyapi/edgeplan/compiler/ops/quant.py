@@ -1,5 +1,5 @@
-"""The integer ops passes/int8.py forms (edgeplan QConv, QGemm, QAdd, Quantize, Dequantize) → qconv2d, qgemm,
-qadd, quantize, dequantize (plan_format.h "int8"), and their packed weight layouts."""
+"""The integer ops passes/int8.py forms (edgeplan QConv, QGemm, QAdd, QLut, Quantize, Dequantize) → qconv2d,
+qgemm, qadd, qlut, quantize, dequantize (plan_format.h "int8"), and their packed weight layouts."""
 from __future__ import annotations
 
 import numpy as np
@@ -93,8 +93,18 @@ def lower_qadd(ctx, n):
     ctx.emit("qadd", [A, B], [y], {k: int(v) for k, v in n.attrs.items()})
 
 
+def lower_qlut(ctx, n):
+    X = ctx.input(n, 0)
+    T = ctx.const_input(n, 1, "table")
+    if X.dtype != np.int8 or T.dtype != np.int8 or T.shape != (256,):
+        raise NodeError("expects int8 codes and an int8 table of 256 entries")
+    y = ctx.output(n, 0, X.shape, np.int8)
+    ctx.emit("qlut", [X, ctx.tensor(n.inputs[1])], [y], {"axis": 0})
+
+
 LOWER = {
     ("edgeplan", "QAdd"): lower_qadd,
+    ("edgeplan", "QLut"): lower_qlut,
     ("edgeplan", "QConv"): lower_qconv,
     ("edgeplan", "QGemm"): lower_qgemm,
     ("edgeplan", "Quantize"): lower_quantize,

@@ -27,7 +27,7 @@ import numpy as np
 from .. import ir
 
 DOMAIN = "edgeplan"
-INT8_OPS = ("QConv", "QGemm", "QAdd")
+INT8_OPS = ("QConv", "QGemm", "QAdd", "QLut")
 MAX_K = 65536              # the runtime's bound on the reduction length (int32 accumulators)
 MAX_BIAS = 1 << 30
 
@@ -459,6 +459,109 @@ def _moves(m: ir.Model, codes: set) -> None:
     m.nodes = [n for n in m.nodes if n not in dead]
 
 
+# element-wise ops of one float value (with scalar constants): a chain of them between quantised tensors is a
+# function of one int8 code, tabulated (QLUT)
+_POINTWISE = ("Relu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "LeakyRelu", "Elu", "Selu", "Celu",
+              "Softplus", "Softsign", "Gelu", "Erf", "Mish", "ThresholdedRelu", "Neg", "Abs", "Exp", "Log", "Sqrt",
+              "Reciprocal", "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "QuantizeLinear", "DequantizeLinear",
+              "Identity")
+
+
+def _lut_cone(m: ir.Model, q: ir.Node, prod: dict, cons: dict, codes: set):
+    """(root codes, root DequantizeLinear, cone nodes in graph order) when q's input is a _POINTWISE function of
+    one tensor of int8 codes in `codes` through its DequantizeLinear, nothing else reading the cone; else None."""
+    cone, roots, todo, seen = [], set(), [q.inputs[0]], set()
+    while todo:
+        t = todo.pop()
+        if t in seen:
+            continue
+        seen.add(t)
+        p = prod.get(t)
+        if p is None or p.domain != "" or p.op_type not in _POINTWISE or len([o for o in p.outputs if o]) != 1:
+            return None
+        if p.op_type == "DequantizeLinear" and getattr(prod.get(p.inputs[0]), "op_type", "") != "QuantizeLinear":
+            qp = _quant_params(m, p)
+            if p.inputs[0] not in codes or qp is None or qp[2] != np.dtype(np.int8):
+                return None
+            roots.add((p.inputs[0], qp[:2]))
+            cone.append(p)
+            continue
+        if p.op_type in ("QuantizeLinear", "DequantizeLinear") and _quant_params(m, p) is None:
+            return None
+        for i, name in enumerate(p.inputs):
+            if not name:
+                continue
+            c = m.const(name)
+            if c is not None:
+                if c.size != 1 and not (p.op_type in ("QuantizeLinear", "DequantizeLinear") and i > 0):
+                    return None
+                continue
+            todo.append(name)
+        cone.append(p)
+    if len(roots) != 1 or len(cone) < 2:
+        return None
+    inside = set(map(id, cone)) | {id(q)}
+    root_dq = [n for n in cone if n.op_type == "DequantizeLinear" and n.inputs[0] == next(iter(roots))[0]]
+    for n in cone:
+        if n in root_dq:
+            continue
+        for o in n.outputs:
+            if o in m.outputs or any(id(u) not in inside for u in cons.get(o, [])):
+                return None
+    order = {id(n): k for k, n in enumerate(m.nodes)}
+    return next(iter(roots)), root_dq, sorted(cone, key=lambda n: order[id(n)])
+
+
+def _lut_table(m: ir.Model, q: ir.Node, root: tuple, root_dq: list, cone: list) -> np.ndarray:
+    """The 256 output codes of the cone, evaluated by onnx's reference evaluator on every input code."""
+    from onnx import TensorProto, helper, numpy_helper
+    from onnx.reference import ReferenceEvaluator
+    (_, (s, z)), codes = root, np.arange(-128, 128)
+    x = ((codes - z).astype(np.float32) * np.float32(s)).astype(np.float32)
+    body = [n for n in cone if n not in root_dq] + [q]
+    consts = {i for n in body for i in n.inputs if i and m.const(i) is not None}
+    inits = [numpy_helper.from_array(np.asarray(m.const(i)), i) for i in sorted(consts)]
+    nodes = [helper.make_node(n.op_type, list(n.inputs), list(n.outputs), **{k: v for k, v in n.attrs.items()})
+             for n in body]
+    feeds = {d.outputs[0]: x for d in root_dq}
+    g = helper.make_graph(nodes, "lut", [helper.make_tensor_value_info(k, TensorProto.FLOAT, [256]) for k in feeds],
+                          [helper.make_tensor_value_info(q.outputs[0], TensorProto.INT8, [256])], inits)
+    # the reference evaluator has Q / DQ from opset 19; these element-wise ops mean the same there
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", max(19, m.opset))])
+    return np.asarray(ReferenceEvaluator(model).run(None, feeds)[0]).astype(np.int8).reshape(256)
+
+
+def _luts(m: ir.Model, codes: set) -> int:
+    """Each QuantizeLinear to int8 whose input is a _POINTWISE chain of codes an integer op wrote, as one QLut."""
+    from onnx import helper
+    prod, cons = m.producers(), m.consumers()
+    done, dead, new = 0, set(), {}
+    for q in reversed(m.nodes):      # the last QuantizeLinear first: the longest chain, inner Q/DQ pairs in it
+        if q in dead or q.domain != "" or q.op_type != "QuantizeLinear":
+            continue
+        qp = _quant_params(m, q)
+        if qp is None or qp[2] != np.dtype(np.int8):
+            continue
+        found = _lut_cone(m, q, prod, cons, codes)
+        if found is None or any(n in dead for n in found[2]):
+            continue
+        root, root_dq, cone = found
+        try:
+            table = _lut_table(m, q, root, root_dq, cone)
+        except Exception:  # noqa: BLE001 - an op the reference evaluator cannot run: the chain stays float
+            continue
+        tname = m.add_const(f"{q.name or q.outputs[0]}/lut", table)
+        new[q] = ir.Node("QLut", [root[0], tname], [q.outputs[0]], {}, q.name, DOMAIN,
+                         proto=helper.make_node("QLut", [root[0], tname], [q.outputs[0]], name=q.name, domain=DOMAIN))
+        dead.update(n for n in cone if n not in root_dq or not any(
+            u not in cone and u is not q for u in cons.get(n.outputs[0], [])))
+        codes.add(q.outputs[0])
+        m.value(q.outputs[0]).dtype = np.dtype(np.int8)
+        done += 1
+    m.nodes = [new.get(n, n) for n in m.nodes if n not in dead]
+    return done
+
+
 def _boundaries(m: ir.Model, codes: set) -> None:
     """Per-tensor QuantizeLinear whose codes an integer op reads, and DequantizeLinear of codes an integer op
     (or a move of them) writes, as edgeplan Quantize / Dequantize (one runtime op each)."""
@@ -516,7 +619,15 @@ def int8_ops(m: ir.Model, notes: list) -> None:
     for n in r.new.values():
         m.value(n.outputs[0]).dtype = np.dtype(np.int8)
     codes = {n.outputs[0] for n in r.new.values()}
-    _moves(m, codes)
+    luts = 0
+    while True:
+        before = len(codes)
+        _moves(m, codes)
+        luts += _luts(m, codes)
+        if len(codes) == before:
+            break
+    if luts:
+        r.count["QLut"] = luts
     _boundaries(m, codes)
     # the DequantizeLinear nodes that only the replaced ops read are left without readers: cleanup drops them
     notes.append("int8: " + ", ".join(f"{v} {k}" for k, v in sorted(r.count.items())))
