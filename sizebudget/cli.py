@@ -148,7 +148,7 @@ def build_parser(prog="sizebudget") -> argparse.ArgumentParser:
 def add_check_args(c) -> None:
     c.add_argument("--board", action="append", help="board profile (boards/*.toml), repeatable, or 'all'; "
                    "default: generic-aarch64 and x86-64")
-    c.add_argument("--config", action="append", choices=["core", "mobilenetv2", "all", "speech"],
+    c.add_argument("--config", action="append", choices=["core", "mobilenetv2", "mobilenetv2-int8", "all", "speech"],
                    help="probe configuration, repeatable; default: all four")
     c.add_argument("--budgets", default=str(BUDGETS), help="budgets file ('' for none)")
     c.add_argument("--baseline", default=str(BASELINE), help="baseline file ('' for no ratchet)")

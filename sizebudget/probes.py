@@ -4,6 +4,8 @@
     core         -Dkernels=none: plan loader, session, executor, status, crc, cpu; no op at all
     mobilenetv2  -Dselective=<ops file>: the kernels `edgeplan compile --board B --ops-out` lists for
                  the zoo MobileNetV2 (fp32)
+    mobilenetv2-int8  the same for the zoo MobileNetV2 quantised to int8 after training (--quantize int8,
+                 seeded calibration inputs): its int8 kernels and the float ops around them
     all          -Dkernels=all: every op, every variant, every ISA kernel of the board's arch
     speech       the speech layer (runtime_c/speech/: wav, VAD segments, byte-level BPE) alone, as a shared
                  object of its own: the board tools link it beside the runtime
@@ -21,7 +23,7 @@ from pathlib import Path
 
 from .elfsize import Report, measure
 
-CONFIGS = ("core", "mobilenetv2", "all", "speech")
+CONFIGS = ("core", "mobilenetv2", "mobilenetv2-int8", "all", "speech")
 CI_BOARDS = ("generic-aarch64", "x86-64")
 
 
@@ -76,7 +78,15 @@ def model_ops_file(model: str, board, out: Path) -> Path:
     import edgeplan
     from edgeplan.compiler.kernelset import ops_text
     from edgeplan import models
-    plan = edgeplan.compile(models.build(model), board=board)
+    if model.endswith("-int8"):
+        import numpy as np
+        zoo = models.build(model[:-len("-int8")])
+        name, shape = models.INPUTS[model[:-len("-int8")]]
+        rng = np.random.default_rng(0)
+        cal = [{name: rng.standard_normal(shape).astype(np.float32)} for _ in range(2)]
+        plan = edgeplan.compile(zoo, board=board, quantize="int8", calibration=cal)
+    else:
+        plan = edgeplan.compile(models.build(model), board=board)
     out.parent.mkdir(parents=True, exist_ok=True)
     text = ops_text(plan.report["kernels"], source=f"zoo {model} for {board.name}")
     if not out.is_file() or out.read_text() != text:

@@ -44,7 +44,7 @@ def test_probes_within_budgets_and_baseline(probes):
     msgs = "\n".join(f["message"] for f in probes["findings"])
     assert probes["returncode"] == 0 and not probes["findings"], f"size check failed:\n{msgs}"
     assert set(probes["probes"]) == {f"{b}/{c}" for b in ("generic-aarch64", "x86-64")
-                                     for c in ("core", "mobilenetv2", "all", "speech")}
+                                     for c in ("core", "mobilenetv2", "mobilenetv2-int8", "all", "speech")}
 
 
 def test_issue_targets_on_aarch64(probes):
@@ -53,6 +53,7 @@ def test_issue_targets_on_aarch64(probes):
     assert p["generic-aarch64/core"]["arch"] == "AArch64"
     assert p["generic-aarch64/core"]["totals"]["size"] <= 16 * 1024
     assert p["generic-aarch64/mobilenetv2"]["totals"]["size"] <= 64 * 1024
+    assert p["generic-aarch64/mobilenetv2-int8"]["totals"]["size"] <= 64 * 1024
     assert p["generic-aarch64/all"]["totals"]["size"] <= 512 * 1024
 
 
@@ -73,6 +74,9 @@ def test_components_are_attributed(probes):
             assert {"shape/conv", "ref/conv", "ref/pool", f"{isa}/conv", f"{isa}/packed-gemm"} <= set(comps), probe
         if probe.endswith("/mobilenetv2"):
             assert f"{isa}/conv" in comps and "ref/resize" not in comps and "shape/resize" not in comps, probe
+            assert not any(c.endswith("/quant") for c in comps), probe
+        if probe.endswith("/mobilenetv2-int8"):   # the int8 kernels, not the float convolutions they replace
+            assert f"{isa}/quant" in comps and f"{isa}/conv" not in comps and "ref/resize" not in comps, (probe, comps)
 
 
 def test_budget_below_actual_size_fails_and_names_component(probes, tmp_path):
