@@ -1,17 +1,27 @@
 /* The packed int8 GEMM drivers (QGEMM PACKED, QCONV2D PACKED), compiled once per ISA (plan_format.h "int8").
  *
- * Both products run on two operands in the packed layout [ceil(R/8)][ceil(K/4)][8][4]: the weights as the plan
- * holds them, and the other operand packed into scratch panel by panel (QGEMM: 8 rows of A; QCONV2D: the
- * patches of 8 output positions, the bytes ep_qconv_pack_patches writes). The including file defines:
- *   qt_block(rp, cp, K4, acc)   acc[r * 8 + j] = sum_k rp[r, k] * cp[j, k] over one 8-row panel rp and one 8-column
- *       panel cp (both [K4][8][4]), exact int32 (the shape function bounds every partial sum);
+ * Both products run on the weights as the plan holds them, [ceil(R/8)][ceil(K/4)][8][4] int8, and on the other
+ * operand (QGEMM: rows of A; QCONV2D: the patches of output positions) packed into scratch "stream panels" of
+ * QT_SR rows, [ceil(K/4)][QT_SR][4] elements of type QT_ELEM. The including file may set (defaults in brackets):
+ *   QT_SR, QT_ELEM   rows and element type of a stream panel [8, int8_t: the bytes ep_qconv_pack_patches writes];
+ *       QT_SR * sizeof(QT_ELEM) == 8, so a stream panel has the bytes of a weight panel (x86: 4 rows of int16,
+ *       sign-extended once at packing so that its inner loop broadcasts them straight from memory);
+ *   QT_CONV_STREAM_ROWS   1: the convolution's block takes the patches as its rows and the weights as its columns
+ *       (acc[position][channel], stored transposed); 0: the weights as rows [0];
+ *   QT_CUSTOM_PACK   defined: the file defines qt_pack_rows and qt_pack_patches itself (after this header; the
+ *       generic qt_pack_rows_c / qt_pack_patches_c are here to fall back on).
+ * and must define, before including:
+ *   qt_block(rp, cp, K4, acc)   acc[r * 8 + j] = sum_k rp[r, k] * cp[j, k] over one row panel rp and one 8-column
+ *       panel cp (r < the row panel's rows: QT_SR for a stream panel, 8 for a weight panel), exact int32 (the
+ *       shape function bounds every partial sum); QGEMM calls it as (stream panel, weight panel), QCONV2D as
+ *       (weight panel, stream panel) or, with QT_CONV_STREAM_ROWS, (stream panel, weight panel);
  *   qt_requant_cols(acc8, bias8, m8, s8, vec, lo, hi, zp, dst, n)   one row of 8 accumulators plus their columns'
  *       biases, requantised with the columns' (m, s) (vec: every s of the 8 is >= 32), the first n stored as int8;
  *   qt_requant_row(acc8, bias, m, s, lo, hi, zp, dst, n)   the same with one (bias, m, s) for the 8.
  * Each must equal ep_requant bit for bit. It then exports EP_ISA_FN(qgemm_packed_i8) and EP_ISA_FN(qconv2d_packed_i8).
  *
- * Scratch: op->scratch_size holds S = scratch_size / panel whole panels (the shape function's minimum is one);
- * the rest is unused. The streamed operand is packed S panels per pass.
+ * Scratch: op->scratch_size holds S = scratch_size / panel whole stream panels (the shape function's minimum is
+ * one); the rest is unused. The streamed operand is packed S panels per pass.
  * Threads (op->pool): a pass's panels are split into contiguous ranges, a task packing and multiplying its own
  * (no barrier); when the pass has fewer panels than threads and the weights have more panels, the pass is packed
  * first (a task per panel) and the product is split along the weight panels. The accumulators are exact, so any
@@ -20,55 +30,79 @@
 #include "ep_ops.h"
 #include "quant_common.h"
 
-#define QT_PANEL(K4) ((int64_t)(K4) * EP_QPACK_R * EP_QPACK_K)
+#ifndef QT_SR
+#define QT_SR EP_QPACK_R
+#define QT_ELEM int8_t
+#endif
+#ifndef QT_CONV_STREAM_ROWS
+#define QT_CONV_STREAM_ROWS 0
+#endif
+_Static_assert(QT_SR * sizeof(QT_ELEM) == EP_QPACK_R, "a stream panel has the bytes of a weight panel");
+
+#define QT_PANEL(K4) ((int64_t)(K4) * EP_QPACK_R * EP_QPACK_K)   /* bytes of a weight or a stream panel */
 
 static inline int64_t qt_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
-/* Rows r0 .. r0 + 7 of the row-major int8 matrix a [R, K] (rows past R zero) as one [K4][8][4] panel. */
-static void qt_pack_rows(const int8_t *a, int64_t R, int64_t K, int64_t r0, int8_t *dst) {
-    const int64_t K4 = (K + EP_QPACK_K - 1) / EP_QPACK_K, kf = K / EP_QPACK_K;
-    for (int r = 0; r < EP_QPACK_R; r++) {
-        int8_t *d = dst + r * EP_QPACK_K;
-        if (r0 + r >= R) {
-            for (int64_t k4 = 0; k4 < K4; k4++) memset(d + k4 * EP_QPACK_R * EP_QPACK_K, 0, EP_QPACK_K);
-            continue;
-        }
-        const int8_t *s = a + (r0 + r) * K;
-        for (int64_t k4 = 0; k4 < kf; k4++) memcpy(d + k4 * EP_QPACK_R * EP_QPACK_K, s + k4 * EP_QPACK_K, EP_QPACK_K);
-        if (kf < K4) {
-            int8_t t[EP_QPACK_K] = {0};
-            memcpy(t, s + kf * EP_QPACK_K, (size_t)(K - kf * EP_QPACK_K));
-            memcpy(d + kf * EP_QPACK_R * EP_QPACK_K, t, EP_QPACK_K);
-        }
+/* Rows r0 .. r0 + QT_SR - 1 of the row-major int8 matrix a [R, K] (rows past R and k past K zero) as one stream
+ * panel [K4][QT_SR][4]. */
+static inline void qt_pack_rows_c(const int8_t *a, int64_t R, int64_t K, int64_t r0, QT_ELEM *dst) {
+    const int64_t K4 = (K + EP_QPACK_K - 1) / EP_QPACK_K;
+    for (int r = 0; r < QT_SR; r++) {
+        QT_ELEM *d = dst + r * EP_QPACK_K;
+        const int8_t *s = r0 + r < R ? a + (r0 + r) * K : NULL;
+        for (int64_t k = 0; k < K4 * EP_QPACK_K; k++)
+            d[(k >> 2) * (QT_SR * EP_QPACK_K) + (k & 3)] = (QT_ELEM)(s && k < K ? s[k] : 0);
     }
 }
 
-/* ep_qconv_pack_patches without a division per element: the same bytes. */
-static void qt_pack_patches(const ep_qconv_geo *g, const int8_t *xg, int64_t q0, int8_t *dst) {
+/* The patches of output positions q0 .. q0 + QT_SR - 1 as one stream panel: ep_qconv_pack_patches's values
+ * (zero past the plane and past K) without a division per element. */
+static inline void qt_pack_patches_c(const ep_qconv_geo *g, const int8_t *xg, int64_t q0, QT_ELEM *dst) {
     const int64_t K4 = (g->K + EP_QPACK_K - 1) / EP_QPACK_K, Q = g->OH * g->OW;
-    for (int r = 0; r < EP_QPACK_R; r++) {
-        int8_t *d = dst + r * EP_QPACK_K;
+    for (int r = 0; r < QT_SR; r++) {
+        QT_ELEM *d = dst + r * EP_QPACK_K;
         const int64_t q = q0 + r;
-        if (q >= Q) {
-            for (int64_t k4 = 0; k4 < K4; k4++) memset(d + k4 * EP_QPACK_R * EP_QPACK_K, 0, EP_QPACK_K);
-            continue;
-        }
-        const int64_t ih0 = q / g->OW * g->sh - g->pt, iw0 = q % g->OW * g->sw - g->pl;
         int64_t k = 0;
-        for (int64_t c = 0; c < g->CG; c++) {
-            const int8_t *xc = xg + c * g->H * g->W;
-            for (int64_t kh = 0; kh < g->KH; kh++) {
-                const int64_t ih = ih0 + kh * g->dh;
-                const int rok = ih >= 0 && ih < g->H;
-                const int8_t *xr = xc + ih * g->W;
-                for (int64_t kw = 0; kw < g->KW; kw++, k++) {
-                    const int64_t iw = iw0 + kw * g->dw;
-                    d[(k >> 2) * (EP_QPACK_R * EP_QPACK_K) + (k & 3)] = rok && iw >= 0 && iw < g->W ? xr[iw] : g->pad;
+        if (q < Q) {
+            const int64_t ih0 = q / g->OW * g->sh - g->pt, iw0 = q % g->OW * g->sw - g->pl;
+            for (int64_t c = 0; c < g->CG; c++) {
+                const int8_t *xc = xg + c * g->H * g->W;
+                for (int64_t kh = 0; kh < g->KH; kh++) {
+                    const int64_t ih = ih0 + kh * g->dh;
+                    const int rok = ih >= 0 && ih < g->H;
+                    const int8_t *xr = xc + ih * g->W;
+                    for (int64_t kw = 0; kw < g->KW; kw++, k++) {
+                        const int64_t iw = iw0 + kw * g->dw;
+                        d[(k >> 2) * (QT_SR * EP_QPACK_K) + (k & 3)] = rok && iw >= 0 && iw < g->W ? xr[iw] : g->pad;
+                    }
                 }
             }
         }
-        for (; k < K4 * EP_QPACK_K; k++) d[(k >> 2) * (EP_QPACK_R * EP_QPACK_K) + (k & 3)] = 0;
+        for (; k < K4 * EP_QPACK_K; k++) d[(k >> 2) * (QT_SR * EP_QPACK_K) + (k & 3)] = 0;
     }
+}
+
+#ifdef QT_CUSTOM_PACK
+static void qt_pack_rows(const int8_t *a, int64_t R, int64_t K, int64_t r0, QT_ELEM *dst);
+static void qt_pack_patches(const ep_qconv_geo *g, const int8_t *xg, int64_t q0, QT_ELEM *dst);
+#else
+#define qt_pack_rows qt_pack_rows_c
+#define qt_pack_patches qt_pack_patches_c
+#endif
+
+/* Stream panel i of a pass in scratch */
+#define QT_SPANEL(buf, K4, i) ((QT_ELEM *)((buf) + (i) * QT_PANEL(K4)))
+
+/* The 8 columns' bias, m, s of weight panel n0 (nc of them; the rest 0, 0, 32) and whether every s is >= 32 */
+static inline int qt_cols(const int32_t *bias, const int32_t *mq, const int32_t *sq, int64_t n0, int64_t nc,
+                          int32_t *bias8, int32_t *m8, int32_t *s8) {
+    int vec = 1;
+    for (int c = 0; c < 8; c++) bias8[c] = 0, m8[c] = 0, s8[c] = 32;
+    for (int64_t c = 0; c < nc; c++) {
+        bias8[c] = bias[n0 + c], m8[c] = mq[n0 + c], s8[c] = sq[n0 + c];
+        vec &= s8[c] >= 32;
+    }
+    return vec;
 }
 
 /* ---------------- QGEMM PACKED ---------------- */
@@ -86,15 +120,11 @@ static void qt_gemm_mul(const qt_gemm_job *j, int64_t a_lo, int64_t a_hi, int64_
     int32_t acc[EP_QPACK_R * EP_QPACK_R];
     for (int64_t bp = b_lo; bp < b_hi; bp++) {
         const int64_t n0 = bp * EP_QPACK_R, nc = qt_min(EP_QPACK_R, j->N - n0);
-        int32_t bias8[8] = {0}, m8[8] = {0}, s8[8] = {32, 32, 32, 32, 32, 32, 32, 32};
-        int vec = 1;
-        for (int64_t c = 0; c < nc; c++) {
-            bias8[c] = j->bias[n0 + c], m8[c] = j->mq[n0 + c], s8[c] = j->sq[n0 + c];
-            vec &= s8[c] >= 32;
-        }
+        int32_t bias8[8], m8[8], s8[8];
+        const int vec = qt_cols(j->bias, j->mq, j->sq, n0, nc, bias8, m8, s8);
         for (int64_t ap = a_lo; ap < a_hi; ap++) {
-            const int64_t m0 = (j->ap0 + ap) * EP_QPACK_R, mr = qt_min(EP_QPACK_R, j->M - m0);
-            qt_block(j->buf + ap * panel, j->b + bp * panel, j->K4, acc);
+            const int64_t m0 = (j->ap0 + ap) * QT_SR, mr = qt_min(QT_SR, j->M - m0);
+            qt_block(QT_SPANEL(j->buf, j->K4, ap), j->b + bp * panel, j->K4, acc);
             for (int64_t r = 0; r < mr; r++)
                 qt_requant_cols(acc + r * EP_QPACK_R, bias8, m8, s8, vec, j->lo, j->hi, j->zp,
                                 j->y + (m0 + r) * j->N + n0, (int)nc);
@@ -112,7 +142,7 @@ static void qt_gemm_task(void *ctx, uint32_t t) {
     }
     const ep_range r = ep_task_range(j->np, j->parts, t);
     for (int64_t ap = r.lo; ap < r.hi; ap++)
-        qt_pack_rows(j->a, j->M, j->K, (j->ap0 + ap) * EP_QPACK_R, j->buf + ap * QT_PANEL(j->K4));
+        qt_pack_rows(j->a, j->M, j->K, (j->ap0 + ap) * QT_SR, QT_SPANEL(j->buf, j->K4, ap));
     if (j->mode == 0 && r.lo < r.hi) qt_gemm_mul(j, r.lo, r.hi, 0, BP);
 }
 
@@ -125,7 +155,7 @@ int EP_ISA_FN(qgemm_packed_i8)(const ep_op *op) {
     qt_gemm_job j = {(const int8_t *)at->data, (const int8_t *)op->in[1]->data, (const int32_t *)op->in[2]->data, q,
                      q + N, (int8_t *)op->scratch, (int8_t *)yt->data, M, K, N, K4, 0, 0, 1,
                      p->y_min - p->y_zero, p->y_max - p->y_zero, p->y_zero, 0};
-    const int64_t AP = (M + EP_QPACK_R - 1) / EP_QPACK_R, BP = (N + EP_QPACK_R - 1) / EP_QPACK_R;
+    const int64_t AP = (M + QT_SR - 1) / QT_SR, BP = (N + EP_QPACK_R - 1) / EP_QPACK_R;
     const int64_t S = qt_min(AP, (int64_t)(op->scratch_size / (uint64_t)QT_PANEL(K4)));
     const int64_t T = ep_pool_threads_for(op->pool, (uint64_t)M * (uint64_t)N * (uint64_t)K);
     for (int64_t ap0 = 0; ap0 < AP; ap0 += S) {
@@ -154,18 +184,42 @@ typedef struct qt_conv_job {
     int mode;
 } qt_conv_job;
 
+/* acc[r * 8 + j] (r < nq positions q0 + r, j < mr channels m0 + j) requantised with the channels' (bias, m, s),
+ * stored transposed into the channels' planes yc[j * P + r] */
+static inline void qt_requant_tile(const int32_t *acc, const int32_t *bias8, const int32_t *m8, const int32_t *s8,
+                                   int vec, int32_t lo, int32_t hi, int32_t zp, int8_t *yc, int64_t P, int64_t nq,
+                                   int64_t mr) {
+    int8_t t[QT_SR][8];
+    for (int64_t r = 0; r < nq; r++) qt_requant_cols(acc + r * EP_QPACK_R, bias8, m8, s8, vec, lo, hi, zp, t[r], 8);
+    for (int64_t c = 0; c < mr; c++)
+        for (int64_t r = 0; r < nq; r++) yc[c * P + r] = t[r][c];
+}
+
+/* the convolution's block of weight panel w and stream panel s */
+#if QT_CONV_STREAM_ROWS
+#define QT_CONV_BLOCK(w, s, K4, acc) qt_block(s, w, K4, acc)
+#else
+#define QT_CONV_BLOCK(w, s, K4, acc) qt_block(w, s, K4, acc)
+#endif
+
 static void qt_conv_mul(const qt_conv_job *j, int64_t c_lo, int64_t c_hi, int64_t w_lo, int64_t w_hi) {
     const int64_t panel = QT_PANEL(j->K4);
     int32_t acc[EP_QPACK_R * EP_QPACK_R];
     for (int64_t wp = w_lo; wp < w_hi; wp++) {
         const int64_t m0 = wp * EP_QPACK_R, mr = qt_min(EP_QPACK_R, j->MG - m0);
+        int32_t bias8[8], m8[8], s8[8];
+        const int vec = QT_CONV_STREAM_ROWS ? qt_cols(j->bias, j->mq, j->sq, m0, mr, bias8, m8, s8) : 0;
         for (int64_t cp = c_lo; cp < c_hi; cp++) {
-            const int64_t q0 = (j->pp0 + cp) * EP_QPACK_R, nc = qt_min(EP_QPACK_R, j->P - q0);
-            qt_block(j->wg + wp * panel, j->buf + cp * panel, j->K4, acc);
+            const int64_t q0 = (j->pp0 + cp) * QT_SR, nq = qt_min(QT_SR, j->P - q0);
+            QT_CONV_BLOCK(j->wg + wp * panel, QT_SPANEL(j->buf, j->K4, cp), j->K4, acc);
+            if (QT_CONV_STREAM_ROWS) {
+                qt_requant_tile(acc, bias8, m8, s8, vec, j->lo, j->hi, j->zp, j->yg + m0 * j->P + q0, j->P, nq, mr);
+                continue;
+            }
             for (int64_t r = 0; r < mr; r++) {
                 const int64_t m = m0 + r;
                 qt_requant_row(acc + r * EP_QPACK_R, j->bias[m], j->mq[m], j->sq[m], j->lo, j->hi, j->zp,
-                               j->yg + m * j->P + q0, (int)nc);
+                               j->yg + m * j->P + q0, (int)nq);
             }
         }
     }
@@ -181,7 +235,7 @@ static void qt_conv_task(void *ctx, uint32_t t) {
     }
     const ep_range r = ep_task_range(j->np, j->parts, t);
     for (int64_t cp = r.lo; cp < r.hi; cp++)
-        qt_pack_patches(j->g, j->xg, (j->pp0 + cp) * EP_QPACK_R, j->buf + cp * QT_PANEL(j->K4));
+        qt_pack_patches(j->g, j->xg, (j->pp0 + cp) * QT_SR, QT_SPANEL(j->buf, j->K4, cp));
     if (j->mode == 0 && r.lo < r.hi) qt_conv_mul(j, r.lo, r.hi, 0, WP);
 }
 
@@ -193,7 +247,7 @@ int EP_ISA_FN(qconv2d_packed_i8)(const ep_op *op) {
     const int64_t N = xt->dims[0], C = xt->dims[1], M = yt->dims[1], G = p->groups, MG = M / G, P = g.OH * g.OW;
     if (N == 0 || P == 0) return EP_OK;
     const int64_t K4 = (g.K + EP_QPACK_K - 1) / EP_QPACK_K, WP = (MG + EP_QPACK_R - 1) / EP_QPACK_R;
-    const int64_t PP = (P + EP_QPACK_R - 1) / EP_QPACK_R;
+    const int64_t PP = (P + QT_SR - 1) / QT_SR;
     const int64_t S = qt_min(PP, (int64_t)(op->scratch_size / (uint64_t)QT_PANEL(K4)));
     const int64_t T = ep_pool_threads_for(op->pool, (uint64_t)N * (uint64_t)M * (uint64_t)g.K * (uint64_t)P);
     const int32_t *bias = (const int32_t *)op->in[2]->data, *q = (const int32_t *)op->in[3]->data;

@@ -6,43 +6,47 @@
  *   - QUANTIZE: VDIVPS (the same IEEE division as the scalar x / scale), VROUNDPS to nearest even, the zero point
  *     added in float and the clamp, as the reference orders them; NaN gives the zero point. DEQUANTIZE: the exact
  *     int32 difference converted, then one VMULPS.
- * Block of the packed product: 4 rows x 8 columns per pass, 8 accumulators each holding two partial sums per
- * column (the two VPMADDWD pairs of a 4-deep K group), folded with VPHADDD at the end; two passes per 8 x 8. */
+ * Block of the packed product: 4 rows x 8 columns, the rows from a stream panel of int16 (QT_SR 4: A's rows or the
+ * patches, sign-extended once when packed, so that a row's 4-deep K group is one VPBROADCASTQ from memory, a load
+ * without a shuffle), the columns from a weight panel (two VPMOVSXBW per K group). 8 accumulators, each holding
+ * two partial sums per column (the two VPMADDWD pairs of the group), folded once at the end with VPHADDD: per K
+ * group 8 VPMADDWD, 8 VPADDD, 2 VPMOVSXBW, 4 broadcast loads. The convolution's block is (patches, weights):
+ * acc[position][channel], requantised with per-column (m, s) and stored transposed. */
 #include <math.h>
 #include <string.h>
 #include "x86.h"
 #include "quant_common.h"
 #include "quant_x86.h"
 
-/* acc[r * 8 + j] = sum_k rp[r, k] cp[j, k] over [K4][8][4] panels */
-static void qt_block(const int8_t *rp, const int8_t *cp, int64_t K4, int32_t *acc) {
-    for (int h = 0; h < 2; h++) {
-        __m256i l0 = _mm256_setzero_si256(), l1 = l0, l2 = l0, l3 = l0, h0 = l0, h1 = l0, h2 = l0, h3 = l0;
-        const int8_t *r = rp + h * 16;
-        for (int64_t k4 = 0; k4 < K4; k4++) {
-            const __m256i c0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(cp + k4 * 32)));
-            const __m256i c1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(cp + k4 * 32 + 16)));
-            const __m256i a = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(r + k4 * 32)));
-            __m256i ai = _mm256_permute4x64_epi64(a, 0x00);
-            l0 = _mm256_add_epi32(l0, _mm256_madd_epi16(ai, c0));
-            h0 = _mm256_add_epi32(h0, _mm256_madd_epi16(ai, c1));
-            ai = _mm256_permute4x64_epi64(a, 0x55);
-            l1 = _mm256_add_epi32(l1, _mm256_madd_epi16(ai, c0));
-            h1 = _mm256_add_epi32(h1, _mm256_madd_epi16(ai, c1));
-            ai = _mm256_permute4x64_epi64(a, 0xAA);
-            l2 = _mm256_add_epi32(l2, _mm256_madd_epi16(ai, c0));
-            h2 = _mm256_add_epi32(h2, _mm256_madd_epi16(ai, c1));
-            ai = _mm256_permute4x64_epi64(a, 0xFF);
-            l3 = _mm256_add_epi32(l3, _mm256_madd_epi16(ai, c0));
-            h3 = _mm256_add_epi32(h3, _mm256_madd_epi16(ai, c1));
-        }
-        /* hadd: [c0 c1 c4 c5 | c2 c3 c6 c7]; 0xD8 puts the qwords in column order */
-        int32_t *o = acc + h * 32;
-        _mm256_storeu_si256((__m256i *)(o + 0), _mm256_permute4x64_epi64(_mm256_hadd_epi32(l0, h0), 0xD8));
-        _mm256_storeu_si256((__m256i *)(o + 8), _mm256_permute4x64_epi64(_mm256_hadd_epi32(l1, h1), 0xD8));
-        _mm256_storeu_si256((__m256i *)(o + 16), _mm256_permute4x64_epi64(_mm256_hadd_epi32(l2, h2), 0xD8));
-        _mm256_storeu_si256((__m256i *)(o + 24), _mm256_permute4x64_epi64(_mm256_hadd_epi32(l3, h3), 0xD8));
+#define QT_SR 4
+#define QT_ELEM int16_t
+#define QT_CONV_STREAM_ROWS 1
+#define QT_CUSTOM_PACK
+
+#define QX_ROW(i)                                                                                      \
+    do {                                                                                               \
+        const __m256i b = _mm256_broadcastq_epi64(_mm_loadl_epi64((const __m128i *)(s + (i) * 4)));  \
+        l##i = _mm256_add_epi32(l##i, _mm256_madd_epi16(b, w0));                                       \
+        h##i = _mm256_add_epi32(h##i, _mm256_madd_epi16(b, w1));                                       \
+    } while (0)
+
+/* acc[r * 8 + j] = sum_k sp[r, k] wp[j, k]: sp a stream panel [K4][4][4] of int16, wp a weight panel [K4][8][4] */
+static void qt_block(const int16_t *sp, const int8_t *wp, int64_t K4, int32_t *acc) {
+    __m256i l0 = _mm256_setzero_si256(), l1 = l0, l2 = l0, l3 = l0, h0 = l0, h1 = l0, h2 = l0, h3 = l0;
+    for (int64_t k4 = 0; k4 < K4; k4++) {
+        const __m256i w0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(wp + k4 * 32)));
+        const __m256i w1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(wp + k4 * 32 + 16)));
+        const int16_t *s = sp + k4 * 16;
+        QX_ROW(0);
+        QX_ROW(1);
+        QX_ROW(2);
+        QX_ROW(3);
     }
+    /* hadd: [c0 c1 c4 c5 | c2 c3 c6 c7]; 0xD8 puts the qwords in column order */
+    _mm256_storeu_si256((__m256i *)(acc + 0), _mm256_permute4x64_epi64(_mm256_hadd_epi32(l0, h0), 0xD8));
+    _mm256_storeu_si256((__m256i *)(acc + 8), _mm256_permute4x64_epi64(_mm256_hadd_epi32(l1, h1), 0xD8));
+    _mm256_storeu_si256((__m256i *)(acc + 16), _mm256_permute4x64_epi64(_mm256_hadd_epi32(l2, h2), 0xD8));
+    _mm256_storeu_si256((__m256i *)(acc + 24), _mm256_permute4x64_epi64(_mm256_hadd_epi32(l3, h3), 0xD8));
 }
 
 static void qt_requant_cols(const int32_t *acc8, const int32_t *bias8, const int32_t *m8, const int32_t *s8, int vec,
@@ -72,6 +76,66 @@ static void qt_requant_row(const int32_t *acc8, int32_t bias, int32_t m, int32_t
 }
 
 #include "quant_tmpl.h"
+
+static inline __m128i qx_load32(const int8_t *p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return _mm_cvtsi32_si128(v);
+}
+
+/* qt_pack_rows_c's bytes: 4 full rows 4 K groups at a time (a 4 x 4 dword transpose, then VPMOVSXBW) */
+static void qt_pack_rows(const int8_t *a, int64_t R, int64_t K, int64_t r0, int16_t *dst) {
+    const int64_t kf = K / EP_QPACK_K;
+    if (r0 + 4 > R) {
+        qt_pack_rows_c(a, R, K, r0, dst);
+        return;
+    }
+    const int8_t *s0 = a + r0 * K, *s1 = s0 + K, *s2 = s1 + K, *s3 = s2 + K;
+    int64_t k4 = 0;
+    for (; k4 + 4 <= kf; k4 += 4) {
+        const __m128i x0 = _mm_loadu_si128((const __m128i *)(s0 + k4 * 4)), x1 = _mm_loadu_si128((const __m128i *)(s1 + k4 * 4));
+        const __m128i x2 = _mm_loadu_si128((const __m128i *)(s2 + k4 * 4)), x3 = _mm_loadu_si128((const __m128i *)(s3 + k4 * 4));
+        const __m128i t0 = _mm_unpacklo_epi32(x0, x1), t1 = _mm_unpacklo_epi32(x2, x3);
+        const __m128i t2 = _mm_unpackhi_epi32(x0, x1), t3 = _mm_unpackhi_epi32(x2, x3);
+        _mm256_storeu_si256((__m256i *)(dst + k4 * 16), _mm256_cvtepi8_epi16(_mm_unpacklo_epi64(t0, t1)));
+        _mm256_storeu_si256((__m256i *)(dst + k4 * 16 + 16), _mm256_cvtepi8_epi16(_mm_unpackhi_epi64(t0, t1)));
+        _mm256_storeu_si256((__m256i *)(dst + k4 * 16 + 32), _mm256_cvtepi8_epi16(_mm_unpacklo_epi64(t2, t3)));
+        _mm256_storeu_si256((__m256i *)(dst + k4 * 16 + 48), _mm256_cvtepi8_epi16(_mm_unpackhi_epi64(t2, t3)));
+    }
+    for (; k4 < kf; k4++) {
+        const __m128i v = _mm_unpacklo_epi64(_mm_unpacklo_epi32(qx_load32(s0 + k4 * 4), qx_load32(s1 + k4 * 4)),
+                                             _mm_unpacklo_epi32(qx_load32(s2 + k4 * 4), qx_load32(s3 + k4 * 4)));
+        _mm256_storeu_si256((__m256i *)(dst + k4 * 16), _mm256_cvtepi8_epi16(v));
+    }
+    if (kf * EP_QPACK_K < K) {
+        const int64_t t = K - kf * EP_QPACK_K;
+        for (int r = 0; r < 4; r++)
+            for (int64_t i = 0; i < 4; i++) dst[kf * 16 + r * 4 + i] = i < t ? a[(r0 + r) * K + kf * 4 + i] : 0;
+    }
+}
+
+/* qt_pack_patches_c's bytes; 1x1 kernels at stride 1 without pads and 4 positions inside the plane: channel
+ * groups of 4, a 4 x 4 byte transpose (VPSHUFB) and VPMOVSXBW */
+static void qt_pack_patches(const ep_qconv_geo *g, const int8_t *xg, int64_t q0, int16_t *dst) {
+    const int64_t HW = g->H * g->W;
+    if (g->KH != 1 || g->KW != 1 || g->sh != 1 || g->sw != 1 || g->pt != 0 || g->pl != 0 || g->OH != g->H ||
+        g->OW != g->W || q0 + 4 > HW) {
+        qt_pack_patches_c(g, xg, q0, dst);
+        return;
+    }
+    const __m128i tr = _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    const int64_t C = g->CG, cf = C / 4;
+    const int8_t *x = xg + q0;
+    for (int64_t c4 = 0; c4 < cf; c4++) {
+        const int8_t *xc = x + c4 * 4 * HW;
+        const __m128i v = _mm_unpacklo_epi64(_mm_unpacklo_epi32(qx_load32(xc), qx_load32(xc + HW)),
+                                             _mm_unpacklo_epi32(qx_load32(xc + 2 * HW), qx_load32(xc + 3 * HW)));
+        _mm256_storeu_si256((__m256i *)(dst + c4 * 16), _mm256_cvtepi8_epi16(_mm_shuffle_epi8(v, tr)));
+    }
+    if (cf * 4 < C)
+        for (int r = 0; r < 4; r++)
+            for (int64_t i = 0; i < 4; i++) dst[cf * 16 + r * 4 + i] = cf * 4 + i < C ? x[(cf * 4 + i) * HW + r] : 0;
+}
 
 /* ---------------- QCONV2D DEPTHWISE ----------------
  * Per plane, 8 outputs of a row at a time where every tap of the 8 is inside the row (strides 1 and 2); each tap
