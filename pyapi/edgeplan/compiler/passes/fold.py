@@ -296,10 +296,21 @@ def _inline_if(m: ir.Model, n: ir.Node, cond: bool) -> list:
     return nodes
 
 
-def _fold_round(m: ir.Model, budget: _Budget, problems: Problems) -> int:
+# the quantised ops, held back (neither rewritten nor folded) while the rest folds and the shapes settle, so that
+# passes/int8.py sees their chains with static shapes and their int8 weights still behind DequantizeLinear
+QUANT_HOLD = {("", t) for t in ("QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "QLinearConv",
+                                "QLinearMatMul", "ConvInteger", "MatMulInteger")} | \
+    {("com.microsoft", t) for t in ("QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool", "QLinearAveragePool",
+                                    "QLinearSigmoid", "QLinearLeakyRelu", "QLinearConcat", "DynamicQuantizeLSTM")}
+
+
+def _fold_round(m: ir.Model, budget: _Budget, problems: Problems, hold: bool = False) -> int:
     done = 0
     keep = []
     for n in m.nodes:
+        if hold and (n.domain, n.op_type) in QUANT_HOLD:
+            keep.append(n)
+            continue
         arrays = [m.const(i) if i else None for i in n.inputs]
         out = None
         if n.domain == "" and n.op_type == "If" and arrays and arrays[0] is not None and arrays[0].size == 1:
@@ -441,11 +452,20 @@ def fold(m: ir.Model, notes: list) -> None:
     above the size limits (limits.py), before evaluating it."""
     from .int8 import int8_ops
     from .qdq import fold_pairs
-    int8_ops(m, notes)
-    fold_pairs(m, notes)
     total = 0
     budget = _Budget(m)
     problems = Problems()
+    if any((n.domain, n.op_type) in QUANT_HOLD for n in m.nodes):
+        for _ in range(MAX_ROUNDS):      # everything but the quantised ops first (QUANT_HOLD)
+            n = _fold_round(m, budget, problems, hold=True)
+            problems.raise_if_any()
+            total += n
+            if _needs_reinfer(m):
+                reinfer(m)
+            if not n:
+                break
+    int8_ops(m, notes)
+    fold_pairs(m, notes)
     for _ in range(MAX_ROUNDS):
         n = _fold_round(m, budget, problems)
         problems.raise_if_any()
