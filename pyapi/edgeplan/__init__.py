@@ -21,7 +21,7 @@ __all__ = ["compile", "Plan", "Session", "EdgeplanError", "TensorInfo", "__versi
 
 def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None = None,  # noqa: A001
             state: dict | None = None, consts: dict | None = None, max_trips: int = 0, quantize: str | None = None,
-            calibration=None, observer: str = "percentile") -> Plan:
+            calibration=None, observer: str = "percentile", target_sqnr: float = 30.0) -> Plan:
     """Compiles an ONNX model (path, bytes or ModelProto) into a Plan.
 
     ``shapes`` pins input dims, e.g. ``{"x": (1, 3, 640, 640)}``. ``dims`` bounds variable dims by the
@@ -39,19 +39,29 @@ def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None 
     ``quantize="int8"`` quantises a float model after training (compiler/ptq.py): its Conv, MatMul and Gemm
     layers run on the int8 kernels, with activation ranges observed on ``calibration`` (a folder of .npy /
     .npz inputs, or a list of {input name: array}) by ``observer`` ("percentile", 99.99, or "minmax").
+    ``quantize="auto"`` keeps the layers the output is most sensitive to in float until the output's SQNR
+    against the float model reaches ``target_sqnr`` dB on the calibration inputs (the plan's report has the
+    per-layer precisions under "mixed_precision").
     Pre-quantised models (QDQ, QOperator) need no option: they run on the int8 kernels as they come."""
     from .compiler.pipeline import compile_model
     if quantize is not None:
         from .compiler import ptq
-        if quantize != "int8":
-            raise ptq.CalibrationError(f"quantize='{quantize}' is unknown: 'int8' is the one edgeplan has")
+        if quantize not in ("int8", "auto"):
+            raise ptq.CalibrationError(f"quantize='{quantize}' is unknown: 'int8' or 'auto' (mixed precision)")
         is_dir = isinstance(calibration, (str, _os.PathLike))
-        model = ptq.quantize(model, None if is_dir else calibration, calibration=calibration if is_dir else None,
-                             method=observer, shapes=shapes)
+        kw = dict(calibration=calibration if is_dir else None, method=observer, shapes=shapes)
+        mixed = None
+        if quantize == "auto":
+            model, mixed = ptq.quantize_auto(model, None if is_dir else calibration, target_sqnr=target_sqnr, **kw)
+        else:
+            model = ptq.quantize(model, None if is_dir else calibration, **kw)
     target = None
     if board is not None:
         from .boards import Board, load_board
         b = board if isinstance(board, Board) else load_board(board)
         target = b.target()
-    return compile_model(model, shapes=shapes, target=target, dims=dims, state=state, consts=consts,
+    plan = compile_model(model, shapes=shapes, target=target, dims=dims, state=state, consts=consts,
                          max_trips=max_trips)
+    if quantize == "auto":
+        plan.report["mixed_precision"] = mixed
+    return plan

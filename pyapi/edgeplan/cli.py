@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import json
 import os
 import sys
 import tempfile
@@ -74,7 +75,7 @@ def _positive_int(text: str) -> int:
 
 
 def _compile(model, shapes, out=None, board=None, dims=None, state=None, consts=None, max_trips=0, quantize=None,
-             calibration=None, observer="percentile"):
+             calibration=None, observer="percentile", target_sqnr=30.0):
     import edgeplan
     from edgeplan.compiler.errors import CompileError
     from edgeplan.compiler.ptq import CalibrationError
@@ -84,7 +85,7 @@ def _compile(model, shapes, out=None, board=None, dims=None, state=None, consts=
             dims = parse_dims(list(dims))
         plan = edgeplan.compile(model, shapes=shapes, board=board, dims=dims or None, state=state or None,
                                 consts=consts or None, max_trips=max_trips or 0, quantize=quantize,
-                                calibration=calibration, observer=observer)
+                                calibration=calibration, observer=observer, target_sqnr=target_sqnr)
     except CalibrationError as e:
         die(f"cannot quantise {model}: {e}")
     except CompileError as e:
@@ -116,11 +117,19 @@ def cmd_compile(a) -> int:
         check_writable(a.ops_out, "--ops-out", keep=(a.model,))
     if a.calibration and not a.quantize:
         die("--calibration is for post-training quantisation: add --quantize int8")
+    if a.precision_report:
+        check_writable(a.precision_report, "--precision-report", keep=(a.model,))
     t = time.perf_counter()
     board = _board(a.board)
     plan = _compile(a.model, _parse_shapes(a.shape), None, board=board, dims=a.dim, state=_parse_state(a.state),
                     consts=_parse_consts(a.const), max_trips=a.max_trips, quantize=a.quantize,
-                    calibration=a.calibration, observer=a.observer)
+                    calibration=a.calibration, observer=a.observer, target_sqnr=a.target_sqnr)
+    mixed = plan.report.get("mixed_precision")
+    if mixed is not None:
+        from edgeplan.compiler.ptq import report_text
+        print(report_text(mixed))
+        if a.precision_report:
+            write_file(a.precision_report, (json.dumps(mixed, indent=1) + "\n").encode())
     if board is not None:   # weights + arena + runtime against the board's RAM (sizebudget, docs/size.md)
         from edgeplan.boards import ram_check
         fits, text = ram_check(board, plan)
@@ -421,8 +430,13 @@ def main(argv=None) -> int:
                    help="unroll a Loop whose trip count is only known at run time to N iterations, each run "
                         "only while the loop goes on (a run that needs more fails)")
     c.add_argument("--board", help="pick kernel variants and weight packing for this board (see boards/)")
-    c.add_argument("--quantize", choices=["int8"], help="post-training quantisation of a float model: Conv, MatMul "
-                   "and Gemm on the int8 kernels (needs --calibration)")
+    c.add_argument("--quantize", choices=["int8", "auto"], help="post-training quantisation of a float model: Conv, "
+                   "MatMul and Gemm on the int8 kernels (needs --calibration); auto: mixed precision, the most "
+                   "sensitive layers kept float until the output SQNR reaches --target-sqnr")
+    c.add_argument("--target-sqnr", type=float, default=30.0, metavar="DB",
+                   help="--quantize auto: the output SQNR against the float model to reach (default 30 dB)")
+    c.add_argument("--precision-report", metavar="FILE.json", help="--quantize auto: write each layer's precision "
+                   "and sensitivity")
     c.add_argument("--calibration", metavar="DIR", help="calibration inputs for --quantize: one .npy (single-input "
                    "model) or .npz (arrays named by the inputs) file per sample")
     c.add_argument("--observer", choices=["percentile", "minmax"], default="percentile",

@@ -22,7 +22,8 @@ def _samples(seed, n, shape=(1, 3, 12, 12)):
 
 
 def _sqnr(ref, got):
-    return 10 * np.log10(float(np.sum(ref.astype(np.float64) ** 2)) / float(np.sum((ref - got).astype(np.float64) ** 2)))
+    e = float(np.sum((ref - got).astype(np.float64) ** 2))
+    return np.inf if e == 0 else 10 * np.log10(float(np.sum(ref.astype(np.float64) ** 2)) / e)
 
 
 @pytest.mark.parametrize("observer", ["percentile", "minmax"])
@@ -136,3 +137,44 @@ def test_ptq_folds_batchnorm_and_constant_weights():
     s = _samples(50, 1)[0]
     ref, got = edgeplan.Session(edgeplan.compile(f)).run(s)["y"], edgeplan.Session(plan).run(s)["y"]
     assert _sqnr(ref, got) >= 25.0, _sqnr(ref, got)
+
+
+def test_mixed_precision_reaches_its_target_and_is_deterministic():
+    """--quantize auto: layers go back to float, most sensitive first, until the output SQNR on the calibration
+    inputs reaches the target; the report says which, and the same inputs give the same plan bytes."""
+    f = _cnn(31, "relu", width=32)
+    cal = _samples(7, 8)
+    loose = edgeplan.compile(f, quantize="auto", calibration=cal, target_sqnr=5.0).report["mixed_precision"]
+    assert loose["float_layers"] == 0 and loose["int8_layers"] == 3
+    target = loose["output_sqnr_db"] + 3.0      # all int8 falls short of it
+    plans = [edgeplan.compile(f, quantize="auto", calibration=cal, target_sqnr=target) for _ in range(2)]
+    assert plans[0].data == plans[1].data
+    rep = plans[0].report["mixed_precision"]
+    assert rep["output_sqnr_db"] >= target and rep["float_layers"] >= 1, rep
+    assert rep["int8_layers"] + rep["float_layers"] == len(rep["layers"]) == 3
+    floats = [r for r in rep["layers"] if r["precision"] == "float32"]
+    ints = [r for r in rep["layers"] if r["precision"] == "int8"]
+    assert max(r["sensitivity_sqnr_db"] for r in floats) <= min([r["sensitivity_sqnr_db"] for r in ints] + [1e9])
+    assert plans[0].report["op_counts"].get("qconv2d", 0) == len([r for r in ints if r["op"] == "Conv"])
+    fp, mp = edgeplan.Session(edgeplan.compile(f)), edgeplan.Session(plans[0])
+    ref = np.concatenate([fp.run(s)["y"].ravel() for s in cal])
+    got = np.concatenate([mp.run(s)["y"].ravel() for s in cal])
+    assert _sqnr(ref, got) == rep["output_sqnr_db"] or abs(_sqnr(ref, got) - rep["output_sqnr_db"]) < 0.01
+
+
+def test_cli_mixed_precision_report(tmp_path):
+    import json
+    f = tmp_path / "f.onnx"
+    onnx.save(_cnn(8, "relu"), f)
+    cal = tmp_path / "cal"
+    cal.mkdir()
+    for k, s in enumerate(_samples(9, 4)):
+        np.save(cal / f"s{k}.npy", s["x"])
+    rep = tmp_path / "mp.json"
+    r = subprocess.run([sys.executable, "-m", "edgeplan.cli", "compile", str(f), "--quantize", "auto", "--calibration",
+                        str(cal), "--target-sqnr", "35", "--precision-report", str(rep), "-o", str(tmp_path / "m.eplan")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "mixed precision:" in r.stdout and "sensitivity" in r.stdout
+    data = json.loads(rep.read_text())
+    assert data["target_sqnr_db"] == 35.0 and len(data["layers"]) == 3

@@ -332,10 +332,8 @@ def insert_qdq(model: onnx.ModelProto, units: _Units, ranges: dict) -> onnx.Mode
     return out
 
 
-def quantize(model, samples=None, *, calibration=None, method: str = "percentile", percentile: float = 99.99,
-             shapes=None) -> onnx.ModelProto:
-    """The QDQ model of float `model` (path, bytes or ModelProto) for the calibration inputs: `samples`, a list
-    of {input name: array}, or `calibration`, a folder (load_calibration)."""
+def _setup(model, samples, calibration, method, percentile, shapes):
+    """(prepared model, its units, calibration samples, ranges) for quantize / quantize_auto."""
     from .onnx_import import load
     if method not in OBSERVERS:
         raise CalibrationError(f"observer '{method}' is unknown: use one of {', '.join(OBSERVERS)}")
@@ -363,4 +361,74 @@ def quantize(model, samples=None, *, calibration=None, method: str = "percentile
         raise CalibrationError("the model has no Conv, MatMul or Gemm with constant float weights (whose output is "
                                "not a graph output): nothing to quantise")
     ranges = observe(m, units.tensors(), samples, method, float(percentile), shapes)
+    return m, units, samples, ranges
+
+
+def quantize(model, samples=None, *, calibration=None, method: str = "percentile", percentile: float = 99.99,
+             shapes=None) -> onnx.ModelProto:
+    """The QDQ model of float `model` (path, bytes or ModelProto) for the calibration inputs: `samples`, a list
+    of {input name: array}, or `calibration`, a folder (load_calibration)."""
+    m, units, _, ranges = _setup(model, samples, calibration, method, percentile, shapes)
     return insert_qdq(m, units, ranges)
+
+
+def _subset(units: _Units, keep_float: set) -> _Units:
+    u = _Units.__new__(_Units)
+    u.__dict__.update(units.__dict__)
+    u.units = [x for k, x in enumerate(units.units) if k not in keep_float]
+    return u
+
+
+def quantize_auto(model, samples=None, *, calibration=None, target_sqnr: float = 30.0, method: str = "percentile",
+                  percentile: float = 99.99, shapes=None) -> tuple:
+    """Mixed precision: int8 where the model allows, float where it must. Every layer's sensitivity is the output
+    SQNR (dB, against the float model, over the calibration inputs) with that layer alone quantised; starting from
+    all layers int8, the most sensitive layer still int8 goes back to float until the output SQNR reaches
+    target_sqnr (or none is left). Deterministic for the same inputs. Returns (QDQ model, report dict)."""
+    from .pipeline import compile_model
+    from ..runtime import Session
+    m, units, samples, ranges = _setup(model, samples, calibration, method, percentile, shapes)
+    ref_sess = Session(compile_model(m, shapes=shapes))
+    ref = [ref_sess.run(s) for s in samples]
+    names = [o.name for o in m.graph.output]
+
+    def sqnr(keep_float: set) -> float:
+        sess = Session(compile_model(insert_qdq(m, _subset(units, keep_float), ranges), shapes=shapes))
+        worst = np.inf
+        got = [sess.run(s) for s in samples]
+        for name in names:
+            r = np.concatenate([np.asarray(g[name], np.float64).reshape(-1) for g in ref])
+            e = r - np.concatenate([np.asarray(g[name], np.float64).reshape(-1) for g in got])
+            p, n = float(np.sum(r * r)), float(np.sum(e * e))
+            worst = min(worst, np.inf if n == 0 else (10 * np.log10(p / n) if p > 0 else -np.inf))
+        return worst
+
+    n = len(units.units)
+    everyone = set(range(n))
+    sens = []
+    for k in range(n):
+        sens.append(sqnr(everyone - {k}))
+        _progress(k + 1, n, "sensitivity")
+    order = sorted(range(n), key=lambda k: (sens[k], k))      # most sensitive first
+    keep: set = set()
+    steps = [(0, sqnr(keep))]
+    for k in order:
+        if steps[-1][1] >= target_sqnr:
+            break
+        keep.add(k)
+        steps.append((len(keep), sqnr(keep)))
+    report = {"target_sqnr_db": target_sqnr, "output_sqnr_db": steps[-1][1], "int8_layers": n - len(keep),
+              "float_layers": len(keep), "steps": [{"float_layers": a, "output_sqnr_db": b} for a, b in steps],
+              "layers": [{"name": x[0].name or x[0].output[0], "op": x[0].op_type,
+                          "precision": "float32" if k in keep else "int8", "sensitivity_sqnr_db": sens[k]}
+                         for k, x in enumerate(units.units)]}
+    return insert_qdq(m, _subset(units, keep), ranges), report
+
+
+def report_text(report: dict) -> str:
+    lines = [f"mixed precision: {report['int8_layers']} int8 and {report['float_layers']} float layer(s); output "
+             f"SQNR {report['output_sqnr_db']:.1f} dB (target {report['target_sqnr_db']:.1f} dB)",
+             f"  {'layer':40s} {'op':8s} {'precision':9s} sensitivity"]
+    for r in report["layers"]:
+        lines.append(f"  {r['name'][:40]:40s} {r['op']:8s} {r['precision']:9s} {r['sensitivity_sqnr_db']:.1f} dB")
+    return "\n".join(lines)
