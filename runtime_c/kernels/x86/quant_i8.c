@@ -164,6 +164,87 @@ static int32_t qdw_one(const ep_qconv_geo *g, const int8_t *xp, const int8_t *w,
     return acc;
 }
 
+/* The fast path (dilation 1, strides 1 and 2, KW <= 8): per plane, bands of output rows over a padded copy of
+ * the input rows they read (x_zero outside X, so the borders need no case) held as int32 dwords that pair two
+ * horizontally adjacent taps: stride 1: dword i = (x[i], x[i + 1]) as two int16; stride 2: the row as int16,
+ * dword i = (x[2i], x[2i + 1]). Taps (kw, kw + 1) of 8 outputs are then one VPMADDWD of 8 consecutive dwords
+ * (stride 1: at ow + kw; stride 2: at ow + kw / 2) with the pair of weights (w[kw], w[kw + 1]) broadcast (the
+ * second 0 past KW): 16 exact MACs per instruction. Every output of a row is computed in vectors of 8 (the tail
+ * stored partially); the plane copy is on the stack (QDW_CAP dwords), a band as tall as it holds. */
+#define QDW_CAP 4096
+static int qdw_fast(const qdw_job *j, int64_t pl) {
+    const ep_qconv_geo *g = j->g;
+    const int64_t KH = g->KH, KW = g->KW, sw = g->sw, sh = g->sh, c = pl % j->C;
+    if (g->dh != 1 || g->dw != 1 || (sw != 1 && sw != 2) || KW > 8 || KH > 16) return 0;
+    const int64_t OWv = (g->OW + 7) / 8 * 8, NP = (KW + 1) / 2;   /* pairs of taps per row */
+    const int64_t PWd = sw == 1 ? OWv + KW : OWv + NP + 1;          /* dwords per copied row */
+    const int64_t PWs = (PWd + 7) / 8 * 8;                          /* the row stride in the copy */
+    const int64_t PWx = sw == 1 ? PWs + 1 : 2 * PWs;                /* padded input bytes per row */
+    if (QDW_CAP / PWs < KH) return 0;
+    const int64_t band = (QDW_CAP / PWs - KH) / sh + 1;             /* output rows per band */
+    int32_t plane[QDW_CAP];
+    int8_t xb[2 * QDW_CAP + 16];   /* PWx <= 2 PWs <= 2 QDW_CAP */
+    const int8_t *xp = j->x + pl * g->H * g->W, *w = j->w + c * KH * KW;
+    int8_t *yp = j->y + pl * g->OH * g->OW;
+    const int32_t bias = j->bias[c], m = j->q[c], s = j->q[j->M + c];
+    __m256i wv[16][4];
+    for (int64_t kh = 0; kh < KH; kh++)
+        for (int64_t p = 0; p < NP; p++) {
+            const int32_t w0 = w[kh * KW + 2 * p], w1 = 2 * p + 1 < KW ? w[kh * KW + 2 * p + 1] : 0;
+            wv[kh][p] = _mm256_set1_epi32((int32_t)(((uint32_t)(uint16_t)w1 << 16) | (uint16_t)w0));
+        }
+    const __m256i vlo = _mm256_set1_epi32(j->lo), vhi = _mm256_set1_epi32(j->hi), vzp = _mm256_set1_epi32(j->zp);
+    const __m256i vm = _mm256_set1_epi32(m), vs = _mm256_set1_epi32(s), vb = _mm256_set1_epi32(bias);
+    const int64_t nx = qt_min(g->W, PWx - g->pl);   /* input bytes of a row in the padded copy */
+    memset(xb, g->pad, (size_t)PWx + 16);            /* the pads stay; each row overwrites [pl, pl + nx) */
+    for (int64_t oh0 = 0; oh0 < g->OH; oh0 += band) {
+        const int64_t oh1 = qt_min(g->OH, oh0 + band), ih0 = oh0 * sh - g->pt, rows = (oh1 - 1 - oh0) * sh + KH;
+        for (int64_t r = 0; r < rows; r++) {   /* padded input row ih0 + r into plane row r */
+            const int64_t ih = ih0 + r;
+            if (nx > 0) {
+                if (ih >= 0 && ih < g->H) memcpy(xb + g->pl, xp + ih * g->W, (size_t)nx);
+                else memset(xb + g->pl, g->pad, (size_t)nx);
+            }
+            int32_t *d = plane + r * PWs;
+            if (sw == 1) {
+                for (int64_t i = 0; i < PWs; i += 8) {
+                    const __m128i a = _mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)(xb + i)));
+                    const __m128i b = _mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)(xb + i + 1)));
+                    _mm_storeu_si128((__m128i *)(d + i), _mm_unpacklo_epi16(a, b));
+                    _mm_storeu_si128((__m128i *)(d + i + 4), _mm_unpackhi_epi16(a, b));
+                }
+            } else {
+                for (int64_t i = 0; i < PWs; i += 8)
+                    _mm256_storeu_si256((__m256i *)(d + i),
+                                        _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(xb + 2 * i))));
+            }
+        }
+        for (int64_t oh = oh0; oh < oh1; oh++) {
+            const int32_t *rb = plane + (oh - oh0) * sh * PWs;
+            int8_t *yr = yp + oh * g->OW;
+            for (int64_t ow = 0; ow < g->OW; ow += 8) {
+                __m256i acc = vb;
+                for (int64_t kh = 0; kh < KH; kh++) {
+                    const int32_t *xr = rb + kh * PWs + ow;
+                    for (int64_t p = 0; p < NP; p++)
+                        acc = _mm256_add_epi32(
+                            acc, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(xr + (sw == 1 ? 2 * p : p))),
+                                                   wv[kh][p]));
+                }
+                const int n = (int)qt_min(8, g->OW - ow);
+                if (s >= 32) {
+                    qx_store_i8(qx_requant(acc, vm, vs, vlo, vhi, vzp), yr + ow, n);
+                } else {
+                    int32_t tv[8];
+                    _mm256_storeu_si256((__m256i *)tv, acc);
+                    for (int i = 0; i < n; i++) yr[ow + i] = (int8_t)ep_requant(tv[i], m, s, j->lo, j->hi, j->zp);
+                }
+            }
+        }
+    }
+    return 1;
+}
+
 static void qdw_task(void *ctx, uint32_t t) {
     const qdw_job *j = (const qdw_job *)ctx;
     const ep_qconv_geo *g = j->g;
@@ -171,6 +252,7 @@ static void qdw_task(void *ctx, uint32_t t) {
     const int64_t KH = g->KH, KW = g->KW, sw = g->sw;
     const __m128i even = _mm_setr_epi8(0, 2, 4, 6, 9, 11, 13, 15, -1, -1, -1, -1, -1, -1, -1, -1);
     for (int64_t pl = r.lo; pl < r.hi; pl++) {
+        if (qdw_fast(j, pl)) continue;
         const int64_t c = pl % j->C;
         const int8_t *xp = j->x + pl * g->H * g->W, *w = j->w + c * KH * KW;
         int8_t *yp = j->y + pl * g->OH * g->OW;
