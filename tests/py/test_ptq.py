@@ -91,16 +91,22 @@ def test_calibration_sets_that_do_not_fit_are_refused_by_name(tmp_path):
         edgeplan.compile(f, quantize="int8", calibration=_samples(0, 2), observer="mse")
 
 
+def _cli(tmp_path, act, n, *args):
+    """edgeplan compile of a test CNN with a calibration folder of n .npy inputs and args."""
+    f = tmp_path / "f.onnx"
+    onnx.save(_cnn(8, act), f)
+    cal = tmp_path / "cal"
+    cal.mkdir(exist_ok=True)
+    for k, s in enumerate(_samples(6, n)):
+        np.save(cal / f"s{k}.npy", s["x"])
+    return subprocess.run([sys.executable, "-m", "edgeplan.cli", "compile", str(f), "--calibration", str(cal)] +
+                          [str(a) for a in args], capture_output=True, text=True)
+
+
 def test_cli_compile_quantize_int8(tmp_path):
     f = tmp_path / "f.onnx"
-    onnx.save(_cnn(8, "clip"), f)
-    cal = tmp_path / "cal"
-    cal.mkdir()
-    for k, s in enumerate(_samples(6, 6)):
-        np.save(cal / f"s{k}.npy", s["x"])
     out = tmp_path / "f8.eplan"
-    r = subprocess.run([sys.executable, "-m", "edgeplan.cli", "compile", str(f), "--quantize", "int8", "--calibration",
-                        str(cal), "-o", str(out)], capture_output=True, text=True)
+    r = _cli(tmp_path, "clip", 6, "--quantize", "int8", "-o", out)
     assert r.returncode == 0, r.stderr
     assert "QConv" in r.stdout and out.exists()
     bad = tmp_path / "bad"
@@ -164,16 +170,9 @@ def test_mixed_precision_reaches_its_target_and_is_deterministic():
 
 def test_cli_mixed_precision_report(tmp_path):
     import json
-    f = tmp_path / "f.onnx"
-    onnx.save(_cnn(8, "relu"), f)
-    cal = tmp_path / "cal"
-    cal.mkdir()
-    for k, s in enumerate(_samples(9, 4)):
-        np.save(cal / f"s{k}.npy", s["x"])
     rep = tmp_path / "mp.json"
-    r = subprocess.run([sys.executable, "-m", "edgeplan.cli", "compile", str(f), "--quantize", "auto", "--calibration",
-                        str(cal), "--target-sqnr", "35", "--precision-report", str(rep), "-o", str(tmp_path / "m.eplan")],
-                       capture_output=True, text=True)
+    r = _cli(tmp_path, "relu", 4, "--quantize", "auto", "--target-sqnr", 35, "--precision-report", rep, "-o",
+             tmp_path / "m.eplan")
     assert r.returncode == 0, r.stderr
     assert "mixed precision:" in r.stdout and "sensitivity" in r.stdout
     data = json.loads(rep.read_text())
