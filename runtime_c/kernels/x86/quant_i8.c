@@ -26,8 +26,8 @@
 #define QX_ROW(i)                                                                                      \
     do {                                                                                               \
         const __m256i b = _mm256_broadcastq_epi64(_mm_loadl_epi64((const __m128i *)(s + (i) * 4)));  \
-        l##i = _mm256_add_epi32(l##i, _mm256_madd_epi16(b, w0));                                       \
-        h##i = _mm256_add_epi32(h##i, _mm256_madd_epi16(b, w1));                                       \
+        l##i = _mm256_add_epi32(_mm256_madd_epi16(b, w0), l##i);                                       \
+        h##i = _mm256_add_epi32(_mm256_madd_epi16(b, w1), h##i);                                       \
     } while (0)
 
 /* acc[r * 8 + j] = sum_k sp[r, k] wp[j, k]: sp a stream panel [K4][4][4] of int16, wp a weight panel [K4][8][4] */
@@ -41,6 +41,9 @@ static void qt_block(const int16_t *sp, const int8_t *wp, int64_t K4, int32_t *a
         QX_ROW(1);
         QX_ROW(2);
         QX_ROW(3);
+        /* no code: keeps each accumulator in one register across iterations (GCC 12 otherwise rotates them
+         * through copies and a spill) */
+        __asm__("" : "+x"(l0), "+x"(l1), "+x"(l2), "+x"(l3), "+x"(h0), "+x"(h1), "+x"(h2), "+x"(h3));
     }
     /* hadd: [c0 c1 c4 c5 | c2 c3 c6 c7]; 0xD8 puts the qwords in column order */
     _mm256_storeu_si256((__m256i *)(acc + 0), _mm256_permute4x64_epi64(_mm256_hadd_epi32(l0, h0), 0xD8));
