@@ -234,9 +234,14 @@ def inspect_text(data: bytes) -> str:
                    else f"  else {i + 1}..{i + o['skip']}")
         out.append(f"  {i:>4} {o['op']:<16} v{o['variant']} {outs} <- {ins}  [{o['name']}]{sc}")
     out.append("tensors:")
+    scales = p["meta"].get("code_scales")
+    scales = scales if isinstance(scales, dict) else {}
     for i, x in enumerate(t):
+        q = scales.get(x["name"])
+        q = f"  scale {q[0]:.6g} zero point {q[1]}" if isinstance(q, list) and len(q) == 2 and all(
+            isinstance(v, (int, float)) for v in q) else ""
         out.append(f"  %{i:<4} {x['storage']:<5} {x['offset']:>10} +{x['nbytes']:<10} {x['dtype']:<8} "
-                   f"{_shape_str(x, y)} {x['name']}")
+                   f"{_shape_str(x, y)} {x['name']}{q}")
     fused = p["meta"].get("fused")
     if isinstance(fused, list) and fused:
         out.append("fused:")

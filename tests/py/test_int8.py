@@ -216,6 +216,9 @@ def test_codes_move_through_maxpool_and_flatten(tmp_path, fmt):
     plan = edgeplan.compile(model)
     ops = plan.report["op_counts"]
     assert ops.get("quantize") == 1 and ops.get("dequantize") == 1 and ops.get("maxpool") == 2, ops
+    # edgeplan inspect: each int8 activation with its scale and zero point
+    lines = [ln for ln in plan.inspect().splitlines() if " int8 " in ln and " arena " in ln]
+    assert lines and all("scale " in ln and "zero point " in ln for ln in lines), lines
     rng = np.random.default_rng(3)
     feeds = {"x": rng.standard_normal((1, 3, 12, 12)).astype(np.float32)}
     d = np.rint(np.abs(edgeplan.Session(plan).run(feeds)["y"] - _ort(model, feeds)["y"]) / _y_step(model))

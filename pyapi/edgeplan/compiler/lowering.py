@@ -437,4 +437,4 @@ def lower_model(m: ir.Model, problems: Problems, handlers: dict, notes: list, sy
     used.sort(key=lambda t: rank[id(t)])
     return graph.Graph(tensors=used, ops=low.ops, inputs=inputs, outputs=outputs, fused=list(notes),
                        meta={"opset": m.opset, "data_dims": low.data_dims, "dim_params": m.dim_params,
-                             "warnings": list(low.warnings)})
+                             "warnings": list(low.warnings), "code_scales": getattr(m, "code_scales", {})})

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
+
 from ..plan import Plan, query
 from .graph import Graph, link_branches
 from .cost import op_costs
@@ -25,6 +27,15 @@ def compile_graph(graph: Graph, *, source: str = "", required_features: int = 0,
             "symbols": [dict(name=y.name, kind=y.kind, min=y.lo, max=y.hi) for y in graph.syms], "fused": list(graph.fused), "arena_map": arena_map,
             "strategy": mem.strategy, "lower_bound": mem.lower_bound, "target": graph.meta.get("target", ""),
             "kernels": kernel_set(graph), "features": features(graph), "op_cost": op_costs(graph)}
+    scales = graph.meta.get("code_scales") or {}
+    if scales:   # the real value of the int8 codes: scale * (code - zero point), by tensor name (edgeplan inspect)
+        def root(t):
+            while t.view_of is not None:
+                t = t.view_of
+            return id(t)
+        by_root = {root(t): scales[t.name] for t in graph.tensors if t.name in scales}   # views share their codes
+        meta["code_scales"] = {t.name: list(by_root[root(t)]) for t in graph.tensors
+                               if root(t) in by_root and np.dtype(t.dtype) in (np.dtype(np.int8), np.dtype(np.uint8))}
     data = write_plan(graph, mem, required_features=required_features, meta=meta)
     info = query(data)
     const_bytes = info["const_bytes"]

@@ -592,9 +592,29 @@ def _boundaries(m: ir.Model, codes: set) -> None:
     m.nodes = out
 
 
+def _code_scales(m: ir.Model) -> dict:
+    """{codes tensor: (scale, zero point)} of every per-tensor QuantizeLinear output and DequantizeLinear input,
+    and of the QLinear ops' outputs (for edgeplan inspect)."""
+    out = {}
+    for n in m.nodes:
+        if n.domain == "" and n.op_type in ("QuantizeLinear", "DequantizeLinear"):
+            q = _quant_params(m, n)
+            if q is not None:
+                out[n.outputs[0] if n.op_type == "QuantizeLinear" else n.inputs[0]] = q[:2]
+        elif n.op_type in ("QLinearConv", "QLinearMatMul", "QLinearAdd"):
+            s, z = _scalar(m, n.input(6)), _scalar(m, n.input(7))
+            if _scale_ok(s) and z is not None:
+                out[n.outputs[0]] = (float(np.float32(s)), int(z))
+        elif n.domain == "" and n.op_type in _TRANSPARENT and n.inputs and n.inputs[0] in out and n.outputs:
+            out[n.outputs[0]] = out[n.inputs[0]]      # codes moved, not changed
+    return out
+
+
 def int8_ops(m: ir.Model, notes: list) -> None:
-    """Rewrite every whole quantised chain of m as an integer op (module docstring)."""
+    """Rewrite every whole quantised chain of m as an integer op (module docstring); m.code_scales gets the scale and
+    zero point of the int8 codes the plan will hold."""
     _rename_u8(m)
+    scales = _code_scales(m)
     r = _Int8(m)
     for n in list(m.nodes):
         if n in r.dead:
@@ -629,5 +649,10 @@ def int8_ops(m: ir.Model, notes: list) -> None:
     if luts:
         r.count["QLut"] = luts
     _boundaries(m, codes)
+    held = set(codes)
+    for n in m.nodes:
+        if n.domain == DOMAIN:
+            held.update(n.outputs if n.op_type == "Quantize" else n.inputs[:2 if n.op_type == "QAdd" else 1])
+    m.code_scales = {t: scales[t] for t in sorted(held) if t in scales}
     # the DequantizeLinear nodes that only the replaced ops read are left without readers: cleanup drops them
     notes.append("int8: " + ", ".join(f"{v} {k}" for k, v in sorted(r.count.items())))
