@@ -108,7 +108,10 @@ def _zoo_row(z, runs, ort, edgeplan):
             return next(self.d, None)
     with tempfile.TemporaryDirectory() as d:
         onnx.save(f, f"{d}/f.onnx")
-        Q.quantize_static(f"{d}/f.onnx", f"{d}/q.onnx", Reader(), quant_format=Q.QuantFormat.QDQ, per_channel=True,
+        # onnxruntime's recommended pre-processing first (BatchNormalization folded into the convs)
+        from onnxruntime.quantization.shape_inference import quant_pre_process
+        quant_pre_process(f"{d}/f.onnx", f"{d}/p.onnx")
+        Q.quantize_static(f"{d}/p.onnx", f"{d}/q.onnx", Reader(), quant_format=Q.QuantFormat.QDQ, per_channel=True,
                           activation_type=Q.QuantType.QInt8, weight_type=Q.QuantType.QInt8)
         q = onnx.load(f"{d}/q.onnx")
     so = ort.SessionOptions()
