@@ -123,6 +123,21 @@ def plans(tmp_path_factory):
         assert plan.report["op_counts"].get("invres") == 1, plan.report["op_counts"]
         plan.save(p)
         paths.append(p)
+    # plan 1.6: the int8 ops after post-training quantisation (QUANTIZE, QCONV2D packed and depthwise, QADD, QLUT,
+    # QGEMM, DEQUANTIZE): their requantisation tables and biases are constants the shape functions check
+    import numpy as np
+    from test_quant_import import _float_cnn
+    rng = np.random.default_rng(5)
+    cnn = _float_cnn(3)
+    for n in cnn.graph.node:
+        if n.op_type == "Relu" and n.output[0] == "r2":
+            n.op_type = "HardSwish"
+    plan = edgeplan.compile(cnn, quantize="int8",
+                            calibration=[{"x": rng.standard_normal((1, 3, 24, 24)).astype(np.float32)} for _ in range(4)])
+    assert {"qconv2d", "qadd", "qlut", "quantize"} <= set(plan.report["op_counts"]), plan.report["op_counts"]
+    p = d / "int8.eplan"
+    plan.save(p)
+    paths.append(p)
     return paths
 
 

@@ -1,8 +1,8 @@
 """Post-training quantisation: a float ONNX model and calibration inputs -> the same model with QDQ nodes,
 which the int8 path (passes/int8.py) then compiles onto the integer kernels.
 
-What is quantised (docs/quantization.md, "Post-training quantisation"): every Conv (2-D, constant weights) and
-every MatMul / Gemm with a constant 2-D B. Their weights become int8 per output channel (absmax / 127, symmetric,
+What is quantised (docs/quantization.md, "Post-training quantisation"): every Conv (2-D, constant weights), every
+MatMul / Gemm with a constant 2-D B, and every Add of two activations (a residual connection). Their weights become int8 per output channel (absmax / 127, symmetric,
 [-127, 127]), their biases int32 at scale s_x s_w, and their float input and output (after a Relu or Clip
 that alone reads it, which the integer op then clamps) int8 per tensor, asymmetric:
     scale = (hi - lo) / 255, zero_point = round(-128 - lo / scale), with lo <= 0 <= hi
@@ -125,14 +125,25 @@ class _Units:
             if out in self.outputs:      # a float graph output: the layer stays float
                 continue
             self.units.append((n, n.input[0], out, act))
+        self.adds = []             # (Add node, its two inputs, quantised output): residual adds, QADD
+        for n in g.node:
+            if n.op_type != "Add" or n.domain not in ("", "ai.onnx") or len(n.input) != 2 or \
+                    any(i in self.inits for i in n.input) or n.input[0] == n.input[1]:
+                continue
+            out = n.output[0]
+            users = self.cons.get(out, [])
+            if len(users) == 1 and users[0].op_type == "Relu" and out not in self.outputs:
+                out = users[0].output[0]
+            if out not in self.outputs:
+                self.adds.append((n, tuple(n.input), out))
 
     def tensors(self) -> list:
+        """The float activations to quantise, in graph order of first use."""
         seen, out = set(), []
-        for _, x, y, _ in self.units:
-            for t in (x, y):
-                if t not in seen:
-                    seen.add(t)
-                    out.append(t)
+        for t in [t for _, x, y, _ in self.units for t in (x, y)] + [t for _, ab, y in self.adds for t in ab + (y,)]:
+            if t not in seen:
+                seen.add(t)
+                out.append(t)
         return out
 
 
@@ -236,26 +247,26 @@ def act_params(lo: float, hi: float) -> tuple:
 
 
 def insert_qdq(model: onnx.ModelProto, units: _Units, ranges: dict) -> onnx.ModelProto:
+    """The QDQ model: each quantised activation t gets QuantizeLinear -> DequantizeLinear right after its producer
+    and every reader reads the dequantised copy; each unit's weights and bias become DequantizeLinear of int8
+    per-channel weights and int32 biases."""
     g = model.graph
     inits = dict(units.inits)
-    new_inits, dq_of, nodes_before = [], {}, {}
+    new_inits, dq_of = [], {}
+    quant = units.tensors()
 
     def const(name, arr):
-        t = numpy_helper.from_array(np.asarray(arr), name)
-        new_inits.append(t)
+        new_inits.append(numpy_helper.from_array(np.asarray(arr), name))
         return name
 
-    def qdq(t):
-        """The dequantised copy of float tensor t (one Q -> DQ pair per tensor)."""
-        if t not in dq_of:
-            s, z = act_params(*ranges[t])
-            sn, zn = const(f"{t}/q_scale", np.float32(s)), const(f"{t}/q_zero", np.int8(z))
-            q = helper.make_node("QuantizeLinear", [t, sn, zn], [f"{t}/q"], name=f"{t}/Q")
-            d = helper.make_node("DequantizeLinear", [f"{t}/q", sn, zn], [f"{t}/dq"], name=f"{t}/DQ")
-            dq_of[t] = (f"{t}/dq", float(s), (q, d))
-        return dq_of[t]
+    for t in quant:
+        s_, z = act_params(*ranges[t])
+        sn, zn = const(f"{t}/q_scale", np.float32(s_)), const(f"{t}/q_zero", np.int8(z))
+        q = helper.make_node("QuantizeLinear", [t, sn, zn], [f"{t}/q"], name=f"{t}/Q")
+        d = helper.make_node("DequantizeLinear", [f"{t}/q", sn, zn], [f"{t}/dq"], name=f"{t}/DQ")
+        dq_of[t] = (f"{t}/dq", float(s_), [q, d])
 
-    rewired = {}      # node id -> its new input list
+    weights = {}      # unit node id -> (its weight and bias DequantizeLinear nodes, its weight / bias input names)
     for n, x, y, act in units.units:
         w = numpy_helper.to_array(inits[n.input[1]]).astype(np.float64)
         trans = n.op_type == "Gemm" and _attr(n, "transB", 0)
@@ -269,14 +280,12 @@ def insert_qdq(model: onnx.ModelProto, units: _Units, ranges: dict) -> onnx.Mode
         const(f"{wn}/w_q", wq)
         const(f"{wn}/w_scale", sw)
         const(f"{wn}/w_zero", np.zeros(sw.size, np.int8))
-        wdq = helper.make_node("DequantizeLinear", [f"{wn}/w_q", f"{wn}/w_scale", f"{wn}/w_zero"], [f"{wn}/w_dq"],
-                               name=f"{wn}/DQ", axis=axis)
-        xd, sx, _ = qdq(x)
-        ins = [xd, f"{wn}/w_dq"] + list(n.input[2:])
-        extra = [wdq]
+        extra = [helper.make_node("DequantizeLinear", [f"{wn}/w_q", f"{wn}/w_scale", f"{wn}/w_zero"],
+                                  [f"{wn}/w_dq"], name=f"{wn}/DQ", axis=axis)]
+        ren = {1: f"{wn}/w_dq"}
         if len(n.input) > 2 and n.input[2] and n.input[2] in inits:
             b = numpy_helper.to_array(inits[n.input[2]]).astype(np.float64).reshape(-1)
-            sb = (sx * sw.astype(np.float64)).astype(np.float32)
+            sb = (dq_of[x][1] * sw.astype(np.float64)).astype(np.float32)
             if b.size == sb.size:
                 bq = np.clip(np.rint(b / sb.astype(np.float64)), -(2 ** 31 - 1), 2 ** 31 - 1).astype(np.int32)
                 bn = n.input[2]
@@ -285,45 +294,27 @@ def insert_qdq(model: onnx.ModelProto, units: _Units, ranges: dict) -> onnx.Mode
                 const(f"{bn}/b_zero", np.zeros(sb.size, np.int32))
                 extra.append(helper.make_node("DequantizeLinear", [f"{bn}/b_q", f"{bn}/b_scale", f"{bn}/b_zero"],
                                               [f"{bn}/b_dq"], name=f"{bn}/DQ", axis=0))
-                ins[2] = f"{bn}/b_dq"
-        rewired[id(n)] = ins
-        nodes_before.setdefault(id(n), []).extend(extra)
-        qdq(y)
-    # the new graph: each unit reads its dequantised inputs; each observed output's readers its DQ
-    outs_q = {y for _, _, y, _ in units.units}
-    producer_of = {}
-    for n in g.node:
-        for o in n.output:
-            producer_of[o] = n
+                ren[2] = f"{bn}/b_dq"
+        weights[id(n)] = (extra, ren)
+
     nodes = []
-    placed = set()
-
-    def place_pair(t):
-        if t in dq_of and t not in placed:
-            placed.add(t)
-            nodes.extend(dq_of[t][2])
-
-    for t in [i.name for i in g.input]:
-        place_pair(t)
-    unit_x = {id(n): x for n, x, _, _ in units.units}
+    for i in g.input:
+        if i.name in dq_of:
+            nodes.extend(dq_of[i.name][2])
     for n in g.node:
-        if id(n) in unit_x:
-            place_pair(unit_x[id(n)])
-        nodes.extend(nodes_before.get(id(n), []))
         new = onnx.NodeProto()
         new.CopyFrom(n)
-        if id(n) in rewired:
-            del new.input[:]
-            new.input.extend(rewired[id(n)])
-        else:
-            for i, name in enumerate(new.input):
-                if name in outs_q and name in dq_of:
-                    new.input[i] = dq_of[name][0]
+        extra, ren = weights.get(id(n), ([], {}))
+        nodes.extend(extra)
+        for k, name in enumerate(new.input):
+            if k in ren:
+                new.input[k] = ren[k]
+            elif name in dq_of:
+                new.input[k] = dq_of[name][0]
         nodes.append(new)
         for o in n.output:
-            if o in outs_q:
-                place_pair(o)
-    # graph outputs that were quantised keep their float values: their readers read the DQ copy only
+            if o in dq_of:
+                nodes.extend(dq_of[o][2])
     out = onnx.ModelProto()
     out.CopyFrom(model)
     del out.graph.node[:]
