@@ -1,6 +1,6 @@
 /* Kernel checks of the int8 family (QUANTIZE, DEQUANTIZE, QCONV2D variants DEFAULT, PACKED and DEPTHWISE, QGEMM
- * variants DEFAULT and PACKED): every table's kernel against the reference (tests/c/ep_check.h) on seeded random
- * shapes, and the SIMD requantisation helpers against ep_requant.
+ * variants DEFAULT and PACKED, QADD, QLUT): every table's kernel against the reference (tests/c/ep_check.h) on seeded
+ * random shapes, and the SIMD requantisation helpers against ep_requant.
  *
  * Every int8 output is compared bit for bit (the accumulators are exact int32 sums and requantisation is integer
  * arithmetic, so there is no tolerance to state). Operands: inputs over the full int8 range -128..127, weights in
@@ -14,6 +14,10 @@
  * than the minimum (whole multiples of one panel, and an odd byte count that is not one).
  * QUANTIZE: NaN, +-inf, +-0, denormals, values far past the range, ties x / scale = k + 0.5 (power-of-two scales,
  * where the division is exact), U8 and I8. DEQUANTIZE: every code of I8 and U8.
+ * QADD: every pair of codes once, then random codes (full range, the extremes only, near the zero points) with
+ * input shifts over [31, 62] (multipliers 0, 2^31 - 1, powers of two), output shifts over [1, 62] (some below 32:
+ * the AVX2 scalar fallback), in place on A and on B; the shape function refuses shifts past its limits.
+ * QLUT: every code once, then random codes through random, monotone and identity tables, in place.
  * Requantisation unit check: 2^20 (acc, m, s) triples per helper, including ties and acc = +-(2^31 - 1). */
 #define EP_CHECK_KERNELS
 #include "ep_check.h"
@@ -381,6 +385,110 @@ static void gen_dequantize(int iter) {
     chk_free(xv);
 }
 
+/* ---------------- QADD / QLUT ---------------- */
+/* An input's (mult, shift): a_shift in [31, 62] (mostly 31..40, the compiler's range for real scales with 2^20 of
+ * headroom), multipliers over [0, 2^31) with 0, 2^31 - 1 and powers of two (rounding ties) */
+static void qc_qadd_in(int32_t *m, int32_t *s) {
+    const int r = chk_int(0, 99);
+    *s = r < 70 ? chk_int(31, 40) : r < 85 ? chk_int(31, 62) : chk_int(0, 1) ? 31 : 62;
+    const int k = chk_int(0, 9);
+    *m = k == 0 ? 0 : k == 1 ? 0x7FFFFFFF : k == 2 ? 1 << chk_int(0, 30) : (int32_t)(chk_rnd() & 0x7FFFFFFFu);
+}
+/* Codes: full range, or only the extremes, or near the zero points */
+static void qc_codes(int8_t *d, int64_t n, int zp) {
+    const int kind = chk_int(0, 3);
+    for (int64_t i = 0; i < n; i++) {
+        const int v = kind == 0 ? (chk_int(0, 1) ? -128 : 127) : kind == 1 ? zp + chk_int(-3, 3) : chk_int(-128, 127);
+        d[i] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
+    }
+}
+/* n elements: 0..3, up to 300, up to 5000, sometimes 20000..70000 (several tasks at 3 threads), as rank 1..4 */
+static int qc_elem_dims(int iter, int32_t *dims) {
+    const int n = iter % 13 == 0  ? chk_int(0, 3)
+                  : iter % 7 == 0 ? chk_int(20000, 70000)
+                                  : chk_int(1, iter % 3 ? 300 : 5000);
+    const int rank = chk_int(1, 4);
+    for (int i = 0; i < 4; i++) dims[i] = 1;
+    dims[0] = n;
+    if (rank > 1 && n > 0) {
+        const int a = chk_int(1, 5);
+        if (n % a == 0) dims[0] = n / a, dims[rank - 1] = a;
+    }
+    return rank;
+}
+static void gen_qadd(int iter) {
+    ep_qadd_params p = {0};
+    p.a_zero = chk_int(-128, 127), p.b_zero = chk_int(-128, 127);
+    qc_clamp(&p.y_zero, &p.y_min, &p.y_max);
+    qc_qadd_in(&p.a_mult, &p.a_shift);
+    qc_qadd_in(&p.b_mult, &p.b_shift);
+    const int r = chk_int(0, 99);   /* y: mostly 2^-20 .. 1 (s >= 32), some s < 32 (the AVX2 scalar fallback) */
+    p.y_mult = r < 5 ? 0 : r < 10 ? 1 << 30 : (int32_t)((1u << 30) + (chk_rnd() & ((1u << 30) - 1)));
+    p.y_shift = r < 75 ? chk_int(32, 52) : r < 85 ? chk_int(1, 31) : chk_int(32, 62);
+    int32_t dims[4];
+    int rank = qc_elem_dims(iter, dims);
+    if (iter == 0) rank = 2, dims[0] = dims[1] = 256;   /* every pair of codes */
+    ep_tensor a = chk_mk(NULL, EP_DTYPE_I8, rank, dims), b = chk_mk(NULL, EP_DTYPE_I8, rank, dims);
+    const int64_t n = (int64_t)chk_bytes(&a);
+    a.data = chk_alloc(n ? (size_t)n : 1), b.data = chk_alloc(n ? (size_t)n : 1);
+    qc_codes((int8_t *)a.data, n, p.a_zero);
+    qc_codes((int8_t *)b.data, n, p.b_zero);
+    if (iter == 0)
+        for (int64_t i = 0; i < n; i++)
+            ((int8_t *)a.data)[i] = (int8_t)(i / 256 - 128), ((int8_t *)b.data)[i] = (int8_t)(i % 256 - 128);
+    char what[200];
+    snprintf(what, sizeof what, "qadd n%lld a(zp%d m%d s%d) b(zp%d m%d s%d) y(zp%d m%d s%d clamp[%d,%d])", (long long)n,
+             p.a_zero, p.a_mult, p.a_shift, p.b_zero, p.b_mult, p.b_shift, p.y_zero, p.y_mult, p.y_shift, p.y_min,
+             p.y_max);
+    chk_case c = {.what = what, .opcode = EP_OP_QADD, .params = &p, .in = {&a, &b}, .n_in = 2, .n_out = 1,
+                  .tol = CHK_EXACT};
+    c.out[0] = chk_mk(NULL, EP_DTYPE_I8, rank, dims);
+    chk_kernels(&c);
+    if (iter == 1) {   /* the shape function's limits */
+        ep_qadd_params bad = p;
+        ep_tensor *outs[1] = {&c.out[0]};
+        ep_shape sh;
+        uint64_t scratch;
+        int32_t *fields[] = {&bad.a_shift, &bad.b_shift, &bad.y_shift};
+        const int32_t lim[][2] = {{30, 63}, {30, 63}, {0, 63}};
+        for (int f = 0; f < 3; f++)
+            for (int e = 0; e < 2; e++) {
+                bad = p;
+                *fields[f] = lim[f][e];
+                ep_op op = chk_op(EP_OP_QADD, &bad, c.in, 2, outs, 1);
+                CHECK(ep_op_info_get(EP_OP_QADD)->shape(&op, &sh, &scratch) != EP_OK,
+                      "qadd: shift field %d = %d accepted", f, lim[f][e]);
+            }
+    }
+    chk_free(a.data), chk_free(b.data);
+}
+static void gen_qlut(int iter) {
+    ep_axis_params p = {0, 0};
+    int32_t dims[4];
+    int rank = qc_elem_dims(iter, dims);
+    if (iter == 0) rank = 1, dims[0] = 256;   /* every code */
+    if (rank == 1 && dims[0] == 256) rank = 2, dims[0] = 1, dims[1] = 256;   /* Y never aliases T (a constant) */
+    ep_tensor x = chk_mk(NULL, EP_DTYPE_I8, rank, dims), t = chk_mk(NULL, EP_DTYPE_I8, 1, CHK_DIMS(256));
+    const int64_t n = (int64_t)chk_bytes(&x);
+    x.data = chk_alloc(n ? (size_t)n : 1);
+    qc_codes((int8_t *)x.data, n, chk_int(-128, 127));
+    if (iter == 0)
+        for (int64_t i = 0; i < n; i++) ((int8_t *)x.data)[i] = (int8_t)(i - 128);
+    int8_t *tv = (int8_t *)chk_alloc(256);
+    const int kind = chk_int(0, 2);   /* random, a monotone activation, the identity */
+    for (int i = 0; i < 256; i++)
+        tv[i] = kind == 0 ? (int8_t)chk_int(-128, 127) : (int8_t)(kind == 1 && i < 128 ? -20 : i - 128);
+    t.data = tv;
+    t.storage = EP_STORAGE_CONST;
+    char what[96];
+    snprintf(what, sizeof what, "qlut n%lld table kind %d", (long long)n, kind);
+    chk_case c = {.what = what, .opcode = EP_OP_QLUT, .params = &p, .in = {&x, &t}, .n_in = 2, .n_out = 1,
+                  .tol = CHK_EXACT};
+    c.out[0] = chk_mk(NULL, EP_DTYPE_I8, rank, dims);
+    chk_kernels(&c);
+    chk_free(x.data), chk_free(tv);
+}
+
 /* ---------------- the requantisation helpers against ep_requant ---------------- */
 #define RQ_N (1 << 20)
 /* One triple: acc over int32 (the extremes and ties often), m in [0, 2^31), s in [s_lo, 62] */
@@ -503,5 +611,6 @@ static void gen_requant(int iter) {
 static const chk_gen GENS[] = {{"requant", gen_requant, 1},        {"qgemm", gen_qgemm, 320},
                                {"qgemm_vec", gen_qgemm_vec, 60},   {"qconv", gen_qconv, 320},
                                {"qconv_wide", gen_qconv_wide, 40}, {"qdw", gen_qdw, 320},
-                               {"quantize", gen_quantize, 320},    {"dequantize", gen_dequantize, 320}};
+                               {"quantize", gen_quantize, 320},    {"dequantize", gen_dequantize, 320},
+                               {"qadd", gen_qadd, 320},            {"qlut", gen_qlut, 160}};
 int main(int argc, char **argv) { return chk_main(argc, argv, "check_quant", GENS, CHK_COUNT(GENS)); }

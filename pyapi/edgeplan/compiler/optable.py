@@ -193,10 +193,10 @@ OPS = {
                   (('ref', 'default', 'ep_ref_qgemm_i8'), ('ref', 'packed', 'ep_ref_qgemm_packed_i8'), ('x86', 'packed', 'ep_x86_qgemm_packed_i8'), ('neon', 'packed', 'ep_neon_qgemm_packed_i8'), ('neon_dotprod', 'packed', 'ep_neon_dotprod_qgemm_packed_i8'))),
     'qadd': OpSpec(56, 'EP_OP_QADD', 'ep_qadd_params', 2, 2, 1, 1, True, False, False, False, 'quant', 6,
                   ('default',),
-                  (('ref', 'default', 'ep_ref_qadd_i8'),)),
+                  (('ref', 'default', 'ep_ref_qadd_i8'), ('x86', 'default', 'ep_x86_qadd_i8'), ('neon', 'default', 'ep_neon_qadd_i8'))),
     'qlut': OpSpec(57, 'EP_OP_QLUT', 'ep_axis_params', 2, 2, 1, 1, True, False, False, False, 'quant', 6,
                   ('default',),
-                  (('ref', 'default', 'ep_ref_qlut_i8'),)),
+                  (('ref', 'default', 'ep_ref_qlut_i8'), ('x86', 'default', 'ep_x86_qlut_i8'), ('neon', 'default', 'ep_neon_qlut_i8'))),
 }
 
 FAMILIES = {

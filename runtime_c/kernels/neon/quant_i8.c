@@ -1,5 +1,6 @@
 /* NEON (armv8-a) int8 kernels (docs/kernels.md "Integer kernels"): QGEMM PACKED and QCONV2D PACKED (the drivers
- * of kernels/quant_tmpl.h on an 8 x 8 block), QCONV2D DEPTHWISE, QUANTIZE, DEQUANTIZE. Bit-exact with the reference:
+ * of kernels/quant_tmpl.h on an 8 x 8 block), QCONV2D DEPTHWISE, QUANTIZE, DEQUANTIZE, QADD, QLUT (at the end of
+ * the file). Bit-exact with the reference:
  *   - products: SMULL / SMULL2 of int8 (exact int16: |a b| <= 2^14) pairwise added into int32 by SADALP, or, for
  *     the depthwise taps, SMLAL of int16-widened data; no VQRDMULH anywhere;
  *   - requantisation: qn_requant (quant_neon.h), every shift in vectors;
@@ -231,3 +232,88 @@ int ep_neon_quantize_f32(const ep_op *op) {
     return qn_elementwise(op, ((const ep_quant_params *)op->params)->dtype == EP_DTYPE_U8, qn_quantize_task);
 }
 int ep_neon_dequantize_i8(const ep_op *op) { return qn_elementwise(op, op->in[0]->dtype == EP_DTYPE_U8, qn_dequantize_task); }
+
+/* ---------------- QADD / QLUT ----------------
+ * QADD (ep_qadd1, quant_common.h): per input, d = A - a_zero (|d| <= 255), the exact product d * a_mult by SMULL
+ * (|d m| < 2^39), then, since a_shift >= 31 > 20,
+ *   ((d 2^20) m + 2^(a_shift-1)) >> a_shift = (d m + 2^(sa-1)) >> sa,  sa = a_shift - 20 in [11, 42]
+ * (the 2^20 divides both terms), which SRSHL by -sa computes exactly; the result (|a| < 2^28, the multiplier being
+ * below 1) narrows with XTN. a + b (|a + b| < 2^29) is requantised by qn_requant, every y_shift in [1, 62].
+ * QLUT: Y = T[X + 128] by TBL over the table's first 64-byte quarter and TBX over the other three, with the
+ * index u = X + 128 less 64 q (wrapping: out of [0, 64) outside quarter q, where TBL gives 0 and TBX keeps). */
+#define QN_ECHUNK 4096   /* elements per task range unit of QADD / QLUT */
+
+typedef struct qn_qadd_job {
+    const ep_qadd_params *p;
+    const int8_t *a, *b, *t;
+    int8_t *y;
+    int64_t n, parts;
+} qn_qadd_job;
+
+/* 4 rescaled values of one input from 4 differences d */
+static inline int32x4_t qn_qadd_in(int32x4_t d, int32x2_t m, int64x2_t ns) {
+    return vcombine_s32(vmovn_s64(vrshlq_s64(vmull_s32(vget_low_s32(d), m), ns)),
+                        vmovn_s64(vrshlq_s64(vmull_high_s32(d, vcombine_s32(m, m)), ns)));
+}
+
+static void qn_qadd_task(void *ctx, uint32_t t) {
+    const qn_qadd_job *j = (const qn_qadd_job *)ctx;
+    const ep_qadd_params *p = j->p;
+    const ep_range r = ep_task_range((j->n + QN_ECHUNK - 1) / QN_ECHUNK, j->parts, t);
+    const int64_t lo_i = r.lo * QN_ECHUNK, hi_i = r.hi * QN_ECHUNK < j->n ? r.hi * QN_ECHUNK : j->n;
+    const int8x8_t za = vdup_n_s8((int8_t)p->a_zero), zb = vdup_n_s8((int8_t)p->b_zero);
+    const int32x2_t ma = vdup_n_s32(p->a_mult), mb = vdup_n_s32(p->b_mult);
+    const int64x2_t na = vdupq_n_s64(20 - p->a_shift), nb = vdupq_n_s64(20 - p->b_shift);
+    const int32x4_t ym = vdupq_n_s32(p->y_mult), ys = vdupq_n_s32(p->y_shift);
+    const int32x4_t lo = vdupq_n_s32(p->y_min - p->y_zero), hi = vdupq_n_s32(p->y_max - p->y_zero);
+    const int32x4_t yz = vdupq_n_s32(p->y_zero);
+    int64_t i = lo_i;
+    for (; i + 8 <= hi_i; i += 8) {
+        const int16x8_t da = vsubl_s8(vld1_s8(j->a + i), za), db = vsubl_s8(vld1_s8(j->b + i), zb);   /* exact */
+        const int32x4_t s0 = vaddq_s32(qn_qadd_in(vmovl_s16(vget_low_s16(da)), ma, na),
+                                       qn_qadd_in(vmovl_s16(vget_low_s16(db)), mb, nb));
+        const int32x4_t s1 = vaddq_s32(qn_qadd_in(vmovl_high_s16(da), ma, na), qn_qadd_in(vmovl_high_s16(db), mb, nb));
+        qn_store_i8(qn_requant(s0, ym, ys, lo, hi, yz), qn_requant(s1, ym, ys, lo, hi, yz), j->y + i, 8);
+    }
+    for (; i < hi_i; i++) j->y[i] = ep_qadd1(p, j->a[i], j->b[i]);
+}
+
+static void qn_qlut_task(void *ctx, uint32_t t) {
+    const qn_qadd_job *j = (const qn_qadd_job *)ctx;
+    const ep_range r = ep_task_range((j->n + QN_ECHUNK - 1) / QN_ECHUNK, j->parts, t);
+    const int64_t lo_i = r.lo * QN_ECHUNK, hi_i = r.hi * QN_ECHUNK < j->n ? r.hi * QN_ECHUNK : j->n;
+    const uint8_t *tb = (const uint8_t *)j->t;
+    const uint8x16x4_t t0 = vld1q_u8_x4(tb), t1 = vld1q_u8_x4(tb + 64), t2 = vld1q_u8_x4(tb + 128),
+                       t3 = vld1q_u8_x4(tb + 192);
+    const uint8x16_t bias = vdupq_n_u8(0x80), q = vdupq_n_u8(64);
+    int64_t i = lo_i;
+    for (; i + 16 <= hi_i; i += 16) {
+        uint8x16_t u = veorq_u8(vld1q_u8((const uint8_t *)j->a + i), bias);
+        uint8x16_t v = vqtbl4q_u8(t0, u);
+        u = vsubq_u8(u, q);
+        v = vqtbx4q_u8(v, t1, u);
+        u = vsubq_u8(u, q);
+        v = vqtbx4q_u8(v, t2, u);
+        u = vsubq_u8(u, q);
+        v = vqtbx4q_u8(v, t3, u);
+        vst1q_u8((uint8_t *)j->y + i, v);
+    }
+    for (; i < hi_i; i++) j->y[i] = j->t[j->a[i] + 128];
+}
+
+static int qn_qelem(const ep_op *op, const ep_qadd_params *p, const int8_t *b, const int8_t *t, ep_task_fn fn,
+                    uint64_t cost) {
+    const int64_t n = ep_numel(op->out[0]);
+    if (n == 0) return EP_OK;
+    const int64_t T = ep_pool_threads_for(op->pool, (uint64_t)n * cost), chunks = (n + QN_ECHUNK - 1) / QN_ECHUNK;
+    qn_qadd_job j = {p, (const int8_t *)op->in[0]->data, b, t, (int8_t *)op->out[0]->data, n, T < chunks ? T : chunks};
+    ep_parallel_for(op->pool, (uint32_t)j.parts, fn, &j);
+    return EP_OK;
+}
+
+int ep_neon_qadd_i8(const ep_op *op) {
+    return qn_qelem(op, (const ep_qadd_params *)op->params, (const int8_t *)op->in[1]->data, NULL, qn_qadd_task, 8);
+}
+int ep_neon_qlut_i8(const ep_op *op) {
+    return qn_qelem(op, NULL, NULL, (const int8_t *)op->in[1]->data, qn_qlut_task, 2);
+}

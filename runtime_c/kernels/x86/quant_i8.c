@@ -1,5 +1,6 @@
 /* AVX2 int8 kernels (docs/kernels.md "Integer kernels"): QGEMM PACKED and QCONV2D PACKED (the drivers of
- * kernels/quant_tmpl.h on an 8 x 8 block), QCONV2D DEPTHWISE, QUANTIZE, DEQUANTIZE. Bit-exact with the reference:
+ * kernels/quant_tmpl.h on an 8 x 8 block), QCONV2D DEPTHWISE, QUANTIZE, DEQUANTIZE, QADD, QLUT (at the end of the
+ * file). Bit-exact with the reference:
  *   - products: int8 sign-extended to int16 (VPMOVSXBW) and VPMADDWD, exact (|a b| <= 2^14, pair sums <= 2^15);
  *     VPMADDUBSW would saturate at 16 bits on full-range data and is never used;
  *   - requantisation: qx_requant (quant_x86.h) for channels with s >= 32, ep_requant for the others;
@@ -406,3 +407,99 @@ int ep_x86_quantize_f32(const ep_op *op) {
     return qx_elementwise(op, ((const ep_quant_params *)op->params)->dtype == EP_DTYPE_U8, qx_quantize_task);
 }
 int ep_x86_dequantize_i8(const ep_op *op) { return qx_elementwise(op, op->in[0]->dtype == EP_DTYPE_U8, qx_dequantize_task); }
+
+/* ---------------- QADD / QLUT ----------------
+ * QADD (ep_qadd1, quant_common.h): per input, d = A - a_zero (|d| <= 255), the exact product d * a_mult by
+ * VPMULDQ (|d m| < 2^39), then, since a_shift >= 31 > 20,
+ *   ((d 2^20) m + 2^(a_shift-1)) >> a_shift = (d m + 2^(sa-1)) >> sa,  sa = a_shift - 20 in [11, 42],
+ * (floor((x 2^20 + 2^(as-1)) / 2^as) = floor((x + 2^(as-21)) / 2^(as-20)): the 2^20 divides both terms). AVX2 has
+ * no 64-bit arithmetic shift, so 2^42 is added first (d m + 2^(sa-1) + 2^42 lies in (0, 2^43)): the logical
+ * shift by sa then gives floor(...) + 2^(62 - a_shift) exactly (sa <= 42), and the result (|a| < 2^28, the
+ * multiplier being below 1) is the low dword minus 2^(62 - a_shift), mod 2^32. a + b (|a + b| < 2^29) is then
+ * requantised by qx_requant when y_shift >= 32; an op with y_shift < 32 runs ep_qadd1 on every element. In place
+ * (Y exactly A or B) is safe: each vector of Y is stored after its inputs are loaded.
+ * QLUT: Y = T[X + 128] as 16 VPSHUFB over the table's 16-byte slices: for slice i the index u - 16 i (u = X + 128,
+ * wrapping) plus 0x70 with unsigned saturation keeps bit 7 clear exactly when u is in [16 i, 16 i + 16), so the
+ * slice's shuffle gives T[u] there and zero elsewhere, and the 16 results are ORed. */
+#define QX_ECHUNK 4096   /* elements per task range unit of QADD / QLUT */
+
+typedef struct qx_qadd_job {
+    const ep_qadd_params *p;
+    const int8_t *a, *b, *t;
+    int8_t *y;
+    int64_t n, parts;
+} qx_qadd_job;
+
+/* a's rescaled value (above) for 8 codes x: mv the multiplier in the low dword of each qword, c = 2^(sa-1) + 2^42,
+ * off = 2^(62 - a_shift) as a dword */
+static inline __m256i qx_qadd_in(__m256i x, __m256i zp, __m256i mv, __m256i c, __m128i sa, __m256i off) {
+    const __m256i d = _mm256_sub_epi32(x, zp);
+    const __m256i pe = _mm256_srl_epi64(_mm256_add_epi64(_mm256_mul_epi32(d, mv), c), sa);
+    const __m256i po = _mm256_srl_epi64(_mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(d, 32), mv), c), sa);
+    return _mm256_sub_epi32(_mm256_blend_epi32(pe, _mm256_slli_epi64(po, 32), 0xAA), off);
+}
+
+static void qx_qadd_task(void *ctx, uint32_t t) {
+    const qx_qadd_job *j = (const qx_qadd_job *)ctx;
+    const ep_qadd_params *p = j->p;
+    const ep_range r = ep_task_range((j->n + QX_ECHUNK - 1) / QX_ECHUNK, j->parts, t);
+    const int64_t lo_i = r.lo * QX_ECHUNK, hi_i = r.hi * QX_ECHUNK < j->n ? r.hi * QX_ECHUNK : j->n;
+    int64_t i = lo_i;
+    if (p->y_shift >= 32) {
+        const __m256i za = _mm256_set1_epi32(p->a_zero), zb = _mm256_set1_epi32(p->b_zero);
+        const __m256i ma = _mm256_set1_epi64x(p->a_mult), mb = _mm256_set1_epi64x(p->b_mult);
+        const __m256i ca = _mm256_set1_epi64x(((int64_t)1 << (p->a_shift - 21)) + ((int64_t)1 << 42));
+        const __m256i cb = _mm256_set1_epi64x(((int64_t)1 << (p->b_shift - 21)) + ((int64_t)1 << 42));
+        const __m128i sa = _mm_cvtsi32_si128(p->a_shift - 20), sb = _mm_cvtsi32_si128(p->b_shift - 20);
+        const __m256i oa = _mm256_set1_epi32((int32_t)(1u << (62 - p->a_shift))),
+                      ob = _mm256_set1_epi32((int32_t)(1u << (62 - p->b_shift)));
+        const __m256i ym = _mm256_set1_epi32(p->y_mult), ys = _mm256_set1_epi32(p->y_shift);
+        const __m256i lo = _mm256_set1_epi32(p->y_min - p->y_zero), hi = _mm256_set1_epi32(p->y_max - p->y_zero);
+        const __m256i yz = _mm256_set1_epi32(p->y_zero);
+        for (; i + 8 <= hi_i; i += 8) {
+            const __m256i xa = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(j->a + i)));
+            const __m256i xb = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(j->b + i)));
+            const __m256i s = _mm256_add_epi32(qx_qadd_in(xa, za, ma, ca, sa, oa), qx_qadd_in(xb, zb, mb, cb, sb, ob));
+            qx_store_i8(qx_requant(s, ym, ys, lo, hi, yz), j->y + i, 8);
+        }
+    }
+    for (; i < hi_i; i++) j->y[i] = ep_qadd1(p, j->a[i], j->b[i]);
+}
+
+static void qx_qlut_task(void *ctx, uint32_t t) {
+    const qx_qadd_job *j = (const qx_qadd_job *)ctx;
+    const ep_range r = ep_task_range((j->n + QX_ECHUNK - 1) / QX_ECHUNK, j->parts, t);
+    const int64_t lo_i = r.lo * QX_ECHUNK, hi_i = r.hi * QX_ECHUNK < j->n ? r.hi * QX_ECHUNK : j->n;
+    __m256i tab[16];
+    for (int k = 0; k < 16; k++)
+        tab[k] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(j->t + 16 * k)));
+    const __m256i bias = _mm256_set1_epi8((char)0x80), sat = _mm256_set1_epi8(0x70), step = _mm256_set1_epi8(16);
+    int64_t i = lo_i;
+    for (; i + 32 <= hi_i; i += 32) {
+        __m256i u = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(j->a + i)), bias), v = _mm256_setzero_si256();
+        for (int k = 0; k < 16; k++) {
+            v = _mm256_or_si256(v, _mm256_shuffle_epi8(tab[k], _mm256_adds_epu8(u, sat)));
+            u = _mm256_sub_epi8(u, step);
+        }
+        _mm256_storeu_si256((__m256i *)(j->y + i), v);
+    }
+    for (; i < hi_i; i++) j->y[i] = j->t[j->a[i] + 128];
+}
+
+static int qx_qelem(const ep_op *op, const ep_qadd_params *p, const int8_t *b, const int8_t *t, ep_task_fn fn,
+                    uint64_t cost) {
+    const int64_t n = ep_numel(op->out[0]);
+    if (n == 0) return EP_OK;
+    const int64_t T = ep_pool_threads_for(op->pool, (uint64_t)n * cost), chunks = (n + QX_ECHUNK - 1) / QX_ECHUNK;
+    qx_qadd_job j = {p, (const int8_t *)op->in[0]->data, b, t,
+                     (int8_t *)op->out[0]->data, n, T < chunks ? T : chunks};
+    ep_parallel_for(op->pool, (uint32_t)j.parts, fn, &j);
+    return EP_OK;
+}
+
+int ep_x86_qadd_i8(const ep_op *op) {
+    return qx_qelem(op, (const ep_qadd_params *)op->params, (const int8_t *)op->in[1]->data, NULL, qx_qadd_task, 8);
+}
+int ep_x86_qlut_i8(const ep_op *op) {
+    return qx_qelem(op, NULL, NULL, (const int8_t *)op->in[1]->data, qx_qlut_task, 2);
+}
