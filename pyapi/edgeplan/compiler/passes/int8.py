@@ -100,8 +100,9 @@ class _Int8:
         return users[0]
 
     def dq_input(self, name: str, const: bool):
-        """(codes, scale, zero point) when `name` is DequantizeLinear of int8 codes, per tensor; with const,
-        of constant codes (the zero point may then be per axis: returned as an array)."""
+        """When `name` is written by a DequantizeLinear: with const, that node (its operands are checked by the
+        caller: weights, biases); else (codes, scale, zero point) when it dequantises run-time int8 codes per
+        tensor. None otherwise."""
         d = self.prod.get(name)
         if d is None or d.domain != "" or d.op_type != "DequantizeLinear" or d in self.dead:
             return None
@@ -112,7 +113,7 @@ class _Int8:
             return None
         return d.inputs[0], q[0], q[1]
 
-    def const_weights(self, name: str, axis_default: int, channels: int, ch_axis: int):
+    def const_weights(self, name: str, channels: int, ch_axis: int):
         """(int8 weights, per-channel float64 scales [channels]) of DQ(constant int8, scale, zero zp)."""
         d = self.dq_input(name, True)
         if d is None:
@@ -233,7 +234,7 @@ class _Int8:
         if wd is None or self.m.const(wd.inputs[0]) is None:
             return False
         M = self.m.const(wd.inputs[0]).shape[0]
-        ws = self.const_weights(n.inputs[1], 1, M, 0)
+        ws = self.const_weights(n.inputs[1], M, 0)
         if ws is None or ws[0].ndim != 4:
             return False
         w, sw = ws
@@ -262,7 +263,7 @@ class _Int8:
         trans = n.op_type == "Gemm" and int(n.attrs.get("transB", 0))
         raw = self.m.const(wd.inputs[0])
         N = raw.shape[0] if trans else raw.shape[1]
-        ws = self.const_weights(n.inputs[1], 1, N, 0 if trans else 1)
+        ws = self.const_weights(n.inputs[1], N, 0 if trans else 1)
         if ws is None:
             return False
         w, sw = ws
