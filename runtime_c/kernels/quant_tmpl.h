@@ -17,7 +17,11 @@
  *       (weight panel, stream panel) or, with QT_CONV_STREAM_ROWS, (stream panel, weight panel);
  *   qt_requant_cols(acc8, bias8, m8, s8, vec, lo, hi, zp, dst, n)   one row of 8 accumulators plus their columns'
  *       biases, requantised with the columns' (m, s) (vec: every s of the 8 is >= 32), the first n stored as int8;
- *   qt_requant_row(acc8, bias, m, s, lo, hi, zp, dst, n)   the same with one (bias, m, s) for the 8.
+ *   qt_requant_row(acc8, bias, m, s, lo, hi, zp, dst, n)   the same with one (bias, m, s) for the 8;
+ * and may define (with QT_CONV_STREAM_ROWS) QT_CONV_TILE 1 and
+ *   qt_conv_tile(sp, wp, K4, bias8, m8, s8, lo, hi, zp, yc, P)   a whole convolution tile fused: the block of stream
+ *       panel sp and weight panel wp, requantised (every s >= 32) and stored as qt_requant_tile stores a full one
+ *       (QT_SR positions, 8 channels).
  * Each must equal ep_requant bit for bit. It then exports EP_ISA_FN(qgemm_packed_i8) and EP_ISA_FN(qconv2d_packed_i8).
  *
  * Scratch: op->scratch_size holds S = scratch_size / panel whole stream panels (the shape function's minimum is
@@ -36,6 +40,10 @@
 #endif
 #ifndef QT_CONV_STREAM_ROWS
 #define QT_CONV_STREAM_ROWS 0
+#endif
+#ifndef QT_CONV_TILE
+#define QT_CONV_TILE 0
+#define qt_conv_tile(sp, wp, K4, bias8, m8, s8, lo, hi, zp, yc, P) ((void)0)
 #endif
 _Static_assert(QT_SR * sizeof(QT_ELEM) == EP_QPACK_R, "a stream panel has the bytes of a weight panel");
 
@@ -211,6 +219,11 @@ static void qt_conv_mul(const qt_conv_job *j, int64_t c_lo, int64_t c_hi, int64_
         const int vec = QT_CONV_STREAM_ROWS ? qt_cols(j->bias, j->mq, j->sq, m0, mr, bias8, m8, s8) : 0;
         for (int64_t cp = c_lo; cp < c_hi; cp++) {
             const int64_t q0 = (j->pp0 + cp) * QT_SR, nq = qt_min(QT_SR, j->P - q0);
+            if (QT_CONV_TILE && vec && nq == QT_SR && mr == EP_QPACK_R) {
+                qt_conv_tile(QT_SPANEL(j->buf, j->K4, cp), j->wg + wp * panel, j->K4, bias8, m8, s8, j->lo, j->hi,
+                             j->zp, j->yg + m0 * j->P + q0, j->P);
+                continue;
+            }
             QT_CONV_BLOCK(j->wg + wp * panel, QT_SPANEL(j->buf, j->K4, cp), j->K4, acc);
             if (QT_CONV_STREAM_ROWS) {
                 qt_requant_tile(acc, bias8, m8, s8, vec, j->lo, j->hi, j->zp, j->yg + m0 * j->P + q0, j->P, nq, mr);

@@ -31,8 +31,9 @@
         h##i = _mm256_add_epi32(_mm256_madd_epi16(b, w1), h##i);                                       \
     } while (0)
 
-/* acc[r * 8 + j] = sum_k sp[r, k] wp[j, k]: sp a stream panel [K4][4][4] of int16, wp a weight panel [K4][8][4] */
-static void qt_block(const int16_t *sp, const int8_t *wp, int64_t K4, int32_t *acc) {
+/* r[i][j] = sum_k sp[i, k] wp[j, k] (the 4 rows of the block, columns in order): sp a stream panel [K4][4][4] of
+ * int16, wp a weight panel [K4][8][4] */
+static inline void qx_block(const int16_t *sp, const int8_t *wp, int64_t K4, __m256i r[4]) {
     __m256i l0 = _mm256_setzero_si256(), l1 = l0, l2 = l0, l3 = l0, h0 = l0, h1 = l0, h2 = l0, h3 = l0;
     for (int64_t k4 = 0; k4 < K4; k4++) {
         const __m256i w0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(wp + k4 * 32)));
@@ -47,10 +48,48 @@ static void qt_block(const int16_t *sp, const int8_t *wp, int64_t K4, int32_t *a
         __asm__("" : "+x"(l0), "+x"(l1), "+x"(l2), "+x"(l3), "+x"(h0), "+x"(h1), "+x"(h2), "+x"(h3));
     }
     /* hadd: [c0 c1 c4 c5 | c2 c3 c6 c7]; 0xD8 puts the qwords in column order */
-    _mm256_storeu_si256((__m256i *)(acc + 0), _mm256_permute4x64_epi64(_mm256_hadd_epi32(l0, h0), 0xD8));
-    _mm256_storeu_si256((__m256i *)(acc + 8), _mm256_permute4x64_epi64(_mm256_hadd_epi32(l1, h1), 0xD8));
-    _mm256_storeu_si256((__m256i *)(acc + 16), _mm256_permute4x64_epi64(_mm256_hadd_epi32(l2, h2), 0xD8));
-    _mm256_storeu_si256((__m256i *)(acc + 24), _mm256_permute4x64_epi64(_mm256_hadd_epi32(l3, h3), 0xD8));
+    r[0] = _mm256_permute4x64_epi64(_mm256_hadd_epi32(l0, h0), 0xD8);
+    r[1] = _mm256_permute4x64_epi64(_mm256_hadd_epi32(l1, h1), 0xD8);
+    r[2] = _mm256_permute4x64_epi64(_mm256_hadd_epi32(l2, h2), 0xD8);
+    r[3] = _mm256_permute4x64_epi64(_mm256_hadd_epi32(l3, h3), 0xD8);
+}
+
+/* acc[r * 8 + j] = sum_k sp[r, k] wp[j, k] */
+static void qt_block(const int16_t *sp, const int8_t *wp, int64_t K4, int32_t *acc) {
+    __m256i r[4];
+    qx_block(sp, wp, K4, r);
+    for (int i = 0; i < 4; i++) _mm256_storeu_si256((__m256i *)(acc + 8 * i), r[i]);
+}
+
+static inline void qx_store32(int8_t *dst, int32_t v) { memcpy(dst, &v, 4); }
+
+/* The convolution's whole tile (4 positions q0 .. q0 + 3 of 8 channels, every s >= 32), fused: the block's rows
+ * requantised in registers with the columns' (bias, m, s), packed to bytes (two VPACKSSDW, one VPACKSSWB: per
+ * 128-bit lane the 4 rows of 4 channels), a 4 x 4 byte transpose (VPSHUFB) so that each channel's 4 positions are
+ * one dword, stored at yc[c * P]: no accumulator round trip through memory, no byte-wise transposed store. */
+#define QT_CONV_TILE 1
+static void qt_conv_tile(const int16_t *sp, const int8_t *wp, int64_t K4, const int32_t *bias8, const int32_t *m8,
+                         const int32_t *s8, int32_t lo, int32_t hi, int32_t zp, int8_t *yc, int64_t P) {
+    __m256i r[4];
+    qx_block(sp, wp, K4, r);
+    const __m256i b = _mm256_loadu_si256((const __m256i *)bias8), m = _mm256_loadu_si256((const __m256i *)m8);
+    const __m256i s = _mm256_loadu_si256((const __m256i *)s8);
+    const __m256i vlo = _mm256_set1_epi32(lo), vhi = _mm256_set1_epi32(hi), vzp = _mm256_set1_epi32(zp);
+    __m256i v[4];
+    for (int i = 0; i < 4; i++) v[i] = qx_requant(_mm256_add_epi32(r[i], b), m, s, vlo, vhi, vzp);
+    const __m256i by = _mm256_packs_epi16(_mm256_packs_epi32(v[0], v[1]), _mm256_packs_epi32(v[2], v[3]));
+    const __m256i tr = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15,
+                                        0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    const __m256i t = _mm256_shuffle_epi8(by, tr);   /* lane 0: channels 0..3, lane 1: 4..7, 4 positions each */
+    const __m128i t0 = _mm256_castsi256_si128(t), t1 = _mm256_extracti128_si256(t, 1);
+    qx_store32(yc, _mm_cvtsi128_si32(t0));
+    qx_store32(yc + P, _mm_extract_epi32(t0, 1));
+    qx_store32(yc + 2 * P, _mm_extract_epi32(t0, 2));
+    qx_store32(yc + 3 * P, _mm_extract_epi32(t0, 3));
+    qx_store32(yc + 4 * P, _mm_cvtsi128_si32(t1));
+    qx_store32(yc + 5 * P, _mm_extract_epi32(t1, 1));
+    qx_store32(yc + 6 * P, _mm_extract_epi32(t1, 2));
+    qx_store32(yc + 7 * P, _mm_extract_epi32(t1, 3));
 }
 
 static void qt_requant_cols(const int32_t *acc8, const int32_t *bias8, const int32_t *m8, const int32_t *s8, int vec,
