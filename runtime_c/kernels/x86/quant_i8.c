@@ -252,6 +252,35 @@ static int32_t qdw_one(const ep_qconv_geo *g, const int8_t *xp, const int8_t *w,
  * second 0 past KW): 16 exact MACs per instruction. Every output of a row is computed in vectors of 8 (the tail
  * stored partially); the plane copy is on the stack (QDW_CAP dwords), a band as tall as it holds. */
 #define QDW_CAP 4096
+typedef struct qdw_rq {   /* one channel's requantisation */
+    __m256i vm, vs, vlo, vhi, vzp;
+    int32_t m, s, lo, hi, zp;
+} qdw_rq;
+
+/* One output row of the fast path from plane rows rb (stride PWs); inlined with KH, NP and sw constant for the
+ * 3 x 3 kernels so that the tap loops unroll */
+static inline __attribute__((always_inline)) void qdw_row(const int32_t *rb, int64_t PWs, __m256i (*wv)[4], int64_t KH,
+                                                           int64_t NP, int64_t sw, __m256i vb, int64_t OW, int8_t *yr,
+                                                           const qdw_rq *rq) {
+    for (int64_t ow = 0; ow < OW; ow += 8) {
+        __m256i acc = vb;
+        for (int64_t kh = 0; kh < KH; kh++) {
+            const int32_t *xr = rb + kh * PWs + ow;
+            for (int64_t p = 0; p < NP; p++)
+                acc = _mm256_add_epi32(
+                    acc, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(xr + (sw == 1 ? 2 * p : p))), wv[kh][p]));
+        }
+        const int n = (int)qt_min(8, OW - ow);
+        if (rq->s >= 32) {
+            qx_store_i8(qx_requant(acc, rq->vm, rq->vs, rq->vlo, rq->vhi, rq->vzp), yr + ow, n);
+        } else {
+            int32_t tv[8];
+            _mm256_storeu_si256((__m256i *)tv, acc);
+            for (int i = 0; i < n; i++) yr[ow + i] = (int8_t)ep_requant(tv[i], rq->m, rq->s, rq->lo, rq->hi, rq->zp);
+        }
+    }
+}
+
 static int qdw_fast(const qdw_job *j, int64_t pl) {
     const ep_qconv_geo *g = j->g;
     const int64_t KH = g->KH, KW = g->KW, sw = g->sw, sh = g->sh, c = pl % j->C;
@@ -273,53 +302,45 @@ static int qdw_fast(const qdw_job *j, int64_t pl) {
             const int32_t w0 = w[kh * KW + 2 * p], w1 = 2 * p + 1 < KW ? w[kh * KW + 2 * p + 1] : 0;
             wv[kh][p] = _mm256_set1_epi32((int32_t)(((uint32_t)(uint16_t)w1 << 16) | (uint16_t)w0));
         }
-    const __m256i vlo = _mm256_set1_epi32(j->lo), vhi = _mm256_set1_epi32(j->hi), vzp = _mm256_set1_epi32(j->zp);
-    const __m256i vm = _mm256_set1_epi32(m), vs = _mm256_set1_epi32(s), vb = _mm256_set1_epi32(bias);
+    const qdw_rq rq = {_mm256_set1_epi32(m), _mm256_set1_epi32(s), _mm256_set1_epi32(j->lo), _mm256_set1_epi32(j->hi),
+                       _mm256_set1_epi32(j->zp), m, s, j->lo, j->hi, j->zp};
+    const __m256i vb = _mm256_set1_epi32(bias);
     const int64_t nx = qt_min(g->W, PWx - g->pl);   /* input bytes of a row in the padded copy */
     memset(xb, g->pad, (size_t)PWx + 16);            /* the pads stay; each row overwrites [pl, pl + nx) */
     for (int64_t oh0 = 0; oh0 < g->OH; oh0 += band) {
         const int64_t oh1 = qt_min(g->OH, oh0 + band), ih0 = oh0 * sh - g->pt, rows = (oh1 - 1 - oh0) * sh + KH;
         for (int64_t r = 0; r < rows; r++) {   /* padded input row ih0 + r into plane row r */
             const int64_t ih = ih0 + r;
+            const int inside = ih >= 0 && ih < g->H;
+            const int8_t *xr = inside ? xp + ih * g->W : NULL;
             if (nx > 0) {
-                if (ih >= 0 && ih < g->H) memcpy(xb + g->pl, xp + ih * g->W, (size_t)nx);
+                if (inside) memcpy(xb + g->pl, xr, (size_t)nx);
                 else memset(xb + g->pl, g->pad, (size_t)nx);
             }
             int32_t *d = plane + r * PWs;
+            /* chunks whose bytes all lie in X come straight from the input row, the others from the copy */
             if (sw == 1) {
                 for (int64_t i = 0; i < PWs; i += 8) {
-                    const __m128i a = _mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)(xb + i)));
-                    const __m128i b = _mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)(xb + i + 1)));
+                    const int8_t *src = inside && i >= g->pl && i - g->pl + 9 <= g->W ? xr + (i - g->pl) : xb + i;
+                    const __m128i a = _mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)src));
+                    const __m128i b = _mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)(src + 1)));
                     _mm_storeu_si128((__m128i *)(d + i), _mm_unpacklo_epi16(a, b));
                     _mm_storeu_si128((__m128i *)(d + i + 4), _mm_unpackhi_epi16(a, b));
                 }
             } else {
-                for (int64_t i = 0; i < PWs; i += 8)
-                    _mm256_storeu_si256((__m256i *)(d + i),
-                                        _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(xb + 2 * i))));
+                for (int64_t i = 0; i < PWs; i += 8) {
+                    const int8_t *src = inside && 2 * i >= g->pl && 2 * i - g->pl + 16 <= g->W ? xr + (2 * i - g->pl)
+                                                                                            : xb + 2 * i;
+                    _mm256_storeu_si256((__m256i *)(d + i), _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)src)));
+                }
             }
         }
         for (int64_t oh = oh0; oh < oh1; oh++) {
             const int32_t *rb = plane + (oh - oh0) * sh * PWs;
             int8_t *yr = yp + oh * g->OW;
-            for (int64_t ow = 0; ow < g->OW; ow += 8) {
-                __m256i acc = vb;
-                for (int64_t kh = 0; kh < KH; kh++) {
-                    const int32_t *xr = rb + kh * PWs + ow;
-                    for (int64_t p = 0; p < NP; p++)
-                        acc = _mm256_add_epi32(
-                            acc, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(xr + (sw == 1 ? 2 * p : p))),
-                                                   wv[kh][p]));
-                }
-                const int n = (int)qt_min(8, g->OW - ow);
-                if (s >= 32) {
-                    qx_store_i8(qx_requant(acc, vm, vs, vlo, vhi, vzp), yr + ow, n);
-                } else {
-                    int32_t tv[8];
-                    _mm256_storeu_si256((__m256i *)tv, acc);
-                    for (int i = 0; i < n; i++) yr[ow + i] = (int8_t)ep_requant(tv[i], m, s, j->lo, j->hi, j->zp);
-                }
-            }
+            if (KH == 3 && NP == 2 && sw == 1) qdw_row(rb, PWs, wv, 3, 2, 1, vb, g->OW, yr, &rq);
+            else if (KH == 3 && NP == 2) qdw_row(rb, PWs, wv, 3, 2, 2, vb, g->OW, yr, &rq);
+            else qdw_row(rb, PWs, wv, KH, NP, sw, vb, g->OW, yr, &rq);
         }
     }
     return 1;
