@@ -21,7 +21,9 @@
  * and may define (with QT_CONV_STREAM_ROWS) QT_CONV_TILE 1 and
  *   qt_conv_tile(sp, wp, K4, bias8, m8, s8, lo, hi, zp, yc, P)   a whole convolution tile fused: the block of stream
  *       panel sp and weight panel wp, requantised (every s >= 32) and stored as qt_requant_tile stores a full one
- *       (QT_SR positions, 8 channels).
+ *       (QT_SR positions, 8 channels); likewise QT_GEMM_TILE 1 and
+ *   qt_gemm_tile(sp, wp, K4, bias8, m8, s8, lo, hi, zp, y, N)   QGEMM's full tile (QT_SR rows, 8 columns, every
+ *       s >= 32), rows stored at y + r * N.
  * Each must equal ep_requant bit for bit. It then exports EP_ISA_FN(qgemm_packed_i8) and EP_ISA_FN(qconv2d_packed_i8).
  *
  * Scratch: op->scratch_size holds S = scratch_size / panel whole stream panels (the shape function's minimum is
@@ -44,6 +46,10 @@
 #ifndef QT_CONV_TILE
 #define QT_CONV_TILE 0
 #define qt_conv_tile(sp, wp, K4, bias8, m8, s8, lo, hi, zp, yc, P) ((void)0)
+#endif
+#ifndef QT_GEMM_TILE
+#define QT_GEMM_TILE 0
+#define qt_gemm_tile(sp, wp, K4, bias8, m8, s8, lo, hi, zp, y, N) ((void)0)
 #endif
 _Static_assert(QT_SR * sizeof(QT_ELEM) == EP_QPACK_R, "a stream panel has the bytes of a weight panel");
 
@@ -132,6 +138,11 @@ static void qt_gemm_mul(const qt_gemm_job *j, int64_t a_lo, int64_t a_hi, int64_
         const int vec = qt_cols(j->bias, j->mq, j->sq, n0, nc, bias8, m8, s8);
         for (int64_t ap = a_lo; ap < a_hi; ap++) {
             const int64_t m0 = (j->ap0 + ap) * QT_SR, mr = qt_min(QT_SR, j->M - m0);
+            if (QT_GEMM_TILE && vec && mr == QT_SR && nc == EP_QPACK_R) {
+                qt_gemm_tile(QT_SPANEL(j->buf, j->K4, ap), j->b + bp * panel, j->K4, bias8, m8, s8, j->lo, j->hi,
+                             j->zp, j->y + m0 * j->N + n0, j->N);
+                continue;
+            }
             qt_block(QT_SPANEL(j->buf, j->K4, ap), j->b + bp * panel, j->K4, acc);
             for (int64_t r = 0; r < mr; r++)
                 qt_requant_cols(acc + r * EP_QPACK_R, bias8, m8, s8, vec, j->lo, j->hi, j->zp,

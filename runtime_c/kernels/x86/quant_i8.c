@@ -68,8 +68,10 @@ static inline void qx_store32(int8_t *dst, int32_t v) { memcpy(dst, &v, 4); }
  * 128-bit lane the 4 rows of 4 channels), a 4 x 4 byte transpose (VPSHUFB) so that each channel's 4 positions are
  * one dword, stored at yc[c * P]: no accumulator round trip through memory, no byte-wise transposed store. */
 #define QT_CONV_TILE 1
-static void qt_conv_tile(const int16_t *sp, const int8_t *wp, int64_t K4, const int32_t *bias8, const int32_t *m8,
-                         const int32_t *s8, int32_t lo, int32_t hi, int32_t zp, int8_t *yc, int64_t P) {
+#define QT_GEMM_TILE 1
+/* The 4 requantised rows of a tile as bytes: lane 0 holds columns 0..3 of rows 0..3 (4 bytes each), lane 1 4..7 */
+static inline __m256i qx_tile_bytes(const int16_t *sp, const int8_t *wp, int64_t K4, const int32_t *bias8,
+                                    const int32_t *m8, const int32_t *s8, int32_t lo, int32_t hi, int32_t zp) {
     __m256i r[4];
     qx_block(sp, wp, K4, r);
     const __m256i b = _mm256_loadu_si256((const __m256i *)bias8), m = _mm256_loadu_si256((const __m256i *)m8);
@@ -77,7 +79,25 @@ static void qt_conv_tile(const int16_t *sp, const int8_t *wp, int64_t K4, const 
     const __m256i vlo = _mm256_set1_epi32(lo), vhi = _mm256_set1_epi32(hi), vzp = _mm256_set1_epi32(zp);
     __m256i v[4];
     for (int i = 0; i < 4; i++) v[i] = qx_requant(_mm256_add_epi32(r[i], b), m, s, vlo, vhi, vzp);
-    const __m256i by = _mm256_packs_epi16(_mm256_packs_epi32(v[0], v[1]), _mm256_packs_epi32(v[2], v[3]));
+    return _mm256_packs_epi16(_mm256_packs_epi32(v[0], v[1]), _mm256_packs_epi32(v[2], v[3]));
+}
+
+/* QGEMM's whole tile (4 rows of A, 8 columns, every s >= 32), fused: the 4 rows of 8 bytes stored at y[r * N] */
+static void qt_gemm_tile(const int16_t *sp, const int8_t *wp, int64_t K4, const int32_t *bias8, const int32_t *m8,
+                         const int32_t *s8, int32_t lo, int32_t hi, int32_t zp, int8_t *y, int64_t N) {
+    const __m256i by = qx_tile_bytes(sp, wp, K4, bias8, m8, s8, lo, hi, zp);
+    /* per lane [r0 r1 r2 r3] x 4 columns: interleave the lanes' dwords into rows of 8 */
+    const __m128i c03 = _mm256_castsi256_si128(by), c47 = _mm256_extracti128_si256(by, 1);
+    const __m128i r01 = _mm_unpacklo_epi32(c03, c47), r23 = _mm_unpackhi_epi32(c03, c47);
+    _mm_storel_epi64((__m128i *)y, r01);
+    _mm_storeh_pi((__m64 *)(y + N), _mm_castsi128_ps(r01));
+    _mm_storel_epi64((__m128i *)(y + 2 * N), r23);
+    _mm_storeh_pi((__m64 *)(y + 3 * N), _mm_castsi128_ps(r23));
+}
+
+static void qt_conv_tile(const int16_t *sp, const int8_t *wp, int64_t K4, const int32_t *bias8, const int32_t *m8,
+                         const int32_t *s8, int32_t lo, int32_t hi, int32_t zp, int8_t *yc, int64_t P) {
+    const __m256i by = qx_tile_bytes(sp, wp, K4, bias8, m8, s8, lo, hi, zp);
     const __m256i tr = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15,
                                         0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
     const __m256i t = _mm256_shuffle_epi8(by, tr);   /* lane 0: channels 0..3, lane 1: 4..7, 4 positions each */
