@@ -272,6 +272,8 @@ static int32_t qdw_one(const ep_qconv_geo *g, const int8_t *xp, const int8_t *w,
  * second 0 past KW): 16 exact MACs per instruction. Every output of a row is computed in vectors of 8 (the tail
  * stored partially); the plane copy is on the stack (QDW_CAP dwords), a band as tall as it holds. */
 #define QDW_CAP 4096
+#define QDW_RING 3     /* rows of the padded byte copy */
+#define QDW_XS 2064    /* its largest row stride (rows past 2048 padded bytes take the other path) */
 typedef struct qdw_rq {   /* one channel's requantisation */
     __m256i vm, vs, vlo, vhi, vzp;
     int32_t m, s, lo, hi, zp;
@@ -301,6 +303,29 @@ static inline __attribute__((always_inline)) void qdw_row(const int32_t *rb, int
     }
 }
 
+/* Plane row d of padded input row ih (its bytes xbr in the copy): the chunks whose bytes all lie in X straight from
+ * the input row, the others from the copy */
+static inline void qdw_widen(const ep_qconv_geo *g, const int8_t *xp, const int8_t *xbr, int64_t ih, int64_t sw,
+                             int64_t PWs, int32_t *d) {
+    const int inside = ih >= 0 && ih < g->H;
+    const int8_t *xr = inside ? xp + ih * g->W : NULL;
+    if (sw == 1) {
+        for (int64_t i = 0; i < PWs; i += 8) {
+            const int8_t *src = inside && i >= g->pl && i - g->pl + 9 <= g->W ? xr + (i - g->pl) : xbr + i;
+            const __m128i a = _mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)src));
+            const __m128i b = _mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)(src + 1)));
+            _mm_storeu_si128((__m128i *)(d + i), _mm_unpacklo_epi16(a, b));
+            _mm_storeu_si128((__m128i *)(d + i + 4), _mm_unpackhi_epi16(a, b));
+        }
+    } else {
+        for (int64_t i = 0; i < PWs; i += 8) {
+            const int8_t *src =
+                inside && 2 * i >= g->pl && 2 * i - g->pl + 16 <= g->W ? xr + (2 * i - g->pl) : xbr + 2 * i;
+            _mm256_storeu_si256((__m256i *)(d + i), _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)src)));
+        }
+    }
+}
+
 static int qdw_fast(const qdw_job *j, int64_t pl) {
     const ep_qconv_geo *g = j->g;
     const int64_t KH = g->KH, KW = g->KW, sw = g->sw, sh = g->sh, c = pl % j->C;
@@ -309,10 +334,11 @@ static int qdw_fast(const qdw_job *j, int64_t pl) {
     const int64_t PWd = sw == 1 ? OWv + KW : OWv + NP + 1;          /* dwords per copied row */
     const int64_t PWs = (PWd + 7) / 8 * 8;                          /* the row stride in the copy */
     const int64_t PWx = sw == 1 ? PWs + 1 : 2 * PWs;                /* padded input bytes per row */
-    if (QDW_CAP / PWs < KH) return 0;
+    const int64_t XS = PWx + 16;                                    /* a row's stride in the byte copy */
+    if (QDW_CAP / PWs < KH || XS > QDW_XS) return 0;
     const int64_t band = (QDW_CAP / PWs - KH) / sh + 1;             /* output rows per band */
     int32_t plane[QDW_CAP];
-    int8_t xb[2 * QDW_CAP + 16];   /* PWx <= 2 PWs <= 2 QDW_CAP */
+    int8_t xb[QDW_RING * QDW_XS];
     const int8_t *xp = j->x + pl * g->H * g->W, *w = j->w + c * KH * KW;
     int8_t *yp = j->y + pl * g->OH * g->OW;
     const int32_t bias = j->bias[c], m = j->q[c], s = j->q[j->M + c];
@@ -326,34 +352,21 @@ static int qdw_fast(const qdw_job *j, int64_t pl) {
                        _mm256_set1_epi32(j->zp), m, s, j->lo, j->hi, j->zp};
     const __m256i vb = _mm256_set1_epi32(bias);
     const int64_t nx = qt_min(g->W, PWx - g->pl);   /* input bytes of a row in the padded copy */
-    memset(xb, g->pad, (size_t)PWx + 16);            /* the pads stay; each row overwrites [pl, pl + nx) */
+    memset(xb, g->pad, (size_t)(QDW_RING * XS));    /* the pads stay; each row overwrites [pl, pl + nx) */
     for (int64_t oh0 = 0; oh0 < g->OH; oh0 += band) {
         const int64_t oh1 = qt_min(g->OH, oh0 + band), ih0 = oh0 * sh - g->pt, rows = (oh1 - 1 - oh0) * sh + KH;
-        for (int64_t r = 0; r < rows; r++) {   /* padded input row ih0 + r into plane row r */
+        /* the byte copy is a ring of QDW_RING rows filled QDW_RING - 1 rows ahead of the widening, so that its
+         * loads come long after the memcpy's stores (a load just after them fails store forwarding and stalls) */
+        for (int64_t r = 0; r < rows + QDW_RING - 1; r++) {
             const int64_t ih = ih0 + r;
-            const int inside = ih >= 0 && ih < g->H;
-            const int8_t *xr = inside ? xp + ih * g->W : NULL;
-            if (nx > 0) {
-                if (inside) memcpy(xb + g->pl, xr, (size_t)nx);
-                else memset(xb + g->pl, g->pad, (size_t)nx);
+            if (r < rows && nx > 0) {
+                int8_t *dst = xb + r % QDW_RING * XS + g->pl;
+                if (ih >= 0 && ih < g->H) memcpy(dst, xp + ih * g->W, (size_t)nx);
+                else memset(dst, g->pad, (size_t)nx);
             }
-            int32_t *d = plane + r * PWs;
-            /* chunks whose bytes all lie in X come straight from the input row, the others from the copy */
-            if (sw == 1) {
-                for (int64_t i = 0; i < PWs; i += 8) {
-                    const int8_t *src = inside && i >= g->pl && i - g->pl + 9 <= g->W ? xr + (i - g->pl) : xb + i;
-                    const __m128i a = _mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)src));
-                    const __m128i b = _mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)(src + 1)));
-                    _mm_storeu_si128((__m128i *)(d + i), _mm_unpacklo_epi16(a, b));
-                    _mm_storeu_si128((__m128i *)(d + i + 4), _mm_unpackhi_epi16(a, b));
-                }
-            } else {
-                for (int64_t i = 0; i < PWs; i += 8) {
-                    const int8_t *src = inside && 2 * i >= g->pl && 2 * i - g->pl + 16 <= g->W ? xr + (2 * i - g->pl)
-                                                                                            : xb + 2 * i;
-                    _mm256_storeu_si256((__m256i *)(d + i), _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)src)));
-                }
-            }
+            if (r < QDW_RING - 1) continue;
+            qdw_widen(g, xp, xb + (r - (QDW_RING - 1)) % QDW_RING * XS, ih0 + r - (QDW_RING - 1), sw, PWs,
+                      plane + (r - (QDW_RING - 1)) * PWs);
         }
         for (int64_t oh = oh0; oh < oh1; oh++) {
             const int32_t *rb = plane + (oh - oh0) * sh * PWs;
