@@ -582,10 +582,13 @@ static void gen_requant(int iter) {
     for (int i = 0; i < 4096; i++) {   /* the spec: floor(acc m / 2^s + 1/2) by long division */
         int32_t acc, m, s;
         rq_triple(&acc, &m, &s, 1);
-        const __int128 num = (__int128)acc * m * 2 + ((__int128)1 << s), den = (__int128)1 << (s + 1);
-        __int128 fl = num / den;
-        if (num % den != 0 && num < 0) fl -= 1;
-        const int64_t want = fl < -1000 ? -1000 : fl > 1000 ? 1000 : (int64_t)fl;
+        /* q = floor(acc m / 2^s) and the remainder r in [0, 2^s): round half up is q + (2 r >= 2^s); every step
+         * fits int64 (|acc m| < 2^62, s <= 62), so 32-bit targets without __int128 run it too */
+        const int64_t prod = (int64_t)acc * m, den = (int64_t)1 << s;
+        int64_t q = prod / den;
+        if (prod % den != 0 && prod < 0) q -= 1;
+        const int64_t r = prod - q * den, fl = q + (r >= den - r);
+        const int64_t want = fl < -1000 ? -1000 : fl > 1000 ? 1000 : fl;
         const int32_t got = ep_requant(acc, m, s, -1000, 1000, 0);
         bad += got != want;
     }
