@@ -80,6 +80,15 @@ static int q_clamp_ok(int32_t zero, int32_t lo, int32_t hi) { return q_i8(zero) 
 
 static int64_t q_ceil(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/* w holds `panels` packed int8 panels of reduction length K: [panels, ceil(K/4), 8, 4] */
+static int q_panels_ok(const ep_tensor *w, int64_t panels, int64_t K) {
+    return w->dims[0] == panels && w->dims[1] == q_ceil(K, EP_QPACK_K) && w->dims[2] == EP_QPACK_R &&
+           w->dims[3] == EP_QPACK_K;
+}
+
+/* the PACKED variants' minimum scratch: one panel of 8 rows (patches or A rows) of reduction length K */
+static uint64_t q_panel_bytes(int64_t K) { return (uint64_t)q_ceil(K, EP_QPACK_K) * EP_QPACK_R * EP_QPACK_K; }
+
 int ep_shape_qconv2d(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     if (!op || !out || !scratch || !op->params || !op->in) return EP_ERR_PLAN_OP;
     if (op->n_in != 4 || op->n_out != 1) return EP_ERR_PLAN_OP;
@@ -102,9 +111,7 @@ int ep_shape_qconv2d(const ep_op *op, ep_shape *out, uint64_t *scratch) {
         if (!y) return EP_ERR_PLAN_OP;
         if (y->rank != 4 || y->dims[1] < 1 || y->dims[1] % G != 0) return EP_ERR_PLAN_SHAPE;
         M = y->dims[1];
-        if (w->dims[0] != G * q_ceil(M / G, EP_QPACK_R) || w->dims[1] != q_ceil(K, EP_QPACK_K) ||
-            w->dims[2] != EP_QPACK_R || w->dims[3] != EP_QPACK_K)
-            return EP_ERR_PLAN_SHAPE;
+        if (!q_panels_ok(w, G * q_ceil(M / G, EP_QPACK_R), K)) return EP_ERR_PLAN_SHAPE;
     } else {
         M = w->dims[0];
         if (M % G != 0 || w->dims[1] != C / G || w->dims[2] != p->kernel[0] || w->dims[3] != p->kernel[1])
@@ -116,7 +123,7 @@ int ep_shape_qconv2d(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     if ((rc = ep_window_out(p->kernel, p->stride, p->dilation, p->pads, x->dims + 2, 0, o)) != EP_OK) return rc;
     ep_shape_nchw(&out[0], N, M, o[0], o[1]);
     out[0].dtype = EP_DTYPE_I8;
-    *scratch = packed ? (uint64_t)q_ceil(K, EP_QPACK_K) * EP_QPACK_R * EP_QPACK_K : 0;
+    *scratch = packed ? q_panel_bytes(K) : 0;
     return EP_OK;
 }
 
@@ -138,9 +145,7 @@ int ep_shape_qgemm(const ep_op *op, ep_shape *out, uint64_t *scratch) {
         if (!y) return EP_ERR_PLAN_OP;
         if (y->rank != 2 || y->dims[1] < 1) return EP_ERR_PLAN_SHAPE;
         N = y->dims[1];
-        if (b->dims[0] != q_ceil(N, EP_QPACK_R) || b->dims[1] != q_ceil(K, EP_QPACK_K) || b->dims[2] != EP_QPACK_R ||
-            b->dims[3] != EP_QPACK_K)
-            return EP_ERR_PLAN_SHAPE;
+        if (!q_panels_ok(b, q_ceil(N, EP_QPACK_R), K)) return EP_ERR_PLAN_SHAPE;
     } else {
         if (b->dims[0] != K) return EP_ERR_PLAN_SHAPE;
         N = b->dims[1];
@@ -151,7 +156,7 @@ int ep_shape_qgemm(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     out[0].dims[1] = (int32_t)N;
     out[0].rank = 2;
     out[0].dtype = EP_DTYPE_I8;
-    *scratch = packed ? (uint64_t)q_ceil(K, EP_QPACK_K) * EP_QPACK_R * EP_QPACK_K : 0;
+    *scratch = packed ? q_panel_bytes(K) : 0;
     return EP_OK;
 }
 
