@@ -160,24 +160,14 @@ int ep_neon_qconv2d_dw_i8(const ep_op *op) {
 }
 
 /* ---------------- QUANTIZE / DEQUANTIZE ---------------- */
-#define QN_CHUNK 1024   /* elements per task range unit */
-typedef struct qn_elem_job {
-    const ep_quant_params *p;
-    const void *x;
-    void *y;
-    int64_t n, parts;
-    int u8;
-} qn_elem_job;
+#include "quant_elem_tmpl.h"
 
 static float32x4_t qn_quant4(float32x4_t x, float32x4_t s, float32x4_t zp, float32x4_t lo, float32x4_t hi) {
     const float32x4_t v = vminq_f32(vmaxq_f32(vaddq_f32(vrndnq_f32(vdivq_f32(x, s)), zp), lo), hi);
     return vbslq_f32(vceqq_f32(x, x), v, zp);   /* NaN: the zero point */
 }
 
-static void qn_quantize_task(void *ctx, uint32_t t) {
-    const qn_elem_job *j = (const qn_elem_job *)ctx;
-    const ep_range r = ep_task_range((j->n + QN_CHUNK - 1) / QN_CHUNK, j->parts, t);
-    const int64_t lo_i = r.lo * QN_CHUNK, hi_i = r.hi * QN_CHUNK < j->n ? r.hi * QN_CHUNK : j->n;
+static void qe_quantize_row(const qe_convert_job *j, int64_t lo_i, int64_t hi_i) {
     const float *x = (const float *)j->x;
     const float lo = j->u8 ? 0.0f : -128.0f, hi = j->u8 ? 255.0f : 127.0f, zpf = (float)j->p->zero_point;
     const float32x4_t vs = vdupq_n_f32(j->p->scale), vz = vdupq_n_f32(zpf), vlo = vdupq_n_f32(lo), vhi = vdupq_n_f32(hi);
@@ -197,10 +187,7 @@ static void qn_quantize_task(void *ctx, uint32_t t) {
     }
 }
 
-static void qn_dequantize_task(void *ctx, uint32_t t) {
-    const qn_elem_job *j = (const qn_elem_job *)ctx;
-    const ep_range r = ep_task_range((j->n + QN_CHUNK - 1) / QN_CHUNK, j->parts, t);
-    const int64_t lo_i = r.lo * QN_CHUNK, hi_i = r.hi * QN_CHUNK < j->n ? r.hi * QN_CHUNK : j->n;
+static void qe_dequantize_row(const qe_convert_job *j, int64_t lo_i, int64_t hi_i) {
     float *y = (float *)j->y;
     const int16x8_t vz = vdupq_n_s16((int16_t)j->p->zero_point);
     const float32x4_t vs = vdupq_n_f32(j->p->scale);
@@ -218,20 +205,6 @@ static void qn_dequantize_task(void *ctx, uint32_t t) {
     }
 }
 
-static int qn_elementwise(const ep_op *op, int u8, ep_task_fn fn) {
-    const int64_t n = ep_numel(op->in[0]);
-    if (n == 0) return EP_OK;
-    const int64_t T = ep_pool_threads_for(op->pool, (uint64_t)n * 4), chunks = (n + QN_CHUNK - 1) / QN_CHUNK;
-    qn_elem_job j = {(const ep_quant_params *)op->params, op->in[0]->data, op->out[0]->data, n, T < chunks ? T : chunks,
-                     u8};
-    ep_parallel_for(op->pool, (uint32_t)j.parts, fn, &j);
-    return EP_OK;
-}
-
-int ep_neon_quantize_f32(const ep_op *op) {
-    return qn_elementwise(op, ((const ep_quant_params *)op->params)->dtype == EP_DTYPE_U8, qn_quantize_task);
-}
-int ep_neon_dequantize_i8(const ep_op *op) { return qn_elementwise(op, op->in[0]->dtype == EP_DTYPE_U8, qn_dequantize_task); }
 
 /* ---------------- QADD / QLUT ----------------
  * QADD (ep_qadd1, quant_common.h): per input, d = A - a_zero (|d| <= 255), the exact product d * a_mult by SMULL
@@ -241,14 +214,6 @@ int ep_neon_dequantize_i8(const ep_op *op) { return qn_elementwise(op, op->in[0]
  * below 1) narrows with XTN. a + b (|a + b| < 2^29) is requantised by qn_requant, every y_shift in [1, 62].
  * QLUT: Y = T[X + 128] by TBL over the table's first 64-byte quarter and TBX over the other three, with the
  * index u = X + 128 less 64 q (wrapping: out of [0, 64) outside quarter q, where TBL gives 0 and TBX keeps). */
-#define QN_ECHUNK 4096   /* elements per task range unit of QADD / QLUT */
-
-typedef struct qn_qadd_job {
-    const ep_qadd_params *p;
-    const int8_t *a, *b, *t;
-    int8_t *y;
-    int64_t n, parts;
-} qn_qadd_job;
 
 /* 4 rescaled values of one input from 4 differences d */
 static inline int32x4_t qn_qadd_in(int32x4_t d, int32x2_t m, int64x2_t ns) {
@@ -256,11 +221,8 @@ static inline int32x4_t qn_qadd_in(int32x4_t d, int32x2_t m, int64x2_t ns) {
                         vmovn_s64(vrshlq_s64(vmull_high_s32(d, vcombine_s32(m, m)), ns)));
 }
 
-static void qn_qadd_task(void *ctx, uint32_t t) {
-    const qn_qadd_job *j = (const qn_qadd_job *)ctx;
+static void qe_qadd_row(const qe_codes_job *j, int64_t lo_i, int64_t hi_i) {
     const ep_qadd_params *p = j->p;
-    const ep_range r = ep_task_range((j->n + QN_ECHUNK - 1) / QN_ECHUNK, j->parts, t);
-    const int64_t lo_i = r.lo * QN_ECHUNK, hi_i = r.hi * QN_ECHUNK < j->n ? r.hi * QN_ECHUNK : j->n;
     const int8x8_t za = vdup_n_s8((int8_t)p->a_zero), zb = vdup_n_s8((int8_t)p->b_zero);
     const int32x2_t ma = vdup_n_s32(p->a_mult), mb = vdup_n_s32(p->b_mult);
     const int64x2_t na = vdupq_n_s64(20 - p->a_shift), nb = vdupq_n_s64(20 - p->b_shift);
@@ -278,10 +240,7 @@ static void qn_qadd_task(void *ctx, uint32_t t) {
     for (; i < hi_i; i++) j->y[i] = ep_qadd1(p, j->a[i], j->b[i]);
 }
 
-static void qn_qlut_task(void *ctx, uint32_t t) {
-    const qn_qadd_job *j = (const qn_qadd_job *)ctx;
-    const ep_range r = ep_task_range((j->n + QN_ECHUNK - 1) / QN_ECHUNK, j->parts, t);
-    const int64_t lo_i = r.lo * QN_ECHUNK, hi_i = r.hi * QN_ECHUNK < j->n ? r.hi * QN_ECHUNK : j->n;
+static void qe_qlut_row(const qe_codes_job *j, int64_t lo_i, int64_t hi_i) {
     const uint8_t *tb = (const uint8_t *)j->t;
     const uint8x16x4_t t0 = vld1q_u8_x4(tb), t1 = vld1q_u8_x4(tb + 64), t2 = vld1q_u8_x4(tb + 128),
                        t3 = vld1q_u8_x4(tb + 192);
@@ -301,19 +260,3 @@ static void qn_qlut_task(void *ctx, uint32_t t) {
     for (; i < hi_i; i++) j->y[i] = j->t[j->a[i] + 128];
 }
 
-static int qn_qelem(const ep_op *op, const ep_qadd_params *p, const int8_t *b, const int8_t *t, ep_task_fn fn,
-                    uint64_t cost) {
-    const int64_t n = ep_numel(op->out[0]);
-    if (n == 0) return EP_OK;
-    const int64_t T = ep_pool_threads_for(op->pool, (uint64_t)n * cost), chunks = (n + QN_ECHUNK - 1) / QN_ECHUNK;
-    qn_qadd_job j = {p, (const int8_t *)op->in[0]->data, b, t, (int8_t *)op->out[0]->data, n, T < chunks ? T : chunks};
-    ep_parallel_for(op->pool, (uint32_t)j.parts, fn, &j);
-    return EP_OK;
-}
-
-int ep_neon_qadd_i8(const ep_op *op) {
-    return qn_qelem(op, (const ep_qadd_params *)op->params, (const int8_t *)op->in[1]->data, NULL, qn_qadd_task, 8);
-}
-int ep_neon_qlut_i8(const ep_op *op) {
-    return qn_qelem(op, NULL, NULL, (const int8_t *)op->in[1]->data, qn_qlut_task, 2);
-}

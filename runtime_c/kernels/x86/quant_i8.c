@@ -469,19 +469,9 @@ int ep_x86_qconv2d_dw_i8(const ep_op *op) {
 }
 
 /* ---------------- QUANTIZE / DEQUANTIZE ---------------- */
-#define QX_CHUNK 1024   /* elements per task range unit */
-typedef struct qx_elem_job {
-    const ep_quant_params *p;
-    const void *x;
-    void *y;
-    int64_t n, parts;
-    int u8;
-} qx_elem_job;
+#include "quant_elem_tmpl.h"
 
-static void qx_quantize_task(void *ctx, uint32_t t) {
-    const qx_elem_job *j = (const qx_elem_job *)ctx;
-    const ep_range r = ep_task_range((j->n + QX_CHUNK - 1) / QX_CHUNK, j->parts, t);
-    const int64_t lo_i = r.lo * QX_CHUNK, hi_i = r.hi * QX_CHUNK < j->n ? r.hi * QX_CHUNK : j->n;
+static void qe_quantize_row(const qe_convert_job *j, int64_t lo_i, int64_t hi_i) {
     const float *x = (const float *)j->x;
     const float lo = j->u8 ? 0.0f : -128.0f, hi = j->u8 ? 255.0f : 127.0f, zpf = (float)j->p->zero_point;
     const __m256 vs = _mm256_set1_ps(j->p->scale), vz = _mm256_set1_ps(zpf), vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
@@ -504,10 +494,7 @@ static void qx_quantize_task(void *ctx, uint32_t t) {
     }
 }
 
-static void qx_dequantize_task(void *ctx, uint32_t t) {
-    const qx_elem_job *j = (const qx_elem_job *)ctx;
-    const ep_range r = ep_task_range((j->n + QX_CHUNK - 1) / QX_CHUNK, j->parts, t);
-    const int64_t lo_i = r.lo * QX_CHUNK, hi_i = r.hi * QX_CHUNK < j->n ? r.hi * QX_CHUNK : j->n;
+static void qe_dequantize_row(const qe_convert_job *j, int64_t lo_i, int64_t hi_i) {
     float *y = (float *)j->y;
     const __m256i vz = _mm256_set1_epi32(j->p->zero_point);
     const __m256 vs = _mm256_set1_ps(j->p->scale);
@@ -523,20 +510,6 @@ static void qx_dequantize_task(void *ctx, uint32_t t) {
     }
 }
 
-static int qx_elementwise(const ep_op *op, int u8, ep_task_fn fn) {
-    const int64_t n = ep_numel(op->in[0]);
-    if (n == 0) return EP_OK;
-    const int64_t T = ep_pool_threads_for(op->pool, (uint64_t)n * 4), chunks = (n + QX_CHUNK - 1) / QX_CHUNK;
-    qx_elem_job j = {(const ep_quant_params *)op->params, op->in[0]->data, op->out[0]->data, n, T < chunks ? T : chunks,
-                     u8};
-    ep_parallel_for(op->pool, (uint32_t)j.parts, fn, &j);
-    return EP_OK;
-}
-
-int ep_x86_quantize_f32(const ep_op *op) {
-    return qx_elementwise(op, ((const ep_quant_params *)op->params)->dtype == EP_DTYPE_U8, qx_quantize_task);
-}
-int ep_x86_dequantize_i8(const ep_op *op) { return qx_elementwise(op, op->in[0]->dtype == EP_DTYPE_U8, qx_dequantize_task); }
 
 /* ---------------- QADD / QLUT ----------------
  * QADD (ep_qadd1, quant_common.h): per input, d = A - a_zero (|d| <= 255), the exact product d * a_mult by
@@ -551,14 +524,6 @@ int ep_x86_dequantize_i8(const ep_op *op) { return qx_elementwise(op, op->in[0]-
  * QLUT: Y = T[X + 128] as 16 VPSHUFB over the table's 16-byte slices: for slice i the index u - 16 i (u = X + 128,
  * wrapping) plus 0x70 with unsigned saturation keeps bit 7 clear exactly when u is in [16 i, 16 i + 16), so the
  * slice's shuffle gives T[u] there and zero elsewhere, and the 16 results are ORed. */
-#define QX_ECHUNK 4096   /* elements per task range unit of QADD / QLUT */
-
-typedef struct qx_qadd_job {
-    const ep_qadd_params *p;
-    const int8_t *a, *b, *t;
-    int8_t *y;
-    int64_t n, parts;
-} qx_qadd_job;
 
 /* a's rescaled value (above) for 8 codes x: mv the multiplier in the low dword of each qword, c = 2^(sa-1) + 2^42,
  * off = 2^(62 - a_shift) as a dword */
@@ -569,11 +534,8 @@ static inline __m256i qx_qadd_in(__m256i x, __m256i zp, __m256i mv, __m256i c, _
     return _mm256_sub_epi32(_mm256_blend_epi32(pe, _mm256_slli_epi64(po, 32), 0xAA), off);
 }
 
-static void qx_qadd_task(void *ctx, uint32_t t) {
-    const qx_qadd_job *j = (const qx_qadd_job *)ctx;
+static void qe_qadd_row(const qe_codes_job *j, int64_t lo_i, int64_t hi_i) {
     const ep_qadd_params *p = j->p;
-    const ep_range r = ep_task_range((j->n + QX_ECHUNK - 1) / QX_ECHUNK, j->parts, t);
-    const int64_t lo_i = r.lo * QX_ECHUNK, hi_i = r.hi * QX_ECHUNK < j->n ? r.hi * QX_ECHUNK : j->n;
     int64_t i = lo_i;
     if (p->y_shift >= 32) {
         const __m256i za = _mm256_set1_epi32(p->a_zero), zb = _mm256_set1_epi32(p->b_zero);
@@ -596,10 +558,7 @@ static void qx_qadd_task(void *ctx, uint32_t t) {
     for (; i < hi_i; i++) j->y[i] = ep_qadd1(p, j->a[i], j->b[i]);
 }
 
-static void qx_qlut_task(void *ctx, uint32_t t) {
-    const qx_qadd_job *j = (const qx_qadd_job *)ctx;
-    const ep_range r = ep_task_range((j->n + QX_ECHUNK - 1) / QX_ECHUNK, j->parts, t);
-    const int64_t lo_i = r.lo * QX_ECHUNK, hi_i = r.hi * QX_ECHUNK < j->n ? r.hi * QX_ECHUNK : j->n;
+static void qe_qlut_row(const qe_codes_job *j, int64_t lo_i, int64_t hi_i) {
     __m256i tab[16];
     for (int k = 0; k < 16; k++)
         tab[k] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(j->t + 16 * k)));
@@ -616,20 +575,3 @@ static void qx_qlut_task(void *ctx, uint32_t t) {
     for (; i < hi_i; i++) j->y[i] = j->t[j->a[i] + 128];
 }
 
-static int qx_qelem(const ep_op *op, const ep_qadd_params *p, const int8_t *b, const int8_t *t, ep_task_fn fn,
-                    uint64_t cost) {
-    const int64_t n = ep_numel(op->out[0]);
-    if (n == 0) return EP_OK;
-    const int64_t T = ep_pool_threads_for(op->pool, (uint64_t)n * cost), chunks = (n + QX_ECHUNK - 1) / QX_ECHUNK;
-    qx_qadd_job j = {p, (const int8_t *)op->in[0]->data, b, t,
-                     (int8_t *)op->out[0]->data, n, T < chunks ? T : chunks};
-    ep_parallel_for(op->pool, (uint32_t)j.parts, fn, &j);
-    return EP_OK;
-}
-
-int ep_x86_qadd_i8(const ep_op *op) {
-    return qx_qelem(op, (const ep_qadd_params *)op->params, (const int8_t *)op->in[1]->data, NULL, qx_qadd_task, 8);
-}
-int ep_x86_qlut_i8(const ep_op *op) {
-    return qx_qelem(op, NULL, NULL, (const int8_t *)op->in[1]->data, qx_qlut_task, 2);
-}
