@@ -2,9 +2,9 @@
 lines rendered with PIL from a fixed word list in the DejaVu fonts Debian ships, character error rate against
 the rendered text, fp32 and int8 (edgeplan compile --quantize int8, calibrated on other rendered lines).
 
-    python3 bench/ocr_int8.py [--lines 500] [--calibration 32] [--observer percentile]
+    python3 bench/ocr_int8.py [--lines 500] [--calibration 32] [--observer percentile] [--target-sqnr DB]
 
-Prints the CER of both, the share of lines whose int8 text equals the fp32 text, and the latency of each at
+With --target-sqnr, also the mixed-precision plan (--quantize auto) for that output SQNR. Prints the CER of each, the share of lines whose int8 text equals the fp32 text, and the latency of each at
 one thread. Needs the pinned model (python3 tests/models/fetch.py) and fonts-dejavu-core."""
 from __future__ import annotations
 
@@ -82,6 +82,7 @@ def main() -> int:
     ap.add_argument("--lines", type=int, default=500)
     ap.add_argument("--calibration", type=int, default=32)
     ap.add_argument("--observer", default="percentile", choices=["percentile", "minmax"])
+    ap.add_argument("--target-sqnr", type=float, default=None, help="also the mixed-precision plan for this SQNR")
     a = ap.parse_args()
     import onnx
     import edgeplan
@@ -95,15 +96,23 @@ def main() -> int:
     q8 = edgeplan.compile(model, shapes=shapes, quantize="int8", calibration=cal, observer=a.observer)
     t_ptq = time.perf_counter() - t
     fp = edgeplan.compile(model, shapes=shapes)
-    s32, s8 = edgeplan.Session(fp), edgeplan.Session(q8)
+    sessions = [("fp32", edgeplan.Session(fp)), ("int8", edgeplan.Session(q8))]
+    if a.target_sqnr is not None:
+        t = time.perf_counter()
+        mixed = edgeplan.compile(model, shapes=shapes, quantize="auto", calibration=cal, observer=a.observer,
+                                 target_sqnr=a.target_sqnr)
+        rep = mixed.report["mixed_precision"]
+        print(f"mixed: {rep['int8_layers']} int8 and {rep['float_layers']} float layers, calibration SQNR "
+              f"{rep['output_sqnr_db']:.1f} dB (target {a.target_sqnr}), search {time.perf_counter() - t:.0f} s")
+        sessions.append(("mixed", edgeplan.Session(mixed)))
     out = model.graph.output[0].name
-    errs = {"fp32": 0, "int8": 0}
+    errs = {k: 0 for k, _ in sessions}
     same = total = 0
-    times = {"fp32": [], "int8": []}
+    times = {k: [] for k, _ in sessions}
     for k in range(a.lines):
         x, text = render(np.random.default_rng(k), ff)
         got = {}
-        for label, s in (("fp32", s32), ("int8", s8)):
+        for label, s in sessions:
             t = time.perf_counter()
             y = s.run({name: x})[out]
             times[label].append(time.perf_counter() - t)
@@ -116,7 +125,7 @@ def main() -> int:
           f"observer {a.observer}; {platform.processor() or platform.machine()}")
     print(f"int8 plan: {ops.get('qconv2d', 0)} QCONV2D, {ops.get('qgemm', 0)} QGEMM, {ops.get('qlut', 0)} QLUT; "
           f"weights {q8.report['const_bytes'] / fp.report['const_bytes']:.2f}x fp32; PTQ {t_ptq:.1f} s")
-    for label in ("fp32", "int8"):
+    for label, _ in sessions:
         print(f"  {label}: CER {100 * errs[label] / total:.2f} %  median {1e3 * np.median(times[label]):.2f} ms")
     print(f"  int8 text equal to fp32 text on {100 * same / a.lines:.1f} % of lines; "
           f"CER difference {100 * (errs['int8'] - errs['fp32']) / total:+.2f} points")
