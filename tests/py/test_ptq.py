@@ -31,10 +31,11 @@ def test_ptq_cnn_runs_int8_and_stays_close_to_float(observer):
     f = _cnn(21, "relu", width=32)
     plan = edgeplan.compile(f, quantize="int8", calibration=_samples(1, 24), observer=observer)
     ops = plan.report["op_counts"]
-    assert ops.get("qconv2d") == 3 and "conv2d" not in ops, ops
+    # the classifier too, though it writes the graph output (as its dequantised codes)
+    assert ops.get("qconv2d") == 3 and ops.get("qgemm") == 1 and "conv2d" not in ops and "gemm" not in ops, ops
     fp, q8 = edgeplan.Session(edgeplan.compile(f)), edgeplan.Session(plan)
     worst = min(_sqnr(fp.run(s)["y"], q8.run(s)["y"]) for s in _samples(99, 8))
-    assert worst >= 20.0, worst
+    assert worst >= 17.0, worst
 
 
 def test_ptq_clip_and_gemm_layers():
@@ -151,13 +152,13 @@ def test_mixed_precision_reaches_its_target_and_is_deterministic():
     f = _cnn(31, "relu", width=32)
     cal = _samples(7, 8)
     loose = edgeplan.compile(f, quantize="auto", calibration=cal, target_sqnr=5.0).report["mixed_precision"]
-    assert loose["float_layers"] == 0 and loose["int8_layers"] == 3
+    assert loose["float_layers"] == 0 and loose["int8_layers"] == 4
     target = loose["output_sqnr_db"] + 3.0      # all int8 falls short of it
     plans = [edgeplan.compile(f, quantize="auto", calibration=cal, target_sqnr=target) for _ in range(2)]
     assert plans[0].data == plans[1].data
     rep = plans[0].report["mixed_precision"]
     assert rep["output_sqnr_db"] >= target and rep["float_layers"] >= 1, rep
-    assert rep["int8_layers"] + rep["float_layers"] == len(rep["layers"]) == 3
+    assert rep["int8_layers"] + rep["float_layers"] == len(rep["layers"]) == 4
     floats = [r for r in rep["layers"] if r["precision"] == "float32"]
     ints = [r for r in rep["layers"] if r["precision"] == "int8"]
     assert max(r["sensitivity_sqnr_db"] for r in floats) <= min([r["sensitivity_sqnr_db"] for r in ints] + [1e9])
@@ -176,4 +177,4 @@ def test_cli_mixed_precision_report(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "mixed precision:" in r.stdout and "sensitivity" in r.stdout
     data = json.loads(rep.read_text())
-    assert data["target_sqnr_db"] == 35.0 and len(data["layers"]) == 3
+    assert data["target_sqnr_db"] == 35.0 and len(data["layers"]) == 4

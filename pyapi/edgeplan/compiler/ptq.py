@@ -122,8 +122,6 @@ class _Units:
             if len(users) == 1 and users[0].op_type in ("Relu", "Clip") and out not in self.outputs:
                 act = users[0]
                 out = act.output[0]
-            if out in self.outputs:      # a float graph output: the layer stays float
-                continue
             self.units.append((n, n.input[0], out, act))
         self.adds = []             # (Add node, its two inputs, quantised output): residual adds, QADD
         for n in g.node:
@@ -134,8 +132,7 @@ class _Units:
             users = self.cons.get(out, [])
             if len(users) == 1 and users[0].op_type == "Relu" and out not in self.outputs:
                 out = users[0].output[0]
-            if out not in self.outputs:
-                self.adds.append((n, tuple(n.input), out))
+            self.adds.append((n, tuple(n.input), out))
 
     def tensors(self) -> list:
         """The float activations to quantise, in graph order of first use."""
@@ -259,12 +256,15 @@ def insert_qdq(model: onnx.ModelProto, units: _Units, ranges: dict) -> onnx.Mode
         new_inits.append(numpy_helper.from_array(np.asarray(arr), name))
         return name
 
+    outputs = {o.name for o in g.output}
     for t in quant:
         s_, z = act_params(*ranges[t])
         sn, zn = const(f"{t}/q_scale", np.float32(s_)), const(f"{t}/q_zero", np.int8(z))
-        q = helper.make_node("QuantizeLinear", [t, sn, zn], [f"{t}/q"], name=f"{t}/Q")
-        d = helper.make_node("DequantizeLinear", [f"{t}/q", sn, zn], [f"{t}/dq"], name=f"{t}/DQ")
-        dq_of[t] = (f"{t}/dq", float(s_), [q, d])
+        # a graph output keeps its name on the dequantised copy; its producer writes t/float
+        src, dq = (f"{t}/float", t) if t in outputs else (t, f"{t}/dq")
+        q = helper.make_node("QuantizeLinear", [src, sn, zn], [f"{t}/q"], name=f"{t}/Q")
+        d = helper.make_node("DequantizeLinear", [f"{t}/q", sn, zn], [dq], name=f"{t}/DQ")
+        dq_of[t] = (dq, float(s_), [q, d])
 
     weights = {}      # unit node id -> (its weight and bias DequantizeLinear nodes, its weight / bias input names)
     for n, x, y, act in units.units:
@@ -311,6 +311,9 @@ def insert_qdq(model: onnx.ModelProto, units: _Units, ranges: dict) -> onnx.Mode
                 new.input[k] = ren[k]
             elif name in dq_of:
                 new.input[k] = dq_of[name][0]
+        for k, o in enumerate(n.output):
+            if o in dq_of and o in outputs:
+                new.output[k] = f"{o}/float"
         nodes.append(new)
         for o in n.output:
             if o in dq_of:
@@ -349,8 +352,8 @@ def _setup(model, samples, calibration, method, percentile, shapes):
         raise CalibrationError("post-training quantisation needs calibration inputs (--calibration DIR)")
     units = _Units(m)
     if not units.units:
-        raise CalibrationError("the model has no Conv, MatMul or Gemm with constant float weights (whose output is "
-                               "not a graph output): nothing to quantise")
+        raise CalibrationError("the model has no Conv, MatMul or Gemm with constant float weights: nothing to "
+                               "quantise")
     ranges = observe(m, units.tensors(), samples, method, float(percentile), shapes)
     return m, units, samples, ranges
 
