@@ -49,6 +49,22 @@ static inline int8_t ep_qconv_tap(const ep_qconv_geo *g, const int8_t *xg, int64
     return xg[(c * g->H + ih) * g->W + iw];
 }
 
+/* The depthwise accumulator of output (oh, ow) of one plane xp with its KH x KW weights w, scalar (the ISA
+ * kernels' borders and odd strides). */
+static inline int32_t ep_qdw_one(const ep_qconv_geo *g, const int8_t *xp, const int8_t *w, int32_t bias, int64_t oh,
+                                 int64_t ow) {
+    int32_t acc = bias;
+    for (int64_t kh = 0; kh < g->KH; kh++) {
+        const int64_t ih = oh * g->sh - g->pt + kh * g->dh;
+        for (int64_t kw = 0; kw < g->KW; kw++) {
+            const int64_t iw = ow * g->sw - g->pl + kw * g->dw;
+            const int32_t v = ih >= 0 && ih < g->H && iw >= 0 && iw < g->W ? xp[ih * g->W + iw] : g->pad;
+            acc += v * w[kh * g->KW + kw];
+        }
+    }
+    return acc;
+}
+
 /* Packs the patches of output positions q0 .. q0 + 7 (those below OH * OW; the rest hold zeros) as one
  * [ceil(K/4)][8][4] panel, the layout of the packed weights. */
 static inline void ep_qconv_pack_patches(const ep_qconv_geo *g, const int8_t *xg, int64_t q0, int8_t *dst) {

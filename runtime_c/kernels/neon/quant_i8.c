@@ -70,18 +70,6 @@ typedef struct qdw_job {
     int32_t lo, hi, zp;
 } qdw_job;
 
-static int32_t qdw_one(const ep_qconv_geo *g, const int8_t *xp, const int8_t *w, int32_t bias, int64_t oh, int64_t ow) {
-    int32_t acc = bias;
-    for (int64_t kh = 0; kh < g->KH; kh++) {
-        const int64_t ih = oh * g->sh - g->pt + kh * g->dh;
-        for (int64_t kw = 0; kw < g->KW; kw++) {
-            const int64_t iw = ow * g->sw - g->pl + kw * g->dw;
-            const int32_t v = ih >= 0 && ih < g->H && iw >= 0 && iw < g->W ? xp[ih * g->W + iw] : g->pad;
-            acc += v * w[kh * g->KW + kw];
-        }
-    }
-    return acc;
-}
 
 static void qdw_task(void *ctx, uint32_t t) {
     const qdw_job *j = (const qdw_job *)ctx;
@@ -114,7 +102,7 @@ static void qdw_task(void *ctx, uint32_t t) {
             int64_t ow = 0;
             if (vec) {
                 for (; ow < o_lo; ow++)
-                    yr[ow] = (int8_t)ep_requant(qdw_one(g, xp, w, bias, oh, ow), m, s, j->lo, j->hi, j->zp);
+                    yr[ow] = (int8_t)ep_requant(ep_qdw_one(g, xp, w, bias, oh, ow), m, s, j->lo, j->hi, j->zp);
                 for (; ow + 8 <= o_hi; ow += 8) {
                     int32x4_t acc0 = vdupq_n_s32(bias), acc1 = acc0;
                     for (int64_t kh = 0; kh < KH; kh++) {
@@ -139,7 +127,7 @@ static void qdw_task(void *ctx, uint32_t t) {
                 }
             }
             for (; ow < g->OW; ow++)
-                yr[ow] = (int8_t)ep_requant(qdw_one(g, xp, w, bias, oh, ow), m, s, j->lo, j->hi, j->zp);
+                yr[ow] = (int8_t)ep_requant(ep_qdw_one(g, xp, w, bias, oh, ow), m, s, j->lo, j->hi, j->zp);
         }
     }
 }
