@@ -44,6 +44,9 @@ def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None 
     per-layer precisions under "mixed_precision").
     Pre-quantised models (QDQ, QOperator) need no option: they run on the int8 kernels as they come."""
     from .compiler.pipeline import compile_model
+    if quantize is None and calibration is not None:
+        from .compiler.ptq import CalibrationError
+        raise CalibrationError("calibration inputs are for post-training quantisation: add quantize='int8' or 'auto'")
     if quantize is not None:
         from .compiler import ptq
         if quantize not in ("int8", "auto"):

@@ -117,6 +117,8 @@ def cmd_compile(a) -> int:
         check_writable(a.ops_out, "--ops-out", keep=(a.model,))
     if a.calibration and not a.quantize:
         die("--calibration is for post-training quantisation: add --quantize int8")
+    if a.precision_report and a.quantize != "auto":
+        die("--precision-report is the mixed-precision report: add --quantize auto")
     if a.precision_report:
         check_writable(a.precision_report, "--precision-report", keep=(a.model,))
     t = time.perf_counter()

@@ -90,6 +90,10 @@ def test_calibration_sets_that_do_not_fit_are_refused_by_name(tmp_path):
         edgeplan.compile(f, quantize="int8", calibration=str(tmp_path / "nowhere"))
     with pytest.raises(CalibrationError, match="observer 'mse' is unknown"):
         edgeplan.compile(f, quantize="int8", calibration=_samples(0, 2), observer="mse")
+    with pytest.raises(CalibrationError, match="not a finite number"):
+        edgeplan.compile(f, quantize="auto", calibration=_samples(0, 2), target_sqnr=float("nan"))
+    with pytest.raises(CalibrationError, match="add quantize="):
+        edgeplan.compile(f, calibration=_samples(0, 2))
 
 
 def _cli(tmp_path, act, n, *args):
@@ -178,3 +182,5 @@ def test_cli_mixed_precision_report(tmp_path):
     assert "mixed precision:" in r.stdout and "sensitivity" in r.stdout
     data = json.loads(rep.read_text())
     assert data["target_sqnr_db"] == 35.0 and len(data["layers"]) == 4
+    r = _cli(tmp_path, "relu", 4, "--quantize", "int8", "--precision-report", rep, "-o", tmp_path / "m.eplan")
+    assert r.returncode != 0 and "--quantize auto" in r.stderr and "Traceback" not in r.stderr

@@ -381,6 +381,8 @@ def quantize_auto(model, samples=None, *, calibration=None, target_sqnr: float =
     target_sqnr (or none is left). Deterministic for the same inputs. Returns (QDQ model, report dict)."""
     from .pipeline import compile_model
     from ..runtime import Session
+    if not np.isfinite(float(target_sqnr)):
+        raise CalibrationError(f"target SQNR {target_sqnr} is not a finite number of dB")
     m, units, samples, ranges = _setup(model, samples, calibration, method, percentile, shapes)
     ref_sess = Session(compile_model(m, shapes=shapes))
     ref = [ref_sess.run(s) for s in samples]
