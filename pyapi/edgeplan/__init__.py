@@ -42,15 +42,24 @@ def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None 
     ``quantize="auto"`` keeps the layers the output is most sensitive to in float until the output's SQNR
     against the float model reaches ``target_sqnr`` dB on the calibration inputs (the plan's report has the
     per-layer precisions under "mixed_precision").
+    ``quantize="fp16"`` (or ``"bf16"``) stores the convolution and GEMM weights in 16 bits, half the
+    bytes; activations and arithmetic stay float32 (compiler/passes/weights16.py).
     Pre-quantised models (QDQ, QOperator) need no option: they run on the int8 kernels as they come."""
     from .compiler.pipeline import compile_model
     if quantize is None and calibration is not None:
         from .compiler.ptq import CalibrationError
         raise CalibrationError("calibration inputs are for post-training quantisation: add quantize='int8' or 'auto'")
+    weights = None
+    if quantize in ("fp16", "bf16"):
+        weights, quantize = quantize, None
+        if calibration is not None:
+            from .compiler.ptq import CalibrationError
+            raise CalibrationError(f"quantize='{weights}' stores weights in 16 bits and needs no calibration inputs")
     if quantize is not None:
         from .compiler import ptq
         if quantize not in ("int8", "auto"):
-            raise ptq.CalibrationError(f"quantize='{quantize}' is unknown: 'int8' or 'auto' (mixed precision)")
+            raise ptq.CalibrationError(f"quantize='{quantize}' is unknown: 'int8', 'auto' (mixed precision), "
+                                       "'fp16' or 'bf16' (16-bit weights)")
         is_dir = isinstance(calibration, (str, _os.PathLike))
         kw = dict(calibration=calibration if is_dir else None, method=observer, shapes=shapes)
         mixed = None
@@ -64,7 +73,7 @@ def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None 
         b = board if isinstance(board, Board) else load_board(board)
         target = b.target()
     plan = compile_model(model, shapes=shapes, target=target, dims=dims, state=state, consts=consts,
-                         max_trips=max_trips)
+                         max_trips=max_trips, weights=weights)
     if quantize == "auto":
         plan.report["mixed_precision"] = mixed
     return plan

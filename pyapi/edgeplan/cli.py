@@ -115,8 +115,9 @@ def cmd_compile(a) -> int:
     check_writable(out, "-o", keep=(a.model,))
     if a.ops_out:
         check_writable(a.ops_out, "--ops-out", keep=(a.model,))
-    if a.calibration and not a.quantize:
-        die("--calibration is for post-training quantisation: add --quantize int8")
+    if a.calibration and a.quantize not in ("int8", "auto"):
+        die("--calibration is for post-training quantisation: add --quantize int8"
+            + (f" (--quantize {a.quantize} stores 16-bit weights and needs none)" if a.quantize else ""))
     if a.precision_report and a.quantize != "auto":
         die("--precision-report is the mixed-precision report: add --quantize auto")
     if a.precision_report:
@@ -432,9 +433,10 @@ def main(argv=None) -> int:
                    help="unroll a Loop whose trip count is only known at run time to N iterations, each run "
                         "only while the loop goes on (a run that needs more fails)")
     c.add_argument("--board", help="pick kernel variants and weight packing for this board (see boards/)")
-    c.add_argument("--quantize", choices=["int8", "auto"], help="post-training quantisation of a float model: Conv, "
-                   "MatMul and Gemm on the int8 kernels (needs --calibration); auto: mixed precision, the most "
-                   "sensitive layers kept float until the output SQNR reaches --target-sqnr")
+    c.add_argument("--quantize", choices=["int8", "auto", "fp16", "bf16"], help="post-training quantisation of a "
+                   "float model: Conv, MatMul and Gemm on the int8 kernels (needs --calibration); auto: mixed "
+                   "precision, the most sensitive layers kept float until the output SQNR reaches --target-sqnr; "
+                   "fp16 / bf16: convolution and GEMM weights stored in 16 bits, float32 arithmetic")
     c.add_argument("--target-sqnr", type=float, default=30.0, metavar="DB",
                    help="--quantize auto: the output SQNR against the float model to reach (default 30 dB)")
     c.add_argument("--precision-report", metavar="FILE.json", help="--quantize auto: write each layer's precision "

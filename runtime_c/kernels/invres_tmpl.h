@@ -17,8 +17,8 @@
 #include "invres_common.h"
 #include "pack_common.h"
 
-void EP_ISA_FN(pk_gemm_panels_f32)(int64_t M, int64_t N, int64_t K, const float *a, const float *b, int64_t ldb,
-                                   float *c, int64_t ldc, const pk_epi *e);
+void EP_ISA_FN(pk_gemm_panels_f32)(int64_t M, int64_t N, int64_t K, const void *a, int a_dt, const float *b,
+                                   int64_t ldb, float *c, int64_t ldc, const pk_epi *e);
 
 typedef struct ir_job {
     const ep_op *op;
@@ -34,7 +34,8 @@ static void ir_task(void *ctx, uint32_t t) {
     const ep_invres_params *p = (const ep_invres_params *)op->params;
     const ep_tensor *bet = op->in[2], *bdt = op->in[4], *bpt = ep_op_in(op, 6), *rt = ep_op_in(op, 7);
     const float *x = (const float *)op->in[0]->data, *wd = (const float *)op->in[3]->data;
-    const float *we = g->expand ? (const float *)op->in[1]->data : NULL, *wp = (const float *)op->in[5]->data;
+    const void *we = g->expand ? op->in[1]->data : NULL, *wp = op->in[5]->data;   /* f32, f16 or bf16 */
+    const int we_dt = g->expand ? op->in[1]->dtype : EP_DTYPE_F32, wp_dt = op->in[5]->dtype;
     const float *bd = bdt ? (const float *)bdt->data : NULL;
     float *y = (float *)op->out[0]->data;
     const int64_t C = g->C, H = g->H, W = g->W, CE = g->CE, M = g->M, OH = g->OH, OW = g->OW, RR = g->RR;
@@ -60,10 +61,10 @@ static void ir_task(void *ctx, uint32_t t) {
             for (int64_t a = done > lo ? done : lo; a < hi;) {
                 const int64_t pos = a % RR, seg = hi - a < RR - pos ? hi - a : RR - pos, px = seg * W;
                 const int64_t full = px / PK_NR * PK_NR;
-                if (full > 0) EP_ISA_FN(pk_gemm_panels_f32)(CE, full, C, we, xn + a * W, H * W, ring + pos * W, RR * W, &ee);
+                if (full > 0) EP_ISA_FN(pk_gemm_panels_f32)(CE, full, C, we, we_dt, xn + a * W, H * W, ring + pos * W, RR * W, &ee);
                 if (px > full) {
                     pk_pack_plain(pexp, xn + a * W, 1, full, px, C, H * W);
-                    EP_ISA_FN(pk_gemm_panels_f32)(CE, px - full, C, we, pexp, PK_NR, ring + pos * W + full, RR * W, &ee);
+                    EP_ISA_FN(pk_gemm_panels_f32)(CE, px - full, C, we, we_dt, pexp, PK_NR, ring + pos * W + full, RR * W, &ee);
                 }
                 a += seg;
             }
@@ -87,7 +88,7 @@ static void ir_task(void *ctx, uint32_t t) {
         const int64_t at = n * M * OH * OW + o0 * OW;
         const pk_epi ep = {bpt ? (const float *)bpt->data : NULL, NULL, 0, rt ? (const float *)rt->data + at : NULL,
                            OH * OW, p->act[2], p->act_alpha[2], p->act_beta[2]};
-        EP_ISA_FN(pk_gemm_panels_f32)(M, np, CE, wp, dout, g->PP, y + at, OH * OW, &ep);
+        EP_ISA_FN(pk_gemm_panels_f32)(M, np, CE, wp, wp_dt, dout, g->PP, y + at, OH * OW, &ep);
     }
 }
 

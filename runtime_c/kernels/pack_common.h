@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "ep_kernel.h"
+#include "float_bits.h"
 
 #define PK_MR EP_PACK_MR
 #define PK_NR EP_PACK_NR
@@ -51,6 +52,20 @@ static inline void pk_pack_plain(float *dst, const float *x, int64_t ns, int64_t
             for (int64_t j = cnt; j < PK_NR; j++) d[k * PK_NR + j] = 0.0f;
         }
     }
+}
+
+/* 16-bit weights (plan_format.h "16-bit weights"): a packed weight operand's elements are float32 (dt
+ * EP_DTYPE_F32) or EP_DTYPE_F16 / EP_DTYPE_BF16, converted exactly to float32 one tile's k-block at a time.
+ * pk_off: element i of such an operand. PK_CVT_F16(d, s, n) and PK_CVT_BF16(d, s, n): the including ISA
+ * file's vector conversions of n elements, or these scalar ones. */
+static inline const void *pk_off(const void *p, int dt, int64_t i) {
+    return (const char *)p + i * (dt == EP_DTYPE_F32 ? 4 : 2);
+}
+static inline void pk_cvt_f16_scalar(float *d, const uint16_t *s, int64_t n) {
+    for (int64_t i = 0; i < n; i++) d[i] = ep_f16_to_f32(s[i]);
+}
+static inline void pk_cvt_bf16(float *d, const uint16_t *s, int64_t n) {
+    for (int64_t i = 0; i < n; i++) d[i] = ep_bits_f32((uint32_t)s[i] << 16);
 }
 
 #endif

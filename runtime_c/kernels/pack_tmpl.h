@@ -51,13 +51,32 @@ static void pk_tile_partial(int mr, int nr, int64_t kc, const float *a, int64_t 
     for (int i = 0; i < mr; i++) memcpy(c + i * ldc, tc + i * PK_NR, (size_t)nr * 4);
 }
 
+#ifndef PK_CVT_F16
+#define PK_CVT_F16(d, s, n) pk_cvt_f16_scalar((d), (s), (n))
+#endif
+#ifndef PK_CVT_BF16
+#define PK_CVT_BF16(d, s, n) pk_cvt_bf16((d), (s), (n))
+#endif
+
+/* n elements of a 16-bit weight operand (dt EP_DTYPE_F16 or EP_DTYPE_BF16) as float32 in d. */
+static void pk_cvt(float *d, const void *s, int64_t n, int dt) {
+    if (dt == EP_DTYPE_F16)
+        PK_CVT_F16(d, (const uint16_t *)s, n);
+    else
+        PK_CVT_BF16(d, (const uint16_t *)s, n);
+}
+
 /* C[M,N] (row stride ldc) = epilogue(A[M,K] B[K,N]); A row m, column k at a + m*a_rm + k*a_sk
  * (rows of one MR panel a_sm apart); B's columns [s*NR, s*NR + NR) at b + s*b_ss, their row k b_sk further
  * on (strips [ceil(N/NR)][K][NR]: b_ss K*NR, b_sk NR; a plain row-major B: b_ss NR, b_sk its row stride,
- * each row readable to a multiple of NR). e holds the epilogue's pointers for element (0,0), or is NULL
+ * each row readable to a multiple of NR). Offsets count elements of a_dt / b_dt (EP_DTYPE_F32, or 16-bit
+ * weights: an A of packed panels, a_sm 1 and a_sk MR, or a B of packed strips, b_sk NR), which are converted
+ * to float32 per tile k-block before the same micro-kernel calls: a 16-bit operand gives the float32 result
+ * of its converted values bit for bit. e holds the epilogue's pointers for element (0,0), or is NULL
  * (plain C = A B). */
-static void pk_gemm_core(int64_t M, int64_t N, int64_t K, const float *a, int64_t a_rm, int64_t a_sm, int64_t a_sk,
-                         const float *b, int64_t b_ss, int64_t b_sk, float *c, int64_t ldc, const pk_epi *e) {
+static void pk_gemm_blocks(int64_t M, int64_t N, int64_t K, const void *a, int a_dt, int64_t a_rm, int64_t a_sm,
+                           int64_t a_sk, const void *b, int b_dt, int64_t b_ss, int64_t b_sk, float *c, int64_t ldc,
+                           const pk_epi *e, float *ah, float *bh) {
     for (int64_t k0 = 0; k0 < K; k0 += PK_KC) {
         const int64_t kc = pk_min(PK_KC, K - k0);
         const int load_c = k0 > 0, last = k0 + kc == K;
@@ -65,10 +84,18 @@ static void pk_gemm_core(int64_t M, int64_t N, int64_t K, const float *a, int64_
             const int64_t m1 = pk_min(M, m0 + PK_MC);
             for (int64_t n0 = 0; n0 < N; n0 += PK_NR) {
                 const int nr = (int)pk_min(PK_NR, N - n0);
-                const float *bs = b + (n0 / PK_NR) * b_ss + k0 * b_sk;
+                const float *bs = (const float *)pk_off(b, b_dt, (n0 / PK_NR) * b_ss + k0 * b_sk);
+                if (b_dt != EP_DTYPE_F32) {
+                    pk_cvt(bh, bs, kc * PK_NR, b_dt);
+                    bs = bh;
+                }
                 for (int64_t m = m0; m < m1; m += PK_MR) {
                     const int mr = (int)pk_min(PK_MR, m1 - m);
-                    const float *as = a + m * a_rm + k0 * a_sk;
+                    const float *as = (const float *)pk_off(a, a_dt, m * a_rm + k0 * a_sk);
+                    if (a_dt != EP_DTYPE_F32) {
+                        pk_cvt(ah, as, kc * PK_MR, a_dt);
+                        as = ah;
+                    }
                     float *ct = c + m * ldc + n0;
                     pk_epi te;
                     const pk_epi *tp = last ? pk_epi_at(&te, e, m, n0) : NULL;
@@ -82,16 +109,35 @@ static void pk_gemm_core(int64_t M, int64_t N, int64_t K, const float *a, int64_
     }
 }
 
+/* pk_gemm_blocks, with the tile buffers of 16-bit operands on this call's stack (16 + 6 KiB) only when
+ * there are any. */
+static void pk_gemm_core_h(int64_t M, int64_t N, int64_t K, const void *a, int a_dt, int64_t a_rm, int64_t a_sm,
+                           int64_t a_sk, const void *b, int b_dt, int64_t b_ss, int64_t b_sk, float *c, int64_t ldc,
+                           const pk_epi *e) {
+    float ah[PK_KC * PK_MR], bh[PK_KC * PK_NR];
+    pk_gemm_blocks(M, N, K, a, a_dt, a_rm, a_sm, a_sk, b, b_dt, b_ss, b_sk, c, ldc, e, ah, bh);
+}
+
+static void pk_gemm_core(int64_t M, int64_t N, int64_t K, const void *a, int a_dt, int64_t a_rm, int64_t a_sm,
+                         int64_t a_sk, const void *b, int b_dt, int64_t b_ss, int64_t b_sk, float *c, int64_t ldc,
+                         const pk_epi *e) {
+    if (a_dt == EP_DTYPE_F32 && b_dt == EP_DTYPE_F32)
+        pk_gemm_blocks(M, N, K, a, a_dt, a_rm, a_sm, a_sk, b, b_dt, b_ss, b_sk, c, ldc, e, NULL, NULL);
+    else
+        pk_gemm_core_h(M, N, K, a, a_dt, a_rm, a_sm, a_sk, b, b_dt, b_ss, b_sk, c, ldc, e);
+}
+
 /* pk_gemm_core with B as strips [ceil(N/NR)][K][NR]. */
-static void pk_gemm_run(int64_t M, int64_t N, int64_t K, const float *a, int64_t a_rm, int64_t a_sm, int64_t a_sk,
-                        const float *b, float *c, int64_t ldc, const pk_epi *e) {
-    pk_gemm_core(M, N, K, a, a_rm, a_sm, a_sk, b, K * PK_NR, PK_NR, c, ldc, e);
+static void pk_gemm_run(int64_t M, int64_t N, int64_t K, const void *a, int a_dt, int64_t a_rm, int64_t a_sm,
+                        int64_t a_sk, const void *b, int b_dt, float *c, int64_t ldc, const pk_epi *e) {
+    pk_gemm_core(M, N, K, a, a_dt, a_rm, a_sm, a_sk, b, b_dt, K * PK_NR, PK_NR, c, ldc, e);
 }
 
 /* A pk_gemm_run split across threads: `parts` ranges of NR-strips (along_n) or of MR-panels. */
 typedef struct pk_gemm_job {
     int64_t M, N, K, a_rm, a_sm, a_sk, ldc, parts;
-    const float *a, *b;
+    const void *a, *b;
+    int a_dt, b_dt;
     float *c;
     const pk_epi *e;
     int along_n;
@@ -105,30 +151,30 @@ static void pk_gemm_task(void *ctx, uint32_t t) {
         ep_split_range((j->N + PK_NR - 1) / PK_NR, j->parts, t, &lo, &hi);
         const int64_t n0 = lo * PK_NR, n1 = pk_min(j->N, hi * PK_NR);
         if (n0 < n1)
-            pk_gemm_run(j->M, n1 - n0, j->K, j->a, j->a_rm, j->a_sm, j->a_sk, j->b + lo * j->K * PK_NR, j->c + n0,
-                        j->ldc, pk_epi_at(&te, j->e, 0, n0));
+            pk_gemm_run(j->M, n1 - n0, j->K, j->a, j->a_dt, j->a_rm, j->a_sm, j->a_sk,
+                        pk_off(j->b, j->b_dt, lo * j->K * PK_NR), j->b_dt, j->c + n0, j->ldc, pk_epi_at(&te, j->e, 0, n0));
     } else {
         ep_split_range((j->M + PK_MR - 1) / PK_MR, j->parts, t, &lo, &hi);
         const int64_t m0 = lo * PK_MR, m1 = pk_min(j->M, hi * PK_MR);
         if (m0 < m1)
-            pk_gemm_run(m1 - m0, j->N, j->K, j->a + m0 * j->a_rm, j->a_rm, j->a_sm, j->a_sk, j->b, j->c + m0 * j->ldc,
-                        j->ldc, pk_epi_at(&te, j->e, m0, 0));
+            pk_gemm_run(m1 - m0, j->N, j->K, pk_off(j->a, j->a_dt, m0 * j->a_rm), j->a_dt, j->a_rm, j->a_sm, j->a_sk,
+                        j->b, j->b_dt, j->c + m0 * j->ldc, j->ldc, pk_epi_at(&te, j->e, m0, 0));
     }
 }
 
 /* pk_gemm_run on the pool: split along N (strips) or M (panels), whichever balances better. */
-static void pk_gemm_par(struct ep_pool *pool, int64_t M, int64_t N, int64_t K, const float *a, int64_t a_rm,
-                        int64_t a_sm, int64_t a_sk, const float *b, float *c, int64_t ldc, const pk_epi *e) {
+static void pk_gemm_par(struct ep_pool *pool, int64_t M, int64_t N, int64_t K, const void *a, int a_dt, int64_t a_rm,
+                        int64_t a_sm, int64_t a_sk, const void *b, int b_dt, float *c, int64_t ldc, const pk_epi *e) {
     const int64_t T = ep_pool_threads_for(pool, (uint64_t)M * (uint64_t)N * (uint64_t)K);
     const int64_t strips = (N + PK_NR - 1) / PK_NR, panels = (M + PK_MR - 1) / PK_MR;
     if (T <= 1 || (strips < 2 && panels < 2)) {
-        pk_gemm_run(M, N, K, a, a_rm, a_sm, a_sk, b, c, ldc, e);
+        pk_gemm_run(M, N, K, a, a_dt, a_rm, a_sm, a_sk, b, b_dt, c, ldc, e);
         return;
     }
     const int64_t pn = pk_min(T, strips), pm = pk_min(T, panels);
     /* the largest share of one thread: ceil(units / parts) / units; compare cross-multiplied */
     const int along_n = (strips + pn - 1) / pn * panels <= (panels + pm - 1) / pm * strips;
-    pk_gemm_job j = {M, N, K, a_rm, a_sm, a_sk, ldc, along_n ? pn : pm, a, b, c, e, along_n};
+    pk_gemm_job j = {M, N, K, a_rm, a_sm, a_sk, ldc, along_n ? pn : pm, a, b, a_dt, b_dt, c, e, along_n};
     ep_parallel_for(pool, (uint32_t)j.parts, pk_gemm_task, &j);
 }
 
@@ -186,11 +232,12 @@ static void pk_pack_strips(float *dst, const float *x, int64_t ns, int64_t p0, i
 /* One im2col pass of the packed conv: strips [s0, s0 + ns) of image x into buf, times the weights. */
 typedef struct pk_conv_job {
     const ep_conv2d_params *p;
-    const float *x, *w;
+    const float *x;
+    const void *w;         /* packed weight panels, w_dt elements */
     float *buf, *y;
     const pk_epi *e;       /* at pixel p0 of this pass */
     int64_t M, K, C, H, W, OW, P, ns, p0, parts;
-    int pack_only;
+    int pack_only, w_dt;
 } pk_conv_job;
 
 /* Task t packs its own range of the pass's strips and (unless pack_only) multiplies them. */
@@ -204,8 +251,8 @@ static void pk_conv_task(void *ctx, uint32_t t) {
     pk_epi te;
     pk_pack_strips(b, j->x, hi - lo, q0, j->P, j->C, j->H, j->W, j->OW, j->p);
     if (!j->pack_only)
-        pk_gemm_run(j->M, pk_min((hi - lo) * PK_NR, j->P - q0), j->K, j->w, j->K, 1, PK_MR, b, j->y + q0, j->P,
-                pk_epi_at(&te, j->e, 0, lo * PK_NR));
+        pk_gemm_run(j->M, pk_min((hi - lo) * PK_NR, j->P - q0), j->K, j->w, j->w_dt, j->K, 1, PK_MR, b, EP_DTYPE_F32,
+                    j->y + q0, j->P, pk_epi_at(&te, j->e, 0, lo * PK_NR));
 }
 
 int EP_ISA_FN(conv2d_packed_f32)(const ep_op *op) {
@@ -227,13 +274,13 @@ int EP_ISA_FN(conv2d_packed_f32)(const ep_op *op) {
     for (int64_t ng = 0; ng < N * G; ng++) {
         const int64_t g = ng % G;
         const float *x = (const float *)xt->data + ng * Cg * H * W;
-        const float *wg = (const float *)wt->data + g * gpanels * K * PK_MR;
+        const void *wg = pk_off(wt->data, wt->dtype, g * gpanels * K * PK_MR);
         float *y = (float *)yt->data + ng * M * P;
         e.bias_row = bt ? (const float *)bt->data + g * M : NULL;
         for (int64_t s0 = 0; s0 < strips; s0 += per_pass) {
             const int64_t ns = pk_min(per_pass, strips - s0), p0 = s0 * PK_NR;
             e.res = rt ? (const float *)rt->data + ng * M * P + p0 : NULL;
-            pk_conv_job j = {p, x, wg, buf, y, &e, M, K, Cg, H, W, OW, P, ns, p0, pk_min(T, ns), 0};
+            pk_conv_job j = {p, x, wg, buf, y, &e, M, K, Cg, H, W, OW, P, ns, p0, pk_min(T, ns), 0, wt->dtype};
             /* by strips unless panels give threads more even shares: units / ceil(units / T), cross-multiplied */
             const int64_t panels = (M + PK_MR - 1) / PK_MR;
             if (T <= 1 || (ns >= T && ns * ((panels + T - 1) / T) >= panels * ((ns + T - 1) / T))) {
@@ -241,7 +288,8 @@ int EP_ISA_FN(conv2d_packed_f32)(const ep_op *op) {
             } else {
                 j.pack_only = 1;
                 ep_parallel_for(pool, (uint32_t)j.parts, pk_conv_task, &j);
-                pk_gemm_par(pool, M, pk_min(ns * PK_NR, P - p0), K, wg, K, 1, PK_MR, buf, y + p0, P, &e);
+                pk_gemm_par(pool, M, pk_min(ns * PK_NR, P - p0), K, wg, wt->dtype, K, 1, PK_MR, buf, EP_DTYPE_F32, y + p0,
+                            P, &e);
             }
         }
     }
@@ -271,16 +319,17 @@ int EP_ISA_FN(gemm_packed_f32)(const ep_op *op) {
         }
         return EP_OK;
     }
-    pk_gemm_par(op->pool, M, N, K, (const float *)at->data, K, K, 1, (const float *)bt->data, y, N, &e);
+    pk_gemm_par(op->pool, M, N, K, at->data, EP_DTYPE_F32, K, K, 1, bt->data, bt->dtype, y, N, &e);
     return EP_OK;
 }
 
-/* C[M,N] (row stride ldc) = epilogue(A B) on the calling thread, A packed weight panels [ceil(M/MR)][K][MR], B
+/* C[M,N] (row stride ldc) = epilogue(A B) on the calling thread, A packed weight panels [ceil(M/MR)][K][MR]
+ * (a_dt elements: f32, or 16-bit weights), B
  * plain rows (row k at b + k*ldb, readable to column ceil(N/NR)*NR): the 1x1 stages of kernels/invres_tmpl.h,
  * which compute each element exactly as the packed conv does (the same micro-kernel calls on the same values). */
-void EP_ISA_FN(pk_gemm_panels_f32)(int64_t M, int64_t N, int64_t K, const float *a, const float *b, int64_t ldb,
-                                   float *c, int64_t ldc, const pk_epi *e);
-void EP_ISA_FN(pk_gemm_panels_f32)(int64_t M, int64_t N, int64_t K, const float *a, const float *b, int64_t ldb,
-                                   float *c, int64_t ldc, const pk_epi *e) {
-    pk_gemm_core(M, N, K, a, K, 1, PK_MR, b, PK_NR, ldb, c, ldc, e);
+void EP_ISA_FN(pk_gemm_panels_f32)(int64_t M, int64_t N, int64_t K, const void *a, int a_dt, const float *b,
+                                   int64_t ldb, float *c, int64_t ldc, const pk_epi *e);
+void EP_ISA_FN(pk_gemm_panels_f32)(int64_t M, int64_t N, int64_t K, const void *a, int a_dt, const float *b,
+                                   int64_t ldb, float *c, int64_t ldc, const pk_epi *e) {
+    pk_gemm_core(M, N, K, a, a_dt, K, 1, PK_MR, b, EP_DTYPE_F32, PK_NR, ldb, c, ldc, e);
 }

@@ -105,8 +105,8 @@ static void wg_input_task(void *ctx, uint32_t t) {   /* V for (strip, channel) p
 
 static void wg_gemm_task(void *ctx, uint32_t xi) {   /* Mo[xi] = U[xi] V[xi] */
     const wg_job *j = (const wg_job *)ctx;
-    pk_gemm_run(j->M, j->nb, j->C, j->U + xi * j->panels * j->C * PK_MR, j->C, 1, PK_MR,
-                j->V + xi * j->ns * j->C * PK_NR, j->Mo + xi * j->Mp * j->Tb, j->Tb, NULL);
+    pk_gemm_run(j->M, j->nb, j->C, j->U + xi * j->panels * j->C * PK_MR, EP_DTYPE_F32, j->C, 1, PK_MR,
+                j->V + xi * j->ns * j->C * PK_NR, EP_DTYPE_F32, j->Mo + xi * j->Mp * j->Tb, j->Tb, NULL);
 }
 
 static void wg_output_task(void *ctx, uint32_t t) {  /* Y for a range of output channels */

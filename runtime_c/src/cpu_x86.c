@@ -7,13 +7,14 @@ uint64_t ep_cpu_features(void) {
     uint64_t f = 0;
     if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
     if ((c >> 20) & 1) f |= EP_CPU_CRC32;   /* SSE4.2 */
-    int fma = (c >> 12) & 1, osxsave = (c >> 27) & 1, avx = (c >> 28) & 1;
+    int fma = (c >> 12) & 1, osxsave = (c >> 27) & 1, avx = (c >> 28) & 1, f16c = (c >> 29) & 1;
     if (!(osxsave && avx)) return f;
     unsigned lo, hi;
     __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
     if ((lo & 6) != 6) return f;   /* OS does not save YMM state */
     if (fma) f |= EP_CPU_FMA;
-    if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && ((b >> 5) & 1)) f |= EP_CPU_AVX2;
+    /* the AVX2 kernels convert 16-bit weights with F16C, which every AVX2 CPU has */
+    if (f16c && __get_cpuid_count(7, 0, &a, &b, &c, &d) && ((b >> 5) & 1)) f |= EP_CPU_AVX2;
     return f;
 }
 

@@ -143,6 +143,27 @@ def test_zoo_on_aarch64(aarch64_build, tmp_path, name, board):
         assert err <= E2E_RTOL, f"{name} {k}: aarch64 vs host rel err {err:.3g} > {E2E_RTOL}"
 
 
+@pytest.mark.parametrize("fmt", ["fp16", "bf16"])
+def test_16bit_weights_on_aarch64_bit_exact(aarch64_build, tmp_path, fmt, monkeypatch):
+    """A 16-bit weight plan on NEON (FCVTL / USHLL conversions) equals, bit for bit, the float32 plan holding
+    the rounded weights, on the same CPU."""
+    import edgeplan
+    from edgeplan.boards import load_board
+    from test_weights16 import float32_on_rounded
+    model = zoo().build("mobilenetv2", size=64)
+    target = load_board("rpi4").target()
+    x = np.random.default_rng(0).standard_normal((1, 3, 64, 64)).astype(np.float32)
+    runs = []
+    for i, plan in enumerate((edgeplan.compile(model, board="rpi4", quantize=fmt),
+                              float32_on_rounded(model, fmt, monkeypatch, target))):
+        path = tmp_path / f"p{i}.eplan"
+        plan.save(str(path))
+        d = tmp_path / f"r{i}"
+        d.mkdir()
+        runs.append(_arm_run(aarch64_build / "runtime_c" / "edgeplan-run", path, x, ["output"], "cortex-a72", d)[0])
+    assert np.array_equal(runs[0]["output"], runs[1]["output"])
+
+
 # ---- a plan the CPU cannot run is refused with a clear error ----
 
 def _with_required_features(data: bytes, features: int) -> bytes:

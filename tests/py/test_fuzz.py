@@ -138,6 +138,14 @@ def plans(tmp_path_factory):
     p = d / "int8.eplan"
     plan.save(p)
     paths.append(p)
+    # plan 1.7: 16-bit packed weights (CONV2D PACKED, INVRES, GEMM PACKED): a mutated dtype or extent must
+    # be refused by the shape functions
+    for fmt in ("fp16", "bf16"):
+        plan = edgeplan.compile(_float_cnn(3), quantize=fmt)
+        assert plan.report["weights16"]["converted_f32_bytes"] > 0
+        p = d / f"{fmt}.eplan"
+        plan.save(p)
+        paths.append(p)
     return paths
 
 

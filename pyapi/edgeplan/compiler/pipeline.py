@@ -1,6 +1,7 @@
 """compile(): ONNX model -> lowered graph -> memory plan -> plan bytes, with a report."""
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 
 import numpy as np
@@ -12,14 +13,21 @@ from .kernelset import features, kernel_set
 from .memplan import plan_memory
 from .passes.blocks import fuse_blocks
 from .passes.select import select_kernels
+from .passes.weights16 import store_weights16
 from .target import get_target
 from .writer import write_plan
 
 
-def compile_graph(graph: Graph, *, source: str = "", required_features: int = 0, target=None) -> Plan:
-    """target: kernel-selection target (passes/select.py): "host" (default), "x86-64" or "generic"."""
-    select_kernels(graph, target)
-    fuse_blocks(graph, get_target(target))
+def compile_graph(graph: Graph, *, source: str = "", required_features: int = 0, target=None,
+                  weights: str | None = None) -> Plan:
+    """target: kernel-selection target (passes/select.py): "host" (default), "x86-64" or "generic".
+    weights: None (float32), or "fp16" / "bf16": the packed weights stored in 16 bits (passes/weights16.py)."""
+    tg = get_target(target)
+    if weights is not None:
+        tg = dataclasses.replace(tg, winograd=False)   # its float32 filters are 4x the filter
+    select_kernels(graph, tg)
+    fuse_blocks(graph, tg)
+    w16 = store_weights16(graph, weights) if weights is not None else None
     link_branches(graph.ops)
     mem = plan_memory(graph)
     arena_map = sorted([b.offset, b.size, b.first, b.last, b.label] for b in mem.buffers)
@@ -47,11 +55,13 @@ def compile_graph(graph: Graph, *, source: str = "", required_features: int = 0,
         features=meta["features"],
         symbols=[(y.name, y.lo, y.hi) + ((y.step,) if y.step > 1 else ()) for y in graph.syms],
         state=[t.name for t in graph.tensors if t.is_state], warnings=list(graph.meta.get("warnings", ())))
+    if w16 is not None:
+        report["weights16"] = w16
     return Plan(data, report)
 
 
 def compile_model(model, shapes: dict | None = None, target=None, dims=None, state=None, consts=None,
-                  max_trips: int = 0) -> Plan:
+                  max_trips: int = 0, weights: str | None = None) -> Plan:
     """dims: {name: (min, max)} bounds of variable dims (model dim names, or data-dependent lengths);
     state: {input name: output name} pairs kept in the arena across runs (compiler/dynamic.py);
     consts: {input name: value} inputs frozen to a value at compile time (onnx_import.freeze_inputs);
@@ -69,4 +79,4 @@ def compile_model(model, shapes: dict | None = None, target=None, dims=None, sta
             graph = dynamic.lower_dynamic(model, shapes, {}, max_trips)
     if state:
         dynamic.apply_state(graph, dict(state))
-    return compile_graph(graph, source=str(source), target=target)
+    return compile_graph(graph, source=str(source), target=target, weights=weights)

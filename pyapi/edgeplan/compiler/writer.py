@@ -71,7 +71,7 @@ def _minor_version(graph: Graph) -> int:
     """The lowest minor version that expresses the plan (docs/plan-format.md, compatibility policy): the
     newest of its ops (the op table's `since`), 1.1 for symbols (variable dims) and state tensors, 1.2 for
     a symbol with a step or a rule over two symbols, the unary math kinds, and the 16-bit and 64-bit float
-    dtypes."""
+    dtypes; 1.7 for 16-bit packed weights."""
     v = max((OPS[op.kind].since for op in graph.ops), default=0)
     if graph.syms or any(t.is_state for t in graph.tensors):
         v = max(v, 1)
@@ -102,6 +102,10 @@ def _minor_version(graph: Graph) -> int:
         v = max(v, 5)      # 1.5: GEMM's variant ROWS (B as its transpose)
     if any(op.kind == "if" and int(op.params.get("fail", 0)) for op in graph.ops):
         v = max(v, 3)      # 1.3: IF as a run-time bound check
+    if any(op.kind in ("conv2d", "gemm", "invres") and any(
+            t is not None and t.data is not None and np.dtype(t.dtype).name in ("float16", "bfloat16")
+            for t in op.inputs) for op in graph.ops):
+        v = max(v, 7)      # 1.7: 16-bit packed weights (plan_format.h "16-bit weights")
     if any(op.kind == "cumsum" and int(op.params.get("prod", 0)) for op in graph.ops):
         v = max(v, 2)      # 1.2: CUMSUM's product (a 1.1 reader ignores the field it was)
     return v

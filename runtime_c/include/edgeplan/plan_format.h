@@ -15,7 +15,7 @@
 /* EP_CDEF_BEGIN */
 #define EP_PLAN_MAGIC 0x4E4C5045
 #define EP_PLAN_VERSION_MAJOR 1
-#define EP_PLAN_VERSION_MINOR 6
+#define EP_PLAN_VERSION_MINOR 7
 #define EP_MAX_RANK 8
 #define EP_SECTION_ALIGN 64
 #define EP_ARENA_ALIGN 64
@@ -589,6 +589,9 @@ typedef struct ep_reduce_params {
  * (M from the output; group g's panels come g-th, its panel p row i is output channel g*Mg + p*MR+i, zero past
  * Mg; K index (c*KH + kh)*KW + kw over the group's Cg input channels). Scratch: im2col strips [s][K][NR],
  * s >= 1 (the kernel packs as many NR-pixel strips per pass as the scratch holds). */
+/* 16-bit weights (1.7): the packed W of CONV2D variant 1, the packed B of GEMM variant 1 and INVRES's WE
+ * and WP may be F16 or BF16 instead of F32, in the same layout. The kernels convert each element exactly to f32 before use, so
+ * the result is the f32 variant's on the converted weights, bit for bit; no extra scratch. */
 /* CONV2D variant 2, depthwise (groups == C == M): W as variant 0. Scratch: s >= 1 slots of one
  * zero-padded input plane split into stride phases, Hp*SW*PW floats each, Hp = (OH-1)*SH + (KH-1)*DH + 1,
  * PW = ceil(OW/16)*16 + ((KW-1)*DW)/SW (with threads, min(threads, s) planes are padded at once). */

@@ -102,5 +102,23 @@ static inline void pk_even16(float *d, const float *s) {
 }
 #define PK_EVEN16(d, s) pk_even16((d), (s))
 
+#if defined(__aarch64__)
+/* n halves to float32 (FCVTL, exact; ARMv8.0 AdvSIMD) */
+static inline void pk_cvt_f16_neon(float *d, const uint16_t *s, int64_t n) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1q_f32(d + i, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(s + i))));
+    pk_cvt_f16_scalar(d + i, s + i, n - i);
+}
+#define PK_CVT_F16(d, s, n) pk_cvt_f16_neon((d), (s), (n))
+#endif
+
+/* n bfloat16 to float32: the bits moved up 16 (USHLL) */
+static inline void pk_cvt_bf16_neon(float *d, const uint16_t *s, int64_t n) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1q_f32(d + i, vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(s + i), 16)));
+    pk_cvt_bf16(d + i, s + i, n - i);
+}
+#define PK_CVT_BF16(d, s, n) pk_cvt_bf16_neon((d), (s), (n))
+
 #include "pack_tmpl.h"
 #include "winograd_tmpl.h"

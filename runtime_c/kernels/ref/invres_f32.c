@@ -11,6 +11,7 @@
  * the band's D in its dout region. */
 #include "ep_ops.h"
 #include "invres_common.h"
+#include "ref_util.h"
 
 static float ir_act(const ep_invres_params *p, int i, float v) {
     return p->act[i] == EP_ACT_NONE ? v : ep_act_f32(p->act[i], v, p->act_alpha[i], p->act_beta[i]);
@@ -24,8 +25,8 @@ int ep_ref_invres_f32(const ep_op *op) {
     ir_geo_init(&g, p, xt->dims[0], xt->dims[1], xt->dims[2], xt->dims[3], wdt->dims[0], yt->dims[1], yt->dims[2],
                 yt->dims[3], wet != NULL);
     const int64_t C = g.C, H = g.H, W = g.W, CE = g.CE, M = g.M, OH = g.OH, OW = g.OW;
-    const float *x = (const float *)xt->data, *wd = (const float *)wdt->data, *wp = (const float *)wpt->data;
-    const float *we = wet ? (const float *)wet->data : NULL, *be = bet ? (const float *)bet->data : NULL;
+    const float *x = (const float *)xt->data, *wd = (const float *)wdt->data;
+    const float *be = bet ? (const float *)bet->data : NULL;
     const float *bd = bdt ? (const float *)bdt->data : NULL, *bp = bpt ? (const float *)bpt->data : NULL;
     const float *r = rt ? (const float *)rt->data : NULL;
     float *y = (float *)yt->data;
@@ -37,12 +38,13 @@ int ep_ref_invres_f32(const ep_op *op) {
             const int64_t o1 = o0 + g.band < OH ? o0 + g.band : OH;
             int64_t lo, hi;
             ir_rows(&g, o0, o1, &lo, &hi);
-            if (we)
+            if (wet)
                 for (int64_t e = 0; e < CE; e++) {
-                    const float *wm = we + (e / EP_PACK_MR) * C * EP_PACK_MR + e % EP_PACK_MR;   /* WE[e,c] at wm[c*MR] */
+                    const int64_t wm = (e / EP_PACK_MR) * C * EP_PACK_MR + e % EP_PACK_MR;   /* WE[e,c] at wm + c*MR */
                     for (int64_t q = lo * W; q < hi * W; q++) {
                         float s = 0.0f;
-                        for (int64_t c = 0; c < C; c++) s += xn[c * H * W + q] * wm[c * EP_PACK_MR];
+                        for (int64_t c = 0; c < C; c++)
+                            s += xn[c * H * W + q] * rl_weight(wet->data, wet->dtype, wm + c * EP_PACK_MR);
                         if (be) s += be[e];
                         ebuf[(e * g.RR + q / W - lo) * W + q % W] = ir_act(p, 0, s);
                     }
@@ -56,7 +58,7 @@ int ep_ref_invres_f32(const ep_op *op) {
                             for (int64_t kw = 0; kw < g.KW; kw++) {
                                 const int64_t ih = oh * g.sh - g.pt + kh * g.dh, iw = ow * g.sw - g.pl + kw * g.dw;
                                 if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                                const float v = we ? ebuf[(e * g.RR + ih - lo) * W + iw] : xn[(e * H + ih) * W + iw];
+                                const float v = wet ? ebuf[(e * g.RR + ih - lo) * W + iw] : xn[(e * H + ih) * W + iw];
                                 s += v * we_[kh * g.KW + kw];
                             }
                         if (bd) s += bd[e];
@@ -64,11 +66,12 @@ int ep_ref_invres_f32(const ep_op *op) {
                     }
             }
             for (int64_t m = 0; m < M; m++) {
-                const float *wm = wp + (m / EP_PACK_MR) * CE * EP_PACK_MR + m % EP_PACK_MR;   /* WP[m,e] at wm[e*MR] */
+                const int64_t wm = (m / EP_PACK_MR) * CE * EP_PACK_MR + m % EP_PACK_MR;   /* WP[m,e] at wm + e*MR */
                 for (int64_t oh = o0; oh < o1; oh++)
                     for (int64_t ow = 0; ow < OW; ow++) {
                         float s = 0.0f;
-                        for (int64_t e = 0; e < CE; e++) s += dbuf[(e * g.band + oh - o0) * OW + ow] * wm[e * EP_PACK_MR];
+                        for (int64_t e = 0; e < CE; e++)
+                            s += dbuf[(e * g.band + oh - o0) * OW + ow] * rl_weight(wpt->data, wpt->dtype, wm + e * EP_PACK_MR);
                         const int64_t at = ((n * M + m) * OH + oh) * OW + ow;
                         if (bp) s += bp[m];
                         if (r) s += r[at];

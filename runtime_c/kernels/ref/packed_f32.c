@@ -7,6 +7,8 @@
  *   from 0.0f, a tap in the padding contributing x = 0 (the im2col of the packed driver),
  *   then adds B[m], then R, then applies act: for finite weights the order and the values of variant 0
  *   (ep_ref_conv2d_f32; the padded taps add +-0 to a sum, which changes no sum), so the two agree bit for bit.
+ * 16-bit weights (1.7): CONV2D PACKED's W and GEMM PACKED's B may be F16 or BF16, each element converted
+ *   exactly to float32 where it is read: the float32 result on the converted weights.
  * GEMM PACKED: B as strips [ceil(N/NR)][K][NR]; GEMM ROWS: B as its transpose [N][K]. Each output sums
  *   A[i,k] * B[k,j] over k from 0.0f, then adds C, then R, then applies act: ep_ref_gemm_f32's order, bit for bit.
  * CONV2D WINOGRAD F(4x4, 3x3) (3x3, stride 1, dilation 1, groups 1): per 4x4 output tile (row-major over the
@@ -26,13 +28,13 @@ int ep_ref_conv2d_packed_f32(const ep_op *op) {
     const int64_t M = yt->dims[1], OH = yt->dims[2], OW = yt->dims[3], K = wt->dims[1];
     const int64_t KH = p->kernel[0], KW = p->kernel[1], G = p->groups, Cg = C / G, Mg = M / G;
     const int64_t gpanels = (Mg + EP_PACK_MR - 1) / EP_PACK_MR;
-    const float *x = (const float *)xt->data, *w = (const float *)wt->data;
+    const float *x = (const float *)xt->data;
     const float *b = bt ? (const float *)bt->data : NULL, *r = rt ? (const float *)rt->data : NULL;
     float *y = (float *)yt->data;
     for (int64_t n = 0; n < N; n++)
         for (int64_t m = 0; m < M; m++) {
             const int64_t g = m / Mg, mg = m % Mg;
-            const float *wm = w + (g * gpanels + mg / EP_PACK_MR) * K * EP_PACK_MR + mg % EP_PACK_MR;   /* w[k] at wm[k * MR] */
+            const int64_t wm = (g * gpanels + mg / EP_PACK_MR) * K * EP_PACK_MR + mg % EP_PACK_MR;   /* w[k] at wm + k * MR */
             const int64_t plane = (n * M + m) * OH * OW;
             for (int64_t oh = 0; oh < OH; oh++)
                 for (int64_t ow = 0; ow < OW; ow++) {
@@ -43,7 +45,8 @@ int ep_ref_conv2d_packed_f32(const ep_op *op) {
                                 const int64_t ih = oh * p->stride[0] - p->pads[0] + kh * p->dilation[0];
                                 const int64_t iw = ow * p->stride[1] - p->pads[1] + kw * p->dilation[1];
                                 const int in = ih >= 0 && ih < H && iw >= 0 && iw < W;
-                                s += (in ? x[((n * C + c) * H + ih) * W + iw] : 0.0f) * wm[k * EP_PACK_MR];
+                                s += (in ? x[((n * C + c) * H + ih) * W + iw] : 0.0f) *
+                                     rl_weight(wt->data, wt->dtype, wm + k * EP_PACK_MR);
                             }
                     float *yo = y + plane + oh * OW + ow;
                     *yo = s;
@@ -60,7 +63,7 @@ static int ref_gemm_laid_out(const ep_op *op, int rows) {
     const ep_gemm_params *p = (const ep_gemm_params *)op->params;
     const ep_tensor *at = op->in[0], *bt = op->in[1], *ct = ep_op_in(op, 2), *rt = ep_op_in(op, 3), *yt = op->out[0];
     const int64_t M = at->dims[0], K = at->dims[1], N = yt->dims[1];
-    const float *a = (const float *)at->data, *bp = (const float *)bt->data;
+    const float *a = (const float *)at->data;
     const float *c = ct ? (const float *)ct->data : NULL, *r = rt ? (const float *)rt->data : NULL;
     /* a [1,N] or [N] bias is shared by every row; an [M,N] bias has its own rows */
     const int64_t c_row_stride = (ct && ct->rank == 2 && ct->dims[0] == M && M != 1) ? N : 0;
@@ -69,9 +72,9 @@ static int ref_gemm_laid_out(const ep_op *op, int rows) {
     for (int64_t i = 0; i < M; i++) {
         float *yr = y + i * N;
         for (int64_t j = 0; j < N; j++) {
-            const float *bj = bp + (rows ? j * K : (j / EP_PACK_NR) * K * EP_PACK_NR + j % EP_PACK_NR);
+            const int64_t bj = rows ? j * K : (j / EP_PACK_NR) * K * EP_PACK_NR + j % EP_PACK_NR;
             float s = 0.0f;
-            for (int64_t k = 0; k < K; k++) s += a[i * K + k] * bj[k * k_step];
+            for (int64_t k = 0; k < K; k++) s += a[i * K + k] * rl_weight(bt->data, bt->dtype, bj + k * k_step);
             yr[j] = s;
         }
         rl_gemm_epilogue(yr, c ? c + i * c_row_stride : NULL, r ? r + i * N : NULL, N, p);

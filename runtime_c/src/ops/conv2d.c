@@ -12,7 +12,7 @@
  * W's extents, or an output extent that is negative or too large -> EP_ERR_PLAN_SHAPE.
  * The reference kernel needs no scratch. Variants (EP_CONV2D_VARIANT_*, plan_format.h): PACKED and
  * WINOGRAD take pre-packed weights whose exact shape is checked against the declared output (M) and
- * the params; each variant's minimum scratch is computed here. */
+ * the params; each variant's minimum scratch is computed here. PACKED's weights may be f16 or bf16 (1.7). */
 #include <stdint.h>
 #include "shape_check.h"
 
@@ -98,7 +98,9 @@ int ep_shape_conv2d(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     if ((rc = ep_chk_f32(x, 4, 4)) != EP_OK) return rc;
     const int packed = op->variant == EP_CONV2D_VARIANT_PACKED || op->variant == EP_CONV2D_VARIANT_WINOGRAD;
     const int w_rank = packed ? conv_packed_rank(op->variant) : 4;
-    if ((rc = ep_chk_f32(w, w_rank, w_rank)) != EP_OK) return rc;
+    if ((rc = op->variant == EP_CONV2D_VARIANT_PACKED ? ep_chk_weights(w, w_rank, w_rank)
+                                                      : ep_chk_f32(w, w_rank, w_rank)) != EP_OK)
+        return rc;
     if (b && (rc = ep_chk_f32(b, 1, 1)) != EP_OK) return rc;
     if (r && (rc = ep_chk_f32(r, 4, 4)) != EP_OK) return rc;
 

@@ -2,7 +2,7 @@
  *
  * Inputs: X[N,C,H,W], WE (packed [ceil(CE/MR)][C][MR], or absent), BE[CE] (optional, only with WE),
  * WD[CE,1,KH,KW], BD[CE] (optional), WP (packed [ceil(M/MR)][CE][MR]), BP[M] (optional), R[N,M,OH,OW]
- * (optional); all f32. M is the declared output's; CE is WD's first extent (C without WE). Output
+ * (optional); all f32, but WE and WP may be f16 or bf16 (1.7, plan_format.h "16-bit weights"). M is the declared output's; CE is WD's first extent (C without WE). Output
  * Y[N,M,OH,OW] with OH = floor((H + pad_t + pad_b - ((KH-1)*dh + 1)) / sh) + 1 (likewise OW), >= 1.
  *
  * Error codes: arity, a missing required input or a bias without its weights -> EP_ERR_PLAN_OP; a dtype other
@@ -28,9 +28,9 @@ int ep_shape_invres(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     const ep_tensor *wp = op->in[5], *bp = ep_op_in(op, 6), *r = ep_op_in(op, 7), *y = op->out[0];
     if (!x || !wd || !wp || (be && !we)) return EP_ERR_PLAN_OP;
     int rc;
-    if ((rc = ep_chk_f32(x, 4, 4)) != EP_OK || (we && (rc = ep_chk_f32(we, 3, 3)) != EP_OK) ||
+    if ((rc = ep_chk_f32(x, 4, 4)) != EP_OK || (we && (rc = ep_chk_weights(we, 3, 3)) != EP_OK) ||
         (be && (rc = ep_chk_f32(be, 1, 1)) != EP_OK) || (rc = ep_chk_f32(wd, 4, 4)) != EP_OK ||
-        (bd && (rc = ep_chk_f32(bd, 1, 1)) != EP_OK) || (rc = ep_chk_f32(wp, 3, 3)) != EP_OK ||
+        (bd && (rc = ep_chk_f32(bd, 1, 1)) != EP_OK) || (rc = ep_chk_weights(wp, 3, 3)) != EP_OK ||
         (bp && (rc = ep_chk_f32(bp, 1, 1)) != EP_OK) || (r && (rc = ep_chk_f32(r, 4, 4)) != EP_OK))
         return rc;
     if ((rc = ep_chk_window(p->kernel, p->stride, p->dilation, p->pads)) != EP_OK) return rc;

@@ -33,6 +33,15 @@ static inline int ep_chk_f32(const ep_tensor *t, int rank_lo, int rank_hi) {
     return EP_OK;
 }
 
+/* Present, rank in [rank_lo, rank_hi], f32 or (plan_format.h "16-bit weights", 1.7) f16 / bf16: the packed
+ * weights of CONV2D PACKED and GEMM PACKED. */
+static inline int ep_chk_weights(const ep_tensor *t, int rank_lo, int rank_hi) {
+    if (!t) return EP_ERR_PLAN_OP;
+    if (t->dtype != EP_DTYPE_F32 && t->dtype != EP_DTYPE_F16 && t->dtype != EP_DTYPE_BF16) return EP_ERR_PLAN_TENSOR;
+    if (t->rank < rank_lo || t->rank > rank_hi) return EP_ERR_PLAN_SHAPE;
+    return EP_OK;
+}
+
 /* Upper bound on window parameters (kernel, stride, dilation, pads): keeps every product of them
  * with a tensor extent far inside int64. */
 #define EP_PARAM_LIMIT (1 << 20)
