@@ -65,7 +65,7 @@ static inline void pk_cvt_f16_scalar(float *d, const uint16_t *s, int64_t n) {
     for (int64_t i = 0; i < n; i++) d[i] = ep_f16_to_f32(s[i]);
 }
 static inline void pk_cvt_bf16(float *d, const uint16_t *s, int64_t n) {
-    for (int64_t i = 0; i < n; i++) d[i] = ep_bits_f32((uint32_t)s[i] << 16);
+    for (int64_t i = 0; i < n; i++) d[i] = ep_bf16_to_f32(s[i]);
 }
 
 #endif

@@ -1,6 +1,6 @@
 """16-bit weight storage (``quantize="fp16"`` / ``"bf16"``; plan_format.h "16-bit weights"): the packed
-weights of CONV2D PACKED, GEMM PACKED and the fused inverted-residual block's 1x1 stages (INVRES) are stored as float16 or bfloat16, half the bytes, and the kernels
-convert them exactly to float32 tile by tile (AVX2 with F16C, NEON with FCVTL), so activations and
+weights of CONV2D PACKED, GEMM PACKED and the fused inverted-residual block's 1x1 stages (INVRES) are
+stored as float16 or bfloat16, half the bytes, and the kernels convert them exactly to float32 tile by tile (AVX2 with F16C, NEON with FCVTL), so activations and
 arithmetic stay float32. Runs after kernel selection and block fusion (pipeline.compile_graph).
 
 What stays float32: the depthwise filters and biases (few bytes, read once per output), other ops' weights
@@ -48,9 +48,9 @@ def store_weights16(graph: Graph, fmt: str) -> dict:
     done: dict = {}
     converted = 0
     overflow = []
-    def only_slots(w) -> bool:   # every use of w is a 16-bit weight slot
-        return all(any(u.inputs[i] is w for i in _slots(u) if i < len(u.inputs))
-                   and sum(x is w for x in u.inputs) == sum(u.inputs[i] is w for i in _slots(u) if i < len(u.inputs))
+
+    def only_slots(w) -> bool:   # every use of w, in every op that reads it, is a 16-bit weight slot
+        return all(sum(x is w for x in u.inputs) == sum(u.inputs[i] is w for i in _slots(u) if i < len(u.inputs))
                    for u in users[id(w)])
 
     for op in graph.ops:
