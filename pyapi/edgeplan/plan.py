@@ -9,6 +9,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from ._cdef import EP_TO_NUMPY, K, ffi
 
 SECTION_NAMES = {getattr(K, n): n[len("EP_SECTION_"):].lower() for n in dir(K)
@@ -98,6 +100,17 @@ def _struct(ctype: str, buf: bytes, off: int):
     return ffi.cast(ctype + " *", ffi.from_buffer(buf) + off)[0]
 
 
+def _partitions(data: bytes, h) -> int:
+    """The plan's DELEGATE ops (each takes EP_SESSION_PARTITION_BYTES of the session's tables)."""
+    n = 0
+    for i in range(h.section_count):
+        sec = _struct("ep_section", data, h.section_table_offset + i * ffi.sizeof("ep_section"))
+        if sec.kind == K.EP_SECTION_OPS and sec.count:
+            recs = np.frombuffer(data, np.uint8, sec.count * sec.record_size, sec.offset).reshape(sec.count, -1)
+            n += int(np.count_nonzero(recs[:, :2].copy().view("<u2") == K.EP_OP_DELEGATE))
+    return n
+
+
 def query(data: bytes) -> dict:
     """What ep_plan_query reports for a well-formed plan, computed from its header and section table:
     arena_bytes (exactly what ep_session_open needs on any board), planned_bytes, session_bytes,
@@ -112,7 +125,8 @@ def query(data: bytes) -> dict:
               + count.get(K.EP_SECTION_OPS, 0) * K.EP_SESSION_OP_BYTES
               + count.get(K.EP_SECTION_OPIO, 0) * K.EP_SESSION_OPIO_BYTES
               + count.get(K.EP_SECTION_IO, 0) * K.EP_SESSION_IO_BYTES
-              + count.get(K.EP_SECTION_SYMS, 0) * K.EP_SESSION_SYM_BYTES)
+              + count.get(K.EP_SECTION_SYMS, 0) * K.EP_SESSION_SYM_BYTES
+              + _partitions(data, h) * K.EP_SESSION_PARTITION_BYTES)
     tables = -(-tables // K.EP_ARENA_ALIGN) * K.EP_ARENA_ALIGN
     return {"arena_bytes": tables + h.arena_size, "planned_bytes": h.arena_size, "session_bytes": tables,
             "const_bytes": size.get(K.EP_SECTION_CONST, 0)}

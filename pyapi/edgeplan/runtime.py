@@ -62,7 +62,8 @@ def _t():
                   "info_p": ffi.typeof(lib.ep_plan_query).args[2],
                   "desc_p": ffi.typeof(lib.ep_session_io_desc).args[3],
                   "sinfo_p": ffi.typeof(lib.ep_session_query).args[1],
-                  "profile_p": ffi.typeof(lib.ep_session_profile).args[2]}
+                  "profile_p": ffi.typeof(lib.ep_session_profile).args[2],
+                  "part_p": ffi.typeof(lib.ep_session_partition).args[2]}
     return _types
 
 
@@ -137,6 +138,10 @@ class Session:
     ``profile``: time every op (``profile()``); without it the run loop is untouched.
     ``seed``: the key of the plan's random ops that have no seed of their own (ep_options.seed); each run
     draws the next numbers of the sequence, and ``reset()`` starts it again (docs/runtime.md).
+    ``delegates``: accelerators for the plan's partitions (docs/npu.md), each an ``ep_delegate *`` (cffi) or
+    an object whose ``delegate`` attribute is one (``edgeplan.vnpu.VirtualNPU``), kept alive by the
+    session; a partition without a delegate of its kind, or one its delegate refuses, runs on the CPU
+    (``partitions`` says where each runs and why).
 
     Threads: a session runs one call at a time. Calls from several Python threads are serialised by a
     lock (each ``run`` sets its feeds, runs and copies its outputs under it), so each caller gets the
@@ -148,7 +153,7 @@ class Session:
     ``Plan.save`` and ``edgeplan compile -o`` do) and this session keeps the plan it opened."""
 
     def __init__(self, plan, *, threads: int = 1, cpu_features_mask: int = 0, check_crc: bool = True,
-                 profile: bool = False, seed: int = 0):
+                 profile: bool = False, seed: int = 0, delegates=()):
         if not isinstance(threads, int) or isinstance(threads, bool) or threads < 0:
             raise ValueError(f"threads must be an int >= 0, got {threads!r}")
         if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 1 << 64:
@@ -188,6 +193,16 @@ class Session:
         opts.error_buf_len = len(err_buf)
         opts.n_threads = threads
         opts.seed = seed   # the key of random ops without a seed of their own (docs/runtime.md)
+        self._delegates = list(delegates or ())   # the vtables (and what they point to) outlive the session
+        if self._delegates:
+            ptrs = [getattr(d, "delegate", d) for d in self._delegates]
+            if not all(isinstance(p, ffi.CData) and ffi.typeof(p) in (ffi.typeof("ep_delegate *"),
+                                                                      ffi.typeof("const ep_delegate *"))
+                       for p in ptrs):
+                raise TypeError("delegates must be ep_delegate pointers or objects with a 'delegate' attribute")
+            self._delegate_array = ffi.new("const ep_delegate *[]", ptrs)
+            opts.delegates = self._delegate_array
+            opts.n_delegates = len(ptrs)
         sp = ffi.new(t["session_pp"])
         rc = lib.ep_plan_query(plan_ptr, plan_len, info)
         if rc != K.EP_OK:
@@ -211,6 +226,7 @@ class Session:
         self._last_error = si.last_error   # the session's own buffer: stable while it is open
         self.threads = int(si.n_threads)
         self.n_ops = int(si.n_ops)
+        self.n_partitions = int(si.n_partitions)
         self.inputs = [self._desc(i, False) for i in range(si.n_inputs)]
         self.outputs = [self._desc(i, True) for i in range(si.n_outputs)]
         self._in_index = {t.name: i for i, t in enumerate(self.inputs)}
@@ -221,6 +237,25 @@ class Session:
                         for out, n in ((False, len(self.inputs)), (True, len(self.outputs))) for i in range(n)}
         self._variable_outputs = any(t.is_variable for t in self.outputs)
         self._variable = self._variable_outputs or any(t.is_variable for t in self.inputs)
+
+    @property
+    def partitions(self) -> list:
+        """Per partition of the plan (its DELEGATE ops): where it runs and why, and how many runs each side
+        computed: dicts of index, op, n_cpu_ops, kind, delegate ("" when on the CPU), status, reason,
+        delegate_runs, cpu_runs, last_execute_status."""
+        with self._lock:
+            self._live()
+            out = []
+            for k in range(self.n_partitions):
+                p = ffi.new(_t()["part_p"])
+                p.struct_size = ffi.sizeof(p[0])
+                _check(self._lib.ep_session_partition(self._s, k, p), "partition")
+                out.append(dict(index=int(p.index), op=int(p.op), n_cpu_ops=int(p.n_cpu_ops), kind=int(p.kind),
+                                delegate=ffi.string(p.delegate).decode(errors="replace"), status=int(p.status),
+                                reason=ffi.string(p.reason).decode(errors="replace"),
+                                delegate_runs=int(p.delegate_runs), cpu_runs=int(p.cpu_runs),
+                                last_execute_status=int(p.last_execute_status)))
+            return out
 
     def _desc(self, i: int, output: bool) -> TensorInfo:
         d = ffi.new(_t()["desc_p"])

@@ -24,6 +24,7 @@ typedef struct ep_plan_view {
     const char *names;      uint64_t names_size;
     const uint8_t *syms;    uint32_t n_syms;    uint32_t sym_stride;
     uint32_t n_inputs, n_outputs;
+    uint32_t n_partitions;  /* DELEGATE ops */
 } ep_plan_view;
 
 static inline const ep_tensor_rec *ep_view_tensor(const ep_plan_view *v, uint32_t i) {

@@ -248,7 +248,9 @@ int ep_plan_parse(ep_plan_view *v, const void *plan, size_t plan_len, int check_
         if ((rc = check_sym(v, i, e))) return rc;
     for (uint32_t i = 0; i < v->n_tensors; i++)
         if ((rc = check_tensor(v, i, e))) return rc;
-    for (uint32_t i = 0; i < v->n_ops; i++)
+    for (uint32_t i = 0; i < v->n_ops; i++) {
         if ((rc = check_op(v, i, e))) return rc;
+        v->n_partitions += ep_view_op(v, i)->opcode == EP_OP_DELEGATE;
+    }
     return check_io(v, e);
 }

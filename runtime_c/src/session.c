@@ -18,11 +18,13 @@ _Static_assert(sizeof(ep_bound_op) <= EP_SESSION_OP_BYTES && EP_SESSION_OP_BYTES
 _Static_assert(sizeof(ep_tensor *) <= EP_SESSION_OPIO_BYTES, "opio");
 _Static_assert(sizeof(uint32_t) <= EP_SESSION_IO_BYTES, "io");
 _Static_assert(sizeof(int64_t) <= EP_SESSION_SYM_BYTES, "sym");
+_Static_assert(sizeof(ep_partition) <= EP_SESSION_PARTITION_BYTES && EP_SESSION_PARTITION_BYTES % 64 == 0, "partition");
 
 uint64_t ep_session_table_bytes(const ep_plan_view *v) {
     const uint64_t b = EP_SESSION_BYTES + (uint64_t)v->n_tensors * EP_SESSION_TENSOR_BYTES +
                        (uint64_t)v->n_ops * EP_SESSION_OP_BYTES + (uint64_t)v->n_opio * EP_SESSION_OPIO_BYTES +
-                       (uint64_t)v->n_io * EP_SESSION_IO_BYTES + (uint64_t)v->n_syms * EP_SESSION_SYM_BYTES;
+                       (uint64_t)v->n_io * EP_SESSION_IO_BYTES + (uint64_t)v->n_syms * EP_SESSION_SYM_BYTES +
+                       (uint64_t)v->n_partitions * EP_SESSION_PARTITION_BYTES;
     return align_up(b, EP_ARENA_ALIGN);
 }
 
@@ -164,6 +166,12 @@ static int check_branches(const ep_session *s, ep_err *e) {
             end[depth - 1] = (uint32_t)fin;
         } else if (b->ctl == EP_CTL_ELSE) {
             return ep_fail(e, EP_ERR_PLAN_OP, "op %u (else): not the end of an IF's then branch", i);
+        } else if (b->ctl == EP_CTL_DELEGATE) {   /* its CPU ops: inside this branch, no control op among them */
+            if (b->skip < 1 || (uint64_t)i + b->skip >= limit)
+                return ep_fail(e, EP_ERR_PLAN_OP, "op %u (delegate): its %u CPU ops run past its branch", i, b->skip);
+            for (uint32_t j = i + 1; j <= i + b->skip; j++)
+                if (s->ops[j].ctl) return ep_fail(e, EP_ERR_PLAN_OP, "op %u (delegate): op %u among its CPU ops "
+                                                  "is a control op", i, j);
         } else if (b->ctl == EP_CTL_IF) {
             const uint64_t els = (uint64_t)i + b->skip;
             if (els >= limit || s->ops[els].ctl != EP_CTL_ELSE)
@@ -216,6 +224,9 @@ ep_status ep_session_open(ep_session **out, const void *plan, size_t plan_len, v
     p += (uint64_t)v.n_tensors * EP_SESSION_TENSOR_BYTES;
     s->ops = (ep_bound_op *)(void *)p;
     p += (uint64_t)v.n_ops * EP_SESSION_OP_BYTES;
+    s->parts = (ep_partition *)(void *)p;   /* 64-aligned: the tables before it are multiples of 64 */
+    p += (uint64_t)v.n_partitions * EP_SESSION_PARTITION_BYTES;
+    s->n_parts = v.n_partitions;
     s->sym_val = (int64_t *)(void *)p;
     p += (uint64_t)v.n_syms * EP_SESSION_SYM_BYTES;
     s->io_ptrs = (ep_tensor **)(void *)p;
@@ -263,18 +274,25 @@ ep_status ep_session_open(ep_session **out, const void *plan, size_t plan_len, v
                            "variable dims", i, info->name);
         b->data_dep = info->data_dep;
         b->exact_fp = b->op.opcode == EP_OP_CAST;
-        if (EP_HAVE_CONTROL && info->control) {
+        if (EP_HAVE_PARTITIONS && r->opcode == EP_OP_DELEGATE) {
+            b->ctl = EP_CTL_DELEGATE;
+            b->skip = ((const ep_delegate_params *)b->op.params)->skip;
+        } else if (EP_HAVE_CONTROL && info->control) {
             b->ctl = r->opcode == EP_OP_IF ? EP_CTL_IF : EP_CTL_ELSE;
             b->skip = ((const ep_branch_params *)b->op.params)->skip;
         }
         b->dyn = EP_HAVE_DYNAMIC && (info->data_dep || op_has_symbols(&b->op, &v));
         s->dynamic |= info->data_dep;
     }
-    if (EP_HAVE_CONTROL && (rc = check_branches(s, &err))) return rc;
+    if ((EP_HAVE_CONTROL || EP_HAVE_PARTITIONS) && (rc = check_branches(s, &err))) return rc;
     for (uint32_t i = 0; i < v.n_syms; i++) s->sym_val[i] = -1;
     if (EP_HAVE_DYNAMIC && s->dynamic && (rc = ep_shapes_check_bound(s, &err))) return rc;
     zero_state(s);
     session_start_extras(s, opt);
+    if (EP_HAVE_PARTITIONS && s->n_parts && (rc = ep_partitions_open(s, opt, &err))) {
+        ep_pool_stop(&s->pool);
+        return rc;
+    }
     s->magic = EP_SESSION_MAGIC;
     *out = s;
     return EP_OK;
@@ -282,6 +300,7 @@ ep_status ep_session_open(ep_session **out, const void *plan, size_t plan_len, v
 
 void ep_session_close(ep_session *s) {
     if (s && s->magic == EP_SESSION_MAGIC) {
+        if (EP_HAVE_PARTITIONS) ep_partitions_close(s);
         ep_pool_stop(&s->pool);
         s->magic = 0;
     }
@@ -292,7 +311,7 @@ ep_status ep_session_query(const ep_session *s, ep_session_info *info) {
     if (!ep_session_live(s) || !info || info->struct_size < offsetof(ep_session_info, n_threads) + 4)
         return EP_ERR_INVALID_ARG;
     const uint32_t size = info->struct_size;
-    ep_session_info v = {sizeof(v), s->n_inputs, s->n_outputs, s->n_ops, s->pool.n_threads, 0, s->last_error};
+    ep_session_info v = {sizeof(v), s->n_inputs, s->n_outputs, s->n_ops, s->pool.n_threads, s->n_parts, s->last_error};
     memcpy(info, &v, size < sizeof(v) ? size : sizeof(v));
     info->struct_size = size;
     return EP_OK;
@@ -385,7 +404,11 @@ ep_status ep_session_get_output(const ep_session *s, uint32_t i, void *data, siz
 static int run_ops(ep_session *s, uint64_t fp_caller, uint64_t fp_run) {
     if (EP_HAVE_DYNAMIC && s->dynamic && ep_shapes_bind_inputs(s)) return EP_ERR_INVALID_ARG;
     for (uint32_t i = 0; i < s->n_ops; i++) {
-        const ep_bound_op *b = &s->ops[i];
+        ep_bound_op *b = &s->ops[i];
+        if (EP_HAVE_PARTITIONS && b->ctl == EP_CTL_DELEGATE) {   /* the delegate ran: skip its CPU ops */
+            if (ep_partition_run(s, b)) i += b->skip;
+            continue;
+        }
         if (EP_HAVE_CONTROL && b->ctl) {   /* IF: false skips to its ELSE; ELSE: the then branch ran, skip the else */
             const int taken = b->ctl == EP_CTL_IF && *(const uint8_t *)b->op.in[0]->data;
             if (taken && ((const ep_branch_params *)b->op.params)->fail) {   /* a bound check (1.3) */
@@ -446,6 +469,7 @@ static void session_start_extras(ep_session *s, const ep_options *opt) {
     ep_pool_start(&s->pool, want);
     s->run_info.seed = opt && opt->struct_size >= offsetof(ep_options, seed) + sizeof(uint64_t) ? opt->seed : 0;
     s->run_info.run = 0;
+    s->profiling = opt && (opt->flags & EP_OPT_PROFILE);
     for (uint32_t i = 0; i < s->n_ops; i++) {
         ep_bound_op *b = &s->ops[i];
         b->op.pool = s->pool.n_threads > 1 ? &s->pool : NULL;

@@ -8,8 +8,10 @@
 #define EP_SESSION_MAGIC 0x53535045u  /* "EPSS" */
 #define EP_CTL_IF 1
 #define EP_CTL_ELSE 2
+#define EP_CTL_DELEGATE 3        /* a partition: its delegate runs, or the CPU ops after it (src/partition.c) */
 #define EP_MAX_BRANCH_DEPTH 16   /* If nesting a plan may have */
 #define EP_HAVE_CONTROL EP_HAVE_OP_IF   /* a build without the control ops compiles the branch code out */
+#define EP_HAVE_PARTITIONS EP_HAVE_OP_DELEGATE   /* likewise the delegate code (a board without an NPU) */
 
 typedef struct ep_bound_op {
     ep_kernel_fn fn;
@@ -17,13 +19,28 @@ typedef struct ep_bound_op {
     uint32_t name;           /* NAMES offset of the source node */
     uint8_t dyn;             /* an operand has variable dims: shapes are resolved before the kernel */
     uint8_t data_dep;        /* the kernel sets its outputs' variable dims */
-    uint8_t ctl;             /* EP_CTL_IF / EP_CTL_ELSE: the executor moves along the op list instead */
+    uint8_t ctl;             /* EP_CTL_*: the executor moves along the op list instead */
     uint8_t exact_fp;        /* CAST: runs in the caller's floating-point state (subnormals converted exactly) */
-    uint32_t skip;           /* control ops: the ops to skip (ep_branch_params.skip) */
+    uint32_t skip;           /* control ops: the ops to skip (ep_branch_params.skip, ep_delegate_params.skip) */
     /* profiling (EP_OPT_PROFILE): fn is then prof_trampoline, which times prof_fn (the kernel) */
     ep_kernel_fn prof_fn;
     uint64_t prof_calls, prof_ns, prof_last_start, prof_last_ns;
 } ep_bound_op;
+
+/* One partition (a DELEGATE op) in the session's tables: EP_SESSION_PARTITION_BYTES each. What the delegate
+ * sees (desc, its tensors, ctx) stays in place from init to destroy. */
+typedef struct ep_partition {
+    const ep_delegate *d;    /* the delegate that runs it; NULL: the CPU ops do */
+    ep_delegate_partition desc;
+    int32_t status;          /* EP_OK with d; else why the CPU runs it */
+    int32_t last_exec;       /* the last failed execute's status, or EP_OK */
+    uint32_t n_cpu_ops;
+    uint32_t bound;          /* 1 once its DELEGATE op has been seen at open (each partition once) */
+    uint64_t delegate_runs, cpu_runs;
+    char reason[112];
+    _Alignas(16) unsigned char ctx[EP_DELEGATE_CTX_BYTES];
+    ep_delegate_tensor io[2 * EP_DELEGATE_MAX_IO];   /* inputs, then outputs */
+} ep_partition;
 
 struct ep_session {
     uint32_t magic;
@@ -40,6 +57,9 @@ struct ep_session {
     char last_error[160];
     ep_pool pool;            /* worker threads (ep_options.n_threads; src/pool.h): a fixed size */
     ep_run_info run_info;    /* every op's run: the RANDOM op's key (ep_options.seed) and run counter */
+    ep_partition *parts;     /* n_parts partitions (DELEGATE ops), by their number */
+    uint32_t n_parts;
+    uint8_t profiling;       /* EP_OPT_PROFILE: delegate executes are timed too */
 };
 
 static inline int ep_session_live(const ep_session *s) { return s && s->magic == EP_SESSION_MAGIC; }
@@ -59,6 +79,13 @@ int ep_shapes_resolve_outputs(ep_session *s);                              /* ru
 void ep_shapes_clear_outputs(ep_session *s);        /* a failed run: variable output dims become 0 */
 /* open: every variable dim an op reads or an output has gets a value in time (reason in e) */
 int ep_shapes_check_bound(const ep_session *s, ep_err *e);
+
+/* partition.c: binds the plan's partitions to the registered delegates (reasons in each record; fails only
+ * on a plan whose partitions are malformed), runs one (1: the delegate ran, skip its CPU ops), and destroys
+ * them at close */
+int ep_partitions_open(ep_session *s, const ep_options *opt, ep_err *e);
+int ep_partition_run(ep_session *s, ep_bound_op *b);
+void ep_partitions_close(ep_session *s);
 
 /* profile.c: makes op b's kernel a timing trampoline (EP_OPT_PROFILE) */
 void ep_profile_bind(ep_bound_op *b);

@@ -197,6 +197,9 @@ OPS = {
     'qlut': OpSpec(57, 'EP_OP_QLUT', 'ep_axis_params', 2, 2, 1, 1, True, False, False, False, 'quant', 6,
                   ('default',),
                   (('ref', 'default', 'ep_ref_qlut_i8'), ('x86', 'default', 'ep_x86_qlut_i8'), ('neon', 'default', 'ep_neon_qlut_i8'))),
+    'delegate': OpSpec(58, 'EP_OP_DELEGATE', 'ep_delegate_params', 1, 65535, 1, 64, False, False, True, True, 'delegate', 8,
+                  ('default',),
+                  (('ref', 'default', 'ep_ref_control_any'),)),
 }
 
 FAMILIES = {
@@ -217,4 +220,5 @@ FAMILIES = {
     'random': ('random',),
     'sample': ('gridsample', 'roialign', 'deformconv'),
     'quant': ('quantize', 'dequantize', 'qconv2d', 'qgemm', 'qadd', 'qlut'),
+    'delegate': ('delegate',),
 }

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "plan_format.h"   /* EP_IO_INPUT / EP_IO_OUTPUT, EP_DTYPE_*, EP_CPU_* */
+#include "delegate.h"      /* ep_delegate: accelerators registered at open */
 
 #if defined(_WIN32)
 #  define EP_API __declspec(dllexport)
@@ -69,7 +70,9 @@ typedef enum ep_status {
     EP_ERR_RUN_INDEX = -300,        /* an index value out of range, or an integer divisor of 0 */
     EP_ERR_RUN_BOUND = -301,        /* a size exceeded its planned bound */
     /* delegates: -400 .. -499 */
-    EP_ERR_DELEGATE = -400,
+    EP_ERR_DELEGATE = -400,         /* a delegate failed (its reason: ep_session_partition) */
+    EP_ERR_DELEGATE_BLOB = -401,    /* a delegate refused its blob: corrupt, or for another device or version */
+    EP_ERR_DELEGATE_ABI = -402,     /* a registered delegate's vtable is of another ABI version */
     /* internal: -500 .. */
     EP_ERR_INTERNAL = -500
 } ep_status;
@@ -88,6 +91,7 @@ typedef struct ep_session ep_session;
 #define EP_SESSION_OPIO_BYTES 8
 #define EP_SESSION_IO_BYTES 4
 #define EP_SESSION_SYM_BYTES 8
+#define EP_SESSION_PARTITION_BYTES 2304  /* the runtime's record, the delegate's ctx and tensor table */
 
 /* What a plan needs, read without opening it. */
 typedef struct ep_plan_info {
@@ -115,6 +119,9 @@ typedef struct ep_options {
                                    bit-identical for any N. A build without threads runs one. */
     uint64_t seed;              /* the key of the random ops that have no seed of their own (plan RANDOM;
                                    docs/runtime.md "Random numbers"); absent from an older, shorter struct: 0 */
+    const ep_delegate *const *delegates;   /* accelerators for the plan's partitions (delegate.h), or NULL; */
+    uint32_t n_delegates;                  /* each must outlive the session. A partition runs on the first */
+    uint32_t reserved;                     /* one of its blob's kind, else on the CPU */
 } ep_options;
 #define EP_OPT_SKIP_CRC 1       /* trust a plan already checked (e.g. in signed flash) */
 #define EP_OPT_PROFILE 2        /* time every op (ep_session_profile); without it ep_run is untouched */
@@ -146,6 +153,23 @@ typedef struct ep_io_desc {
     int32_t dim_steps[8];       /* per dim: 1, or the step a variable dim's values are multiples of */
 } ep_io_desc;
 
+/* Where a partition of the plan runs (ep_session_partition). */
+typedef struct ep_partition_info {
+    uint32_t struct_size;       /* set by the caller: fields past it are not written */
+    uint32_t index;             /* the partition's number (0..) */
+    uint32_t op;                /* its DELEGATE op */
+    uint32_t n_cpu_ops;         /* the CPU ops that run in its place when no delegate does */
+    uint32_t kind;              /* EP_DELEGATE_KIND_* of its blob */
+    int32_t status;             /* EP_OK: a delegate runs it; else why the CPU does (EP_ERR_NOT_FOUND: no
+                                   delegate of its kind registered; EP_ERR_DELEGATE_*: refused at open) */
+    uint64_t delegate_runs;     /* runs the delegate executed */
+    uint64_t cpu_runs;          /* runs the CPU ops executed (an execute that failed included) */
+    int32_t last_execute_status;/* EP_OK, or the status of the last failed execute */
+    uint32_t reserved;
+    const char *delegate;       /* the bound delegate's name, or "" */
+    const char *reason;         /* one line: why the CPU runs it, or "" */
+} ep_partition_info;
+
 /* What a session runs with (ep_session_query). */
 typedef struct ep_session_info {
     uint32_t struct_size;       /* sizeof(ep_session_info), set by the caller: fields past it are not written */
@@ -154,7 +178,7 @@ typedef struct ep_session_info {
     uint32_t n_ops;
     uint32_t n_threads;         /* threads ep_run uses, the caller included (1 when n_threads <= 1 or the
                                    build has no threads) */
-    uint32_t reserved;
+    uint32_t n_partitions;      /* DELEGATE ops of the plan (ep_session_partition) */
     const char *last_error;     /* detail for the last failed ep_run (names the op), or "" */
 } ep_session_info;
 
@@ -191,6 +215,9 @@ EP_NODISCARD EP_API ep_status ep_run(ep_session *s);
 /* Zeroes the streaming state (tensors the plan marks EP_TENSOR_FLAG_STATE): the next run starts
  * a new stream. Open starts with zeroed state too. */
 EP_NODISCARD EP_API ep_status ep_reset(ep_session *s);
+
+/* Partition k (0 <= k < ep_session_info.n_partitions): where it runs and why. */
+EP_NODISCARD EP_API ep_status ep_session_partition(const ep_session *s, uint32_t k, ep_partition_info *info);
 
 /* Op i's counters (zero unless opened with EP_OPT_PROFILE; names and bytes are always filled). */
 EP_NODISCARD EP_API ep_status ep_session_profile(const ep_session *s, uint32_t op, ep_op_profile *out);

@@ -15,7 +15,7 @@
 /* EP_CDEF_BEGIN */
 #define EP_PLAN_MAGIC 0x4E4C5045
 #define EP_PLAN_VERSION_MAJOR 1
-#define EP_PLAN_VERSION_MINOR 7
+#define EP_PLAN_VERSION_MINOR 8
 #define EP_MAX_RANK 8
 #define EP_SECTION_ALIGN 64
 #define EP_ARENA_ALIGN 64
@@ -48,7 +48,7 @@ typedef struct ep_plan_header {
 #define EP_SECTION_IO 6        /* ep_io_rec[count]: graph inputs then outputs */
 #define EP_SECTION_NAMES 7     /* blob of NUL-terminated UTF-8 strings */
 #define EP_SECTION_QUANT 8     /* reserved for quantisation parameters */
-#define EP_SECTION_DELEGATE 9  /* reserved for delegate blobs */
+#define EP_SECTION_DELEGATE 9  /* reserved (delegate blobs are constants of their DELEGATE op, 1.8) */
 #define EP_SECTION_META 10     /* ancillary: key=value text, strippable */
 #define EP_SECTION_SYMS 11     /* ep_sym_rec[count]: symbolic (variable) dims, 1.1; written critical */
 #define EP_SECTION_FLAG_CRITICAL 1 /* a reader that does not know the kind must reject the plan */
@@ -221,7 +221,8 @@ typedef struct ep_io_rec {
 #define EP_OP_QGEMM 55
 #define EP_OP_QADD 56
 #define EP_OP_QLUT 57
-#define EP_OP_COUNT 58         /* one past the last opcode */
+#define EP_OP_DELEGATE 58
+#define EP_OP_COUNT 59         /* one past the last opcode */
 /* kernel variants (ep_op_rec.variant): DEFAULT (0) is every op's plain layout; the others'
  * layouts are described below */
 #define EP_VARIANT_DEFAULT 0
@@ -294,6 +295,7 @@ typedef struct ep_io_rec {
 #define EP_QGEMM_VARIANT_PACKED 1
 #define EP_QADD_VARIANT_DEFAULT 0
 #define EP_QLUT_VARIANT_DEFAULT 0
+#define EP_DELEGATE_VARIANT_DEFAULT 0
 /* EP_OPS_END */
 
 
@@ -1035,6 +1037,20 @@ typedef struct ep_qadd_params {
 /* QLUT: in X (I8), T (I8) [256], a constant table; out Y (I8) of X's shape: Y = T[X + 128]. The compiler builds
  * T by evaluating an element-wise chain (an activation between quantised tensors) on all 256 codes. Uses
  * ep_axis_params, both fields 0. */
+/* ---- delegates (1.8): docs/npu.md, include/edgeplan/delegate.h ----
+ * DELEGATE: one partition of the graph that an accelerator runs. in[0] the blob (U8 [n], a constant: the
+ * delegate's validated command stream), in[1..] the partition's inputs; out: its outputs (declared extents,
+ * static). The skip ops after it are the partition's CPU ops, which compute the same outputs: the executor
+ * runs the delegate and skips them, or runs them when no delegate runs the blob (none registered for its
+ * kind, or it refused the blob at open, or its execute failed this run). Those ops hold no IF, ELSE or
+ * DELEGATE and end inside the branch that holds the DELEGATE op. Scratch: the delegate's working memory
+ * (the blob states how much it needs; the delegate checks it at init). */
+typedef struct ep_delegate_params {
+    uint32_t skip;          /* the partition's CPU ops that follow: 1.. */
+    uint32_t kind;          /* EP_DELEGATE_KIND_* of the blob */
+    uint32_t partition;     /* 0.. in op order, each once */
+    uint32_t reserved;      /* 0 */
+} ep_delegate_params;
 #define EP_QPACK_R 8          /* rows of an int8 panel (output channels, or patch / A rows) */
 #define EP_QPACK_K 4          /* reduction indices per panel group: one SDOT, two VPMADDWD pairs */
 /* EP_CDEF_END */
@@ -1095,5 +1111,6 @@ EP_RECORD_SIZE(ep_gridsample_params, 16);
 EP_RECORD_SIZE(ep_roialign_params, 24);
 EP_RECORD_SIZE(ep_deformconv_params, 48);
 EP_RECORD_SIZE(ep_unique_params, 8);
+EP_RECORD_SIZE(ep_delegate_params, 16);
 
 #endif

@@ -1,4 +1,4 @@
-/* IF / ELSE: the executor runs them (session.c, moving along the op list); the table entry exists so that
+/* IF / ELSE / DELEGATE: the executor runs them (session.c, moving along the op list); the table entry exists so that
  * a build has the ops, and this is never called. */
 #include "ep_ops.h"
 
