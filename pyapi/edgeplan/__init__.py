@@ -21,7 +21,8 @@ __all__ = ["compile", "Plan", "Session", "EdgeplanError", "TensorInfo", "__versi
 
 def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None = None,  # noqa: A001
             state: dict | None = None, consts: dict | None = None, max_trips: int = 0, quantize: str | None = None,
-            calibration=None, observer: str = "percentile", target_sqnr: float = 30.0) -> Plan:
+            calibration=None, observer: str = "percentile", target_sqnr: float = 30.0, npu=None,
+            npu_unsupported=()) -> Plan:
     """Compiles an ONNX model (path, bytes or ModelProto) into a Plan.
 
     ``shapes`` pins input dims, e.g. ``{"x": (1, 3, 640, 640)}``. ``dims`` bounds variable dims by the
@@ -44,7 +45,11 @@ def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None 
     per-layer precisions under "mixed_precision").
     ``quantize="fp16"`` (or ``"bf16"``) stores the convolution and GEMM weights in 16 bits, half the
     bytes; activations and arithmetic stay float32 (compiler/passes/weights16.py).
-    Pre-quantised models (QDQ, QOperator) need no option: they run on the int8 kernels as they come."""
+    Pre-quantised models (QDQ, QOperator) need no option: they run on the int8 kernels as they come.
+    ``npu`` (an NPU profile name from ``edgeplan.npu_profiles()``, or a ``compiler.partition.Backend``)
+    offloads the runs of ops the NPU runs faster than the board's CPU (``board``, else this host) as
+    delegate partitions, each keeping its CPU ops as the fallback (docs/npu.md); ``npu_unsupported`` names
+    ops to keep on the CPU. The report's "partitions" says what went where and why."""
     from .compiler.pipeline import compile_model
     if quantize is None and calibration is not None:
         from .compiler.ptq import CalibrationError
@@ -72,8 +77,12 @@ def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None 
         from .boards import Board, load_board
         b = board if isinstance(board, Board) else load_board(board)
         target = b.target()
+    npu_spec = None
+    if npu is not None:
+        from .compiler.partition import resolve
+        npu_spec = resolve(npu, board, npu_unsupported)
     plan = compile_model(model, shapes=shapes, target=target, dims=dims, state=state, consts=consts,
-                         max_trips=max_trips, weights=weights)
+                         max_trips=max_trips, weights=weights, npu=npu_spec)
     if quantize == "auto":
         plan.report["mixed_precision"] = mixed
     return plan

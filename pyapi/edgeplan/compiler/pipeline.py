@@ -19,15 +19,21 @@ from .writer import write_plan
 
 
 def compile_graph(graph: Graph, *, source: str = "", required_features: int = 0, target=None,
-                  weights: str | None = None) -> Plan:
+                  weights: str | None = None, npu=None) -> Plan:
     """target: kernel-selection target (passes/select.py): "host" (default), "x86-64" or "generic".
-    weights: None (float32), or "fp16" / "bf16": the packed weights stored in 16 bits (passes/weights16.py)."""
+    weights: None (float32), or "fp16" / "bf16": the packed weights stored in 16 bits (passes/weights16.py).
+    npu: None, or (partition.Backend, partition.CpuModel, unsupported op names): the runs of ops worth
+    offloading become DELEGATE ops (compiler/partition)."""
     tg = get_target(target)
     if weights is not None:
         tg = dataclasses.replace(tg, winograd=False)   # its float32 filters are 4x the filter
     select_kernels(graph, tg)
     fuse_blocks(graph, tg)
     w16 = store_weights16(graph, weights) if weights is not None else None
+    if npu is not None:
+        from .partition import partition
+        backend, cpu, unsupported = npu
+        partition(graph, backend, cpu, unsupported)
     link_branches(graph.ops)
     mem = plan_memory(graph)
     arena_map = sorted([b.offset, b.size, b.first, b.last, b.label] for b in mem.buffers)
@@ -35,6 +41,8 @@ def compile_graph(graph: Graph, *, source: str = "", required_features: int = 0,
             "symbols": [dict(name=y.name, kind=y.kind, min=y.lo, max=y.hi) for y in graph.syms], "fused": list(graph.fused), "arena_map": arena_map,
             "strategy": mem.strategy, "lower_bound": mem.lower_bound, "target": graph.meta.get("target", ""),
             "kernels": kernel_set(graph), "features": features(graph), "op_cost": op_costs(graph)}
+    if graph.meta.get("partitions"):   # where each run of ops was placed and why (edgeplan inspect)
+        meta["partitions"] = graph.meta["partitions"]
     scales = graph.meta.get("code_scales") or {}
     if scales:   # the real value of the int8 codes: scale * (code - zero point), by tensor name (edgeplan inspect)
         def root(t):
@@ -57,11 +65,13 @@ def compile_graph(graph: Graph, *, source: str = "", required_features: int = 0,
         state=[t.name for t in graph.tensors if t.is_state], warnings=list(graph.meta.get("warnings", ())))
     if w16 is not None:
         report["weights16"] = w16
+    if graph.meta.get("partitions"):
+        report["partitions"] = graph.meta["partitions"]
     return Plan(data, report)
 
 
 def compile_model(model, shapes: dict | None = None, target=None, dims=None, state=None, consts=None,
-                  max_trips: int = 0, weights: str | None = None) -> Plan:
+                  max_trips: int = 0, weights: str | None = None, npu=None) -> Plan:
     """dims: {name: (min, max)} bounds of variable dims (model dim names, or data-dependent lengths);
     state: {input name: output name} pairs kept in the arena across runs (compiler/dynamic.py);
     consts: {input name: value} inputs frozen to a value at compile time (onnx_import.freeze_inputs);
@@ -79,4 +89,4 @@ def compile_model(model, shapes: dict | None = None, target=None, dims=None, sta
             graph = dynamic.lower_dynamic(model, shapes, {}, max_trips)
     if state:
         dynamic.apply_state(graph, dict(state))
-    return compile_graph(graph, source=str(source), target=target, weights=weights)
+    return compile_graph(graph, source=str(source), target=target, weights=weights, npu=npu)
