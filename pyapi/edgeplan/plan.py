@@ -184,6 +184,9 @@ def read_plan(data: bytes) -> dict:
                         inputs=io[:o.n_in], outputs=io[o.n_in:], scratch=(o.scratch_offset, o.scratch_size)))
         if o.opcode in (K.EP_OP_IF, K.EP_OP_ELSE) and K.EP_SECTION_PARAMS in by_kind:
             ops[-1]["skip"] = _struct("ep_branch_params", data, by_kind[K.EP_SECTION_PARAMS].offset + o.params_offset).skip
+        if o.opcode == K.EP_OP_DELEGATE and K.EP_SECTION_PARAMS in by_kind:
+            dp = _struct("ep_delegate_params", data, by_kind[K.EP_SECTION_PARAMS].offset + o.params_offset)
+            ops[-1].update(skip=dp.skip, kind=dp.kind, partition=dp.partition)
     io = {"inputs": [], "outputs": []}
     s = by_kind[K.EP_SECTION_IO]
     for i in range(s.count):
@@ -243,7 +246,10 @@ def inspect_text(data: bytes) -> str:
         ins = ", ".join("-" if x == K.EP_NO_TENSOR else f"%{x}" for x in o["inputs"])
         outs = ", ".join(f"%{x}" for x in o["outputs"])
         sc = f"  scratch {o['scratch'][1]}@{o['scratch'][0]}" if o["scratch"][1] else ""
-        if "skip" in o:   # the branches: IF false goes past its ELSE; ELSE (the then branch done) past its own
+        if o["op"] == "delegate":   # the partition: a delegate runs it, else its CPU ops after it
+            kind = o["kind"].to_bytes(4, "little").decode("ascii", "replace")
+            sc += f"  partition {o['partition']} ({kind}), CPU ops {i + 1}..{i + o['skip']}"
+        elif "skip" in o:   # the branches: IF false goes past its ELSE; ELSE (the then branch done) past its own
             sc += (f"  then {i + 1}..{i + o['skip'] - 1}, else at {i + o['skip']}" if o["op"] == "if"
                    else f"  else {i + 1}..{i + o['skip']}")
         out.append(f"  {i:>4} {o['op']:<16} v{o['variant']} {outs} <- {ins}  [{o['name']}]{sc}")
@@ -256,6 +262,7 @@ def inspect_text(data: bytes) -> str:
             isinstance(v, (int, float)) for v in q) else ""
         out.append(f"  %{i:<4} {x['storage']:<5} {x['offset']:>10} +{x['nbytes']:<10} {x['dtype']:<8} "
                    f"{_shape_str(x, y)} {x['name']}{q}")
+    out += _placement_text(p["meta"].get("partitions"))
     fused = p["meta"].get("fused")
     if isinstance(fused, list) and fused:
         out.append("fused:")
@@ -272,6 +279,25 @@ def inspect_text(data: bytes) -> str:
         for b in rows:
             out.append(f"  {b[0]:>10} {b[1]:>10}  ops {b[2]}..{b[3]}  {b[4]}")
     return "\n".join(out)
+
+
+def _placement_text(rep) -> list:
+    """The META section's partition report (compiler/partition) as inspect prints it; [] when absent or
+    malformed (the section is ancillary)."""
+    try:
+        out = [f"npu placement ({rep['backend']} against the {rep['cpu']} CPU model, sync {rep['sync_us']:.1f} us "
+               f"per invoke): {rep['n_partitions']} partition(s), {rep['npu_ops']} op(s) on the NPU; modelled "
+               f"end to end {rep['partitioned_us']:.1f} us, CPU only {rep['cpu_only_us']:.1f} us"]
+        for r in rep["runs"]:
+            where = f"partition {r['partition']}" if r["placed"] else f"CPU ({r['reason']})"
+            npu = f"{r['npu_us']:.1f}" if r["npu_us"] is not None else "-"
+            out.append(f"  {r['n_ops']:>4} op(s) {r['ops'][0]}..{r['ops'][-1]}: NPU {npu} us, CPU {r['cpu_us']:.1f} us"
+                       f" -> {where}")
+        for why, n in sorted(rep["refused"].items()):
+            out.append(f"  not on the NPU: {n} x {why}")
+        return out
+    except (KeyError, TypeError, IndexError, ValueError, AttributeError):
+        return [] if rep is None else ["npu placement: malformed in the plan's META section (ancillary: ignored)"]
 
 
 def is_plan_file(path) -> bool:

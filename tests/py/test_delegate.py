@@ -208,3 +208,12 @@ def test_the_session_tables_count_the_partitions(plans):
     from edgeplan.runtime import plan_info
     assert plan_info(npu.to_bytes())["arena_bytes"] == info["arena_bytes"]
     assert info["session_bytes"] >= 2 * K.EP_SESSION_PARTITION_BYTES
+
+
+def test_inspect_shows_the_partitions_and_the_modelled_times(plans):
+    _, npu = plans
+    text = npu.inspect()
+    assert "partition 0 (EEX1), CPU ops 1..2" in text and "partition 1 (EEX1), CPU ops 5..7" in text
+    assert "npu placement (mock-npu against the test CPU model" in text
+    assert "3 op(s) relu2..add3: NPU 0.2 us" in text and "-> partition 1" in text
+    assert "not on the NPU: 1 x unary: unary is not a mock op" in text

@@ -146,6 +146,14 @@ def plans(tmp_path_factory):
         p = d / f"{fmt}.eplan"
         plan.save(p)
         paths.append(p)
+    # plan 1.8: DELEGATE partitions with their CPU ops (no delegate registered: the CPU ops run)
+    from edgeplan.compiler.pipeline import compile_model
+    from test_delegate import MOCK, SLOW_CPU, _model
+    plan = compile_model(_model(), npu=(MOCK, SLOW_CPU, frozenset()))
+    assert plan.report["partitions"]["n_partitions"] == 2
+    p = d / "delegate.eplan"
+    plan.save(p)
+    paths.append(p)
     return paths
 
 
