@@ -7,7 +7,8 @@ kernels_neon_conv2d_f32.c.o), and the object's path names the component:
 
     src/<x>.c                -> core/<x>        (plan loader, session, status, crc32c, cpu, dispatch, ops table)
                                                 except optional features: src/pool.c -> threads/pool,
-                                                src/shapes_run.c -> dynamic/shapes_run, src/profile.c -> profile/profile
+                                                src/shapes_run.c -> dynamic/shapes_run, src/profile.c -> profile/profile,
+                                                src/partition.c -> delegate/partition
     src/ops/<x>.c            -> shape/<family>  (shape functions)
     kernels/<isa>/<x>.c      -> <isa>/<family>  (isa: ref, neon, neon-fp16, neon-dotprod, x86)
     delegates/<x>...         -> delegate/<x>
@@ -40,8 +41,10 @@ FAMILY_OF_STEM = {**{name: o.family for name, o in OPS.items()}, **{f: f for f i
                   "dwconv": "conv", "conv": "conv", "winograd": "conv", "conv_transpose": "conv",
                   "packed": "packed-gemm", "act": "act"}
 # runtime features outside the minimal core (their own groups, so the core budget stays the plan loader,
-# session and executor): the thread pool, run-time shape resolution for variable dims, the profiler
-OPTIONAL_CORE = {"pool": "threads/pool", "shapes_run": "dynamic/shapes_run", "profile": "profile/profile"}
+# session and executor): the thread pool, run-time shape resolution for variable dims, the profiler, the
+# partitions (DELEGATE ops)
+OPTIONAL_CORE = {"pool": "threads/pool", "shapes_run": "dynamic/shapes_run", "profile": "profile/profile",
+                 "partition": "delegate/partition"}
 _DTYPE_SUFFIX = re.compile(r"_(f32|f16|s8|u8|s16|s32|any|i8|q8)$")
 _CORE_SUFFIX = re.compile(r"_(x86|aarch64|arm|generic|neon)$")
 
@@ -343,7 +346,8 @@ def _component_of_symbol(name: str) -> str:
 _CORE_PREFIXES = [("ep_plan_", "core/plan"), ("ep_view_", "core/plan"), ("ep_fail", "core/plan"),
                   ("ep_status_str", "core/status"), ("ep_version", "core/status"), ("ep_crc32c", "core/crc32c"),
                   ("ep_cpu_", "core/cpu"), ("ep_kernels_init", "core/dispatch"), ("ep_op_info", "core/ops_info"),
-                  ("ep_act_", "ref/act"), ("ep_", "core/session")]
+                  ("ep_act_", "ref/act"), ("ep_partition", "delegate/partition"),
+                  ("ep_session_partition", "delegate/partition"), ("ep_", "core/session")]
 
 
 def _other_component(fname: str) -> str:
@@ -358,4 +362,4 @@ def _other_component(fname: str) -> str:
 
 
 _CORE_FILES = {"plan", "session", "status", "crc32c", "crc32c_x86", "crc32c_aarch64", "crc32c_generic", "cpu_x86",
-               "cpu_aarch64", "cpu_generic", "dispatch", "dispatch_x86", "dispatch_aarch64", "ops_info"}
+               "cpu_aarch64", "cpu_generic", "dispatch", "dispatch_x86", "dispatch_aarch64", "ops_info", "partition"}
