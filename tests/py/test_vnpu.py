@@ -245,3 +245,33 @@ def test_microbenchmark_cycle_classes(tmp_path, name):
         assert fast["cycles"] == op["cycles"]
     if name == "add":
         assert op["compute_cycles"] == 56 * 56 * 24 * 3 // 4
+
+
+def _runner():
+    import os
+    import shutil
+    from pathlib import Path
+    lib = os.environ.get("EDGEPLAN_LIB")
+    p = Path(lib).parent / "edgeplan-run" if lib else None
+    return str(p) if p and p.exists() else shutil.which("edgeplan-run")
+
+
+def test_edgeplan_run_vnpu(tmp_path):
+    """edgeplan-run --vnpu PRESET runs the partition on the vNPU and prints its modelled cycles; an unknown preset
+    is refused with the list of presets."""
+    import subprocess
+    exe = _runner()
+    if not exe:
+        pytest.skip("edgeplan-run not built here")
+    model = _quantise(tmp_path, _block_model(10), {"x": (1, 3, 9, 9)})
+    g = _lowered(model)
+    _partitioned(g, "u55-256-sram")
+    compile_graph(g).save(tmp_path / "p.eplan")
+    r = subprocess.run([exe, str(tmp_path / "p.eplan"), "--vnpu", "u55-256-sram"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "partition 0 (op 1, 6 CPU ops): vnpu-u55-256-sram" in r.stdout, r.stdout
+    npu = vnpu.VirtualNPU("u55-256-sram")
+    edgeplan.Session(compile_graph(g), delegates=[npu]).run({"x": np.zeros((1, 3, 9, 9), np.float32)})
+    assert f"last run {npu.counters()['active_cycles']} cycles" in r.stdout, r.stdout
+    r = subprocess.run([exe, str(tmp_path / "p.eplan"), "--vnpu", "u77"], capture_output=True, text=True)
+    assert r.returncode == 2 and "unknown vNPU preset 'u77' (u55-128-sram," in r.stderr, r.stderr
