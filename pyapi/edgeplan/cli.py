@@ -75,7 +75,7 @@ def _positive_int(text: str) -> int:
 
 
 def _compile(model, shapes, out=None, board=None, dims=None, state=None, consts=None, max_trips=0, quantize=None,
-             calibration=None, observer="percentile", target_sqnr=30.0):
+             calibration=None, observer="percentile", target_sqnr=30.0, npu=None, npu_cpu=()):
     import edgeplan
     from edgeplan.compiler.errors import CompileError
     from edgeplan.compiler.ptq import CalibrationError
@@ -85,7 +85,8 @@ def _compile(model, shapes, out=None, board=None, dims=None, state=None, consts=
             dims = parse_dims(list(dims))
         plan = edgeplan.compile(model, shapes=shapes, board=board, dims=dims or None, state=state or None,
                                 consts=consts or None, max_trips=max_trips or 0, quantize=quantize,
-                                calibration=calibration, observer=observer, target_sqnr=target_sqnr)
+                                calibration=calibration, observer=observer, target_sqnr=target_sqnr, npu=npu,
+                                npu_unsupported=tuple(npu_cpu or ()))
     except CalibrationError as e:
         die(f"cannot quantise {model}: {e}")
     except CompileError as e:
@@ -122,11 +123,18 @@ def cmd_compile(a) -> int:
         die("--precision-report is the mixed-precision report: add --quantize auto")
     if a.precision_report:
         check_writable(a.precision_report, "--precision-report", keep=(a.model,))
+    if a.npu_cpu and not a.npu:
+        die("--npu-cpu keeps named ops off the NPU: add --npu PROFILE")
+    if a.npu:
+        from edgeplan.compiler.partition.profiles import list_profiles
+        if a.npu not in list_profiles():
+            die(f"unknown NPU profile {a.npu!r}; known: {', '.join(list_profiles())}", 2)
     t = time.perf_counter()
     board = _board(a.board)
     plan = _compile(a.model, _parse_shapes(a.shape), None, board=board, dims=a.dim, state=_parse_state(a.state),
                     consts=_parse_consts(a.const), max_trips=a.max_trips, quantize=a.quantize,
-                    calibration=a.calibration, observer=a.observer, target_sqnr=a.target_sqnr)
+                    calibration=a.calibration, observer=a.observer, target_sqnr=a.target_sqnr, npu=a.npu,
+                    npu_cpu=a.npu_cpu)
     mixed = plan.report.get("mixed_precision")
     if mixed is not None:
         from edgeplan.compiler.ptq import report_text
@@ -143,6 +151,9 @@ def cmd_compile(a) -> int:
     save_plan(plan, out)
     print(f"compiled {a.model} -> {out}{f' for {a.board}' if a.board else ''} in {time.perf_counter() - t:.2f} s")
     print(plan.summary())
+    if a.npu:
+        from edgeplan.plan import placement_text
+        print("\n".join(placement_text(plan.report.get("partitions"))))
     if a.ops_out:   # the kernel set, for a selective runtime build: meson -Dselective=FILE
         from edgeplan.compiler.kernelset import ops_text
         write_file(a.ops_out, ops_text(plan.report.get("kernels", []), source=out,
@@ -298,9 +309,47 @@ def output_targets(sess, items, keep=()) -> list:
     return targets
 
 
+def _npu_device(preset):
+    """The virtual NPU for --npu PRESET (edgeplan.vnpu), or None."""
+    if not preset:
+        return None
+    from edgeplan import EdgeplanError
+    from edgeplan.runtime import load_library
+    try:
+        load_library().ep_vnpu_open
+    except (AttributeError, NotImplementedError):
+        die("--npu: this runtime library was built without the virtual NPU (meson -Dvnpu)", 2)
+    from edgeplan.vnpu import VirtualNPU
+    try:
+        return VirtualNPU(preset)
+    except EdgeplanError as e:
+        die(f"--npu {preset}: {e}", 2)
+
+
+def _partition_lines(sess, dev) -> list:
+    """Where each partition ran: the delegate with its modelled cycles, or the CPU with the reason."""
+    out = []
+    for p in sess.partitions:
+        if p["delegate"]:
+            out.append(f"partition {p['index']} (op {p['op']}, {p['n_cpu_ops']} ops): {p['delegate']}, "
+                       f"{p['delegate_runs']} run(s)" + (f", {p['cpu_runs']} on the CPU after a failed execute"
+                                                          if p["cpu_runs"] else ""))
+        else:
+            out.append(f"partition {p['index']} (op {p['op']}, {p['n_cpu_ops']} ops): CPU ({p['reason']})")
+    if dev is not None and sess.partitions:
+        c = dev.counters()
+        mhz = dev.clock_mhz
+        out.append(f"vNPU {dev.name}: {c['active_cycles']:,} cycles in the last execute "
+                   f"({c['active_cycles'] / mhz / 1e3:.3f} ms at {mhz} MHz), {c['mac_ops']:,} MACs, SRAM "
+                   f"{c['sram_rd_bytes']:,} B read / {c['sram_wr_bytes']:,} B written, external "
+                   f"{c['ext_rd_bytes']:,} B read")
+    return out
+
+
 def cmd_run(a) -> int:
     from edgeplan import EdgeplanError
-    sess = open_session(a.plan, threads=a.threads)
+    dev = _npu_device(a.npu)
+    sess = open_session(a.plan, threads=a.threads, delegates=[dev] if dev else ())
     targets = output_targets(sess, a.output, keep=(a.plan,))
     feeds = read_inputs(sess, a.input, _random_feeds(sess) if a.random else {})
     missing = [t.name for t in sess.inputs if t.name not in feeds]
@@ -310,6 +359,8 @@ def cmd_run(a) -> int:
         outs = _run_and_report(sess, feeds, a.repeat)
     except (EdgeplanError, KeyError, TypeError, ValueError) as e:
         die(f"{a.plan}: {e}")
+    for line in _partition_lines(sess, dev):
+        print(line)
     for name, path in targets:      # exactly the path given (no ".npy" appended, unlike np.save)
         write_file(path, npy_bytes(outs[name]))
     return 0
@@ -319,12 +370,13 @@ def cmd_profile(a) -> int:
     import json
     from edgeplan import EdgeplanError
     from edgeplan.profile import chrome_trace, profile_session, random_feeds, report_text
-    sess = open_session(a.plan, threads=a.threads, profile=True)
+    dev = _npu_device(a.npu)
+    sess = open_session(a.plan, threads=a.threads, profile=True, delegates=[dev] if dev else ())
     if a.trace:
         check_writable(a.trace, "--trace", keep=(a.plan,))
     feeds = read_inputs(sess, a.input, random_feeds(sess))
     try:
-        result = profile_session(sess, feeds, runs=a.runs, warmup=a.warmup, trace=bool(a.trace))
+        result = profile_session(sess, feeds, runs=a.runs, warmup=a.warmup, trace=bool(a.trace), npu=dev)
     except (EdgeplanError, KeyError, TypeError, ValueError) as e:
         die(f"{a.plan}: {e}")
     print(f"{a.plan}: {sess.n_ops} ops")
@@ -445,6 +497,9 @@ def main(argv=None) -> int:
                    "model) or .npz (arrays named by the inputs) file per sample")
     c.add_argument("--observer", choices=["percentile", "minmax"], default="percentile",
                    help="activation ranges for --quantize: the 99.99th percentiles (default) or the extremes")
+    c.add_argument("--npu", metavar="PROFILE", help="offload to an NPU the runs of ops it runs faster than the CPU "
+                   "(profiles: boards/npu/; docs/npu.md); the plan keeps their CPU ops as the fallback")
+    c.add_argument("--npu-cpu", action="append", metavar="NODE", help="with --npu: keep this node's op on the CPU")
     c.add_argument("--ops-out", metavar="FILE", help="write the plan's kernel set (op dtype variant per line) for "
                    "a selective runtime build: meson -Dselective=FILE")
     c.set_defaults(fn=cmd_compile)
@@ -468,6 +523,8 @@ def main(argv=None) -> int:
     r.add_argument("--random", action="store_true", help="feed seeded random inputs")
     r.add_argument("--repeat", type=positive_int, default=1)
     r.add_argument("--threads", type=positive_int, default=1, help="threads per run, this one included (default 1)")
+    r.add_argument("--npu", metavar="PRESET", help="run the plan's partitions on the virtual NPU of this preset "
+                   "(u55-128-sram, u55-256-shared, rk3588-core-like, ...) and print its modelled cycles")
     r.set_defaults(fn=cmd_run)
     pr = sub.add_parser("profile", help="per-op time, share, GFLOP/s and bytes of a plan; Chrome trace")
     pr.add_argument("plan")
@@ -477,6 +534,8 @@ def main(argv=None) -> int:
     pr.add_argument("--input", action="append", metavar="[NAME=]FILE.npy", help="inputs (default: seeded random)")
     pr.add_argument("--trace", metavar="OUT.json", help="write a Chrome trace-event file of every timed run")
     pr.add_argument("--top", type=nonnegative_int, default=0, help="print only the N slowest ops (0: all)")
+    pr.add_argument("--npu", metavar="PRESET", help="run the partitions on the virtual NPU of this preset: NPU ops "
+                    "on their own trace track at the modelled time, and the end-to-end estimate")
     pr.set_defaults(fn=cmd_profile)
     i = sub.add_parser("inspect", help="show a plan's header, sections, tensors, ops and arena map")
     i.add_argument("plan")

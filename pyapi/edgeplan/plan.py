@@ -262,7 +262,7 @@ def inspect_text(data: bytes) -> str:
             isinstance(v, (int, float)) for v in q) else ""
         out.append(f"  %{i:<4} {x['storage']:<5} {x['offset']:>10} +{x['nbytes']:<10} {x['dtype']:<8} "
                    f"{_shape_str(x, y)} {x['name']}{q}")
-    out += _placement_text(p["meta"].get("partitions"))
+    out += placement_text(p["meta"].get("partitions"))
     fused = p["meta"].get("fused")
     if isinstance(fused, list) and fused:
         out.append("fused:")
@@ -281,7 +281,7 @@ def inspect_text(data: bytes) -> str:
     return "\n".join(out)
 
 
-def _placement_text(rep) -> list:
+def placement_text(rep) -> list:
     """The META section's partition report (compiler/partition) as inspect prints it; [] when absent or
     malformed (the section is ancillary)."""
     try:

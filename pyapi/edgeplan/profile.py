@@ -21,10 +21,36 @@ def random_feeds(sess, seed: int = 0) -> dict:
                      else np.zeros(t.shape, dtype=t.dtype)) for t in sess.inputs}
 
 
-def profile_session(sess: Session, feeds: dict, runs: int = 10, warmup: int = 2, trace: bool = False) -> dict:
+def partition_blobs(sess: Session) -> dict:
+    """{DELEGATE op index: its blob's bytes} of the session's plan."""
+    from .plan import read_plan
+    data = bytes(sess._plan_buf)
+    p = read_plan(data)
+    const = next((s["offset"] for s in p["sections"] if s["kind"] == "const"), None)
+    out = {}
+    for i, o in enumerate(p["ops"]):
+        if o["op"] == "delegate" and const is not None:
+            t = p["tensors"][o["inputs"][0]]
+            out[i] = data[const + t["offset"]:const + t["offset"] + t["nbytes"]]
+    return out
+
+
+def npu_model(sess: Session, npu) -> dict:
+    """{DELEGATE op index: modelled ns} of the partitions a virtual NPU (edgeplan.vnpu.VirtualNPU) runs in
+    this session: its cycle model on each blob, at its clock (the model depends on shapes only)."""
+    from .vnpu import estimate
+    ran = {p["op"] for p in sess.partitions if p["delegate"]}
+    return {i: estimate(b, npu.cfg)["total"]["active_cycles"] * 1000 // npu.clock_mhz
+            for i, b in partition_blobs(sess).items() if i in ran}
+
+
+def profile_session(sess: Session, feeds: dict, runs: int = 10, warmup: int = 2, trace: bool = False,
+                    npu=None) -> dict:
     """Runs `sess` (opened with profile=True) ``warmup`` times untimed, then ``runs`` (>= 1) timed runs, and
     returns {"ops": per-op rows, "runs_ns": wall time of each run, "events": trace events (when trace),
-    "threads": n}. A count out of range raises ValueError."""
+    "threads": n, "npu": {DELEGATE op index: modelled ns}, "npu_name": str}. With ``npu`` (the virtual NPU
+    the session's partitions run on), a partition's row and trace event take the NPU's modelled time (on a
+    track of their own), not the simulator's time on this host. A count out of range raises ValueError."""
     if not (isinstance(runs, int) and runs >= 1 and isinstance(warmup, int) and warmup >= 0):
         raise ValueError(f"profile_session: need runs >= 1 and warmup >= 0, got runs={runs!r} warmup={warmup!r}")
     for name, value in feeds.items():
@@ -32,6 +58,7 @@ def profile_session(sess: Session, feeds: dict, runs: int = 10, warmup: int = 2,
     for _ in range(warmup):
         sess.run(copy=False)
     sess.profile_reset()
+    model = npu_model(sess, npu) if npu is not None else {}
     events, runs_ns = [], []
     base = None
     for r in range(runs):
@@ -44,11 +71,19 @@ def profile_session(sess: Session, feeds: dict, runs: int = 10, warmup: int = 2,
             events.append(_event(f"run {r}", "run", t0 - base, t1 - t0, {"run": r, "threads": sess.threads}))
             for op in sess.profile():
                 if op["calls"]:
-                    events.append(_event(op["name"] or f"{op['kind']} #{op['index']}", op["kind"],
-                                         op["last_start_ns"] - base, op["last_ns"],
-                                         {"op": op["index"], "kind": op["kind"], "flops": op["flops"],
-                                          "bytes": op["bytes"], "run": r}))
-    return {"ops": sess.profile(), "runs_ns": runs_ns, "events": events, "threads": sess.threads}
+                    on_npu = op["index"] in model
+                    ev = _event(op["name"] or f"{op['kind']} #{op['index']}", "npu" if on_npu else op["kind"],
+                                op["last_start_ns"] - base, model[op["index"]] if on_npu else op["last_ns"],
+                                {"op": op["index"], "kind": op["kind"], "flops": op["flops"],
+                                 "bytes": op["bytes"], "run": r, **({"modelled": True} if on_npu else {})})
+                    ev["tid"] = 1 if on_npu else 0
+                    events.append(ev)
+    ops = sess.profile()
+    for o in ops:
+        if o["index"] in model:
+            o["modelled_ns"] = model[o["index"]]
+    return {"ops": ops, "runs_ns": runs_ns, "events": events, "threads": sess.threads, "npu": model,
+            "npu_name": npu.name if npu is not None else ""}
 
 
 def _event(name: str, cat: str, ts_ns: int, dur_ns: int, args: dict) -> dict:
@@ -60,6 +95,9 @@ def chrome_trace(result: dict, title: str = "edgeplan") -> dict:
     meta = [{"name": "process_name", "ph": "M", "ts": 0, "pid": 0, "tid": 0, "args": {"name": title}},
             {"name": "thread_name", "ph": "M", "ts": 0, "pid": 0, "tid": 0,
              "args": {"name": f"ep_run ({result['threads']} thread{'s' if result['threads'] > 1 else ''})"}}]
+    if result.get("npu"):
+        meta.append({"name": "thread_name", "ph": "M", "ts": 0, "pid": 0, "tid": 1,
+                     "args": {"name": f"NPU ({result['npu_name']}, modelled time)"}})
     return {"traceEvents": meta + result["events"], "displayTimeUnit": "ms",
             "otherData": {"producer": "edgeplan profile", "threads": result["threads"]}}
 
@@ -85,6 +123,17 @@ def report_text(result: dict, top: int = 0) -> str:
                      f"{gf:>8.2f} {o['bytes'] / 1e6:>8.3f}")
     if top and len(rows) > top:
         lines.append(f"  ... {len(rows) - top} more op(s)")
+    model = result.get("npu") or {}
+    if model:
+        npu_ns = sum(model.values())
+        host_ns = sum(o["total_ns"] for o in ops if o["index"] in model) / n_runs
+        cpu_ns = sum(o["total_ns"] for o in ops if o["index"] not in model) / n_runs
+        lines += ["", f"NPU ({result['npu_name']}, modelled by its cycle model; the simulator took "
+                      f"{host_ns / 1e6:.3f} ms on this host):"]
+        for i, ns in sorted(model.items()):
+            lines.append(f"  op {i:>4} delegate  {ns / 1e6:>9.3f} ms")
+        lines.append(f"end to end: CPU ops {cpu_ns / 1e6:.3f} ms (measured) + NPU {npu_ns / 1e6:.3f} ms (modelled) "
+                     f"= {(cpu_ns + npu_ns) / 1e6:.3f} ms per run")
     by_kind: dict = {}
     for o in ops:
         k = by_kind.setdefault(o["kind"], [0, 0, 0])

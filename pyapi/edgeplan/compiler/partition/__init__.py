@@ -49,6 +49,7 @@ class Backend:
     min_ops: int = 2             # shorter runs stay on the CPU
     max_io: int = K.EP_DELEGATE_MAX_IO
     detail: Callable[[bytes], dict] = None   # optional: the timing model's breakdown for reports
+    cpu: str = ""                # the CPU beside the device (a CPU_MODELS key), when no board is given
 
 
 @dataclass(frozen=True)
@@ -268,4 +269,6 @@ def resolve(npu, board=None, unsupported=()) -> tuple:
         backend = backend_for(npu)
     else:
         raise TypeError(f"npu must be an NPU profile name or a partition.Backend, got {type(npu).__name__}")
+    if board is None and backend.cpu in CPU_MODELS:
+        return backend, CPU_MODELS[backend.cpu], frozenset(unsupported)
     return backend, cpu_model(board), frozenset(unsupported)
