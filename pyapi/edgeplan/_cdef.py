@@ -1,5 +1,5 @@
 """The C headers as Python sees them: one cffi FFI built from the declarations in
-runtime_c/include/edgeplan/{plan_format.h,delegate.h,edgeplan.h,external.h} (between the EP_CDEF markers),
+runtime_c/include/edgeplan/{plan_format.h,delegate.h,edgeplan.h,external.h,vnpu.h} (between the EP_CDEF markers),
 and their integer constants as attributes of ``K``. Nothing here is written twice."""
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ def _region(text: str) -> str:
 
 def _load():
     d = header_dir()
-    texts = [_region((d / name).read_text()) for name in ("plan_format.h", "delegate.h", "edgeplan.h", "external.h")]
+    texts = [_region((d / name).read_text()) for name in ("plan_format.h", "delegate.h", "edgeplan.h", "external.h",
+                                                                "vnpu.h")]
     ffi = cffi.FFI()
     consts = {}
     for t in texts:

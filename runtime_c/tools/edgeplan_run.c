@@ -1,11 +1,12 @@
 /* edgeplan-run: runs a plan on a board with no Python.
  *
  *   edgeplan-run model.eplan [--input [name=]x.npy]... [--output [name=]y.npy]... [--repeat N] [--threads N]
- *                [--seed N] [--quiet]
+ *                [--seed N] [--vnpu PRESET] [--quiet]
  *
  * Inputs not given are zero. --seed is the session's seed (ep_options.seed: the key of random ops
  * without a seed of their own; 0 when not given). Prints each output's shape and summary, latency (median of N runs),
- * arena bytes and peak RSS. The plan is mmapped; weights are used in place. */
+ * arena bytes and peak RSS. The plan is mmapped; weights are used in place. --vnpu runs the plan's partitions on the
+ * virtual NPU of that preset (run_vnpu.c) and prints its modelled cycles. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
@@ -22,13 +23,14 @@
 
 #include "edgeplan/edgeplan.h"
 #include "npy.h"
+#include "run_npu.h"
 #include "tool_util.h"
 
 #define MAX_IO 64
 
 static void usage(void) {
     fprintf(stderr,
-            "usage: edgeplan-run PLAN [--input [NAME=]FILE.npy]... [--output [NAME=]FILE.npy]... [--repeat N] [--threads N] [--seed N] [--quiet]\n");
+            "usage: edgeplan-run PLAN [--input [NAME=]FILE.npy]... [--output [NAME=]FILE.npy]... [--repeat N] [--threads N] [--seed N] [--vnpu PRESET] [--quiet]\n");
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -72,7 +74,7 @@ static void summarize(const ep_io_desc *d, const void *data) {
 }
 
 int main(int argc, char **argv) {
-    const char *plan_path = NULL;
+    const char *plan_path = NULL, *npu = NULL;
     char *in_names[MAX_IO], *in_paths[MAX_IO], *out_names[MAX_IO], *out_paths[MAX_IO];
     int n_in = 0, n_out = 0, repeat = 1, quiet = 0, threads = 1;
     uint64_t seed = 0;
@@ -93,6 +95,8 @@ int main(int argc, char **argv) {
             errno = 0;
             seed = (uint64_t)strtoull(v, &end, 0);
             if (!*v || *end || *v == '-' || errno) { fprintf(stderr, "edgeplan-run: --seed must be an integer 0..2^64-1\n"); return 2; }
+        } else if (!strcmp(argv[i], "--vnpu") && i + 1 < argc) {
+            npu = argv[++i];
         } else if (!strcmp(argv[i], "--quiet")) {
             quiet = 1;
         } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -131,6 +135,7 @@ int main(int argc, char **argv) {
     opt.error_buf_len = sizeof(err);
     opt.n_threads = (uint32_t)threads;
     opt.seed = seed;
+    if (npu && run_npu_attach(npu, &opt, err, sizeof err)) { fprintf(stderr, "edgeplan-run: %s\n", err); return 2; }
     ep_session *s = NULL;
     rc = ep_session_open(&s, plan, plan_len, arena, (size_t)info.arena_bytes, &opt);
     if (rc) { fprintf(stderr, "edgeplan-run: cannot open %s: %s: %s\n", plan_path, ep_status_str(rc), err); return 1; }
@@ -224,6 +229,7 @@ int main(int argc, char **argv) {
     printf("open: %.3f ms; arena: %llu bytes (tensors %llu, session %llu); weights: %llu bytes in place; peak RSS: %ld KiB\n",
            t_open, (unsigned long long)info.arena_bytes, (unsigned long long)info.planned_bytes,
            (unsigned long long)info.session_bytes, (unsigned long long)info.const_bytes, peak_rss_kib());
+    if (npu) run_npu_report(s, repeat);
     ep_session_close(s);
     free(times);
     free(arena);

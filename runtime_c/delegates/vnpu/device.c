@@ -63,6 +63,18 @@ static int io_matches(const ep_vnpu_io *r, const ep_delegate_tensor *t) {
     return 1;
 }
 
+/* "dtype D [d0, d1, ...] (N bytes)" of a record or a tensor */
+static const char *describe(char *buf, size_t len, const ep_vnpu_io *r, const ep_delegate_tensor *t) {
+    const int rank = r ? r->rank : t->rank;
+    const int32_t *dims = r ? r->dims : t->dims;
+    int n = snprintf(buf, len, "dtype %d [", (int)(r ? r->dtype : t->dtype));
+    for (int k = 0; k < rank && k < 8 && n > 0 && (size_t)n < len; k++)
+        n += snprintf(buf + n, len - (size_t)n, k ? ", %d" : "%d", (int)dims[k]);
+    if (n > 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, "] (%llu bytes)", (unsigned long long)(r ? r->nbytes : t->nbytes));
+    return buf;
+}
+
 /* Binds the partition's sizes (and, executing, its memory) to the regions of a parsed blob. */
 static int bind(epn_env *e, const ep_delegate_partition *p, int exec) {
     const ep_vnpu_header *h = &e->h;
@@ -79,11 +91,12 @@ static int bind(epn_env *e, const ep_delegate_partition *p, int exec) {
         ep_vnpu_io rec;
         memcpy(&rec, io + (size_t)k * EP_VNPU_IO_BYTES, sizeof rec);
         const ep_delegate_tensor *t = k < h->n_inputs ? &p->inputs[k] : &p->outputs[k - h->n_inputs];
-        if (!io_matches(&rec, t))
-            return epn_fail(e, "%s %u: the blob's %llu bytes (dtype %d, rank %d) are not the tensor's %llu (dtype %d, "
-                            "rank %d)", k < h->n_inputs ? "input" : "output",
-                            (unsigned)(k < h->n_inputs ? k : k - h->n_inputs), (unsigned long long)rec.nbytes,
-                            (int)rec.dtype, (int)rec.rank, (unsigned long long)t->nbytes, (int)t->dtype, (int)t->rank);
+        if (!io_matches(&rec, t)) {
+            char a[80], b[80];
+            return epn_fail(e, "%s %u: the blob's %s is not the tensor's %s", k < h->n_inputs ? "input" : "output",
+                            (unsigned)(k < h->n_inputs ? k : k - h->n_inputs), describe(a, sizeof a, &rec, NULL),
+                            describe(b, sizeof b, NULL, t));
+        }
         e->size[EP_VNPU_REGION_IO + k] = t->nbytes;
         if (exec) {
             e->rd[EP_VNPU_REGION_IO + k] = (const uint8_t *)t->data;
