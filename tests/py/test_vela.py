@@ -164,6 +164,17 @@ def _known_xfail(net, cfg):
     return pytest.param(net, cfg, marks=pytest.mark.xfail(strict=True, reason=f"{sorted(known)}: {why}"))
 
 
+@pytest.mark.parametrize("net,convs,adds,gemms", [("mobilenetv2", 53, 10, 0), ("resnet50", 53, 16, 1)])
+def test_twins_compile_to_int8_ops(net, convs, adds, gemms):
+    """The QDQ twin runs its convolutions, residual adds and classifier on edgeplan's int8 ops, no float conv or
+    GEMM: the vNPU times the same layers Vela compiled (MobileNetV2's logits are a 1x1 conv, as in TF)."""
+    import edgeplan
+    from edgeplan.models import qtwins
+    ops = edgeplan.compile(qtwins.to_onnx(qtwins.build(net))).report["op_counts"]
+    assert (ops.get("qconv2d"), ops.get("qadd", 0), ops.get("qgemm", 0)) == (convs, adds, gemms), ops
+    assert not {"conv2d", "gemm", "matmul"} & set(ops), ops
+
+
 @pytest.mark.parametrize("net,cfg", CASES)
 def test_unmatched_layers_are_small(net, cfg):
     """Vela's layers the vNPU does not run (pools, softmax) are under 2 % of Vela's cycles, so comparing the
@@ -233,6 +244,15 @@ def test_halving_flash_doubles_the_weight_bound_layer():
     half = vnpu_layers("mobilenetv2", (("preset", "u55-128-shared"), ("ext_mbps", 250)))["layers"]["logits"]
     assert full["limiter"] == "ext" and half["limiter"] == "ext", (full, half)
     assert abs(half["cycles"] / full["cycles"] / 2 - 1) <= 0.05, half["cycles"] / full["cycles"]
+
+
+def test_clock_leaves_compute_bound_cycles():
+    """NPU.md 7.4: with only the clock changed (500 -> 250 MHz, bandwidths in bytes per second kept, so twice the
+    bytes per cycle), a compute-bound conv keeps its cycle count and its time doubles."""
+    fast = vnpu_layers("resnet50", "u55-256-sram")["layers"]["layer1.0.conv2"]
+    slow = vnpu_layers("resnet50", (("preset", "u55-256-sram"), ("clock_mhz", 250)))["layers"]["layer1.0.conv2"]
+    assert fast["limiter"] == slow["limiter"] == "compute", (fast, slow)
+    assert fast["cycles"] == slow["cycles"]
 
 
 def test_mobilenetv2_mac_utilisation():
