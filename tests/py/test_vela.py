@@ -47,11 +47,11 @@ def vela() -> dict:
 
 
 def _vnpu():
-    """The vNPU's Python side, or a skip while it is missing (it is developed on its own branch)."""
+    """The vNPU's Python side, or a skip in a checkout without it."""
     try:
         from edgeplan import vnpu
         from edgeplan.compiler.partition import vnpu_encode
-    except ImportError as e:                      # pragma: no cover - before the vNPU branch is merged
+    except ImportError as e:                      # pragma: no cover
         pytest.skip(f"vNPU Python API not available: {e}")
     return vnpu, vnpu_encode
 
@@ -61,7 +61,7 @@ def vnpu_layers(net: str, cfg) -> dict:
     """The vNPU's modelled cycles of the ONNX twin of `net` on config `cfg` (a preset name, or a tuple of
     (field, value) pairs over a preset, as edgeplan.vnpu.config takes them): {"layers": {op name: per-kick
     record}, "report": the partition report, "total": summed counters}."""
-    import edgeplan  # noqa: F401  (loads the library)
+    from edgeplan._cdef import K
     from edgeplan.compiler.partition import Backend, CPU_MODELS
     from edgeplan.compiler.pipeline import compile_model
     from edgeplan.models import qtwins
@@ -81,7 +81,7 @@ def vnpu_layers(net: str, cfg) -> dict:
     def seconds(blob):
         return vnpu.estimate(blob, c)["total"]["active_cycles"] / (c.clock_mhz * 1e6)
 
-    backend = Backend(f"vnpu-{net}", vnpu_encode_kind(enc), enc.supported, encode, seconds, min_ops=1)
+    backend = Backend(f"vnpu-{net}", K.EP_DELEGATE_KIND_VNPU, enc.supported, encode, seconds, min_ops=1)
     # The U55's host is a Cortex-M55 (Corstone-300). Placement does not matter here: the partitioner encodes
     # every run of supported ops (min_ops 1) before it decides, and every encoded run is timed.
     plan = compile_model(qtwins.to_onnx(qtwins.build(net)),
@@ -93,11 +93,6 @@ def vnpu_layers(net: str, cfg) -> dict:
             total[k] = total.get(k, 0) + v
     report = plan.report["partitions"]
     return dict(layers=layers, report=report, total=total)
-
-
-def vnpu_encode_kind(enc) -> int:
-    from edgeplan._cdef import K
-    return getattr(enc, "KIND", getattr(K, "EP_DELEGATE_KIND_VNPU", 0x314E5045))
 
 
 def compare(net: str, cfg: str) -> dict:
@@ -206,6 +201,15 @@ def test_known_layer_deviations(net, cfg):
         [(x["name"], round(x["ratio"], 2)) for x in r["large_out"]]
 
 
+@pytest.mark.parametrize("net", NETS)
+def test_partition_places_the_network_body(net):
+    """With a Cortex-M55 host (Corstone-300), the partitioner puts the run of all inner layers on the U55-128
+    (Shared_Sram) vNPU: 62 ops of MobileNetV2, 68 of ResNet-50 (all but its stem conv, cut off by the max pool)."""
+    runs = vnpu_layers(net, "u55-128-shared")["report"]["runs"]
+    body = max(runs, key=lambda r: r["n_ops"])
+    assert body["placed"] and body["n_ops"] == {"mobilenetv2": 62, "resnet50": 68}[net], body
+
+
 def test_mlek_anchor():
     """MobileNetV2 on U55-128 Shared_Sram against the MLEK's FVP run: active cycles +-20 %, AXI0 reads +-20 %,
     AXI1 (weights, raw int8 + records here, compressed there) +-10 %."""
@@ -265,8 +269,8 @@ def test_mobilenetv2_mac_utilisation():
 # ---------------------------------------------------------------------- the tables of docs/npu.md
 
 def table() -> str:
-    lines = ["| network | config | Vela total | Vela, layers compared | vNPU | vNPU / Vela | large layers out of +-25 % |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| network | config | Vela total | Vela, layers compared | vNPU | vNPU / Vela "
+             "| large layers out of +-25 % |", "|---|---|---|---|---|---|---|"]
     for net, cfg in CASES:
         r = compare(net, cfg)
         out = ", ".join(f"{x['name']} {x['ratio']:.2f}" for x in r["large_out"]) or "none"
