@@ -30,8 +30,8 @@ def _region(text: str) -> str:
 
 def _load():
     d = header_dir()
-    texts = [_region((d / name).read_text())
-             for name in ("plan_format.h", "delegate.h", "edgeplan.h", "external.h", "vnpu.h")]
+    names = ("plan_format.h", "delegate.h", "edgeplan.h", "external.h", "vnpu.h")
+    texts = [_region((d / name).read_text()) for name in names]
     ffi = cffi.FFI()
     consts = {}
     for t in texts:

@@ -275,3 +275,14 @@ def test_edgeplan_run_vnpu(tmp_path):
     assert f"last run {npu.counters()['active_cycles']} cycles" in r.stdout, r.stdout
     r = subprocess.run([exe, str(tmp_path / "p.eplan"), "--vnpu", "u77"], capture_output=True, text=True)
     assert r.returncode == 2 and "unknown vNPU preset 'u77' (u55-128-sram," in r.stderr, r.stderr
+
+
+def test_record_layouts_are_the_documented_ones():
+    """docs/npu.md states these sizes and offsets (the C side asserts the sizes with _Static_assert)."""
+    from edgeplan._cdef import ffi
+    assert ffi.sizeof("ep_vnpu_header") == K.EP_VNPU_HEADER_BYTES == 64
+    assert ffi.sizeof("ep_vnpu_io") == K.EP_VNPU_IO_BYTES == 48
+    offs = {f: ffi.offsetof("ep_vnpu_header", f) for f in ("blob_bytes", "crc32c", "macs_per_cycle", "n_regions",
+                                                             "io_offset", "cmd_offset", "const_offset", "n_ops")}
+    assert offs == dict(blob_bytes=8, crc32c=12, macs_per_cycle=16, n_regions=32, io_offset=40, cmd_offset=44,
+                        const_offset=52, n_ops=60), offs
