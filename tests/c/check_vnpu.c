@@ -71,7 +71,11 @@ static void rnd_clamp(int32_t *zp, int32_t *lo, int32_t *hi) {
     const int r = chk_int(0, 3);
     if (r == 0) *lo = -128, *hi = 127;
     else if (r == 1) *lo = *zp, *hi = 127;
-    else if (r == 2) *lo = chk_int(-128, 127), *hi = *lo + chk_int(0, 3) > 127 ? 127 : *lo + chk_int(0, 3);
+    else if (r == 2) {   /* narrow: 1 to 4 codes */
+        const int w = chk_int(0, 3);
+        *lo = chk_int(-128, 127);
+        *hi = *lo + w > 127 ? 127 : *lo + w;
+    }
     else *lo = chk_int(-128, 0), *hi = chk_int(0, 127);
     if (*hi < *lo) *hi = *lo;
 }
