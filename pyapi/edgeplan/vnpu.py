@@ -78,7 +78,9 @@ def estimate(blob: bytes, cfg="u55-256-sram") -> dict:
 
 class VirtualNPU:
     """One vNPU device. ``preset``: a preset name (``presets()``), or a config as ``config()`` takes.
-    ``.delegate`` is the ``ep_delegate *`` to register (Session(delegates=[npu]) also takes the object)."""
+    ``.delegate`` is the ``ep_delegate *`` to register (Session(delegates=[npu]) also takes the object). The
+    pointer lives in this object's memory: keep the VirtualNPU alive while a session uses it (a Session keeps
+    what it was given, so pass the object rather than a bare ``npu.delegate``)."""
 
     def __init__(self, preset="u55-256-sram"):
         self._lib = load_library()

@@ -71,7 +71,11 @@ static void rnd_clamp(int32_t *zp, int32_t *lo, int32_t *hi) {
     const int r = chk_int(0, 3);
     if (r == 0) *lo = -128, *hi = 127;
     else if (r == 1) *lo = *zp, *hi = 127;
-    else if (r == 2) *lo = chk_int(-128, 127), *hi = *lo + chk_int(0, 3) > 127 ? 127 : *lo + chk_int(0, 3);
+    else if (r == 2) {   /* narrow: 1 to 4 codes */
+        const int w = chk_int(0, 3);
+        *lo = chk_int(-128, 127);
+        *hi = *lo + w > 127 ? 127 : *lo + w;
+    }
     else *lo = chk_int(-128, 0), *hi = chk_int(0, 127);
     if (*hi < *lo) *hi = *lo;
 }
@@ -325,14 +329,22 @@ static void fc_case(int iter) {
 }
 
 /* ---------------- QADD and QLUT ---------------- */
-/* n = h w c with each factor <= 65536 (contiguous, channel-fastest) */
+/* n = h w c with each factor <= 65536 (contiguous, channel-fastest): c the largest divisor <= 4096, then w the
+ * largest divisor of the rest <= 4096 (every n the generator draws has one) */
+static uint32_t divisor_below(uint32_t n, uint32_t cap) {
+    for (uint32_t d = n < cap ? n : cap; d > 1; d--)
+        if (n % d == 0) return d;
+    return 1;
+}
 static void factor(uint32_t n, uint32_t *h, uint32_t *w, uint32_t *c) {
-    *c = n, *w = 1, *h = 1;
-    for (uint32_t d = 2; *c > 300 && d <= 64; d++)
-        while (*c % d == 0 && *c > 300) *c /= d, *w *= d;
+    *c = divisor_below(n, 4096);
+    *w = divisor_below(n / *c, 4096);
+    *h = n / *c / *w;
 }
 static void elem_case(int iter, int lut) {
-    const uint32_t n = iter == 0 ? 65536u : iter % 9 == 0 ? (uint32_t)chk_int(20000, 70000) : (uint32_t)chk_int(1, 3000);
+    /* sometimes past 65536 elements: a product, so that the H x W x C factorisation exists */
+    const uint32_t n = iter == 0 ? 65536u : iter % 9 == 0 ? (uint32_t)(chk_int(70, 280) * chk_int(250, 300))
+                                                          : (uint32_t)chk_int(1, 3000);
     ep_qadd_params p;
     memset(&p, 0, sizeof p);
     p.a_zero = chk_int(-128, 127), p.b_zero = chk_int(-128, 127);

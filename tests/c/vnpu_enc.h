@@ -5,6 +5,7 @@
 #define VNPU_ENC_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "edgeplan/vnpu.h"
@@ -65,6 +66,10 @@ static inline uint32_t vn_region_out(const vn_blob *b, int k) { return EP_VNPU_R
 /* one feature map's registers: which is EP_VNPU_FM_IFM / _IFM2 / _OFM */
 static inline void vn_fm(vn_blob *b, uint32_t which, uint32_t region, uint32_t base, uint32_t h, uint32_t w, uint32_t c,
                          uint32_t sx, uint32_t sy, uint32_t sc, int zp) {
+    if (h < 1 || w < 1 || c < 1 || h > EP_VNPU_MAX_DIM || w > EP_VNPU_MAX_DIM || c > EP_VNPU_MAX_DIM) {
+        fprintf(stderr, "vnpu_enc: feature map %ux%ux%u has an extent outside 1..65536\n", h, w, c);
+        abort();
+    }
     vn_cmd0(b, which + EP_VNPU_FM_REGION, region);
     vn_cmd0(b, which + EP_VNPU_FM_HEIGHT_M1, h - 1);
     vn_cmd0(b, which + EP_VNPU_FM_WIDTH_M1, w - 1);
