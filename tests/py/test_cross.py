@@ -69,16 +69,17 @@ def _meson_test(build: Path, env_extra: dict, min_ok: int) -> str:
 @pytest.fixture(scope="module")
 def aarch64_build(tmp_path_factory):
     _require("aarch64-linux-gnu-gcc", "qemu-aarch64")
-    return _setup_build(tmp_path_factory.mktemp("xa64") / "build", "aarch64.ini", tests="true")
+    # with the virtual NPU (a host-side stand-in that board builds leave out): its C check and the NPU runs
+    return _setup_build(tmp_path_factory.mktemp("xa64") / "build", "aarch64.ini", tests="true", vnpu="enabled")
 
 
-C_TESTS = 11   # tests/c/meson.build
+C_TESTS = 11   # tests/c/meson.build, without check_vnpu (the aarch64 build has it too)
 FAMILIES = ["check_conv", "check_linear", "check_elementwise", "check_pool", "check_sequence"]
 
 
 @pytest.mark.parametrize("cpu", ["cortex-a72", "max"])
 def test_aarch64_c_suite(aarch64_build, cpu):
-    log = _meson_test(aarch64_build, {"QEMU_CPU": cpu}, min_ok=C_TESTS)
+    log = _meson_test(aarch64_build, {"QEMU_CPU": cpu}, min_ok=C_TESTS + 1)
     # the kernel checks ran on the CPU asked for (each checks ep_cpu_features() against QEMU_CPU), over the NEON
     # table, with no failure in any family
     assert f"QEMU_CPU={cpu}" in log
@@ -86,6 +87,7 @@ def test_aarch64_c_suite(aarch64_build, cpu):
         assert re.search(rf"^{fam}: \d+ cases .*; \d+ checks passed, 0 failed$", log, re.M), fam
     assert re.search(r"^table neon\w* \(features 0x[0-9a-f]+\): \d+ entries override ref$", log, re.M)
     assert re.search(r"^  neon\w* +\w+ +\w+ +ep_neon_\w+ +[1-9]\d* passed 0 failed$", log, re.M)
+    assert re.search(r"^check_vnpu: .*0 failed", log, re.M), "check_vnpu did not report"
 
 
 def test_armv7_c_suite(tmp_path_factory):
@@ -162,6 +164,34 @@ def test_16bit_weights_on_aarch64_bit_exact(aarch64_build, tmp_path, fmt, monkey
         d.mkdir()
         runs.append(_arm_run(aarch64_build / "runtime_c" / "edgeplan-run", path, x, ["output"], "cortex-a72", d)[0])
     assert np.array_equal(runs[0]["output"], runs[1]["output"])
+
+
+def test_mobilenetv2_int8_on_the_vnpu_under_aarch64(aarch64_build, tmp_path):
+    """The partitioned int8 MobileNetV2 run by the aarch64 edgeplan-run on the virtual NPU equals, byte for
+    byte, the same plan run on the board's CPU (its fallback ops, NEON int8 kernels)."""
+    import edgeplan
+    from test_npu_profiles import _int8
+    m, name, shape, cal = _int8("mobilenetv2", size=64, width=0.5, num_classes=50)
+    plan = edgeplan.compile(m, quantize="int8", calibration=cal, board="rpi4", npu="u55-256-sram")
+    assert plan.report["partitions"]["n_partitions"] == 1
+    path = tmp_path / "m.eplan"
+    plan.save(str(path))
+    x = np.random.default_rng(4).standard_normal(shape).astype(np.float32)
+    runner = aarch64_build / "runtime_c" / "edgeplan-run"
+    out = [t.name for t in edgeplan.Session(str(path)).outputs]
+    d1, d2 = tmp_path / "npu", tmp_path / "cpu"
+    d1.mkdir()
+    d2.mkdir()
+    xin = tmp_path / "x.npy"
+    np.save(xin, x)
+    base = ["qemu-aarch64", "-cpu", "cortex-a72", "-L", AARCH64_SYSROOT, str(runner), str(path), "--input", str(xin)]
+    r = subprocess.run(base + ["--vnpu", "u55-256-sram", "--output", f"{out[0]}={d1 / 'y.npy'}"],
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0 and "cycles" in r.stdout and "CPU:" not in r.stdout, r.stdout + r.stderr
+    r = subprocess.run(base + ["--output", f"{out[0]}={d2 / 'y.npy'}"], capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr
+    a, b = np.load(d1 / "y.npy"), np.load(d2 / "y.npy")
+    assert np.abs(a - b).max() == 0.0
 
 
 # ---- a plan the CPU cannot run is refused with a clear error ----
