@@ -207,7 +207,7 @@ static void test_session(void) {
     ep_session_info old;
     memset(&old, 0xA5, sizeof old);
     old.struct_size = 20;   /* an older caller's struct: up to n_threads; nothing past it is written */
-    CHECK(ep_session_query(s, &old) == EP_OK && old.n_ops == 2 && old.struct_size == 20 && old.reserved == 0xA5A5A5A5u,
+    CHECK(ep_session_query(s, &old) == EP_OK && old.n_ops == 2 && old.struct_size == 20 && old.n_partitions == 0xA5A5A5A5u,
           "query of a 20-byte struct");
     old.struct_size = 8;
     CHECK(ep_session_query(s, &old) == EP_ERR_INVALID_ARG, "query of an 8-byte struct");
