@@ -6,8 +6,9 @@ becomes its blob, and how long that blob takes on it (its own timing model). The
      shapes) that the backend supports;
   2. encodes each run and models both sides: the NPU time (the blob's modelled time, plus the per-invoke
      sync cost) against the CPU time of the same ops (``CpuModel``: compute and memory rooflines per op);
-  3. keeps a run on the NPU only when it is faster there and has at least ``min_ops`` ops ("the NPU never
-     loses"); every other run stays on the CPU, with the reason.
+  3. keeps a run on the NPU only when it is faster there and has at least ``min_ops`` ops or ``min_macs``
+     multiply-adds ("the NPU never loses"; a lone small op is not worth an invoke even when the model says so);
+     every other run stays on the CPU, with the reason.
 A kept run becomes one DELEGATE op (its blob a constant, its inputs and outputs the run's boundary tensors,
 its working memory the op's scratch) followed by the run's own ops, which the runtime skips when the delegate
 ran and runs when it did not: a plan opened without the delegate computes the same int8 results.
@@ -46,7 +47,8 @@ class Backend:
     encode: Callable[[list, list, list], tuple]
     seconds: Callable[[bytes], float]
     sync_s: float = 0.0          # per invoke: doorbell, cache maintenance, interrupt, driver call
-    min_ops: int = 2             # shorter runs stay on the CPU
+    min_ops: int = 2             # shorter runs stay on the CPU unless they have min_macs multiply-adds
+    min_macs: int = 1_000_000
     max_io: int = K.EP_DELEGATE_MAX_IO
     detail: Callable[[bytes], dict] = None   # optional: the timing model's breakdown for reports
     cpu: str = ""                # the CPU beside the device (a CPU_MODELS key), when no board is given
@@ -181,10 +183,19 @@ def boundary(graph: Graph, run: Run) -> None:
     run.inputs, run.outputs = ins, outs
 
 
+def _macs(op: Op) -> int:
+    try:
+        return int(op_flops(op)) // 2
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+        return 0
+
+
 def decide(graph: Graph, run: Run, backend: Backend, cpu: CpuModel) -> None:
     run.cpu_s = sum(cpu.op_seconds(o) for o in run.ops)
-    if len(run.ops) < backend.min_ops:
-        run.reason = f"{len(run.ops)} op(s), fewer than {backend.min_ops}"
+    macs = sum(_macs(o) for o in run.ops)
+    if len(run.ops) < backend.min_ops and macs < backend.min_macs:
+        run.reason = (f"{len(run.ops)} op(s) of {macs:,} MACs: fewer than {backend.min_ops} ops and "
+                      f"{backend.min_macs:,} MACs")
         return
     boundary(graph, run)
     if not run.outputs:

@@ -31,6 +31,7 @@ class NpuProfile:
     sync_us: float
     cpu: str
     min_ops: int
+    min_macs: int
     ops: tuple
     dtypes: tuple
     max_kernel: int
@@ -59,7 +60,7 @@ def load_profile(name: str) -> NpuProfile:
         return NpuProfile(t["name"], t.get("description", ""), t["delegate"], t["preset"], int(t["macs_per_cycle"]),
                           int(t["clock_mhz"]), int(t["sram_kib"]), int(t["sram_mbps"]), int(t["ext_mbps"]),
                           t.get("weights", "sram"), float(t.get("sync_us", 0.0)), t.get("cpu", ""),
-                          int(t.get("min_ops", 2)), tuple(s.get("ops", ())), tuple(s.get("dtypes", ("int8",))),
+                          int(t.get("min_ops", 2)), int(t.get("min_macs", 1_000_000)), tuple(s.get("ops", ())), tuple(s.get("dtypes", ("int8",))),
                           int(s.get("max_kernel", 8)), int(s.get("max_stride", 3)), path)
     except (KeyError, TypeError, ValueError) as e:
         raise ValueError(f"{path}: malformed NPU profile ({e})") from None
@@ -94,4 +95,5 @@ def backend_for(name: str):
 
     return Backend(prof.name, K.EP_DELEGATE_KIND_VNPU, supported,
                    lambda ops, ins, outs: vnpu_encode.encode(ops, ins, outs, cfg), seconds,
-                   sync_s=prof.sync_us * 1e-6, min_ops=prof.min_ops, detail=detail, cpu=prof.cpu)
+                   sync_s=prof.sync_us * 1e-6, min_ops=prof.min_ops, min_macs=prof.min_macs, detail=detail,
+                   cpu=prof.cpu)
