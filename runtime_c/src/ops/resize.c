@@ -115,9 +115,9 @@ int ep_shape_resize_dyn(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     }
     unsigned seen = 0;
     int n = 0;
-    for (int k = 0; k < EP_MAX_RANK; k++) {
+    for (int k = 0; k < EP_MAX_RANK; k++) {   /* axes[0..n-1], then -1 to the end */
         const int32_t a = p->axes[k];
-        if (a == -1 && (k == n)) continue;         /* past n: -1 from here on */
+        if (a == -1) continue;
         if (a < 0 || a >= x->rank || (seen >> a) & 1u || k != n) return EP_ERR_PLAN_PARAMS;
         seen |= 1u << a;
         n++;

@@ -51,22 +51,22 @@ def lower_nonzero(ctx, n):
     ctx.emit("nonzero", [x], [y], {})
 
 
-def _shape_entries(ctx, name: str, count: int) -> list:
+def _shape_entries(ctx, name: str, count: int, cast=int) -> list:
     """Per entry of the 1-D shape tensor `name`: its value where the graph fixes it (a constant, or a
     constant piece of a Concat), else None."""
     c = ctx.value_here(name)
     if c is not None:
-        return [int(v) for v in np.asarray(c).reshape(-1)]
+        return [cast(v) for v in np.asarray(c).reshape(-1)]
     p = ctx.m.producers().get(name)
-    if p is not None and p.op_type in ("Cast", "Identity") and p.inputs:
-        return _shape_entries(ctx, p.inputs[0], count)
+    if p is not None and p.op_type == "Identity" or p is not None and p.op_type == "Cast" and cast is int:
+        return _shape_entries(ctx, p.inputs[0], count, cast)
     if p is not None and p.op_type == "Concat":
         out = []
         for i in p.own_inputs():
             shp = ctx.m.static_shape(i) if i else None
             if shp is None or len(shp) != 1:
                 return [None] * count
-            out += _shape_entries(ctx, i, shp[0])
+            out += _shape_entries(ctx, i, shp[0], cast)
         if len(out) == count:
             return out
     return [None] * count
