@@ -205,8 +205,10 @@ def _first_difference(a, b, g: Graph, g2: Graph, what: dict) -> str:
             if x[1] != y[1]:
                 da, db = dict(x[1]), dict(y[1])
                 keys = [k for k in da if da.get(k) != db.get(k)]
+                hint = ("; a pad that follows the length is supported when it brings the dim to a multiple, "
+                        "(chunk - T % chunk) % chunk on one side" if op.kind == "pad" and keys == ["pads"] else "")
                 return (f"node '{op.name}' ({op.kind}): parameter(s) {', '.join(keys)} change with the length "
-                        f"({', '.join(f'{k}={da[k]} vs {db.get(k)}' for k in keys)})")
+                        f"({', '.join(f'{k}={da[k]} vs {db.get(k)}' for k in keys)}{hint})")
             return f"node '{op.name}' ({op.kind}) lowers differently"
     for i, (x, y) in enumerate(zip(ta, tb)):
         if x != y:
