@@ -384,3 +384,25 @@ def test_pad_that_follows_the_length_otherwise_is_refused():
                [_i64("one", [1]), _i64("two", [2]), _i64("z", [0])])
     with pytest.raises(edgeplan.compiler.errors.CompileError, match="half_again"):
         edgeplan.compile(m, dims={"T": (1, 300)})
+
+
+def test_a_reshape_view_that_does_not_start_at_its_input_is_refused_at_open():
+    """RESHAPE_DYN moves no data, so open checks that its output starts at its input's first byte: a plan
+    whose view record points elsewhere (bytes edited here, CRC skipped) fails with EP_ERR_PLAN_OP."""
+    import struct
+    from edgeplan.plan import read_plan
+    m = _model([h.make_node("ReduceSum", ["d"], ["n"], keepdims=1),
+                h.make_node("Concat", ["n", "minus1"], ["shape"], axis=0),
+                h.make_node("Reshape", ["x", "shape"], ["r"], name="rows"),
+                h.make_node("Mul", ["r", "two"], ["y"])],
+               [h.make_tensor_value_info("x", TP.FLOAT, [12]), h.make_tensor_value_info("d", TP.INT64, [2])],
+               [("y", TP.FLOAT)], [_i64("minus1", [-1]), nh.from_array(np.array(2, np.float32), "two")])
+    data = bytearray(edgeplan.compile(m, dims={"r": (1, 12)}).to_bytes())
+    info = read_plan(bytes(data))
+    sec = next(s for s in info["sections"] if s["kind"] == "tensors")
+    k = next(i for i, t in enumerate(info["tensors"]) if t["name"] == "r")
+    at = sec["offset"] + k * sec["record_size"] + 8          # ep_tensor_rec.offset
+    struct.pack_into("<Q", data, at, info["tensors"][k]["offset"] + 64)
+    with pytest.raises(EdgeplanError, match="not a view of input 0") as e:
+        Session(bytes(data), check_crc=False)
+    assert e.value.status == K.EP_ERR_PLAN_OP
