@@ -406,3 +406,14 @@ def test_a_reshape_view_that_does_not_start_at_its_input_is_refused_at_open():
     with pytest.raises(EdgeplanError, match="not a view of input 0") as e:
         Session(bytes(data), check_crc=False)
     assert e.value.status == K.EP_ERR_PLAN_OP
+
+
+def test_upsample_by_a_run_time_factor():
+    """Upsample (opset 9) by [1, 1, s, s] with s fed at run time, nearest: equal to onnxruntime."""
+    g = h.make_graph([h.make_node("Concat", ["ones", "s", "s"], ["sc"], axis=0),
+                      h.make_node("Upsample", ["x", "sc"], ["y"], name="up", mode="nearest")], "g",
+                     [h.make_tensor_value_info("x", TP.FLOAT, [1, 2, 3, 4]), h.make_tensor_value_info("s", TP.FLOAT, [1])],
+                     [h.make_tensor_value_info("y", TP.FLOAT, None)], [nh.from_array(np.ones(2, np.float32), "ones")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 9)])
+    x = np.random.default_rng(0).standard_normal((1, 2, 3, 4)).astype(np.float32)
+    _check(m, [{"x": x, "s": np.array([v], np.float32)} for v in (1, 2, 3, 4, 1.5)], dims={"y": (1, 12), "y:3": (1, 16)})
