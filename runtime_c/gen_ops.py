@@ -24,7 +24,7 @@ OPS_DEF = HERE / "ops.def"
 HEADER = HERE / "include" / "edgeplan" / "plan_format.h"
 OPTABLE = ROOT / "pyapi" / "edgeplan" / "compiler" / "optable.py"
 
-FLAGS = {"EP_OPF_INPLACE": 1, "EP_OPF_DATA_DEP": 2, "EP_OPF_OUT_DECLARED": 4, "EP_OPF_CONTROL": 8}
+FLAGS = {"EP_OPF_INPLACE": 1, "EP_OPF_DATA_DEP": 2, "EP_OPF_OUT_DECLARED": 4, "EP_OPF_CONTROL": 8, "EP_OPF_VIEW": 16}
 VARIADIC = 0xFFFF
 MAX_OP_OUTPUTS = 64   # EP_MAX_OP_OUTPUTS (kernels/ep_kernel.h)
 ISAS = ("ref", "x86", "neon", "neon_dotprod")   # neon_dotprod: SDOT kernels, bound by the neon table on EP_CPU_DOTPROD
@@ -187,6 +187,7 @@ def render_optable(ops: dict) -> str:
            "    data_dep: bool          # the kernel sets its outputs' variable dims",
            "    out_declared: bool      # the shape function takes output extents from the declared output",
            "    control: bool           # run by the executor itself (IF / ELSE)",
+           "    view: bool              # output 0 is a view of input 0 (the kernel moves no data)",
            "    family: str",
            "    since: int              # plan minor version that introduced the opcode",
            "    variants: tuple         # variant names by number (0: default)",
@@ -195,7 +196,7 @@ def render_optable(ops: dict) -> str:
     for o in ops.values():
         variants = tuple(sorted(o.variants, key=o.variants.get))
         out.append(f"    {o.name!r}: OpSpec({o.code}, 'EP_OP_{o.NAME}', {o.params!r}, {o.min_in}, {o.max_in}, "
-                   f"{o.min_out}, {o.max_out}, {bool(o.flags & 1)}, {bool(o.flags & 2)}, {bool(o.flags & 4)}, {bool(o.flags & 8)}, "
+                   f"{o.min_out}, {o.max_out}, {bool(o.flags & 1)}, {bool(o.flags & 2)}, {bool(o.flags & 4)}, {bool(o.flags & 8)}, {bool(o.flags & 16)}, "
                    f"{o.family!r}, {o.since},")
         out.append(f"                  {variants!r},")
         out.append(f"                  {tuple(o.kernels)!r}),")

@@ -86,6 +86,8 @@ typedef int (*ep_shape_fn)(const ep_op *op, ep_shape *out, uint64_t *scratch_byt
 #define EP_OPF_DATA_DEP 2           /* the kernel sets its outputs' variable dims */
 #define EP_OPF_OUT_DECLARED 4       /* the shape function reads output extents from the declared output */
 #define EP_OPF_CONTROL 8            /* run by the executor itself (IF / ELSE), never through its kernel */
+#define EP_OPF_VIEW 16              /* output 0 is a view of input 0: it starts at input 0's bytes (its record
+                                     * may be larger: the capacity of its bounds) and the kernel moves no data */
 
 /* Static description of an opcode. */
 typedef struct ep_op_info {   /* 32 bytes on 64-bit targets: one per opcode in every build */
@@ -98,6 +100,7 @@ typedef struct ep_op_info {   /* 32 bytes on 64-bit targets: one per opcode in e
     uint8_t data_dep;          /* 1: the kernel sets its outputs' variable dims (RANGE, NONZERO); the
                                 * shape function returns the capacity (the declared bound) */
     uint8_t control;           /* 1: IF / ELSE, run by the executor (session.c) */
+    uint8_t view;              /* 1: output 0 is a view of input 0 (RESHAPE_DYN) */
 } ep_op_info;
 
 /* Kernel table: one entry per opcode x variant; NULL means unsupported. */

@@ -118,12 +118,17 @@ static int overlap(const ep_tensor *a, const ep_tensor *b) {
  * exact alias of an input where the op works in place. A plan that says otherwise is rejected. */
 static int check_aliasing(const ep_bound_op *b, const ep_op_info *info, uint32_t i, const ep_plan_view *v, ep_err *e) {
     const ep_op *op = &b->op;
+    /* a view op (RESHAPE_DYN) moves no data: its output starts at its input's first byte (its shape
+     * function required both; a constant input's bytes are never an arena output's) */
+    if (info->view && op->in[0]->data != op->out[0]->data)
+        return ep_fail(e, EP_ERR_PLAN_OP, "op %u (%s): output 0 is not a view of input 0", i, info->name);
     for (uint16_t k = 0; k < op->n_out; k++) {
         const ep_tensor *o = op->out[k];
         for (uint16_t j = 0; j < op->n_in; j++) {
             const ep_tensor *x = op->in[j];
             if (!x || x->storage != EP_STORAGE_ARENA || !overlap(o, x)) continue;
             if (info->inplace && x->data == o->data && x->nbytes == o->nbytes) continue;
+            if (info->view && k == 0 && j == 0) continue;   /* checked above */
             return ep_fail(e, EP_ERR_PLAN_OP, "op %u (%s '%s'): output %u overlaps input %u", i, info->name,
                            ep_view_name(v, b->name), k, j);
         }

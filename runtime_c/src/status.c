@@ -32,6 +32,7 @@ const char *ep_status_str(ep_status status) {
     case EP_ERR_ARENA_ALIGN: return "arena is misaligned";
     case EP_ERR_RUN_INDEX: return "index value out of range (or integer division by zero)";
     case EP_ERR_RUN_BOUND: return "size exceeds its planned bound";
+    case EP_ERR_RUN_SHAPE: return "invalid run-time shape";
     case EP_ERR_DELEGATE: return "delegate failed";
     case EP_ERR_INTERNAL: return "internal error";
     default: return "unknown status";

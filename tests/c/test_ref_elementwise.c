@@ -1134,6 +1134,178 @@ static void test_hostile(void) {
     GA(EP_ERR_PLAN_SHAPE, x2.rank = 6); GA(EP_ERR_PLAN_OP, op->n_in = 1);
 }
 
+/* ---- run-time operands (plan 1.8): PAD to a multiple, RESHAPE_DYN, RESIZE_DYN ---- */
+static void test_run_time_operands(void) {
+    static const float v5[5] = {1, 2, 3, 4, 5};
+    ep_tensor x, s, y;
+    opbox b;
+    ep_op *op;
+    ep_shape out[2];
+    uint64_t scr;
+    /* pad to a multiple: [5] with the end to a multiple of 4 (3 more), the begin to a multiple of 4 next to a
+     * fixed end of 1 (2 more), a multiple the extent already is (none) */
+    static const struct { int mode, b, e, n; float want[8]; } kv[] = {
+        {EP_PAD_CONSTANT | EP_PAD_END_TO_MULTIPLE, 0, 4, 8, {1, 2, 3, 4, 5, 9, 9, 9}},
+        {EP_PAD_CONSTANT | EP_PAD_BEGIN_TO_MULTIPLE, 4, 1, 8, {9, 9, 1, 2, 3, 4, 5, 9}},
+        {EP_PAD_EDGE | EP_PAD_END_TO_MULTIPLE, 0, 5, 5, {1, 2, 3, 4, 5}},
+        {EP_PAD_REFLECT | EP_PAD_END_TO_MULTIPLE, 0, 7, 7, {1, 2, 3, 4, 5, 4, 3}},
+    };
+    for (size_t k = 0; k < sizeof kv / sizeof kv[0]; k++) {
+        ep_pad_params p = {kv[k].mode, 9.0f, {0}};
+        p.pads[0] = kv[k].b, p.pads[1] = kv[k].e;
+        int32_t d5 = 5, dy = kv[k].n;
+        int ok = run11(ep_shape_pad, ep_ref_pad_f32, EP_OP_PAD, &p, EP_DTYPE_F32, v5, 1, &d5, Y, 1, &dy);
+        for (int i = 0; ok && i < kv[k].n; i++) ok = Y[i] == kv[k].want[i];
+        CHECK(ok, "pad to a multiple, known answer %zu", k);
+    }
+    /* hostile mode bits: both sides, a dim past the rank, a multiple out of range, a negative other side,
+     * the high byte */
+    static const struct { int mode, p0, p1; } bad[] = {
+        {EP_PAD_BEGIN_TO_MULTIPLE | EP_PAD_END_TO_MULTIPLE, 4, 4}, {EP_PAD_BEGIN_TO_MULTIPLE << 1, 4, 4},
+        {EP_PAD_END_TO_MULTIPLE, 0, 0}, {EP_PAD_END_TO_MULTIPLE, 0, -3}, {EP_PAD_END_TO_MULTIPLE, 0, INT32_MAX},
+        {EP_PAD_END_TO_MULTIPLE, -1, 4}, {EP_PAD_END_TO_MULTIPLE | (1 << 24), 0, 4}, {EP_PAD_WRAP + 1, 0, 0},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        ep_pad_params p = {bad[k].mode, 0.0f, {0}};
+        p.pads[0] = bad[k].p0, p.pads[1] = bad[k].p1;
+        int32_t d5 = 5, d8 = 8;
+        tset(&x, A, EP_DTYPE_F32, 1, &d5), tset(&y, Y, EP_DTYPE_F32, 1, &d8);
+        expect(ep_shape_pad, op11(&b, EP_OP_PAD, &p, &x, &y), EP_ERR_PLAN_PARAMS, "pad to a multiple: hostile mode");
+    }
+    /* random pads to a multiple on exact-size heap buffers (ASan): the shape function's extent is the
+     * kernel's, and every output element is the constant or an input element */
+    for (int t = 0; t < 500; t++) {
+        const int rank = chk_int(1, 3), mode = chk_int(0, 3);
+        int32_t dx[3], dy[3];
+        rdims(rank, dx, 7, 200, 0);
+        ep_pad_params p = {mode, 7.0f, {0}};
+        for (int i = 0; i < rank; i++) p.pads[i] = chk_int(0, 2), p.pads[rank + i] = chk_int(0, 2);
+        const int a = chk_int(0, rank - 1), end = chk_int(0, 1);
+        p.mode |= (end ? EP_PAD_END_TO_MULTIPLE : EP_PAD_BEGIN_TO_MULTIPLE) << a;
+        p.pads[a + (end ? rank : 0)] = chk_int(1, 9);
+        for (int i = 0; i < rank && mode == EP_PAD_REFLECT; i++)   /* reflect: pads below the extent */
+            if (dx[i] < 12) dx[i] = 12;
+        tset(&x, NULL, EP_DTYPE_F32, rank, dx), tset(&y, NULL, EP_DTYPE_F32, rank, dx);
+        op = op11(&b, EP_OP_PAD, &p, &x, &y);
+        if (ep_shape_pad(op, out, &scr) != EP_OK) {
+            CHECK(0, "pad to a multiple: a valid op refused");
+            continue;
+        }
+        const int m = p.pads[a + (end ? rank : 0)];
+        CHECK(out[0].dims[a] % m == 0, "pad to a multiple: extent %d not a multiple of %d", out[0].dims[a], m);
+        for (int i = 0; i < rank; i++) dy[i] = out[0].dims[i];
+        const int64_t nx = chk_numel(rank, dx), ny = chk_numel(rank, dy);
+        float *xm = malloc((size_t)(nx ? nx : 1) * 4), *ym = malloc((size_t)(ny ? ny : 1) * 4);
+        for (int64_t i = 0; i < nx; i++) xm[i] = (float)(i % 5);
+        tset(&x, xm, EP_DTYPE_F32, rank, dx), tset(&y, ym, EP_DTYPE_F32, rank, dy);
+        op = op11(&b, EP_OP_PAD, &p, &x, &y);
+        int ok = ep_ref_pad_f32(op) == EP_OK;
+        for (int64_t i = 0; ok && i < ny; i++) ok = ym[i] == 7.0f || (ym[i] >= 0 && ym[i] <= 4);
+        CHECK(ok, "pad to a multiple: rank %d mode %d", rank, mode);
+        free(xm), free(ym);
+    }
+
+    /* RESHAPE_DYN: X [2, 6] f32 viewed by S at Y's capacity [12, 12] */
+    int32_t dx2[2] = {2, 6}, ds[1] = {2}, dcap[2] = {12, 12};
+    int64_t sv[3];
+    ep_reshape_dyn_params rp = {0, 0};
+#define RSD(want, ...)                                                                                    \
+    do {                                                                                                  \
+        rp = (ep_reshape_dyn_params){0, 0};                                                               \
+        tset(&x, A, EP_DTYPE_F32, 2, dx2), tset(&s, sv, EP_DTYPE_I64, 1, ds), tset(&y, A, EP_DTYPE_F32, 2, dcap); \
+        op = op11(&b, EP_OP_RESHAPE_DYN, &rp, &x, &y), b.in[1] = &s, op->n_in = 2;                         \
+        __VA_ARGS__;                                                                                      \
+        expect(ep_shape_reshape_dyn, op, want, "reshape_dyn: " #__VA_ARGS__);                             \
+    } while (0)
+    RSD(EP_OK, (void)0); RSD(EP_ERR_PLAN_PARAMS, rp.allowzero = 2); RSD(EP_ERR_PLAN_PARAMS, rp.reserved = 1);
+    RSD(EP_ERR_PLAN_TENSOR, s.dtype = EP_DTYPE_I32); RSD(EP_ERR_PLAN_TENSOR, y.dtype = EP_DTYPE_I32);
+    RSD(EP_ERR_PLAN_SHAPE, s.dims[0] = 3); RSD(EP_ERR_PLAN_SHAPE, s.rank = 2);
+    RSD(EP_ERR_PLAN_OP, op->n_in = 1); RSD(EP_ERR_PLAN_OP, b.in[1] = NULL); RSD(EP_ERR_PLAN_PARAMS, op->params = NULL);
+    static const struct { int64_t a, b; int allowzero, rc; int32_t d0, d1; } rk[] = {
+        {3, 4, 0, EP_OK, 3, 4}, {-1, 6, 0, EP_OK, 2, 6}, {0, -1, 0, EP_OK, 2, 6}, {12, -1, 0, EP_OK, 12, 1},
+        {13, 1, 0, EP_ERR_RUN_BOUND, 0, 0}, {1, -1, 0, EP_OK, 1, 12}, {5, -1, 0, EP_ERR_RUN_SHAPE, 0, 0},
+        {-1, -1, 0, EP_ERR_RUN_SHAPE, 0, 0}, {-2, 6, 0, EP_ERR_RUN_SHAPE, 0, 0}, {3, 5, 0, EP_ERR_RUN_SHAPE, 0, 0},
+        {0, 4, 1, EP_ERR_RUN_SHAPE, 0, 0}, {0, -1, 1, EP_ERR_RUN_SHAPE, 0, 0}, {INT64_MAX, 2, 0, EP_ERR_RUN_BOUND, 0, 0},
+    };
+    for (size_t k = 0; k < sizeof rk / sizeof rk[0]; k++) {
+        rp = (ep_reshape_dyn_params){rk[k].allowzero, 0};
+        sv[0] = rk[k].a, sv[1] = rk[k].b;
+        tset(&x, A, EP_DTYPE_F32, 2, dx2), tset(&s, sv, EP_DTYPE_I64, 1, ds), tset(&y, A, EP_DTYPE_F32, 2, dcap);
+        op = op11(&b, EP_OP_RESHAPE_DYN, &rp, &x, &y), b.in[1] = &s, op->n_in = 2;
+        const int rc = ep_ref_reshape_dyn_any(op);
+        CHECK(rc == rk[k].rc && (rc != EP_OK || (y.dims[0] == rk[k].d0 && y.dims[1] == rk[k].d1)),
+              "reshape_dyn %zu: rc %d dims %d %d", k, rc, y.dims[0], y.dims[1]);
+        CHECK(rc == EP_OK || (y.dims[0] == 12 && y.dims[1] == 12), "reshape_dyn %zu: a failed run wrote extents", k);
+    }
+
+    /* RESIZE_DYN: X [1, 1, 3, 4] f32, S over axes 2 and 3, Y at capacity [1, 1, 12, 16] */
+    int32_t dxr[4] = {1, 1, 3, 4}, dyr[4] = {1, 1, 12, 16}, ds2[1] = {2};
+    ep_resize_dyn_params zp;
+    float fv[2];
+#define RZD(want, ...)                                                                                    \
+    do {                                                                                                  \
+        memset(&zp, 0, sizeof zp);                                                                        \
+        zp.mode = EP_RESIZE_LINEAR, zp.axes[0] = 2, zp.axes[1] = 3;                                       \
+        for (int i = 2; i < 8; i++) zp.axes[i] = -1;                                                      \
+        tset(&x, A, EP_DTYPE_F32, 4, dxr), tset(&s, fv, EP_DTYPE_F32, 1, ds2), tset(&y, Y, EP_DTYPE_F32, 4, dyr); \
+        op = op11(&b, EP_OP_RESIZE_DYN, &zp, &x, &y), b.in[1] = &s, op->n_in = 2;                          \
+        __VA_ARGS__;                                                                                      \
+        expect(ep_shape_resize_dyn, op, want, "resize_dyn: " #__VA_ARGS__);                               \
+    } while (0)
+    RZD(EP_OK, (void)0); RZD(EP_OK, zp.from = EP_RESIZE_FROM_SIZES; s.dtype = EP_DTYPE_I64; zp.policy = 2);
+    RZD(EP_ERR_PLAN_TENSOR, s.dtype = EP_DTYPE_I64); RZD(EP_ERR_PLAN_TENSOR, zp.from = EP_RESIZE_FROM_SIZES);
+    RZD(EP_ERR_PLAN_PARAMS, zp.from = 2); RZD(EP_ERR_PLAN_PARAMS, zp.policy = 1);
+    RZD(EP_ERR_PLAN_PARAMS, zp.from = EP_RESIZE_FROM_SIZES; s.dtype = EP_DTYPE_I64; zp.policy = 3);
+    RZD(EP_ERR_PLAN_PARAMS, zp.axes[1] = 2); RZD(EP_ERR_PLAN_PARAMS, zp.axes[1] = 4);
+    RZD(EP_ERR_PLAN_PARAMS, zp.axes[1] = -1; zp.axes[2] = 3); RZD(EP_ERR_PLAN_PARAMS, zp.axes[0] = -2);
+    RZD(EP_ERR_PLAN_SHAPE, zp.axes[1] = -1); RZD(EP_ERR_PLAN_SHAPE, y.dims[1] = 2);
+    RZD(EP_ERR_PLAN_PARAMS, zp.mode = 3); RZD(EP_ERR_PLAN_PARAMS, zp.coord_mode = EP_COORD_TF_CROP_AND_RESIZE);
+    RZD(EP_ERR_PLAN_TENSOR, x.dtype = EP_DTYPE_I32); RZD(EP_ERR_PLAN_SHAPE, y.rank = 3);
+    RZD(EP_ERR_PLAN_OP, op->n_in = 1); RZD(EP_ERR_PLAN_OP, op->params = NULL);
+    /* the kernel: scales 2 and 3 give [6, 12] and RESIZE's values for those scales; past the capacity, a
+     * zero or NaN scale, a size of 0: refused with the capacity left */
+    fill_f32(A, 12, -2, 2);
+    static const struct { float a, b; int rc; } zk[] = {
+        {2, 3, EP_OK}, {4, 4, EP_OK}, {4.5f, 1, EP_ERR_RUN_BOUND}, {0, 1, EP_ERR_RUN_SHAPE}, {NAN, 1, EP_ERR_RUN_SHAPE},
+        {1, INFINITY, EP_ERR_RUN_SHAPE}, {0.2f, 0.2f, EP_OK},
+    };
+    for (size_t k = 0; k < sizeof zk / sizeof zk[0]; k++) {
+        memset(&zp, 0, sizeof zp);
+        zp.mode = EP_RESIZE_LINEAR, zp.axes[0] = 2, zp.axes[1] = 3;
+        for (int i = 2; i < 8; i++) zp.axes[i] = -1;
+        fv[0] = zk[k].a, fv[1] = zk[k].b;
+        tset(&x, A, EP_DTYPE_F32, 4, dxr), tset(&s, fv, EP_DTYPE_F32, 1, ds2), tset(&y, Y, EP_DTYPE_F32, 4, dyr);
+        op = op11(&b, EP_OP_RESIZE_DYN, &zp, &x, &y), b.in[1] = &s, op->n_in = 2;
+        const int rc = ep_ref_resize_dyn_f32(op);
+        int ok = rc == zk[k].rc;
+        if (rc == EP_OK) {
+            const int32_t want[4] = {1, 1, (int32_t)floor(zk[k].a * 3.0), (int32_t)floor(zk[k].b * 4.0)};
+            ep_resize_params q = {EP_RESIZE_LINEAR, 0, 0, 0, -0.75f, 0, {1, 1, zk[k].a, zk[k].b, 1, 1, 1, 1}};
+            ok = memcmp(y.dims, want, sizeof want) == 0 &&
+                 run11(ep_shape_resize, ep_ref_resize_f32, EP_OP_RESIZE, &q, EP_DTYPE_F32, A, 4, dxr, R, 4, want) &&
+                 memcmp(Y, R, (size_t)chk_numel(4, want) * 4) == 0;
+        } else {
+            ok = ok && memcmp(y.dims, dyr, sizeof dyr) == 0;
+        }
+        CHECK(ok, "resize_dyn scales %g %g: rc %d", zk[k].a, zk[k].b, rc);
+    }
+    /* sizes, not_larger: ratios 4/3 and 12/4 = 3, the smaller 4/3 on both: [4, 5] (floor(4/3 * 4 + 0.5)) */
+    int64_t zv[2] = {4, 12};
+    memset(&zp, 0, sizeof zp);
+    zp.from = EP_RESIZE_FROM_SIZES, zp.policy = EP_RESIZE_NOT_LARGER, zp.axes[0] = 2, zp.axes[1] = 3;
+    for (int i = 2; i < 8; i++) zp.axes[i] = -1;
+    tset(&x, A, EP_DTYPE_F32, 4, dxr), tset(&s, zv, EP_DTYPE_I64, 1, ds2), tset(&y, Y, EP_DTYPE_F32, 4, dyr);
+    op = op11(&b, EP_OP_RESIZE_DYN, &zp, &x, &y), b.in[1] = &s, op->n_in = 2;
+    CHECK(ep_ref_resize_dyn_f32(op) == EP_OK && y.dims[2] == 4 && y.dims[3] == 5, "resize_dyn sizes not_larger: %d %d",
+          y.dims[2], y.dims[3]);
+    zv[0] = 13;   /* stretch: 13 rows past the capacity of 12 */
+    zp.policy = EP_RESIZE_STRETCH;
+    tset(&y, Y, EP_DTYPE_F32, 4, dyr);
+    CHECK(ep_ref_resize_dyn_f32(op) == EP_ERR_RUN_BOUND, "resize_dyn sizes past the capacity");
+    zv[0] = 0;
+    CHECK(ep_ref_resize_dyn_f32(op) == EP_ERR_RUN_SHAPE, "resize_dyn size 0");
+}
+
 /* ---- fuzz: plausible random bytes for every shape function; what is accepted must run on
  * exact-size heap buffers (ASan catches any access past a tensor) ---- */
 static void test_fuzz(void) {
@@ -1201,6 +1373,7 @@ static void test_fuzz(void) {
 int main(void) {
     test_act(), test_unary(), test_binary(), test_concat_split(), test_slice_transpose(), test_pad();
     test_resize(), test_softmax(), test_reduce(), test_gather(), test_copy(), test_hostile(), test_fuzz();
+    test_run_time_operands();
     test_binary_int(), test_binary_unsigned_bitwise(), test_reduce_int();
     printf("%d passed, %d failed\n", chk_n_pass, chk_n_fail);
     return chk_n_fail != 0;

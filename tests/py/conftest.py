@@ -77,3 +77,43 @@ def pinned(fid: str):
                 pytest.fail(str(e))
             pytest.skip(str(e))
     return fetch.files_dir(entry, cache) if "files" in entry else fetch.model_path(entry, cache)
+
+
+# onnxruntime's integer ops whose x64 kernels multiply u8 x s8 (QOperator and dynamic quantisation)
+ORT_INTEGER_OPS = {"QLinearConv", "QLinearMatMul", "MatMulInteger", "ConvInteger", "QGemm", "QLinearAdd", "QLinearMul",
+                   "DynamicQuantizeMatMul", "QAttention", "DynamicQuantizeLSTM"}
+
+
+def ort_session(model, unfused: bool = False, threads: int = 1):
+    """An onnxruntime InferenceSession for a reference run (model: a ModelProto or a path).
+
+    On x64 CPUs without VNNI (an AVX2-only EPYC) onnxruntime's u8 x s8 integer kernels sum pairs of products in
+    16 bits with VPMADDUBSW, which saturates (onnxruntime#6004), so their results depend on the host; the
+    option "session.x64quantprecision" = 1 converts them to exact u8 x u8 kernels (onnxruntime#12088), a graph
+    optimisation of level EXTENDED. So a reference run sets it, and an unfused run (ORT_DISABLE_ALL: a QDQ
+    model's exact fake-quantised float graph) of a model with integer ops, whose kernels would otherwise run as
+    they are, runs at EXTENDED. Where that conversion is refused (onnxruntime has no u8 kernel for an int8
+    QLinearConv after it: its s8 x s8 kernels, which do not saturate, then run as they are) the plain options
+    are used. On a CPU with VNNI the results are the same either way."""
+    import onnx
+    import onnxruntime as ort
+    m = model if isinstance(model, onnx.ModelProto) else onnx.load(str(model), load_external_data=False)
+    data = m.SerializeToString() if isinstance(model, onnx.ModelProto) else str(model)
+    integer = bool({n.op_type for n in m.graph.node} & ORT_INTEGER_OPS)
+
+    def options(precise: bool):
+        so = ort.SessionOptions()
+        so.log_severity_level = 3
+        so.intra_op_num_threads = threads
+        if precise:
+            so.add_session_config_entry("session.x64quantprecision", "1")
+        if unfused:
+            so.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED if precise and integer
+                                           else ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
+        return so
+    try:
+        return ort.InferenceSession(data, options(True), providers=["CPUExecutionProvider"])
+    except Exception as e:  # noqa: BLE001 - onnxruntime's NotImplemented has no importable base class
+        if "NOT_IMPLEMENTED" not in str(e):
+            raise
+        return ort.InferenceSession(data, options(False), providers=["CPUExecutionProvider"])

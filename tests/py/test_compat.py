@@ -13,10 +13,14 @@ DATA = Path(__file__).resolve().parent / "data"
 
 
 def test_a_plan_1_0_of_runtime_0_1_opens_and_matches():
+    """Equal to today's plan of the same model within 1e-6 relative: the ops, variants and layouts are the
+    same, but the weights folded today (BatchNormalization into the convs, in numpy float32) may differ by 1
+    ulp from the stored plan's, as numpy's vector loops differ between hosts (37 of 1,802 weights on an AMD
+    EPYC against the Xeon that wrote the file)."""
     old = edgeplan.Session(DATA / "tiny-plan-1.0.eplan")
     new = edgeplan.Session(edgeplan.compile(zoo().build("tiny")))
     x = np.random.default_rng(0).standard_normal(old.inputs[0].shape).astype(np.float32)
-    np.testing.assert_array_equal(old.run(x=x)["y"], new.run(x=x)["y"])
+    np.testing.assert_allclose(old.run(x=x)["y"], new.run(x=x)["y"], rtol=1e-6, atol=1e-7)
 
 
 def test_a_plan_1_1_with_variable_dims_opens_and_matches():

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from conftest import ROOT, rel_err
+from conftest import ROOT, ort_session, rel_err
 
 ort = pytest.importorskip("onnxruntime")
 onnx = pytest.importorskip("onnx")
@@ -320,13 +320,7 @@ def model_file(mid: str):
 
 def reference(path, feeds, unfused=False):
     """onnxruntime's outputs by name (path: a file name or a ModelProto)."""
-    so = ort.SessionOptions()
-    if unfused:
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    so.log_severity_level = 3
-    so.intra_op_num_threads = 2
-    s = ort.InferenceSession(path if isinstance(path, str) else path.SerializeToString(), so,
-                             providers=["CPUExecutionProvider"])
+    s = ort_session(path, unfused, threads=2)
     names = [o.name for o in s.get_outputs()]
     return dict(zip(names, s.run(None, feeds)))
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
@@ -13,16 +12,13 @@ from onnx import numpy_helper as nh
 
 import edgeplan
 from edgeplan.compiler.errors import CompileError
+from conftest import ort_session
 
 quantization = pytest.importorskip("onnxruntime.quantization")
 
 
 def _ort(model, feeds, unfused=True):
-    so = ort.SessionOptions()
-    so.log_severity_level = 3
-    if unfused:
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    s = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    s = ort_session(model, unfused)
     return dict(zip([o.name for o in s.get_outputs()], s.run(None, feeds)))
 
 

@@ -20,6 +20,7 @@ every run.
 from __future__ import annotations
 
 import hashlib
+import math
 import random
 from dataclasses import dataclass
 from fractions import Fraction
@@ -204,8 +205,10 @@ def _first_difference(a, b, g: Graph, g2: Graph, what: dict) -> str:
             if x[1] != y[1]:
                 da, db = dict(x[1]), dict(y[1])
                 keys = [k for k in da if da.get(k) != db.get(k)]
+                hint = ("; a pad that follows the length is supported when it brings the dim to a multiple, "
+                        "(chunk - T % chunk) % chunk on one side" if op.kind == "pad" and keys == ["pads"] else "")
                 return (f"node '{op.name}' ({op.kind}): parameter(s) {', '.join(keys)} change with the length "
-                        f"({', '.join(f'{k}={da[k]} vs {db.get(k)}' for k in keys)})")
+                        f"({', '.join(f'{k}={da[k]} vs {db.get(k)}' for k in keys)}{hint})")
             return f"node '{op.name}' ({op.kind}) lowers differently"
     for i, (x, y) in enumerate(zip(ta, tb)):
         if x != y:
@@ -363,11 +366,32 @@ def lower_dynamic(model, shapes, dims: dict, max_trips: int = 0) -> Graph:
             at = ", ".join(f"{k}={v}" for k, v in sorted(symbols.items()))
             raise CompileError([Problem(p.node, p.op_type, f"at {at}: {p.message}") for p in e.problems]) from None
         graphs.append((symbols, g))
+    verify = []     # further lowerings for _pads_to_multiple, made on demand
+
+    def relower(k: int):
+        while len(verify) <= k:
+            rng = random.Random(7919 * (len(verify) + 1) + 101)
+            symbols = {}
+            for name, b in sorted(ranges.items()):
+                step = getattr(b, "step", 1)
+                first = -(-max(b[0], (b[1] + 1) // 2) // step) * step
+                symbols[name] = rng.randrange(first, b[1] + 1, step) if first <= b[1] else b[1]
+            symbols.update({k2: symbols[v] for k2, v in aliases.items()})
+            try:
+                verify.append((symbols, lower(model, shapes=shapes, max_trips=max_trips, symbols=dict(
+                    symbols, __trace__=N_TRACES + len(verify), __bounds__=bounds))))
+            except CompileError:
+                verify.append((symbols, None))
+        return verify[k][1]
+
+    rewrites = _pads_to_multiple([g for _, g in graphs], relower)
     lows = {name: lo for name, (lo, hi) in ranges.items() if lo < min(trace_vals[name])}
     if lows:   # the shortest lengths must lower too (a convolution left with no output, say)
         symbols = {name: lows.get(name, v[0]) for name, v in trace_vals.items()}
         try:
-            lower(model, shapes=shapes, symbols=dict(symbols, __bounds__=bounds), max_trips=max_trips)
+            g_low = lower(model, shapes=shapes, symbols=dict(symbols, __bounds__=bounds), max_trips=max_trips)
+            if rewrites and not aliases:
+                verify.append((symbols, g_low))
         except CompileError as e:
             at = ", ".join(f"{k}={v}" for k, v in sorted(symbols.items()))
             raise CompileError([Problem(p.node, p.op_type, f"at the minimum ({at}): {p.message}")
@@ -382,10 +406,130 @@ def lower_dynamic(model, shapes, dims: dict, max_trips: int = 0) -> Graph:
             why = _first_difference(s0, s, g0, g, {"hi": hi, "other": at})
             raise _err(f"the model is not length-generic: {why} (lowered at {hi} and at {at}); "
                        f"edgeplan needs one op list for every length")
+    # a pad to a multiple makes lengths whose traced values cluster (multiples of the chunk), so a rule of
+    # the dims that follow it could fit the traces and miss shorter lengths: the lowerings that checked the
+    # multiple, and the one at the minimum, are more evidence for the rules when their op list is the same
+    extra = []
+    for sy, g in (verify if rewrites else ()):
+        if g is not None:
+            _apply_rewrites(g, rewrites)
+            if _structure(g) == s0:
+                extra.append((sy, g))
+    n_tensors = len(g0.tensors)
     _check_consts(g0, [g for _, g in graphs],
                   [", ".join(f"{k}={v}" for k, v in sorted(sy.items())) for sy, _ in graphs])
-    _assign_symbols(g0, [g for _, g in graphs], ranges, trace_vals, input_names, aliases)
+    if len(g0.tensors) != n_tensors:     # _check_consts added tensors the other lowerings lack
+        extra = []
+    fit_vals = {name: list(v) + [sy[name] for sy, _ in extra] for name, v in trace_vals.items()}
+    _assign_symbols(g0, [g for _, g in graphs] + [g for _, g in extra], ranges, fit_vals, input_names, aliases)
     return g0
+
+
+N_VERIFY = 2        # lowerings at further lengths that check a fitted pad multiple
+N_DISAMBIGUATE = 8  # at most this many in all while more than one multiple fits
+
+
+def _multiples(points: list) -> list:
+    """The m in 1..EP_PAD_MAX_MULTIPLE with (m - e % m) % m == p at every point (e, p): the divisors of
+    gcd(e + p) above every p, smallest first."""
+    g = 0
+    for e, p in points:
+        if p < 0 or e + p < 0:
+            return []
+        g = math.gcd(g, e + p)
+    if g == 0:
+        return []
+    least = max(p for _, p in points) + 1
+    divs = set()
+    d = 1
+    while d * d <= g:
+        if g % d == 0:
+            divs.update((d, g // d))
+        d += 1
+    return sorted(m for m in divs if least <= m <= K.EP_PAD_MAX_MULTIPLE)
+
+
+def _pads_to_multiple(gs: list, relower) -> None:
+    """A Pad whose amounts follow a variable length as `(chunk - T % chunk) % chunk` does (a speech model
+    padding to a whole number of chunks, a window attention to a whole number of windows): its pads
+    differ between the lowerings, so the op list would not be length-generic. Each pad that varies while
+    the other side of its dim stays fixed (o >= 0) is fitted as the pad that brings extent + o to a
+    multiple m (PAD's TO_MULTIPLE bits, plan 1.8), and the op's params become the same in every lowering.
+    A fit on the traced lengths is checked at N_VERIFY further lengths (relower(k), a lowering or None),
+    and further ones while several multiples fit. Pads that fit no multiple are left as they are: the
+    structure comparison then names the node. Returns {op index: params} of the pads rewritten."""
+    g0 = gs[0]
+    rewrites = {}
+    for i, op in enumerate(g0.ops):
+        if op.kind != "pad":
+            continue
+        ops = [g.ops[i] if len(g.ops) == len(g0.ops) and g.ops[i].kind == "pad" else None for g in gs]
+        if any(o is None for o in ops) or any(dict(o.params, pads=0) != dict(op.params, pads=0) for o in ops):
+            continue
+        pads = [list(o.params["pads"]) for o in ops]
+        if all(p == pads[0] for p in pads) or int(op.params["mode"]) & ~K.EP_PAD_MODE_MASK:
+            continue
+        r = len(op.inputs[0].shape)
+        fits = {}           # pads slot -> (dim, other side, candidate multiples)
+        for k in range(2 * r):
+            if len({p[k] for p in pads}) == 1:
+                continue
+            a, other = k % r, k + r if k < r else k - r
+            o = pads[0][other]
+            if any(p[other] != o for p in pads) or o < 0:
+                fits = None
+                break
+            fits[k] = (a, o, _multiples([(int(x.inputs[0].shape[a]) + o, p[k]) for x, p in zip(ops, pads)]))
+        if not fits or any(not c for _, _, c in fits.values()):
+            continue
+        j = 0
+        while j < N_DISAMBIGUATE and (j < N_VERIFY or any(len(c) > 1 for _, _, c in fits.values())):
+            g = relower(j)
+            j += 1
+            o2 = g.ops[i] if g is not None and len(g.ops) == len(g0.ops) and g.ops[i].kind == "pad" else None
+            if o2 is None:
+                continue
+            p2 = list(o2.params["pads"])
+            for k, (a, o, c) in fits.items():
+                e = int(o2.inputs[0].shape[a]) + o
+                c[:] = [m for m in c if p2[k + r if k < r else k - r] == o and (m - e % m) % m == p2[k]]
+        if any(len(c) != 1 for _, _, c in fits.values()):
+            if all(c for _, _, c in fits.values()):
+                raise _err(f"node '{op.name}' (pad): its pads follow the length, as a pad to a multiple of one of "
+                           f"{sorted({m for _, _, c in fits.values() for m in c})} would; edgeplan could not tell "
+                           f"which from {len(gs) + j} lowerings")
+            continue
+        for o in ops:
+            mode, p = int(o.params["mode"]), list(o.params["pads"])
+            for k, (a, _, c) in fits.items():
+                mode |= (K.EP_PAD_BEGIN_TO_MULTIPLE if k < r else K.EP_PAD_END_TO_MULTIPLE) << a
+                p[k] = c[0]
+            o.params = dict(o.params, mode=mode, pads=p)
+        rewrites[i] = dict(op.params)
+    return rewrites
+
+
+def pad_amounts(params: dict, shape) -> list:
+    """PAD's begin + end amounts for an input of this shape (runtime_c/kernels/pad_common.h)."""
+    r, mode, p = len(shape), int(params["mode"]), [int(v) for v in params["pads"]]
+    out = p[:2 * r]
+    for i in range(r):
+        if mode >> (8 + i) & 1:
+            out[i] = (p[i] - (int(shape[i]) + out[r + i]) % p[i]) % p[i]
+        if mode >> (16 + i) & 1:
+            out[r + i] = (p[r + i] - (int(shape[i]) + out[i]) % p[r + i]) % p[r + i]
+    return out
+
+
+def _apply_rewrites(g: Graph, rewrites: dict) -> None:
+    """The pad params _pads_to_multiple chose, on another lowering of the same op list, where its pads are
+    what they give (else the lowering's structure differs, and it is not used)."""
+    for i, params in rewrites.items():
+        op = g.ops[i] if i < len(g.ops) else None
+        if op is not None and op.kind == "pad":
+            r = len(op.inputs[0].shape)
+            if pad_amounts(params, op.inputs[0].shape) == [int(v) for v in op.params["pads"]][:2 * r]:
+                op.params = dict(params)
 
 
 def _assign_symbols(g0: Graph, gs: list, ranges: dict, trace_vals: dict, input_names: set, aliases=None) -> None:

@@ -79,6 +79,8 @@ class Model:
         self.inputs: list = []             # runtime graph inputs (value names), model order
         self.outputs: list = []            # graph outputs (value names), model order
         self.dim_params: dict = {}         # value name -> dim_param name per dim (None: unnamed), from the model
+        self.from_shapes: set = set()      # constants folded from a Shape or Size (passes/fold.py): values that
+                                           # follow a variable length when compiler/dynamic.py lowers
         self._taken: set = set()
 
     # ---- values ----

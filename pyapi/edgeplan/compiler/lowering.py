@@ -228,27 +228,30 @@ class Lowerer:
             raise NodeError(f"cannot view {src.shape} as {shape}")
         return self.bind(name, self.new(name, shape, src.dtype, view_of=src))
 
-    def data_dim(self, n: ir.Node, i: int, d: int, default=None, same=None) -> tuple:
+    def data_dim(self, n: ir.Node, i: int, d: int, default=None, same=None, by_output=True) -> tuple:
         """(extent, symbol name, declared) for dim d of output i of n, whose length depends on the data. The
-        bound comes from dims= under the dim's name in the model (value_info dim_param) or the output's
-        name; without one, `default` (a natural maximum such as NonZero's element count) or an error.
-        Lengths given the same key `same` (NonZero of one mask, through views) are one length."""
+        bound comes from dims= under the dim's name in the model (value_info dim_param), under
+        "<output>:<d>", or under the output's name (unless by_output is False: a second data-dependent
+        dim of one output); without one,
+        `default` (a natural maximum such as NonZero's element count) or an error. Lengths given the same
+        key `same` (NonZero of one mask, through views) are one length."""
         if same is not None and same in self._same:
             return self._same[same]
-        got = self._data_dim(n, i, d, default)
+        got = self._data_dim(n, i, d, default, by_output)
         if same is not None:
             self._same[same] = got
         return got
 
-    def _data_dim(self, n: ir.Node, i: int, d: int, default) -> tuple:
+    def _data_dim(self, n: ir.Node, i: int, d: int, default, by_output=True) -> tuple:
         out = n.outputs[i]
         # onnx's shape inference names unknown dims unk__N: not names a user can know, so not keys
         params = [None if p and re.fullmatch(r"unk__\d+", p) else p for p in self.m.dim_params.get(out, ())]
-        for key in ([params[d]] if d < len(params) and params[d] else []) + [out]:
+        by_name = [params[d]] if d < len(params) and params[d] else []
+        for key in by_name + [f"{out}:{d}"] + ([out] if by_output else []):
             if key in self.symbols:
                 return int(self.symbols[key]), key, True
         if default is None:
-            hint = params[d] if d < len(params) and params[d] else out
+            hint = params[d] if d < len(params) and params[d] else out if by_output else f"{out}:{d}"
             e = NodeError(f"the length of output '{out}' depends on the data: declare its maximum with "
                           f"dims={{'{hint}': (0, MAX)}} / --dim {hint}=0..MAX")
             e.length = hint

@@ -109,6 +109,15 @@ def liveness(graph: Graph) -> tuple[list, list]:
         buf.tensors.append(s)
         buf.first = min(buf.first, first[s])
         buf.last = max(buf.last, last[s])
+    # a view may span more bytes than its storage (RESHAPE_DYN's output at the capacity of its own bounds):
+    # the buffer holds the largest, so that no record reaches into another buffer
+    span: dict = {}
+    for t in graph.tensors:
+        if t.view_of is not None:
+            s = t.storage()
+            span[s] = max(span.get(s, 0), t.nbytes)
+    for buf in buffers.values():
+        buf.size = max([buf.size] + [_align(span[s]) for s in buf.tensors if s in span])
     out = [b for b in buffers.values() if b.size > 0]
     for i, op in enumerate(graph.ops):
         if op.scratch:

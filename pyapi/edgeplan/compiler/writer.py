@@ -106,6 +106,8 @@ def _minor_version(graph: Graph) -> int:
             t is not None and t.data is not None and np.dtype(t.dtype).name in ("float16", "bfloat16")
             for t in op.inputs) for op in graph.ops):
         v = max(v, 7)      # 1.7: 16-bit packed weights (plan_format.h "16-bit weights")
+    if any(op.kind == "pad" and int(op.params.get("mode", 0)) & ~K.EP_PAD_MODE_MASK for op in graph.ops):
+        v = max(v, 8)      # 1.8: PAD to a multiple (a pad that follows a variable length)
     if any(op.kind == "cumsum" and int(op.params.get("prod", 0)) for op in graph.ops):
         v = max(v, 2)      # 1.2: CUMSUM's product (a 1.1 reader ignores the field it was)
     return v

@@ -69,6 +69,7 @@ typedef enum ep_status {
     /* data seen while running: -300 .. -399 */
     EP_ERR_RUN_INDEX = -300,        /* an index value out of range, or an integer divisor of 0 */
     EP_ERR_RUN_BOUND = -301,        /* a size exceeded its planned bound */
+    EP_ERR_RUN_SHAPE = -302,        /* a run-time shape operand is invalid (element counts differ) */
     /* delegates: -400 .. -499 */
     EP_ERR_DELEGATE = -400,         /* a delegate failed (its reason: ep_session_partition) */
     EP_ERR_DELEGATE_BLOB = -401,    /* a delegate refused its blob: corrupt, or for another device or version */

@@ -221,8 +221,10 @@ typedef struct ep_io_rec {
 #define EP_OP_QGEMM 55
 #define EP_OP_QADD 56
 #define EP_OP_QLUT 57
-#define EP_OP_DELEGATE 58
-#define EP_OP_COUNT 59         /* one past the last opcode */
+#define EP_OP_RESHAPE_DYN 58
+#define EP_OP_RESIZE_DYN 59
+#define EP_OP_DELEGATE 60
+#define EP_OP_COUNT 61         /* one past the last opcode */
 /* kernel variants (ep_op_rec.variant): DEFAULT (0) is every op's plain layout; the others'
  * layouts are described below */
 #define EP_VARIANT_DEFAULT 0
@@ -295,6 +297,8 @@ typedef struct ep_io_rec {
 #define EP_QGEMM_VARIANT_PACKED 1
 #define EP_QADD_VARIANT_DEFAULT 0
 #define EP_QLUT_VARIANT_DEFAULT 0
+#define EP_RESHAPE_DYN_VARIANT_DEFAULT 0
+#define EP_RESIZE_DYN_VARIANT_DEFAULT 0
 #define EP_DELEGATE_VARIANT_DEFAULT 0
 /* EP_OPS_END */
 
@@ -497,8 +501,17 @@ typedef struct ep_transpose_params {
 #define EP_PAD_REFLECT 1
 #define EP_PAD_EDGE 2
 #define EP_PAD_WRAP 3         /* 1.2: numpy.pad's wrap, index modulo the extent */
+/* 1.8: a pad that follows a variable length. Bits of mode above the EP_PAD_* value (bits 0-7): bit 8 + i
+ * (EP_PAD_BEGIN_TO_MULTIPLE << i) or bit 16 + i (EP_PAD_END_TO_MULTIPLE << i) marks the begin or the end
+ * of dim i as padding that dim to a multiple: that pads slot holds the multiple m (1..2^24), the other
+ * side of the dim is a fixed pad o >= 0, and the pad is (m - (X.dims[i] + o) % m) % m (ONNX exports of
+ * `(chunk - T % chunk) % chunk`). At most one side of a dim; bits 24-31 are 0. */
+#define EP_PAD_MODE_MASK 0xFF
+#define EP_PAD_BEGIN_TO_MULTIPLE 0x100
+#define EP_PAD_END_TO_MULTIPLE 0x10000
+#define EP_PAD_MAX_MULTIPLE 16777216
 typedef struct ep_pad_params {
-    int32_t mode;           /* EP_PAD_* */
+    int32_t mode;           /* EP_PAD_*, and 1.8: the TO_MULTIPLE bits */
     float value;
     int32_t pads[16];       /* begins[rank] then ends[rank] */
 } ep_pad_params;
@@ -801,6 +814,46 @@ typedef struct ep_shape_params {
     int32_t values[8];      /* used where dims[k] == -1; 0 past n */
 } ep_shape_params;
 
+/* ---- run-time operands (1.8) ---- */
+/* RESHAPE_DYN: ONNX Reshape to a shape computed at run time. In X (any dtype, arena), S (I64 [n], n is Y's
+ * rank, 1..8); out Y of X's dtype, a view of X: Y starts at X's first byte (its record may be larger than
+ * X's, the capacity of its dims' bounds) and the kernel moves no data (EP_OPF_VIEW). Entry k of S is the
+ * extent of Y's dim k, except 0 (allowzero 0: X's dim k, which must exist; allowzero 1: an extent of 0)
+ * and -1 (at most one: the extent that makes the element counts equal). Data-dependent: the kernel
+ * writes Y's extents. An extent past Y's record dim (its bound, or the static extent) fails the run with
+ * EP_ERR_RUN_BOUND; an entry below -1, a second -1, a 0 past X's rank or a product other than X's element
+ * count fails it with EP_ERR_RUN_SHAPE. */
+typedef struct ep_reshape_dyn_params {
+    int32_t allowzero;      /* 0 or 1 */
+    int32_t reserved;       /* 0 */
+} ep_reshape_dyn_params;
+
+/* RESIZE_DYN: ONNX Resize whose scales or sizes are computed at run time. In X (f32), S: F32 [n] scales
+ * (from EP_RESIZE_FROM_SCALES) or I64 [n] sizes (EP_RESIZE_FROM_SIZES) of the dims axes[0..n-1]; the
+ * other dims keep their extent. Out Y of X's rank. The first 24 bytes are RESIZE's fields with the same
+ * meaning. Data-dependent: the kernel computes Y's extents as ONNX does (a scale s: floor(s * in) in
+ * double; sizes as given, or with policy NOT_LARGER / NOT_SMALLER one ratio r = min / max of
+ * float32(size) / float32(in) over the axes and floor(r * in + 0.5) on each), then resamples as RESIZE
+ * with the scale s, or float32(out) / float32(in) from sizes (r with a policy). A scale that is not
+ * finite and > 0, a size below 1 or an axis of extent 0 fails the run with EP_ERR_RUN_SHAPE; an extent
+ * past Y's record dim (its bound) with EP_ERR_RUN_BOUND, before anything is written. No scratch. */
+#define EP_RESIZE_FROM_SCALES 0
+#define EP_RESIZE_FROM_SIZES 1
+#define EP_RESIZE_STRETCH 0
+#define EP_RESIZE_NOT_LARGER 1
+#define EP_RESIZE_NOT_SMALLER 2
+typedef struct ep_resize_dyn_params {
+    int32_t mode;           /* EP_RESIZE_* */
+    int32_t coord_mode;     /* EP_COORD_* up to EP_COORD_HALF_PIXEL_SYMMETRIC */
+    int32_t nearest_mode;   /* EP_NEAREST_* */
+    int32_t exclude_outside;
+    float cubic_coeff_a;
+    float extrapolation_value;
+    int32_t axes[8];        /* axes[0..n-1]: distinct, 0..rank-1; -1 past n */
+    int32_t from;           /* EP_RESIZE_FROM_* */
+    int32_t policy;         /* sizes: EP_RESIZE_STRETCH, _NOT_LARGER or _NOT_SMALLER; scales: 0 */
+} ep_resize_dyn_params;
+
 /* ---- index and detection ops (1.2) ----
  * Index tensors are run-time data: every index is checked before anything is written from it; one out of
  * range fails the run with EP_ERR_RUN_INDEX (nothing is ever read or written outside a tensor). */
@@ -1101,6 +1154,8 @@ EP_RECORD_SIZE(ep_scatternd_params, 8);
 EP_RECORD_SIZE(ep_gathernd_params, 8);
 EP_RECORD_SIZE(ep_slice_dyn_params, 64);
 EP_RECORD_SIZE(ep_shape_params, 64);
+EP_RECORD_SIZE(ep_reshape_dyn_params, 8);
+EP_RECORD_SIZE(ep_resize_dyn_params, 64);
 EP_RECORD_SIZE(ep_lrn_params, 16);
 EP_RECORD_SIZE(ep_branch_params, 8);
 EP_RECORD_SIZE(ep_scatter_elements_params, 8);

@@ -129,3 +129,43 @@ int ep_ref_shape_any(const ep_op *op) {
     }
     return EP_OK;
 }
+
+/* RESHAPE_DYN: Y is X's bytes (open checked they start at the same byte); only Y's extents are set.
+ * Each extent is checked against Y's capacity (its record dim, which the executor gives on entry) and
+ * the product against X's element count before any is written. */
+int ep_ref_reshape_dyn_any(const ep_op *op) {
+    const ep_reshape_dyn_params *p = (const ep_reshape_dyn_params *)op->params;
+    const ep_tensor *x = op->in[0], *s = op->in[1];
+    ep_tensor *y = op->out[0];
+    const int r = y->rank;
+    const int64_t *v = (const int64_t *)s->data;
+    const int64_t total = ep_numel(x);
+    int64_t ext[EP_MAX_RANK], known = 1;
+    int infer = -1;
+    for (int k = 0; k < r; k++) {
+        int64_t e = v[k];
+        if (e == 0 && !p->allowzero) {
+            if (k >= x->rank) return EP_ERR_RUN_SHAPE;
+            e = x->dims[k];
+        }
+        if (e == -1) {
+            if (infer >= 0) return EP_ERR_RUN_SHAPE;
+            infer = k;
+            ext[k] = 0;
+            continue;
+        }
+        if (e < 0) return EP_ERR_RUN_SHAPE;
+        if (e > y->dims[k]) return EP_ERR_RUN_BOUND;
+        ext[k] = e;
+        known *= e;   /* each factor <= a record dim: the product stays far inside int64 (ep_chk_tensor) */
+    }
+    if (infer >= 0) {
+        if (known == 0 || total % known) return EP_ERR_RUN_SHAPE;
+        ext[infer] = total / known;
+        if (ext[infer] > y->dims[infer]) return EP_ERR_RUN_BOUND;
+    } else if (known != total) {
+        return EP_ERR_RUN_SHAPE;
+    }
+    for (int k = 0; k < r; k++) y->dims[k] = (int32_t)ext[k];
+    return EP_OK;
+}

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "ep_ops.h"
 #include "ref_util_elem.h"
+#include "pad_common.h"
 
 /* Index into the cropped extent m, or -1 for the constant value. */
 static inline int64_t pad_map(int mode, int64_t i, int64_t m) {
@@ -59,10 +60,12 @@ int ep_ref_pad_f32(const ep_op *op) {
         memcpy(y, x, es);
         return EP_OK;
     }
-    int64_t xs[EP_MAX_RANK], lead[EP_MAX_RANK], crop[EP_MAX_RANK], m[EP_MAX_RANK];
+    int64_t xs[EP_MAX_RANK], lead[EP_MAX_RANK], crop[EP_MAX_RANK], m[EP_MAX_RANK], pb[EP_MAX_RANK], pe[EP_MAX_RANK];
+    const int mode = ep_pad_base_mode(p);
     ru_dense_strides(tx, xs);
+    ep_pad_amounts(p, tx, pb, pe);
     for (int i = 0; i < rank; i++) {
-        const int64_t b = p->pads[i], e = p->pads[rank + i];
+        const int64_t b = pb[i], e = pe[i];
         lead[i] = b > 0 ? b : 0;
         crop[i] = b < 0 ? -b : 0;
         m[i] = tx->dims[i] - crop[i] - (e < 0 ? -e : 0);
@@ -74,7 +77,7 @@ int ep_ref_pad_f32(const ep_op *op) {
         int64_t off = 0;
         int outside = 0;
         for (int i = 0; i < last; i++) {
-            const int64_t s = pad_map(p->mode, idx[i] - lead[i], m[i]);
+            const int64_t s = pad_map(mode, idx[i] - lead[i], m[i]);
             if (s < 0) outside = 1;
             off += (s + crop[i]) * xs[i];
         }
@@ -84,7 +87,7 @@ int ep_ref_pad_f32(const ep_op *op) {
         for (int64_t o = 0; o < w; o++) {
             if (o == b && hi > b) o = hi;
             if (o >= w) break;
-            const int64_t s = outside ? -1 : pad_map(p->mode, o - b, mw);
+            const int64_t s = outside ? -1 : pad_map(mode, o - b, mw);
             memcpy(y + (size_t)o * es, s < 0 ? val : row + (size_t)s * es, es);
         }
         y += (size_t)w * es;

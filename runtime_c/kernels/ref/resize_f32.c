@@ -106,3 +106,57 @@ int ep_ref_resize_ext_f32(const ep_op *op) {
                          .scales = q->scales, .roi_start = q->roi_start, .roi_end = q->roi_end};
     return rs_run(&p, op);
 }
+
+/* RESIZE_DYN: the extents and scales from the run-time operand (plan_format.h), then RESIZE's kernel.
+ * Every check precedes the first write. */
+int ep_ref_resize_dyn_f32(const ep_op *op) {
+    const ep_resize_dyn_params *q = (const ep_resize_dyn_params *)op->params;
+    const ep_tensor *x = op->in[0], *s = op->in[1];
+    ep_tensor *y = op->out[0];
+    const int64_t n = ep_numel(s);
+    ep_resize_params rp = {.mode = q->mode, .coord_mode = q->coord_mode, .nearest_mode = q->nearest_mode,
+                           .exclude_outside = q->exclude_outside, .cubic_coeff_a = q->cubic_coeff_a,
+                           .extrapolation_value = q->extrapolation_value};
+    int64_t ext[EP_MAX_RANK];
+    for (int i = 0; i < x->rank; i++) {
+        rp.scales[i] = 1.0f;
+        ext[i] = x->dims[i];
+    }
+    for (int i = x->rank; i < EP_MAX_RANK; i++) rp.scales[i] = 1.0f;
+    if (q->from == EP_RESIZE_FROM_SCALES) {
+        const float *v = (const float *)s->data;
+        for (int64_t k = 0; k < n; k++) {
+            const int a = q->axes[k];
+            if (!(v[k] > 0.0f) || !isfinite(v[k])) return EP_ERR_RUN_SHAPE;
+            const double o = floor((double)v[k] * (double)x->dims[a]);
+            if (o > (double)y->dims[a]) return EP_ERR_RUN_BOUND;
+            rp.scales[a] = v[k];
+            ext[a] = (int64_t)o;
+        }
+    } else {
+        const int64_t *v = (const int64_t *)s->data;
+        float ratio = q->policy == EP_RESIZE_NOT_LARGER ? INFINITY : 0.0f;
+        for (int64_t k = 0; k < n; k++) {
+            const int a = q->axes[k];
+            if (v[k] < 1 || x->dims[a] == 0) return EP_ERR_RUN_SHAPE;
+            if (v[k] > INT32_MAX) return EP_ERR_RUN_BOUND;
+            const float r = (float)v[k] / (float)x->dims[a];
+            if (q->policy == EP_RESIZE_NOT_LARGER) ratio = r < ratio ? r : ratio;
+            if (q->policy == EP_RESIZE_NOT_SMALLER) ratio = r > ratio ? r : ratio;
+            rp.scales[a] = r;
+            ext[a] = v[k];
+        }
+        for (int64_t k = 0; k < n && q->policy != EP_RESIZE_STRETCH; k++) {
+            const int a = q->axes[k];
+            rp.scales[a] = ratio;
+            ext[a] = (int64_t)floor((double)ratio * (double)x->dims[a] + 0.5);
+        }
+        for (int64_t k = 0; k < n; k++)
+            if (ext[q->axes[k]] > y->dims[q->axes[k]]) return EP_ERR_RUN_BOUND;
+    }
+    for (int i = 0; i < x->rank; i++) y->dims[i] = (int32_t)ext[i];
+    ep_op sub = *op;
+    sub.params = &rp;
+    sub.n_in = 1;
+    return ep_ref_resize_f32(&sub);
+}

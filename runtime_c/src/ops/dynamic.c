@@ -88,3 +88,20 @@ int ep_shape_shape(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     *scratch = 0;
     return EP_OK;
 }
+
+/* RESHAPE_DYN (1.8): Y is a view of X (open checks they start at the same byte); the kernel sets Y's
+ * extents from S. Here: the operands, and Y at its capacity. */
+int ep_shape_reshape_dyn(const ep_op *op, ep_shape *out, uint64_t *scratch) {
+    int rc = sp_chk_arity(op, 2, 2, 1, 1);
+    if (rc == EP_OK) rc = sp_chk_io(op, 2);
+    if (rc != EP_OK) return rc;
+    const ep_reshape_dyn_params *p = (const ep_reshape_dyn_params *)op->params;
+    const ep_tensor *x = op->in[0], *s = op->in[1], *y = op->out[0];
+    if ((p->allowzero != 0 && p->allowzero != 1) || p->reserved != 0) return EP_ERR_PLAN_PARAMS;
+    if (s->dtype != EP_DTYPE_I64) return EP_ERR_PLAN_TENSOR;
+    if (y->dtype != x->dtype) return EP_ERR_PLAN_TENSOR;
+    if (s->rank != 1 || s->dims[0] != y->rank || y->rank < 1) return EP_ERR_PLAN_SHAPE;
+    ep_shape_from_tensor(&out[0], y);
+    *scratch = 0;
+    return EP_OK;
+}

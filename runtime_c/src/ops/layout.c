@@ -3,6 +3,7 @@
  * kernels can trust them. For SPLIT and SLICE the output extents come from the
  * declared output tensors; they are checked so no kernel can read out of bounds. */
 #include "shape_check.h"
+#include "pad_common.h"
 
 /* A single-input op: arity, the input and the params pointer. */
 static int chk_single(const ep_op *op) {
@@ -140,14 +141,14 @@ int ep_shape_pad(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     const ep_pad_params *p = (const ep_pad_params *)op->params;
     const ep_tensor *x = op->in[0];
     const int r = x->rank;
-    if (p->mode != EP_PAD_CONSTANT && p->mode != EP_PAD_REFLECT && p->mode != EP_PAD_EDGE && p->mode != EP_PAD_WRAP)
-        return EP_ERR_PLAN_PARAMS;
+    if (ep_pad_check_mode(p, r) != EP_OK) return EP_ERR_PLAN_PARAMS;
     if (x->dtype != EP_DTYPE_F32 && !pad_int_dtype(x->dtype)) return EP_ERR_PLAN_TENSOR;
     if (x->dtype != EP_DTYPE_F32 && !pad_value_fits(x->dtype, p->value)) return EP_ERR_PLAN_PARAMS;
-    int64_t dims[EP_MAX_RANK];
+    int64_t dims[EP_MAX_RANK], pb[EP_MAX_RANK], pe[EP_MAX_RANK];
     int empty = 0, no_source = 0;
+    ep_pad_amounts(p, x, pb, pe);
     for (int i = 0; i < r; i++) {
-        const int64_t b = p->pads[i], e = p->pads[r + i];
+        const int64_t b = pb[i], e = pe[i];
         /* negative pads crop first; the crop cannot exceed the input */
         const int64_t m = x->dims[i] - (b < 0 ? -b : 0) - (e < 0 ? -e : 0);
         if (m < 0) return EP_ERR_PLAN_SHAPE;
@@ -157,7 +158,7 @@ int ep_shape_pad(const ep_op *op, ep_shape *out, uint64_t *scratch) {
         no_source |= m == 0;
     }
     /* edge/reflect/wrap need an element to replicate wherever Y is non-empty */
-    if (p->mode != EP_PAD_CONSTANT && no_source && !empty) return EP_ERR_PLAN_SHAPE;
+    if (ep_pad_base_mode(p) != EP_PAD_CONSTANT && no_source && !empty) return EP_ERR_PLAN_SHAPE;
     *scratch = 0;
     return set_shape(&out[0], r, dims, x->dtype);
 }

@@ -90,3 +90,43 @@ int ep_shape_resize_ext(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     *scratch = need;
     return EP_OK;
 }
+
+/* RESIZE_DYN (1.8): the operands and parameters; Y at its capacity (the kernel computes the extents). */
+int ep_shape_resize_dyn(const ep_op *op, ep_shape *out, uint64_t *scratch) {
+    if (op->n_in != 2 || op->n_out != 1 || !op->params) return EP_ERR_PLAN_OP;
+    int rc = ep_chk_tensor(op->in[0]);
+    if (rc == EP_OK) rc = ep_chk_tensor(op->in[1]);
+    if (rc == EP_OK) rc = ep_chk_tensor(op->out[0]);
+    if (rc != EP_OK) return rc;
+    const ep_resize_dyn_params *p = (const ep_resize_dyn_params *)op->params;
+    const ep_tensor *x = op->in[0], *s = op->in[1], *y = op->out[0];
+    const float ones[EP_MAX_RANK] = {1, 1, 1, 1, 1, 1, 1, 1};
+    rc = check_common(op, p->mode, p->coord_mode, EP_COORD_HALF_PIXEL_SYMMETRIC, p->nearest_mode, p->exclude_outside,
+                      p->cubic_coeff_a, ones);
+    if (rc != EP_OK) return rc;
+    if (p->from == EP_RESIZE_FROM_SCALES) {
+        if (p->policy != EP_RESIZE_STRETCH) return EP_ERR_PLAN_PARAMS;
+        if (s->dtype != EP_DTYPE_F32) return EP_ERR_PLAN_TENSOR;
+    } else if (p->from == EP_RESIZE_FROM_SIZES) {
+        if (p->policy < EP_RESIZE_STRETCH || p->policy > EP_RESIZE_NOT_SMALLER) return EP_ERR_PLAN_PARAMS;
+        if (s->dtype != EP_DTYPE_I64) return EP_ERR_PLAN_TENSOR;
+    } else {
+        return EP_ERR_PLAN_PARAMS;
+    }
+    unsigned seen = 0;
+    int n = 0;
+    for (int k = 0; k < EP_MAX_RANK; k++) {   /* axes[0..n-1], then -1 to the end */
+        const int32_t a = p->axes[k];
+        if (a == -1) continue;
+        if (a < 0 || a >= x->rank || (seen >> a) & 1u || k != n) return EP_ERR_PLAN_PARAMS;
+        seen |= 1u << a;
+        n++;
+    }
+    if (n == 0 || s->rank != 1 || s->dims[0] != n) return EP_ERR_PLAN_SHAPE;
+    for (int i = 0; i < x->rank; i++)   /* the dims S leaves keep their extent */
+        if (!((seen >> i) & 1u) && y->dims[i] != x->dims[i]) return EP_ERR_PLAN_SHAPE;
+    ep_shape_from_tensor(&out[0], y);
+    out[0].dtype = x->dtype;
+    *scratch = 0;
+    return EP_OK;
+}

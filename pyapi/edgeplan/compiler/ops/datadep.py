@@ -51,22 +51,22 @@ def lower_nonzero(ctx, n):
     ctx.emit("nonzero", [x], [y], {})
 
 
-def _shape_entries(ctx, name: str, count: int) -> list:
+def _shape_entries(ctx, name: str, count: int, cast=int) -> list:
     """Per entry of the 1-D shape tensor `name`: its value where the graph fixes it (a constant, or a
     constant piece of a Concat), else None."""
     c = ctx.value_here(name)
     if c is not None:
-        return [int(v) for v in np.asarray(c).reshape(-1)]
+        return [cast(v) for v in np.asarray(c).reshape(-1)]
     p = ctx.m.producers().get(name)
-    if p is not None and p.op_type in ("Cast", "Identity") and p.inputs:
-        return _shape_entries(ctx, p.inputs[0], count)
+    if p is not None and p.op_type == "Identity" or p is not None and p.op_type == "Cast" and cast is int:
+        return _shape_entries(ctx, p.inputs[0], count, cast)
     if p is not None and p.op_type == "Concat":
         out = []
         for i in p.own_inputs():
             shp = ctx.m.static_shape(i) if i else None
             if shp is None or len(shp) != 1:
                 return [None] * count
-            out += _shape_entries(ctx, i, shp[0])
+            out += _shape_entries(ctx, i, shp[0], cast)
         if len(out) == count:
             return out
     return [None] * count
@@ -210,6 +210,53 @@ def _run_time_shape(ctx, n, i: int):
     if any(v is not None and v < 0 for v in known):
         raise NodeError(f"its shape has a negative entry {known}")
     return S, known
+
+
+def lower_reshape_at_run_time(ctx, n, X) -> None:
+    """Reshape whose target shape is computed at run time from the data: a RESHAPE_DYN view of X (no
+    data moves). Entries the graph fixes (constant pieces of the Concat that builds the shape) stay static
+    dims, a 0 copies X's dim (allowzero 0); the others, and a -1 next to them, are data-dependent lengths,
+    bounded by dims= or by X's element count over the fixed entries. The kernel fails the run on an entry
+    past its bound (EP_ERR_RUN_BOUND) or a shape whose element count is not X's (EP_ERR_RUN_SHAPE)."""
+    S = ctx.input(n, 1, "shape")
+    if S.dtype != np.int64 or len(S.shape) != 1 or not 1 <= S.shape[0] <= 8:
+        raise NodeError(f"its run-time shape '{S.name}' is {S.dtype.name}{list(S.shape)}; an int64 vector of "
+                        f"1 to 8 entries is supported")
+    r = S.shape[0]
+    allowzero = int(n.attrs.get("allowzero", 0))
+    known = _shape_entries(ctx, n.input(1), r)
+    if known.count(-1) > 1 or any(v is not None and v < -1 for v in known):
+        raise NodeError(f"invalid shape entries {known}")
+    fixed = []          # per entry: its static extent, or None for a data-dependent length
+    for k, v in enumerate(known):
+        if v == 0 and not allowzero:
+            if k >= len(X.shape):
+                raise NodeError(f"shape entry {k} is 0 (copy the input's dim) past the input's rank {len(X.shape)}")
+            fixed.append(int(X.shape[k]))
+        else:
+            fixed.append(None if v is None or v == -1 else int(v))
+    total = prod(X.shape)
+    rest = prod(v for v in fixed if v is not None)
+    if None not in fixed:
+        raise NodeError(f"its shape {fixed} has no run-time entry")   # the graph fixes all: folded elsewhere
+    natural = total // rest if rest else 0
+    dyn = {}
+    for k, v in enumerate(fixed):   # the output's name declares its first data-dependent dim only
+        if v is None:
+            dyn[k] = ctx.data_dim(n, 0, k, default=natural, by_output=not dyn)
+    shape = [v if v is not None else ctx.bound_of(dyn[k][1], dyn[k][0]) for k, v in enumerate(fixed)]
+    if X.is_const:      # a view needs arena bytes: a copy of the constant first
+        src = ctx.tmp(n.outputs[0] + "/src", X.shape, X.dtype)
+        ctx.emit("copy", [X], [src], {"axis": 0})
+        X = src
+    here = [v if v is not None else dyn[k][0] for k, v in enumerate(fixed)]
+    y = ctx.bind(n.outputs[0], ctx.new(n.outputs[0], here, X.dtype, view_of=X))
+    for k in dyn:
+        ctx.data_dims.append((y, k, dyn[k][1], dyn[k][2]))
+    if prod(shape) * np.dtype(X.dtype).itemsize > 1 << 30:
+        raise NodeError(f"its output at the bounds {shape} would need more than 1 GiB; declare smaller bounds "
+                        f"with dims= for {', '.join(repr(dyn[k][1]) for k in dyn)}")
+    ctx.emit("reshape_dyn", [X, S], [y], {"allowzero": allowzero})
 
 
 def lower_constant_of_shape(ctx, n):

@@ -40,6 +40,10 @@ def lower_resize(ctx, n):
         raise NodeError(f"mode '{mode}' is unsupported")
     if upsample:
         coord, nearest, antialias = "asymmetric", "floor", 0
+        if _run_time_operand(ctx, n, True) is not None:
+            return _lower_at_run_time(ctx, n, X, 1, list(range(r)), "stretch", {
+                "mode": MODES[mode], "coord_mode": COORDS[coord], "nearest_mode": NEAREST[nearest],
+                "exclude_outside": 0, "cubic_coeff_a": -0.75, "extrapolation_value": 0.0}, coord, 0)
         sc = _opt_const(ctx, n, 1, "scales")
         if sc is None and "scales" in n.attrs:
             sc = np.asarray(n.attrs["scales"], np.float32)
@@ -52,10 +56,21 @@ def lower_resize(ctx, n):
             raise NodeError(f"antialias={antialias} must be 0 or 1")
         if antialias and MODES[mode] == K.EP_RESIZE_NEAREST:
             raise NodeError(f"antialias=1 with mode '{mode}' is undefined (only linear and cubic filter)")
-        sc = _opt_const(ctx, n, 2, "scales")
-        sizes = _opt_const(ctx, n, 3, "sizes")
         axes = [norm_axis(a, r) for a in n.attrs.get("axes", range(r))]
         policy = n.attrs.get("keep_aspect_ratio_policy", "stretch")
+        run_time = _run_time_operand(ctx, n, False)
+        if run_time is not None:
+            if coord not in COORDS and coord != "tf_crop_and_resize":
+                raise NodeError(f"coordinate_transformation_mode '{coord}' is unsupported")
+            if nearest not in NEAREST:
+                raise NodeError(f"nearest_mode '{nearest}' is unsupported")
+            return _lower_at_run_time(ctx, n, X, run_time, axes, policy, {
+                "mode": MODES[mode], "coord_mode": COORDS.get(coord, -1), "nearest_mode": NEAREST[nearest],
+                "exclude_outside": int(n.attrs.get("exclude_outside", 0)),
+                "cubic_coeff_a": float(n.attrs.get("cubic_coeff_a", -0.75)),
+                "extrapolation_value": float(n.attrs.get("extrapolation_value", 0.0))}, coord, antialias)
+        sc = _opt_const(ctx, n, 2, "scales")
+        sizes = _opt_const(ctx, n, 3, "sizes")
     if coord not in COORDS and coord != "tf_crop_and_resize":
         raise NodeError(f"coordinate_transformation_mode '{coord}' is unsupported")
     if nearest not in NEAREST:
@@ -122,6 +137,55 @@ def lower_resize(ctx, n):
     op = ctx.emit("resize_ext", [X], [y], {**params, "roi_start": roi_start, "roi_end": roi_end,
                                             "antialias": antialias})
     op.scratch = 16 * sum(int(d) for d in X.shape) if antialias else 0
+
+
+def _run_time_operand(ctx, n, upsample: bool):
+    """The input index (1 Upsample's scales, 2 scales, 3 sizes) computed at run time, or None."""
+    for i in ((1,) if upsample else (2, 3)):
+        if n.input(i) and not ctx.known(n.input(i)):
+            return i
+    return None
+
+
+def _lower_at_run_time(ctx, n, X, i: int, axes: list, policy: str, params: dict, coord: str, antialias: int):
+    """Resize whose scales (input i 1 or 2) or sizes (3) are computed at run time: one RESIZE_DYN, whose
+    kernel computes the output extents as ONNX does and fails the run past their declared bounds. Entries
+    the graph fixes (constant pieces of the Concat that builds them) give static extents; the others are
+    data-dependent lengths, bounded by dims= (no natural maximum)."""
+    from .datadep import _shape_entries
+    if coord == "tf_crop_and_resize":
+        raise NodeError("coordinate_transformation_mode 'tf_crop_and_resize' with run-time scales or sizes is "
+                        "unsupported")
+    if antialias:
+        raise NodeError("antialias=1 with run-time scales or sizes is unsupported")
+    if policy not in ("stretch", "not_larger", "not_smaller"):
+        raise NodeError(f"keep_aspect_ratio_policy '{policy}' is unsupported")
+    if len(axes) != len(set(axes)) or len(axes) > 8:
+        raise NodeError(f"axes {axes} repeat or exceed 8")
+    sizes = i == 3
+    S = ctx.input(n, i, "sizes" if sizes else "scales")
+    want = np.int64 if sizes else np.float32
+    if S.dtype != want or S.shape != (len(axes),):
+        raise NodeError(f"its run-time {'sizes' if sizes else 'scales'} '{S.name}' are {S.dtype.name}"
+                        f"{list(S.shape)}; {np.dtype(want).name}[{len(axes)}] expected")
+    known = _shape_entries(ctx, n.input(i), len(axes), cast=float)
+    out = list(X.shape)
+    dyn = {}
+    for k, a in enumerate(axes):
+        v = known[k] if policy == "stretch" or sizes is False else None
+        if v is not None and v > 0 and math.isfinite(v):
+            out[a] = int(v) if sizes else int(math.floor(float(np.float32(v)) * X.shape[a]))
+            continue
+        dyn[a] = ctx.data_dim(n, 0, a, by_output=not dyn)
+        out[a] = dyn[a][0]
+    y = ctx.output(n, 0, out, np.float32)
+    for a in dyn:
+        ctx.data_dims.append((y, a, dyn[a][1], dyn[a][2]))
+    ctx.emit("resize_dyn", [X, S], [y], {
+        **params, "axes": axes + [-1] * (8 - len(axes)),
+        "from": K.EP_RESIZE_FROM_SIZES if sizes else K.EP_RESIZE_FROM_SCALES,
+        "policy": {"stretch": K.EP_RESIZE_STRETCH, "not_larger": K.EP_RESIZE_NOT_LARGER,
+                   "not_smaller": K.EP_RESIZE_NOT_SMALLER}[policy] if sizes else K.EP_RESIZE_STRETCH})
 
 
 LOWER = {("", "Resize"): lower_resize, ("", "Upsample"): lower_resize}

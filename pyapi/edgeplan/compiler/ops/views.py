@@ -20,6 +20,9 @@ def _axes(ctx, n, i=1, attr="axes"):
 
 def lower_reshape(ctx, n):
     X = ctx.input(n, 0)
+    if n.input(1) and not ctx.known(n.input(1)):
+        from .datadep import lower_reshape_at_run_time
+        return lower_reshape_at_run_time(ctx, n, X)
     shp = [int(d) for d in ctx.const_input(n, 1, "shape").reshape(-1)]
     allowzero = int(n.attrs.get("allowzero", 0))
     out = []

@@ -365,10 +365,13 @@ def _fold_round(m: ir.Model, budget: _Budget, problems: Problems, hold: bool = F
         if out is None:
             keep.append(n)
             continue
+        shaped = n.op_type in ("Shape", "Size") or any(i in m.from_shapes for i in n.inputs if i)
         for name, arr in zip(n.outputs, out):
             if name and arr is not None:
                 m.set_const(name, arr)
                 budget.used += arr.nbytes
+                if shaped:
+                    m.from_shapes.add(name)
         done += 1
     m.nodes = keep
     return done
