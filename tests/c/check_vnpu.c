@@ -166,6 +166,28 @@ static void model_checks(const char *what, uint64_t macs, uint64_t rd, uint64_t 
           "%s: estimator %d (%s) vs execute", what, (int)rc, why);
 }
 
+/* The SRAM reads docs/npu.md's traffic rule gives one CONV / MATMUL kick on the 256-MAC preset (2x2 micro-block,
+ * 16 x 256 accumulators): the IFM rows the kernel touches once per OC pass (64 channels when both strides are 1
+ * and the OFM plane fills at most one 64-channel block, else 32), k x k weights once per 64-pixel OFM block,
+ * 1 x 1 weights and the records once. */
+static uint64_t conv_reads(int H, int W, int IC, int OH, int OW, int OC, int KH, int KW, int sy, int sx, int dy) {
+    const uint64_t eh = (uint64_t)(KH - 1) * dy + 1, s = (uint64_t)sy;
+    uint64_t rows = (uint64_t)OH * (eh < s ? eh : s) + (eh > s ? eh - s : 0);
+    if (rows > (uint64_t)H) rows = (uint64_t)H;
+    const uint64_t plane = (uint64_t)(OH + 1) / 2 * 2 * ((uint64_t)(OW + 1) / 2 * 2);
+    const uint64_t depth = sy == 1 && sx == 1 && plane * 64 <= 16 * 256 ? 64 : 32;
+    const uint64_t wreads = KH * KW > 1 ? ((uint64_t)OH * OW + 63) / 64 : 1;
+    return rows * W * IC * ((OC + depth - 1) / depth) + (uint64_t)OC * IC * KH * KW * wreads +
+           (uint64_t)OC * EP_VNPU_SCALE_BYTES;
+}
+/* A depthwise kick's: the IFM once when the OFM plane is one block (<= 256 pixels) or the kernel 1 x 1, else
+ * ceil(1.4 IFM) (block borders re-read); weights and records once. */
+static uint64_t dw_reads(int H, int W, int C, int OH, int OW, int KH, int KW) {
+    const uint64_t ifm = (uint64_t)C * H * W;
+    return ((uint64_t)OH * OW <= 256 || KH * KW == 1 ? ifm : (ifm * 7 + 4) / 5) + (uint64_t)C * KH * KW +
+           (uint64_t)C * EP_VNPU_SCALE_BYTES;
+}
+
 /* Runs blob on inputs into got (outputs), compares with want, and checks the model. */
 static void run_case(const char *what, vn_blob *b, ep_tensor *const *in, int n_in, ep_tensor *got, const ep_tensor *want,
                      uint64_t macs, uint64_t rd, uint64_t wr) {
@@ -215,8 +237,12 @@ static void conv_case(int iter, int kind) {
     if (kind == 2) CG = 1, MG = 1, G = chk_int(1, 67);
     else if (kind == 1) G = chk_int(2, 4), CG = chk_int(1, 12), MG = chk_int(1, 12);
     else CG = iter % 5 == 0 ? chk_int(33, 67) : chk_int(1, 40), MG = iter % 7 == 0 ? chk_int(33, 67) : chk_int(1, 40);
-    const int C = G * CG, M = G * MG, N = kind == 2 ? 1 : chk_int(1, 2), H = chk_int(1, 11), W = chk_int(1, 11);
+    /* every third depthwise case on a plane past 256 OFM pixels at stride 1 (the model's border re-reads) */
+    const int big = kind == 2 && iter % 3 == 0;
+    const int C = G * CG, M = G * MG, N = kind == 2 ? 1 : chk_int(1, 2), H = big ? chk_int(17, 24) : chk_int(1, 11),
+              W = big ? chk_int(17, 24) : chk_int(1, 11);
     p.kernel[0] = KH, p.kernel[1] = KW, p.stride[0] = chk_int(1, 3), p.stride[1] = chk_int(1, 3);
+    if (big && chk_int(0, 1)) p.stride[0] = p.stride[1] = 1;
     p.dilation[0] = chk_int(0, 3) ? 1 : chk_int(2, 3), p.dilation[1] = chk_int(0, 3) ? 1 : chk_int(2, 3);
     const int OH = window(H, KH, p.stride[0], p.dilation[0], &p.pads[0], &p.pads[2], 4);
     const int OW = window(W, KW, p.stride[1], p.dilation[1], &p.pads[1], &p.pads[3], 4);
@@ -266,8 +292,9 @@ static void conv_case(int iter, int kind) {
             vn_fm_nchw(&B, EP_VNPU_FM_OFM, r.region, (uint32_t)(((size_t)n * M + m0) * OH * OW), (uint32_t)OH,
                        (uint32_t)OW, (uint32_t)mg, p.y_zero);
             vn_cmd0(&B, kind == 2 ? EP_VNPU_OP_DWCONV : EP_VNPU_OP_CONV, 0);
-            const uint64_t ifm = (uint64_t)cg * H * W, ofm = (uint64_t)mg * OH * OW;
-            rd += (kind == 2 ? ifm : ifm * (uint64_t)((mg + 31) / 32)) + wlen + (uint64_t)mg * EP_VNPU_SCALE_BYTES;
+            const uint64_t ofm = (uint64_t)mg * OH * OW;
+            rd += kind == 2 ? dw_reads(H, W, C, OH, OW, KH, KW)
+                            : conv_reads(H, W, cg, OH, OW, mg, KH, KW, p.stride[0], p.stride[1], p.dilation[0]);
             wr += ofm;
             macs += ofm * (uint64_t)(kind == 2 ? 1 : CG) * KH * KW;
         }
@@ -318,7 +345,7 @@ static void fc_case(int iter) {
     vn_cmd0(&B, EP_VNPU_OP_MATMUL, 0);
     route_finish(&B, &r);
     vn_cmd0(&B, EP_VNPU_OP_STOP, 0);
-    uint64_t rd = (uint64_t)M * K * (uint64_t)((N + 31) / 32) + (uint64_t)N * K + (uint64_t)N * 12, wr = (uint64_t)M * N;
+    uint64_t rd = conv_reads(M, 1, K, M, 1, N, 1, 1, 1, 1, 1), wr = (uint64_t)M * N;
     if (r.mode) rd += r.bytes, wr += r.bytes;
     char what[160];
     snprintf(what, sizeof what, "fc M%d K%d N%d yzp%d clamp[%d,%d] route%d (iter %d)", M, K, N, p.y_zero, p.y_min,
