@@ -9,6 +9,9 @@
  *           (8 weights per cycle, re-sent per 64-pixel block), out = OH OW OC / (MACs / 64) (output stage)
  *   MATMUL  CONV with a 1 x 1 kernel over the rows (FC: one row, so weight-decoder bound: OC IC / 8)
  *   DWCONV  max(P ceil(C/8) ceil(KH KW / 4) 4, OH OW C / (MACs / 64))
+ *   POOL    max(4 P ceil(C/8) KH KW, OH OW C / (MACs / 64)): one tap of one pixel's 8 channels per cycle at
+ *           256 MACs (Vela's max and average pools: 3x3/s2 112x112x64 228,066 cycles at U55-256, 453,053 at -128;
+ *           NPU.md 6.4's P ceil(C/8) KH KW is a quarter of that)
  *   ELTWISE, LUT  N 0.75 (256 / MACs) cycles
  *   DMA     0 (its bytes only)
  * Traffic (calibrated on Vela 5.2.0's per-layer SRAM traffic for MobileNetV2 and ResNet-50; docs/npu.md "Timing
@@ -22,7 +25,7 @@
  *           requantisation records once.
  *   DWCONV  the IFM once when the OFM plane is one block (OH OW <= MACs pixels) or the kernel is 1 x 1, else
  *           ceil(7/5 IFM): neighbouring blocks re-read their borders.
- *   ELTWISE, LUT, DMA  every operand once.
+ *   POOL, ELTWISE, LUT, DMA  every operand once.
  *   The OFM is written once. Constants (weights, records, LUT) are read from their region's memory; constants in
  *   external memory are staged through the SRAM: read there once, written to the SRAM once, and read from it as
  *   often as the kick reads them. Region 2 is SRAM; region 0 lives where const_in_ext says, regions 1 and 3..
@@ -140,6 +143,15 @@ void epn_model(const ep_vnpu_config *c, const epn_regs *r, uint32_t opcode, ep_v
         add_rd(&t, port_of(c, x->region), one_block ? fm_bytes(x) : epn_ceil(fm_bytes(x) * 7, 5));
         consts(c, &t, r->w_region, r->w_len, 1);
         consts(c, &t, r->s_region, r->s_len, 1);
+        add_wr(&t, port_of(c, y->region), fm_bytes(y));
+        break;
+    }
+    case EP_VNPU_OP_POOL: {
+        uint32_t ub_h, ub_w;
+        ublock(macs, &ub_h, &ub_w);
+        const uint64_t P = epn_ceil(y->h, ub_h) * epn_ceil(y->w, ub_w), taps = (uint64_t)r->kh * r->kw;
+        compute = max2(sat_mul(P * 4, epn_ceil(y->c, 8) * taps), epn_ceil(sat_mul(fm_bytes(y), 64), macs));
+        add_rd(&t, port_of(c, x->region), fm_bytes(x));
         add_wr(&t, port_of(c, y->region), fm_bytes(y));
         break;
     }
