@@ -8,11 +8,12 @@ partitions it onto the vNPU preset of the same configuration (Ethos-U55-128 / -2
 SRAM 8 B/cycle, flash 1 B/cycle; Sram_Only = weights in SRAM, Shared_Sram = weights in flash) and sets the
 cycle model's per-op cycles (ep_vnpu_estimate on each partition's blob) against Vela's per layer.
 
-What is compared: the layers both sides run. The vNPU has no pooling or softmax kick, so the max pool
-(ResNet-50), the global average pool and the softmax stay on the CPU; they are 0.6 to 1.3 % of Vela's cycles
-and are left out of both sides' totals (test_unmatched_layers_are_small checks that share). Every other layer
-is timed: the partition is made with min_ops 1, so a lone supported op between two CPU ops (ResNet-50's 7x7
-stem conv before the max pool, MobileNetV2's logits conv after the pool) is encoded and timed too.
+What is compared: the layers both sides run. ResNet-50's max pool runs as the vNPU's POOL kick (the int8 plan's
+CAST -> MAXPOOL -> CAST chain); the global average pool (float between DEQUANTIZE and QUANTIZE in the int8 plan)
+and the softmax stay on the CPU; they are 0.3 to 1.3 % of Vela's cycles and are left out of both sides' totals
+(test_unmatched_layers_are_small checks that share). Every other layer is timed: the partition is made with
+min_ops 1, so a lone supported op between two CPU ops (MobileNetV2's logits conv after the pool) is encoded and
+timed too.
 
 Targets (NPU.md 7.2, 7.3): totals within +-15 %, per layer within +-25 % for every layer over 1 % of Vela's
 network cycles, and MobileNetV2 on U55-128 Shared_Sram within +-20 % of the Arm ML Embedded Evaluation Kit's
@@ -72,16 +73,17 @@ def vnpu_layers(net: str, cfg) -> dict:
     def encode(ops, inputs, outputs):
         blob, work = enc.encode(ops, inputs, outputs, c)
         est = vnpu.estimate(blob, c)
-        names = [o.name for o in ops]
-        assert len(est["ops"]) == len(names), (f"{len(est['ops'])} kicks for {len(names)} ops: the per-op "
-                                               "records cannot be matched to the layers")
+        names = [k[-1].name for k in enc.kicks(ops)]    # a max-pool chain (CAST, MAXPOOL, CAST) is one kick
+        assert len(est["ops"]) == len(names), (f"{len(est['ops'])} kicks for {len(names)} kick groups: the "
+                                               "per-op records cannot be matched to the layers")
         timed[tuple(names)] = (dict(zip(names, est["ops"])), est["total"])
         return blob, work
 
     def seconds(blob):
         return vnpu.estimate(blob, c)["total"]["active_cycles"] / (c.clock_mhz * 1e6)
 
-    backend = Backend(f"vnpu-{net}", K.EP_DELEGATE_KIND_VNPU, enc.supported, encode, seconds, min_ops=1)
+    backend = Backend(f"vnpu-{net}", K.EP_DELEGATE_KIND_VNPU, enc.supported, encode, seconds, min_ops=1,
+                      groups=enc.groups)
     # The U55's host is a Cortex-M55 (Corstone-300). Placement does not matter here: the partitioner encodes
     # every run of supported ops (min_ops 1) before it decides, and every encoded run is timed.
     plan = compile_model(qtwins.to_onnx(qtwins.build(net)),
@@ -150,11 +152,12 @@ def test_twins_compile_to_int8_ops(net, convs, adds, gemms):
 
 @pytest.mark.parametrize("net,cfg", CASES)
 def test_unmatched_layers_are_small(net, cfg):
-    """Vela's layers the vNPU does not run (pools, softmax) are under 2 % of Vela's cycles, so comparing the
-    layers both sides run compares the networks; and every layer the vNPU times has a Vela counterpart."""
+    """Vela's layers the vNPU does not run (the global average pool, softmax) are under 2 % of Vela's cycles, so
+    comparing the layers both sides run compares the networks; and every layer the vNPU times has a Vela
+    counterpart (ResNet-50's max pool among them)."""
     r = compare(net, cfg)
     assert not r["extra"], r["extra"]
-    assert {u["kind"] for u in r["unmatched"]} <= {"maxpool", "avgpool", "softmax"}, r["unmatched"]
+    assert {u["kind"] for u in r["unmatched"]} <= {"avgpool", "softmax"}, r["unmatched"]
     assert r["unmatched_share"] < 0.02, r["unmatched_share"]
 
 
@@ -182,10 +185,11 @@ def test_known_layer_deviations(net, cfg):
 @pytest.mark.parametrize("net", NETS)
 def test_partition_places_the_network_body(net):
     """With a Cortex-M55 host (Corstone-300), the partitioner puts the run of all inner layers on the U55-128
-    (Shared_Sram) vNPU: 62 ops of MobileNetV2, 68 of ResNet-50 (all but its stem conv, cut off by the max pool)."""
+    (Shared_Sram) vNPU: 62 ops of MobileNetV2, 72 of ResNet-50 (its stem conv, the max pool's CAST -> MAXPOOL ->
+    CAST chain and the 68 ops after it)."""
     runs = vnpu_layers(net, "u55-128-shared")["report"]["runs"]
     body = max(runs, key=lambda r: r["n_ops"])
-    assert body["placed"] and body["n_ops"] == {"mobilenetv2": 62, "resnet50": 68}[net], body
+    assert body["placed"] and body["n_ops"] == {"mobilenetv2": 62, "resnet50": 72}[net], body
 
 
 def test_mlek_anchor():
