@@ -15,7 +15,7 @@ from .runtime import EdgeplanError, load_library, status_str
 
 _COUNTERS = ("active_cycles", "compute_cycles", "mac_ops", "sram_rd_bytes", "sram_wr_bytes", "ext_rd_bytes",
              "ext_wr_bytes", "ops", "executes")
-_OPS = {1: "conv", 2: "dwconv", 3: "matmul", 4: "eltwise", 5: "lut", 6: "dma"}
+_OPS = {1: "conv", 2: "dwconv", 3: "matmul", 4: "eltwise", 5: "lut", 6: "dma", 7: "pool"}
 _LIMITERS = ("compute", "sram", "ext")
 
 

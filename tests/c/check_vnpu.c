@@ -166,6 +166,28 @@ static void model_checks(const char *what, uint64_t macs, uint64_t rd, uint64_t 
           "%s: estimator %d (%s) vs execute", what, (int)rc, why);
 }
 
+/* The SRAM reads docs/npu.md's traffic rule gives one CONV / MATMUL kick on the 256-MAC preset (2x2 micro-block,
+ * 16 x 256 accumulators): the IFM rows the kernel touches once per OC pass (64 channels when both strides are 1
+ * and the OFM plane fills at most one 64-channel block, else 32), k x k weights once per 64-pixel OFM block,
+ * 1 x 1 weights and the records once. */
+static uint64_t conv_reads(int H, int W, int IC, int OH, int OW, int OC, int KH, int KW, int sy, int sx, int dy) {
+    const uint64_t eh = (uint64_t)(KH - 1) * dy + 1, s = (uint64_t)sy;
+    uint64_t rows = (uint64_t)OH * (eh < s ? eh : s) + (eh > s ? eh - s : 0);
+    if (rows > (uint64_t)H) rows = (uint64_t)H;
+    const uint64_t plane = (uint64_t)(OH + 1) / 2 * 2 * ((uint64_t)(OW + 1) / 2 * 2);
+    const uint64_t depth = sy == 1 && sx == 1 && plane * 64 <= 16 * 256 ? 64 : 32;
+    const uint64_t wreads = KH * KW > 1 ? ((uint64_t)OH * OW + 63) / 64 : 1;
+    return rows * W * IC * ((OC + depth - 1) / depth) + (uint64_t)OC * IC * KH * KW * wreads +
+           (uint64_t)OC * EP_VNPU_SCALE_BYTES;
+}
+/* A depthwise kick's: the IFM once when the OFM plane is one block (<= 256 pixels) or the kernel 1 x 1, else
+ * ceil(1.4 IFM) (block borders re-read); weights and records once. */
+static uint64_t dw_reads(int H, int W, int C, int OH, int OW, int KH, int KW) {
+    const uint64_t ifm = (uint64_t)C * H * W;
+    return ((uint64_t)OH * OW <= 256 || KH * KW == 1 ? ifm : (ifm * 7 + 4) / 5) + (uint64_t)C * KH * KW +
+           (uint64_t)C * EP_VNPU_SCALE_BYTES;
+}
+
 /* Runs blob on inputs into got (outputs), compares with want, and checks the model. */
 static void run_case(const char *what, vn_blob *b, ep_tensor *const *in, int n_in, ep_tensor *got, const ep_tensor *want,
                      uint64_t macs, uint64_t rd, uint64_t wr) {
@@ -215,8 +237,12 @@ static void conv_case(int iter, int kind) {
     if (kind == 2) CG = 1, MG = 1, G = chk_int(1, 67);
     else if (kind == 1) G = chk_int(2, 4), CG = chk_int(1, 12), MG = chk_int(1, 12);
     else CG = iter % 5 == 0 ? chk_int(33, 67) : chk_int(1, 40), MG = iter % 7 == 0 ? chk_int(33, 67) : chk_int(1, 40);
-    const int C = G * CG, M = G * MG, N = kind == 2 ? 1 : chk_int(1, 2), H = chk_int(1, 11), W = chk_int(1, 11);
+    /* every third depthwise case on a plane past 256 OFM pixels at stride 1 (the model's border re-reads) */
+    const int big = kind == 2 && iter % 3 == 0;
+    const int C = G * CG, M = G * MG, N = kind == 2 ? 1 : chk_int(1, 2), H = big ? chk_int(17, 24) : chk_int(1, 11),
+              W = big ? chk_int(17, 24) : chk_int(1, 11);
     p.kernel[0] = KH, p.kernel[1] = KW, p.stride[0] = chk_int(1, 3), p.stride[1] = chk_int(1, 3);
+    if (big && chk_int(0, 1)) p.stride[0] = p.stride[1] = 1;
     p.dilation[0] = chk_int(0, 3) ? 1 : chk_int(2, 3), p.dilation[1] = chk_int(0, 3) ? 1 : chk_int(2, 3);
     const int OH = window(H, KH, p.stride[0], p.dilation[0], &p.pads[0], &p.pads[2], 4);
     const int OW = window(W, KW, p.stride[1], p.dilation[1], &p.pads[1], &p.pads[3], 4);
@@ -266,8 +292,9 @@ static void conv_case(int iter, int kind) {
             vn_fm_nchw(&B, EP_VNPU_FM_OFM, r.region, (uint32_t)(((size_t)n * M + m0) * OH * OW), (uint32_t)OH,
                        (uint32_t)OW, (uint32_t)mg, p.y_zero);
             vn_cmd0(&B, kind == 2 ? EP_VNPU_OP_DWCONV : EP_VNPU_OP_CONV, 0);
-            const uint64_t ifm = (uint64_t)cg * H * W, ofm = (uint64_t)mg * OH * OW;
-            rd += (kind == 2 ? ifm : ifm * (uint64_t)((mg + 31) / 32)) + wlen + (uint64_t)mg * EP_VNPU_SCALE_BYTES;
+            const uint64_t ofm = (uint64_t)mg * OH * OW;
+            rd += kind == 2 ? dw_reads(H, W, C, OH, OW, KH, KW)
+                            : conv_reads(H, W, cg, OH, OW, mg, KH, KW, p.stride[0], p.stride[1], p.dilation[0]);
             wr += ofm;
             macs += ofm * (uint64_t)(kind == 2 ? 1 : CG) * KH * KW;
         }
@@ -318,7 +345,7 @@ static void fc_case(int iter) {
     vn_cmd0(&B, EP_VNPU_OP_MATMUL, 0);
     route_finish(&B, &r);
     vn_cmd0(&B, EP_VNPU_OP_STOP, 0);
-    uint64_t rd = (uint64_t)M * K * (uint64_t)((N + 31) / 32) + (uint64_t)N * K + (uint64_t)N * 12, wr = (uint64_t)M * N;
+    uint64_t rd = conv_reads(M, 1, K, M, 1, N, 1, 1, 1, 1, 1), wr = (uint64_t)M * N;
     if (r.mode) rd += r.bytes, wr += r.bytes;
     char what[160];
     snprintf(what, sizeof what, "fc M%d K%d N%d yzp%d clamp[%d,%d] route%d (iter %d)", M, K, N, p.y_zero, p.y_min,
@@ -399,6 +426,78 @@ static void elem_case(int iter, int lut) {
     ep_tensor *vin[2] = {&a, &b};
     run_case(what, &B, vin, lut ? 1 : 2, &got, &y, 0, rd, wr);
     chk_free(a.data), chk_free(b.data), chk_free(t.data), chk_free(y.data), chk_free(got.data);
+}
+
+/* ---------------- POOL (max) against the CPU's CAST -> MAXPOOL (f32) -> CAST ---------------- */
+static uint64_t n_pool, n_pool_refused;
+static void pool_case(int iter) {
+    ep_pool_params p;
+    memset(&p, 0, sizeof p);
+    const int KH = chk_int(1, 8), KW = chk_int(0, 2) ? KH : chk_int(1, 8), big = iter % 5 == 0;
+    const int C = big ? chk_int(60, 70) : chk_int(1, 40), H = big ? chk_int(16, 40) : chk_int(1, 14),
+              W = big ? chk_int(16, 40) : chk_int(1, 14);
+    p.kernel[0] = KH, p.kernel[1] = KW, p.stride[0] = chk_int(1, 3), p.stride[1] = chk_int(1, 3);
+    p.dilation[0] = chk_int(0, 5) ? 1 : chk_int(2, 3), p.dilation[1] = chk_int(0, 5) ? 1 : chk_int(2, 3);
+    const int dkh = (KH - 1) * p.dilation[0] + 1, dkw = (KW - 1) * p.dilation[1] + 1;
+    if (H + 2 * (dkh - 1) < dkh || W + 2 * (dkw - 1) < dkw) return;
+    const int OH = window(H, KH, p.stride[0], p.dilation[0], &p.pads[0], &p.pads[2], dkh - 1 < 8 ? dkh - 1 : 8);
+    const int OW = window(W, KW, p.stride[1], p.dilation[1], &p.pads[1], &p.pads[3], dkw - 1 < 8 ? dkw - 1 : 8);
+    ep_tensor xf = chk_mk(NULL, EP_DTYPE_F32, 4, CHK_DIMS(1, C, H, W)), yf = chk_mk(NULL, EP_DTYPE_F32, 4, CHK_DIMS(1, C, OH, OW));
+    ep_tensor x = chk_mk(NULL, EP_DTYPE_I8, 4, CHK_DIMS(1, C, H, W)), y = chk_mk(NULL, EP_DTYPE_I8, 4, CHK_DIMS(1, C, OH, OW));
+    ep_tensor got = y;
+    x.data = rnd_i8(x.nbytes, -128, 127), xf.data = chk_alloc(xf.nbytes), yf.data = chk_alloc(yf.nbytes);
+    y.data = chk_alloc(y.nbytes), got.data = chk_alloc(y.nbytes);
+    for (size_t i = 0; i < x.nbytes; i++) ((float *)xf.data)[i] = (float)((const int8_t *)x.data)[i];
+    ep_tensor *ins[1] = {&xf}, *outs[1] = {&yf};
+    ep_op op = chk_op(EP_OP_MAXPOOL, &p, ins, 1, outs, 1);
+    ep_ref_maxpool_f32(&op);
+    int empty = 0;   /* a window without a tap inside the input: the f32 kernel's -FLT_MAX, which the vNPU refuses */
+    for (size_t i = 0; i < y.nbytes; i++) {
+        const float v = ((const float *)yf.data)[i];
+        empty |= v < -128.0f;
+        ((int8_t *)y.data)[i] = (int8_t)(v < -128.0f ? -128.0f : v);
+    }
+
+    vn_init(&B, 256);
+    vn_io(&B, 0, 4, x.dims), vn_io(&B, 1, 4, y.dims);
+    const route r = route_pick(&B, (uint32_t)y.nbytes);
+    vn_cmd0(&B, EP_VNPU_SET_KERNEL_HEIGHT_M1, (uint32_t)KH - 1);
+    vn_cmd0(&B, EP_VNPU_SET_KERNEL_WIDTH_M1, (uint32_t)KW - 1);
+    vn_cmd0(&B, EP_VNPU_SET_KERNEL_STRIDE, (uint32_t)p.stride[1] | (uint32_t)p.stride[0] << 8);
+    vn_cmd0(&B, EP_VNPU_SET_KERNEL_DILATION, (uint32_t)p.dilation[1] | (uint32_t)p.dilation[0] << 8);
+    for (int k = 0; k < 4; k++) vn_cmd0(&B, EP_VNPU_SET_PAD_TOP + (uint32_t)k, (uint32_t)p.pads[k]);
+    vn_fm_nchw(&B, EP_VNPU_FM_IFM, vn_region_in(0), 0, (uint32_t)H, (uint32_t)W, (uint32_t)C, chk_int(-128, 127));
+    vn_fm_nchw(&B, EP_VNPU_FM_OFM, r.region, 0, (uint32_t)OH, (uint32_t)OW, (uint32_t)C, 0);
+    vn_cmd0(&B, EP_VNPU_OP_POOL, EP_VNPU_POOL_MAX);
+    route_finish(&B, &r);
+    vn_cmd0(&B, EP_VNPU_OP_STOP, 0);
+    char what[200];
+    snprintf(what, sizeof what, "maxpool C%d H%d W%d k%dx%d s%d,%d d%d,%d pads %d,%d,%d,%d route%d (iter %d)", C, H, W,
+             KH, KW, p.stride[0], p.stride[1], p.dilation[0], p.dilation[1], p.pads[0], p.pads[1], p.pads[2], p.pads[3],
+             r.mode, iter);
+    ep_tensor *vin[1] = {&x};
+    if (empty) {   /* init must refuse, naming the window */
+        uint32_t size;
+        uint8_t *blob = vn_finish(&B, &size);
+        const uint64_t work_size = vn_align64(B.work_bytes) + B.sram_used;
+        uint8_t *work = (uint8_t *)chk_alloc(work_size ? work_size : 1);
+        ep_tensor *vout[1] = {&got};
+        vn_part v;
+        part_make(&v, blob, size, vin, 1, vout, 1, work, work_size);
+        const int32_t rc = part_init(&v);
+        CHECK(rc == EP_ERR_DELEGATE_BLOB && strstr(v.why, "no tap inside"), "%s: init %d (%s), expected a refusal",
+              what, (int)rc, v.why);
+        if (rc == EP_OK) dev.delegate.destroy(dev.delegate.user, &v.p);
+        chk_free(work);
+        free(blob);
+        n_pool_refused++;
+    } else {
+        uint64_t rd = x.nbytes, wr = y.nbytes;
+        if (r.mode) rd += r.bytes, wr += r.bytes;
+        run_case(what, &B, vin, 1, &got, &y, 0, rd, wr);
+        n_pool++;
+    }
+    chk_free(x.data), chk_free(xf.data), chk_free(yf.data), chk_free(y.data), chk_free(got.data);
 }
 
 /* ---------------- malformed blobs ---------------- */
@@ -703,6 +802,10 @@ int main(int argc, char **argv) {
         else elem_case((int)i / 11, 1), per_kind[5]++;
         if ((uint64_t)chk_n_fail > before + 20) break;
     }
+    for (long i = 0; i < cases / 8 && !chk_n_fail; i++) pool_case((int)i);
+    CHECK(n_pool + n_pool_refused >= (uint64_t)cases / 10, "%llu pool cases", (unsigned long long)n_pool);
+    printf("pool: %llu max-pool cases byte-equal with CAST -> MAXPOOL -> CAST, %llu refused (a window without an IFM "
+           "tap)\n", (unsigned long long)n_pool, (unsigned long long)n_pool_refused);
     printf("functional: %llu cases (conv %llu, grouped %llu, depthwise %llu, fc %llu, add %llu, lut %llu), %llu output "
            "bytes compared\n", (unsigned long long)n_cases, (unsigned long long)per_kind[0],
            (unsigned long long)per_kind[1], (unsigned long long)per_kind[2], (unsigned long long)per_kind[3],

@@ -45,7 +45,7 @@ def test_every_profile_is_its_vnpu_preset():
         assert (p.macs_per_cycle, p.clock_mhz, p.sram_kib * 1024, p.sram_mbps, p.ext_mbps) == (
             c.macs_per_cycle, c.clock_mhz, c.sram_bytes, c.sram_mbps, c.ext_mbps), name
         assert p.weights == ("sram" if not c.const_in_ext else "flash" if "u55" in name else "dram"), name
-        assert p.cpu in CPU_MODELS and p.sync_us > 0 and p.ops == ("qconv2d", "qgemm", "qadd", "qlut")
+        assert p.cpu in CPU_MODELS and p.sync_us > 0 and p.ops == ("qconv2d", "qgemm", "qadd", "qlut", "maxpool")
 
 
 def test_mobilenetv2_int8_fully_offloaded_equals_the_cpu_exactly(mobilenet):

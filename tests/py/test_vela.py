@@ -8,11 +8,12 @@ partitions it onto the vNPU preset of the same configuration (Ethos-U55-128 / -2
 SRAM 8 B/cycle, flash 1 B/cycle; Sram_Only = weights in SRAM, Shared_Sram = weights in flash) and sets the
 cycle model's per-op cycles (ep_vnpu_estimate on each partition's blob) against Vela's per layer.
 
-What is compared: the layers both sides run. The vNPU has no pooling or softmax kick, so the max pool
-(ResNet-50), the global average pool and the softmax stay on the CPU; they are 0.6 to 1.3 % of Vela's cycles
-and are left out of both sides' totals (test_unmatched_layers_are_small checks that share). Every other layer
-is timed: the partition is made with min_ops 1, so a lone supported op between two CPU ops (ResNet-50's 7x7
-stem conv before the max pool, MobileNetV2's logits conv after the pool) is encoded and timed too.
+What is compared: the layers both sides run. ResNet-50's max pool runs as the vNPU's POOL kick (the int8 plan's
+CAST -> MAXPOOL -> CAST chain); the global average pool (float between DEQUANTIZE and QUANTIZE in the int8 plan)
+and the softmax stay on the CPU; they are 0.3 to 1.3 % of Vela's cycles and are left out of both sides' totals
+(test_unmatched_layers_are_small checks that share). Every other layer is timed: the partition is made with
+min_ops 1, so a lone supported op between two CPU ops (MobileNetV2's logits conv after the pool) is encoded and
+timed too.
 
 Targets (NPU.md 7.2, 7.3): totals within +-15 %, per layer within +-25 % for every layer over 1 % of Vela's
 network cycles, and MobileNetV2 on U55-128 Shared_Sram within +-20 % of the Arm ML Embedded Evaluation Kit's
@@ -72,16 +73,17 @@ def vnpu_layers(net: str, cfg) -> dict:
     def encode(ops, inputs, outputs):
         blob, work = enc.encode(ops, inputs, outputs, c)
         est = vnpu.estimate(blob, c)
-        names = [o.name for o in ops]
-        assert len(est["ops"]) == len(names), (f"{len(est['ops'])} kicks for {len(names)} ops: the per-op "
-                                               "records cannot be matched to the layers")
+        names = [k[-1].name for k in enc.kicks(ops)]    # a max-pool chain (CAST, MAXPOOL, CAST) is one kick
+        assert len(est["ops"]) == len(names), (f"{len(est['ops'])} kicks for {len(names)} kick groups: the "
+                                               "per-op records cannot be matched to the layers")
         timed[tuple(names)] = (dict(zip(names, est["ops"])), est["total"])
         return blob, work
 
     def seconds(blob):
         return vnpu.estimate(blob, c)["total"]["active_cycles"] / (c.clock_mhz * 1e6)
 
-    backend = Backend(f"vnpu-{net}", K.EP_DELEGATE_KIND_VNPU, enc.supported, encode, seconds, min_ops=1)
+    backend = Backend(f"vnpu-{net}", K.EP_DELEGATE_KIND_VNPU, enc.supported, encode, seconds, min_ops=1,
+                      groups=enc.groups)
     # The U55's host is a Cortex-M55 (Corstone-300). Placement does not matter here: the partitioner encodes
     # every run of supported ops (min_ops 1) before it decides, and every encoded run is timed.
     plan = compile_model(qtwins.to_onnx(qtwins.build(net)),
@@ -120,35 +122,13 @@ def compare(net: str, cfg: str) -> dict:
 
 CASES = [(n, c) for n in NETS for c in CONFIGS]
 
-# Large layers (> 1 % of Vela's cycles) the v0 cycle model misses by more than 25 %, by cause. Each is a term of
-# runtime_c/delegates/vnpu/model.c that Vela's traffic contradicts (docs/npu.md "Timing model against Vela
-# 5.2.0" has the numbers and the proposed changes); test_large_layers_within_25_percent is an expected failure
-# for the configurations listed, and test_known_layer_deviations pins the list, so a fix or a new deviation
-# both show.
-S2_1X1 = ("1x1 stride-2 conv: the model reads the whole IFM once per 32-channel OC pass, Vela's SRAM traffic "
-          "is about half that (layer2.0.downsample: 8.4 IFM reads for 16 passes), as a 1x1/s2 kernel skips every "
-          "other row: vNPU / Vela 1.41-2.00, SRAM-bound in the model")
-DEEP_OC = ("U55-256, 1x1 conv on a 7x7 map with 960-2048 output channels: the model reads the IFM ceil(OC/32) "
-           "times, Vela about ceil(OC/64) (features.15.expand: 15.7 reads, the model 30), so the model is "
-           "SRAM-bound where Vela is compute-bound: 1.31-1.39")
-DW_S2 = ("U55-256, 3x3/s2 depthwise 56x56x144: Vela is SRAM-bound with 1.70 IFM reads (block overlap), the "
-         "model reads the IFM once: 0.65-0.66")
-W_REREAD = ("U55-256 Sram_Only, 3x3/s2 conv 28x28x256: Vela is SRAM-bound (its weights are re-read per OFM "
-            "block: 72.8 MB of weight reads for 23.5 MB of weights over ResNet-50), the model reads weights once "
-            "and is compute-bound: 0.74")
-KNOWN = {
-    ("mobilenetv2", "u55-256-sram"): {"features.4.depthwise": DW_S2, "features.15.expand": DEEP_OC,
-                                      "features.16.expand": DEEP_OC, "features.17.expand": DEEP_OC,
-                                      "features.18": DEEP_OC},
-    ("mobilenetv2", "u55-256-shared"): {"features.4.depthwise": DW_S2},
-    ("resnet50", "u55-128-sram"): {"layer2.0.downsample": S2_1X1, "layer3.0.downsample": S2_1X1,
-                                   "layer4.0.downsample": S2_1X1},
-    ("resnet50", "u55-256-sram"): {"layer2.0.downsample": S2_1X1, "layer3.0.downsample": S2_1X1,
-                                   "layer4.0.downsample": S2_1X1, "layer3.0.conv2": W_REREAD,
-                                   "layer4.0.conv3": DEEP_OC, "layer4.1.conv3": DEEP_OC, "layer4.2.conv3": DEEP_OC},
-    ("resnet50", "u55-128-shared"): {"layer2.0.downsample": S2_1X1, "layer3.0.downsample": S2_1X1},
-    ("resnet50", "u55-256-shared"): {"layer2.0.downsample": S2_1X1, "layer3.0.downsample": S2_1X1},
-}
+# Large layers (> 1 % of Vela's cycles) the cycle model misses by more than 25 %, with their cause: none since the
+# model counts the IFM rows a strided kernel touches, the deeper OC pass of a one-block OFM plane, the per-block
+# weight re-reads of k x k kernels and the border re-reads of depthwise blocks (runtime_c/delegates/vnpu/model.c;
+# docs/npu.md "Timing model against Vela 5.2.0" has the numbers). A deviation that appears is listed here with
+# its measured ratio and cause: test_large_layers_within_25_percent is then an expected failure for its
+# configuration, and test_known_layer_deviations pins the list, so a fix or a new deviation both show.
+KNOWN: dict = {}
 
 
 def _known_xfail(net, cfg):
@@ -172,11 +152,12 @@ def test_twins_compile_to_int8_ops(net, convs, adds, gemms):
 
 @pytest.mark.parametrize("net,cfg", CASES)
 def test_unmatched_layers_are_small(net, cfg):
-    """Vela's layers the vNPU does not run (pools, softmax) are under 2 % of Vela's cycles, so comparing the
-    layers both sides run compares the networks; and every layer the vNPU times has a Vela counterpart."""
+    """Vela's layers the vNPU does not run (the global average pool, softmax) are under 2 % of Vela's cycles, so
+    comparing the layers both sides run compares the networks; and every layer the vNPU times has a Vela
+    counterpart (ResNet-50's max pool among them)."""
     r = compare(net, cfg)
     assert not r["extra"], r["extra"]
-    assert {u["kind"] for u in r["unmatched"]} <= {"maxpool", "avgpool", "softmax"}, r["unmatched"]
+    assert {u["kind"] for u in r["unmatched"]} <= {"avgpool", "softmax"}, r["unmatched"]
     assert r["unmatched_share"] < 0.02, r["unmatched_share"]
 
 
@@ -204,10 +185,11 @@ def test_known_layer_deviations(net, cfg):
 @pytest.mark.parametrize("net", NETS)
 def test_partition_places_the_network_body(net):
     """With a Cortex-M55 host (Corstone-300), the partitioner puts the run of all inner layers on the U55-128
-    (Shared_Sram) vNPU: 62 ops of MobileNetV2, 68 of ResNet-50 (all but its stem conv, cut off by the max pool)."""
+    (Shared_Sram) vNPU: 62 ops of MobileNetV2, 72 of ResNet-50 (its stem conv, the max pool's CAST -> MAXPOOL ->
+    CAST chain and the 68 ops after it)."""
     runs = vnpu_layers(net, "u55-128-shared")["report"]["runs"]
     body = max(runs, key=lambda r: r["n_ops"])
-    assert body["placed"] and body["n_ops"] == {"mobilenetv2": 62, "resnet50": 68}[net], body
+    assert body["placed"] and body["n_ops"] == {"mobilenetv2": 62, "resnet50": 72}[net], body
 
 
 def test_mlek_anchor():
@@ -270,12 +252,13 @@ def test_mobilenetv2_mac_utilisation():
 
 def table() -> str:
     lines = ["| network | config | Vela total | Vela, layers compared | vNPU | vNPU / Vela "
-             "| large layers out of +-25 % |", "|---|---|---|---|---|---|---|"]
+             "| large layers: vNPU / Vela | large layers out of +-25 % |", "|---|---|---|---|---|---|---|---|"]
     for net, cfg in CASES:
         r = compare(net, cfg)
+        large = [x["ratio"] for x in r["rows"] if x["share"] > LAYER_SHARE]
         out = ", ".join(f"{x['name']} {x['ratio']:.2f}" for x in r["large_out"]) or "none"
         lines.append(f"| {net} | {cfg} | {r['vela_total']:,} | {r['matched_vela']:,} | {r['vnpu_total']:,} | "
-                     f"{r['ratio']:.3f} | {out} |")
+                     f"{r['ratio']:.3f} | {min(large):.2f}-{max(large):.2f} | {out} |")
     return "\n".join(lines)
 
 

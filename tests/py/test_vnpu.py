@@ -354,3 +354,34 @@ def test_mobilenetv2_on_the_vnpu_is_bit_exact(mobilenetv2_int8):
     for k in want:
         assert np.array_equal(got[k], want[k]) and got[k].argmax() == want[k].argmax()
     assert npu.counters(total=True)["mac_ops"] > 300e6
+
+
+@pytest.mark.parametrize("pool", [dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+                                  dict(kernel_shape=[2, 3], strides=[2, 1], ceil_mode=1),
+                                  dict(kernel_shape=[3, 3], strides=[3, 3], dilations=[2, 1], pads=[2, 0, 1, 1])])
+def test_int8_maxpool_runs_on_the_vnpu_bit_exact(tmp_path, pool):
+    """MaxPool between int8 convs lowers to CAST (int8 -> f32) -> MAXPOOL -> CAST; the partitioner takes the chain
+    whole (vnpu_encode.groups) and the vNPU runs it as one POOL kick, with the plan's outputs equal to the CPU's
+    bit for bit (padding, ceil_mode and dilation included). A lone CAST or MAXPOOL is refused."""
+    rng = np.random.default_rng(11)
+    inits = {"w1": rng.standard_normal((24, 8, 3, 3)) * 0.3, "w2": rng.standard_normal((16, 24, 1, 1)) * 0.3}
+    nodes = [h.make_node("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1]), h.make_node("Relu", ["c1"], ["r1"]),
+             h.make_node("MaxPool", ["r1"], ["p"], **pool), h.make_node("Conv", ["p", "w2"], ["y"])]
+    g = h.make_graph(nodes, "pool", [h.make_tensor_value_info("x", T.FLOAT, [1, 8, 40, 40])],
+                     [h.make_tensor_value_info("y", T.FLOAT, None)],
+                     [nh.from_array(np.asarray(v, np.float32), k) for k, v in inits.items()])
+    model = _quantise(tmp_path, h.make_model(g, opset_imports=[h.make_opsetid("", 14)]), {"x": (1, 8, 40, 40)})
+    cpu, npu_plan = edgeplan.compile(model), edgeplan.compile(model, npu="u55-256-sram")
+    (run,) = [r for r in npu_plan.report["partitions"]["runs"] if r["placed"]]
+    assert {"cast", "maxpool", "qconv2d"} <= set(run["kinds"]), run
+    dev = vnpu.VirtualNPU("u55-256-sram")
+    s, ref = edgeplan.Session(npu_plan, delegates=[dev]), edgeplan.Session(cpu)
+    for seed in range(3):
+        x = {"x": np.random.default_rng(seed).standard_normal((1, 8, 40, 40)).astype(np.float32)}
+        a, b = s.run(x), ref.run(x)
+        for k in b:
+            assert np.array_equal(a[k], b[k]), k
+    assert s.partitions[0]["delegate_runs"] == 3 and s.partitions[0]["cpu_runs"] == 0
+    kicks = [o["op"] for o in dev.op_cycles()]
+    assert kicks.count("pool") == 1 and "cast" not in kicks, kicks
+    assert all(supported(op) for op in _lowered(model).ops if op.kind in ("cast", "maxpool"))

@@ -100,6 +100,33 @@ static void elementwise(const epn_env *e, const epn_regs *r, int lut) {
             }
 }
 
+/* POOL max: the largest code among the window's taps inside the IFM (stream.c has checked that every window
+ * has one), clamped to the activation range. On int8 codes this is the CPU's CAST -> MAXPOOL (f32) -> CAST
+ * chain bit for bit: the codes are exact in f32, and a max does not depend on the order of its operands. */
+static void pool_max(const epn_env *e, const epn_regs *r) {
+    const epn_fm *x = &r->fm[EPN_IFM], *y = &r->fm[EPN_OFM];
+    const int8_t *xb = rd_at(e, x->region, x->base);
+    int8_t *yb = wr_at(e, y->region, y->base);
+    const int64_t H = x->h, W = x->w;
+    for (uint64_t c = 0; c < y->c; c++)
+        for (int64_t oh = 0; oh < y->h; oh++)
+            for (int64_t ow = 0; ow < y->w; ow++) {
+                int32_t m = -128;
+                for (int64_t kh = 0; kh < r->kh; kh++) {
+                    const int64_t ih = oh * r->ksy - r->pad[0] + kh * r->kdy;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t kw = 0; kw < r->kw; kw++) {
+                        const int64_t iw = ow * r->ksx - r->pad[1] + kw * r->kdx;
+                        if (iw < 0 || iw >= W) continue;
+                        const int32_t v = xb[c * x->sc + (uint64_t)ih * x->sy + (uint64_t)iw * x->sx];
+                        if (v > m) m = v;
+                    }
+                }
+                m = m < r->act_min ? r->act_min : m > r->act_max ? r->act_max : m;
+                yb[c * y->sc + (uint64_t)oh * y->sy + (uint64_t)ow * y->sx] = (int8_t)m;
+            }
+}
+
 void epn_exec(const epn_env *e, const epn_regs *r, uint32_t opcode) {
     switch (opcode) {
     case EP_VNPU_OP_CONV: conv(e, r, 0); break;
@@ -107,6 +134,7 @@ void epn_exec(const epn_env *e, const epn_regs *r, uint32_t opcode) {
     case EP_VNPU_OP_MATMUL: matmul(e, r); break;
     case EP_VNPU_OP_ELTWISE: elementwise(e, r, 0); break;
     case EP_VNPU_OP_LUT: elementwise(e, r, 1); break;
+    case EP_VNPU_OP_POOL: pool_max(e, r); break;
     case EP_VNPU_OP_DMA:   /* source and destination may overlap (both in working memory) */
         memmove(e->wr[r->dma_dreg] + r->dma_dst, e->rd[r->dma_sreg] + r->dma_src, r->dma_len);
         break;

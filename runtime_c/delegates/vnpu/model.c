@@ -9,12 +9,28 @@
  *           (8 weights per cycle, re-sent per 64-pixel block), out = OH OW OC / (MACs / 64) (output stage)
  *   MATMUL  CONV with a 1 x 1 kernel over the rows (FC: one row, so weight-decoder bound: OC IC / 8)
  *   DWCONV  max(P ceil(C/8) ceil(KH KW / 4) 4, OH OW C / (MACs / 64))
+ *   POOL    max(4 P ceil(C/8) KH KW, OH OW C / (MACs / 64)): one tap of one pixel's 8 channels per cycle at
+ *           256 MACs (Vela's max and average pools: 3x3/s2 112x112x64 228,066 cycles at U55-256, 453,053 at -128;
+ *           NPU.md 6.4's P ceil(C/8) KH KW is a quarter of that)
  *   ELTWISE, LUT  N 0.75 (256 / MACs) cycles
  *   DMA     0 (its bytes only)
- * Traffic: an IFM is read once per 32-channel OC pass (CONV, MATMUL) or once, the OFM written once, weights and
- * requantisation records read once from their region's memory; constants in external memory are staged through
- * the SRAM (written and read there once more). Region 2 is SRAM; region 0 lives where const_in_ext says, regions
- * 1 and 3.. where fmap_in_ext says. */
+ * Traffic (calibrated on Vela 5.2.0's per-layer SRAM traffic for MobileNetV2 and ResNet-50; docs/npu.md "Timing
+ * model against Vela 5.2.0"):
+ *   CONV, MATMUL  the IFM rows the kernel touches, rows = min(IH, OH min(EH, sy) + max(EH - sy, 0)) with EH the
+ *           dilated kernel height (a 1x1/s2 kernel never reads the odd rows), once per OC pass of D channels:
+ *           D = 64 when both strides are 1 and the whole OFM plane, rounded up to the micro-block, is one OFM block
+ *           of 64 channels in the 16 MACs accumulators (ceil(OH/ub_h) ub_h ceil(OW/ub_w) ub_w 64 <= 16 MACs), else
+ *           D = 32. The weights of a k x k kernel (KH KW > 1) are read once per 64-pixel OFM block,
+ *           ceil(OH OW / 64) times (the blocks the weight decoder re-sends them to); 1 x 1 weights and the
+ *           requantisation records once.
+ *   DWCONV  the IFM once when the OFM plane is one block (OH OW <= MACs pixels) or the kernel is 1 x 1, else
+ *           ceil(7/5 IFM): neighbouring blocks re-read their borders.
+ *   POOL, ELTWISE, LUT, DMA  every operand once.
+ *   The OFM is written once. Constants (weights, records, LUT) are read from their region's memory; constants in
+ *   external memory are staged through the SRAM: read there once, written to the SRAM once, and read from it as
+ *   often as the kick reads them. Region 2 is SRAM; region 0 lives where const_in_ext says, regions 1 and 3..
+ *   where fmap_in_ext says.
+ */
 #include "vnpu_impl.h"
 
 static uint64_t sat_mul(uint64_t a, uint64_t b) { return a && b > UINT64_MAX / a ? UINT64_MAX : a * b; }
@@ -62,13 +78,16 @@ typedef struct traffic {
 static void add_rd(traffic *t, int port, uint64_t n) { t->rd[port] = t->rd[port] > UINT64_MAX - n ? UINT64_MAX : t->rd[port] + n; }
 static void add_wr(traffic *t, int port, uint64_t n) { t->wr[port] = t->wr[port] > UINT64_MAX - n ? UINT64_MAX : t->wr[port] + n; }
 
-/* weights + records (or a LUT) read from their region; staged through the SRAM when that is external memory */
-static void consts(const ep_vnpu_config *c, traffic *t, uint32_t region, uint64_t n) {
+/* n bytes of constants (weights, records or a LUT) read `reads` times from their region; when that region is
+ * external memory they are read there once and staged through the SRAM (written once, read `reads` times). */
+static void consts(const ep_vnpu_config *c, traffic *t, uint32_t region, uint64_t n, uint64_t reads) {
     const int port = port_of(c, region);
-    add_rd(t, port, n);
     if (port == EP_VNPU_PORT_EXT && region == EP_VNPU_REGION_CONST) {
+        add_rd(t, port, n);
         add_wr(t, EP_VNPU_PORT_SRAM, n);
-        add_rd(t, EP_VNPU_PORT_SRAM, n);
+        add_rd(t, EP_VNPU_PORT_SRAM, sat_mul(n, reads));
+    } else {
+        add_rd(t, port, sat_mul(n, reads));
     }
 }
 
@@ -99,9 +118,17 @@ void epn_model(const ep_vnpu_config *c, const epn_regs *r, uint32_t opcode, ep_v
         const uint64_t kh = opcode == EP_VNPU_OP_CONV ? r->kh : 1, kw = opcode == EP_VNPU_OP_CONV ? r->kw : 1;
         compute = conv_compute(macs, y->h, y->w, x->c, y->c, kh, kw);
         o->mac_ops = sat_mul(fm_bytes(y), x->c * kh * kw);
-        add_rd(&t, port_of(c, x->region), sat_mul(fm_bytes(x), epn_ceil(y->c, 32)));
-        consts(c, &t, r->w_region, r->w_len);
-        consts(c, &t, r->s_region, r->s_len);
+        const uint64_t sy = opcode == EP_VNPU_OP_CONV ? r->ksy : 1, sx = opcode == EP_VNPU_OP_CONV ? r->ksx : 1;
+        const uint64_t eh = (kh - 1) * (opcode == EP_VNPU_OP_CONV ? r->kdy : 1) + 1;
+        const uint64_t touched = y->h * (eh < sy ? eh : sy) + (eh > sy ? eh - sy : 0);
+        const uint64_t rows = touched < x->h ? touched : x->h;
+        uint32_t ub_h, ub_w;
+        ublock(macs, &ub_h, &ub_w);
+        const uint64_t plane = epn_ceil(y->h, ub_h) * ub_h * epn_ceil(y->w, ub_w) * ub_w;
+        const uint64_t depth = sy == 1 && sx == 1 && plane * 64 <= 16u * (uint64_t)macs ? 64 : 32;
+        add_rd(&t, port_of(c, x->region), sat_mul(rows * x->w * x->c, epn_ceil(y->c, depth)));
+        consts(c, &t, r->w_region, r->w_len, kh * kw > 1 ? epn_ceil((uint64_t)y->h * y->w, 64) : 1);
+        consts(c, &t, r->s_region, r->s_len, 1);
         add_wr(&t, port_of(c, y->region), fm_bytes(y));
         break;
     }
@@ -112,9 +139,19 @@ void epn_model(const ep_vnpu_config *c, const epn_regs *r, uint32_t opcode, ep_v
         const uint64_t mac = sat_mul(P, epn_ceil(y->c, 8) * epn_ceil(taps, 4) * 4);
         compute = max2(mac, epn_ceil(sat_mul(fm_bytes(y), 64), macs));
         o->mac_ops = sat_mul(fm_bytes(y), taps);
+        const int one_block = (uint64_t)y->h * y->w <= macs || taps == 1;
+        add_rd(&t, port_of(c, x->region), one_block ? fm_bytes(x) : epn_ceil(fm_bytes(x) * 7, 5));
+        consts(c, &t, r->w_region, r->w_len, 1);
+        consts(c, &t, r->s_region, r->s_len, 1);
+        add_wr(&t, port_of(c, y->region), fm_bytes(y));
+        break;
+    }
+    case EP_VNPU_OP_POOL: {
+        uint32_t ub_h, ub_w;
+        ublock(macs, &ub_h, &ub_w);
+        const uint64_t P = epn_ceil(y->h, ub_h) * epn_ceil(y->w, ub_w), taps = (uint64_t)r->kh * r->kw;
+        compute = max2(sat_mul(P * 4, epn_ceil(y->c, 8) * taps), epn_ceil(sat_mul(fm_bytes(y), 64), macs));
         add_rd(&t, port_of(c, x->region), fm_bytes(x));
-        consts(c, &t, r->w_region, r->w_len);
-        consts(c, &t, r->s_region, r->s_len);
         add_wr(&t, port_of(c, y->region), fm_bytes(y));
         break;
     }
@@ -123,7 +160,7 @@ void epn_model(const ep_vnpu_config *c, const epn_regs *r, uint32_t opcode, ep_v
         compute = epn_ceil(sat_mul(fm_bytes(y), 192), macs);   /* 0.75 cycles per element at 256 MACs */
         add_rd(&t, port_of(c, x->region), fm_bytes(x));
         if (opcode == EP_VNPU_OP_ELTWISE) add_rd(&t, port_of(c, x2->region), fm_bytes(x2));
-        else consts(c, &t, r->lut_region, EP_VNPU_LUT_BYTES);
+        else consts(c, &t, r->lut_region, EP_VNPU_LUT_BYTES, 1);
         add_wr(&t, port_of(c, y->region), fm_bytes(y));
         break;
     case EP_VNPU_OP_DMA:

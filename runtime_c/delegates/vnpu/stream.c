@@ -172,7 +172,7 @@ static int set1(epn_env *e, epn_regs *r, uint32_t op, uint32_t param, uint32_t v
 
 /* ---------------- kick checks ---------------- */
 static const char *op_name(uint32_t op) {
-    static const char *const names[] = {"STOP", "CONV", "DWCONV", "MATMUL", "ELTWISE", "LUT", "DMA"};
+    static const char *const names[] = {"STOP", "CONV", "DWCONV", "MATMUL", "ELTWISE", "LUT", "DMA", "POOL"};
     return op < sizeof names / sizeof names[0] ? names[op] : "?";
 }
 static int writable(const epn_env *e, uint32_t region) {
@@ -275,6 +275,41 @@ static int check_conv(epn_env *e, const epn_regs *r, uint32_t opcode, uint32_t w
     return consts_ok(e, r, taps * x->c * y->c, y->c, taps * x->c, word, op);
 }
 
+/* Every window of an axis holds a tap inside the IFM: window o's taps are o s - p0 + k d for k < K, so only the
+ * windows that start in the leading padding (o s < p0, at most 64 of them) can miss, and windows that start past
+ * the IFM's end (the last one is enough to check). */
+static int taps_ok(epn_env *e, uint32_t in, uint32_t out, uint32_t k, uint32_t s, uint32_t d, uint32_t p0,
+                   uint32_t word, const char *axis) {
+    for (uint64_t o = 0; o < out; o = o * s < p0 ? o + 1 : out - 1) {
+        const int64_t start = (int64_t)(o * s) - (int64_t)p0;
+        int hit = 0;
+        for (uint64_t t = 0; t < k && !hit; t++) hit = start + (int64_t)(t * d) >= 0 && start + (int64_t)(t * d) < (int64_t)in;
+        if (!hit)
+            return epn_fail(e, "word %u (POOL): %s: window %llu has no tap inside the IFM", word, axis,
+                            (unsigned long long)o);
+        if (o == out - 1) break;
+    }
+    return EP_OK;
+}
+
+/* POOL (max): IFM and OFM of one depth, the window geometry of CONV, every window with a tap inside the IFM. */
+static int check_pool(epn_env *e, const epn_regs *r, uint32_t param, uint32_t word) {
+    const epn_fm *x = &r->fm[EPN_IFM], *y = &r->fm[EPN_OFM];
+    int rc;
+    if (param != EP_VNPU_POOL_MAX) return epn_fail(e, "word %u (POOL): function %u unknown (0: max)", word, (unsigned)param);
+    if ((rc = fm_ok(e, x, EPN_IFM, 0, word, "POOL")) || (rc = fm_ok(e, y, EPN_OFM, 1, word, "POOL")) ||
+        (rc = act_ok(e, r, word, "POOL")))
+        return rc;
+    if (x->c != y->c)
+        return epn_fail(e, "word %u (POOL): IFM %u and OFM %u channels differ", word, (unsigned)x->c, (unsigned)y->c);
+    if ((rc = window_ok(e, x->h, y->h, r->kh, r->ksy, r->kdy, r->pad[0], r->pad[2], word, "POOL", "height")) ||
+        (rc = window_ok(e, x->w, y->w, r->kw, r->ksx, r->kdx, r->pad[1], r->pad[3], word, "POOL", "width")))
+        return rc;
+    if ((rc = taps_ok(e, x->h, y->h, r->kh, r->ksy, r->kdy, r->pad[0], word, "height")))
+        return rc;
+    return taps_ok(e, x->w, y->w, r->kw, r->ksx, r->kdx, r->pad[1], word, "width");
+}
+
 static int same_shape(epn_env *e, const epn_fm *a, const epn_fm *b, uint32_t word, const char *op) {
     if (a->h != b->h || a->w != b->w || a->c != b->c)
         return epn_fail(e, "word %u (%s): shapes %ux%ux%u and %ux%ux%u differ", word, op, (unsigned)a->h,
@@ -315,6 +350,7 @@ static int check_kick(epn_env *e, const epn_regs *r, uint32_t opcode, uint32_t p
         if ((r->set & (EPN_LUT_REGION | EPN_LUT_BASE)) != (EPN_LUT_REGION | EPN_LUT_BASE))
             return epn_fail(e, "word %u (LUT): table registers not set", word);
         return span_ok(e, r->lut_region, r->lut_base, EP_VNPU_LUT_BYTES, word, op, "table");
+    case EP_VNPU_OP_POOL: return check_pool(e, r, param, word);
     case EP_VNPU_OP_DMA: {
         const uint32_t need = EPN_DMA_SREG | EPN_DMA_DREG | EPN_DMA_SRC | EPN_DMA_DST | EPN_DMA_LEN;
         if (param) return epn_fail(e, "word %u (DMA): parameter %u (reserved, 0)", word, (unsigned)param);

@@ -56,7 +56,9 @@ extern "C" {
 #define EP_VNPU_OP_ELTWISE 0x0004         /* param: EP_VNPU_ELTWISE_* */
 #define EP_VNPU_OP_LUT 0x0005
 #define EP_VNPU_OP_DMA 0x0006             /* copies DMA_LEN bytes, synchronously */
+#define EP_VNPU_OP_POOL 0x0007            /* param: EP_VNPU_POOL_*; window registers as CONV, no weights */
 #define EP_VNPU_ELTWISE_ADD 0
+#define EP_VNPU_POOL_MAX 0                /* the largest IFM code among the window's taps inside the IFM */
 /* feature maps: base 0x0100 (IFM), 0x0110 (IFM2), 0x0120 (OFM), plus a field: */
 #define EP_VNPU_FM_IFM 0x0100
 #define EP_VNPU_FM_IFM2 0x0110

@@ -40,7 +40,10 @@ class Backend:
         schedule order, inputs / outputs the run's boundary (storage) tensors in the order the DELEGATE op
         passes them. Raises ValueError (with the reason) when the run cannot be encoded (too large for the
         device's memory, say): the run stays on the CPU.
-    seconds(blob) -> the blob's modelled time on the device, compute and memory traffic included."""
+    seconds(blob) -> the blob's modelled time on the device, compute and memory traffic included.
+    groups(graph) -> optional: {index of an op: index one past the last op} of op sequences the device runs as one
+        command though no single op of them is supported alone (the vNPU: CAST int8 -> f32, MAXPOOL, CAST back,
+        the int8 max pool). find_runs takes such a group whole, never asking its ops one by one."""
     name: str
     kind: int
     supported: Callable[[Op], Optional[str]]
@@ -52,6 +55,7 @@ class Backend:
     max_io: int = K.EP_DELEGATE_MAX_IO
     detail: Callable[[bytes], dict] = None   # optional: the timing model's breakdown for reports
     cpu: str = ""                # the CPU beside the device (a CPU_MODELS key), when no board is given
+    groups: Callable[[Graph], dict] = None
 
 
 @dataclass(frozen=True)
@@ -129,10 +133,18 @@ def find_runs(graph: Graph, backend: Backend, unsupported: frozenset = frozenset
     """Maximal runs of consecutive supported ops, and [(op, reason)] for the ops the backend refuses.
     ``unsupported``: op names to treat as unsupported (tests; a user's override)."""
     paths = branch_paths(graph.ops)
+    grouped = set()      # ops of the backend's groups whose every op may go (static, not marked, one branch)
+    for a, b in (backend.groups(graph) if backend.groups else {}).items():
+        members = range(a, b)
+        if all(graph.ops[k].name not in unsupported and _static(graph.ops[k]) and paths[k] == paths[a]
+               for k in members):
+            grouped.update(members)
     runs, refused, cur = [], [], None
     for i, op in enumerate(graph.ops):
         why = None
-        if op.kind in CONTROL:
+        if i in grouped:
+            why = None
+        elif op.kind in CONTROL:
             why = "control op"
         elif op.name in unsupported:
             why = "marked unsupported"

@@ -93,7 +93,10 @@ def backend_for(name: str):
     def detail(blob: bytes) -> dict:
         return estimate(blob, cfg)
 
+    def groups(graph):   # the int8 max pool (CAST -> MAXPOOL -> CAST) when the profile lists maxpool
+        return vnpu_encode.groups(graph) if "maxpool" in prof.ops else {}
+
     return Backend(prof.name, K.EP_DELEGATE_KIND_VNPU, supported,
                    lambda ops, ins, outs: vnpu_encode.encode(ops, ins, outs, cfg), seconds,
                    sync_s=prof.sync_us * 1e-6, min_ops=prof.min_ops, min_macs=prof.min_macs, detail=detail,
-                   cpu=prof.cpu)
+                   cpu=prof.cpu, groups=groups)

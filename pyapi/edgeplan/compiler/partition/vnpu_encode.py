@@ -12,6 +12,13 @@ its owner's bytes and region); every other tensor the ops touch is an intermedia
 memory (region 1). Feature maps are addressed in place by shape and byte strides: QCONV2D's NCHW planes
 (stride_x 1, stride_y W, stride_c H W; one kick per image and per group), QGEMM's rows (one pixel per row,
 channels contiguous), QADD / QLUT as a contiguous H x W x C factorisation of the element count.
+
+The int8 max pool has no plan op of its own: lowering writes MaxPool on int8 codes as CAST (int8 -> f32),
+MAXPOOL (f32), CAST (f32 -> int8). ``groups(graph)`` finds those chains for the partitioner, and ``encode``
+turns each into one POOL kick (the max of the codes is the chain's result bit for bit: the codes are exact
+in f32, and a max does not depend on the order of its operands); its f32 intermediates are never placed.
+Average and global average pools of int8 models run in float between DEQUANTIZE and QUANTIZE, whose f32
+sums depend on the kernel's order of additions; the vNPU does not claim them.
 """
 from __future__ import annotations
 
@@ -66,10 +73,90 @@ def _conv_geometry(op):
     return n, c, h, w, m, oh, ow, g
 
 
+def _pool_pads(op):
+    """The max pool's (top, left, bottom, right) padding for the POOL kick: the plan's, with the bottom / right
+    grown where ceil_mode adds an output row or column (taps past the IFM are skipped either way); None when a
+    window would hold no tap inside the IFM or a pad is over the limit."""
+    p = op.params
+    x, y = op.inputs[0], op.outputs[0]
+    pads = [int(v) for v in p["pads"]]
+    for ax in (0, 1):
+        n, out = int(x.shape[2 + ax]), int(y.shape[2 + ax])
+        k, s, d = int(p["kernel"][ax]), int(p["stride"][ax]), int(p["dilation"][ax])
+        dk, p0 = (k - 1) * d + 1, pads[ax]
+        if (n + p0 + pads[2 + ax] - dk) // s + 1 != out:
+            pads[2 + ax] = (out - 1) * s + dk - n - p0
+        if n + p0 + pads[2 + ax] < dk or (n + p0 + pads[2 + ax] - dk) // s + 1 != out:
+            return None
+        for o in list(range(min(out, -(-p0 // s) + 1))) + [out - 1]:   # windows starting in the padding, the last
+            if not any(0 <= o * s - p0 + t * d < n for t in range(k)):
+                return None
+    return pads if all(0 <= v <= K.EP_VNPU_MAX_PAD for v in pads) else None
+
+
+def _maxpool_why(op) -> str | None:
+    p = op.params
+    x, y = op.inputs[0], op.outputs[0]
+    if len(op.outputs) != 1 or op.variant != 0 or len(x.shape) != 4:
+        return "max pool with indices, or not over [N, C, H, W]"
+    if max(int(v) for v in p["kernel"]) > K.EP_VNPU_MAX_KERNEL or not all(
+            1 <= int(v) <= K.EP_VNPU_MAX_STRIDE for v in p["stride"]) or not all(
+            1 <= int(v) <= K.EP_VNPU_MAX_DILATION for v in p["dilation"]):
+        return "pool window over the vNPU's kernel, stride or dilation limits"
+    if max(int(v) for v in list(x.shape[1:]) + list(y.shape[1:])) > _MAXD:
+        return "a dimension over 65536"
+    return None if _pool_pads(op) is not None else "a pool window without a tap inside the input, or padding over 63"
+
+
+def _is_pool_chain(ops, i, graph_outputs=()) -> bool:
+    """ops[i:i+3] is CAST (int8 -> f32), MAXPOOL, CAST (f32 -> int8) over the same codes, the f32 tensors read by
+    nothing else, and the pool within the vNPU's limits."""
+    if i + 3 > len(ops):
+        return False
+    a, m, b = ops[i:i + 3]
+    if a.kind != "cast" or m.kind != "maxpool" or b.kind != "cast":
+        return False
+    i8, f32 = np.dtype(np.int8), np.dtype(np.float32)
+    if (np.dtype(a.inputs[0].dtype) != i8 or np.dtype(a.outputs[0].dtype) != f32 or np.dtype(b.outputs[0].dtype) != i8
+            or m.inputs[0].storage() is not a.outputs[0].storage() or b.inputs[0].storage() is not m.outputs[0].storage()):
+        return False
+    if any(int(s) for t in (a.inputs[0], b.outputs[0]) for s in (getattr(t, "dim_sym", ()) or ())):
+        return False
+    return _maxpool_why(m) is None
+
+
+def groups(graph) -> dict:
+    """{i: i + 3} for every int8 max-pool chain of the graph's ops whose f32 intermediates nothing else reads."""
+    ops = graph.ops
+    out: dict = {}
+    for i in range(len(ops) - 2):
+        if not _is_pool_chain(ops, i):
+            continue
+        inner = {id(ops[i].outputs[0].storage()), id(ops[i + 1].outputs[0].storage())}
+        readers = [o for k, o in enumerate(ops) if k not in (i + 1, i + 2)
+                   for t in o.inputs if t is not None and id(t.storage()) in inner]
+        if not readers and not any(id(t.storage()) in inner for t in graph.outputs):
+            out[i] = i + 3
+    return out
+
+
+def kicks(ops) -> list:
+    """The ops of a run grouped by the kick each becomes (a max-pool chain is one kick)."""
+    out, i = [], 0
+    while i < len(ops):
+        n = 3 if _is_pool_chain(ops, i) else 1
+        out.append(ops[i:i + n])
+        i += n
+    return out
+
+
 def supported(op) -> str | None:
-    """None when the vNPU runs this lowered op (compiler/graph.py Op), else the reason it does not."""
+    """None when the vNPU runs this lowered op (compiler/graph.py Op), else the reason it does not. The CAST and
+    MAXPOOL ops of an int8 max pool are refused one by one: ``groups`` finds them as a chain."""
+    if op.kind in ("cast", "maxpool"):
+        return f"{op.kind} runs on the vNPU only as the int8 max pool CAST -> MAXPOOL -> CAST (groups)"
     if op.kind not in KINDS:
-        return f"{op.kind} has no vNPU command (qconv2d, qgemm, qadd, qlut)"
+        return f"{op.kind} has no vNPU command (qconv2d, qgemm, qadd, qlut; the int8 max-pool chain)"
     for t in list(op.inputs[:1]) + list(op.outputs):
         if t is None or np.dtype(t.dtype) != np.int8:
             return "operands are not int8"
@@ -195,9 +282,10 @@ def _gemm_weights(op) -> np.ndarray:
 
 
 class _Places:
-    """Where each storage tensor lives: (region, offset)."""
+    """Where each storage tensor lives: (region, offset). ``skip``: ids of storage tensors no kick touches (a
+    max-pool chain's f32 intermediates)."""
 
-    def __init__(self, ops, inputs, outputs, sram_bytes: int):
+    def __init__(self, ops, inputs, outputs, sram_bytes: int, skip=frozenset()):
         self.at: dict = {}
         for k, t in enumerate(list(inputs) + list(outputs)):
             self.at.setdefault(id(_root(t)), (K.EP_VNPU_REGION_IO + k, 0))
@@ -207,7 +295,7 @@ class _Places:
                 if t is None or t.is_const:
                     continue
                 r = _root(t)
-                if id(r) in self.at:
+                if id(r) in self.at or id(r) in skip:
                     continue
                 first, _, _ = live.get(id(r), (i, i, r))
                 live[id(r)] = (first, i, r)
@@ -265,6 +353,28 @@ def _encode_conv(s: _Stream, op, place):
             s.cmd0(K.EP_VNPU_OP_DWCONV if depthwise else K.EP_VNPU_OP_CONV)
 
 
+def _encode_pool(s: _Stream, chain, place):
+    """CAST -> MAXPOOL -> CAST on int8 codes: one POOL kick per image, NCHW planes in place."""
+    m = chain[1]
+    p = m.params
+    n, c, h, w = (int(v) for v in m.inputs[0].shape)
+    oh, ow = (int(v) for v in m.outputs[0].shape[2:])
+    kh, kw = (int(v) for v in p["kernel"])
+    s.cmd0(K.EP_VNPU_SET_KERNEL_HEIGHT_M1, kh - 1)
+    s.cmd0(K.EP_VNPU_SET_KERNEL_WIDTH_M1, kw - 1)
+    s.cmd0(K.EP_VNPU_SET_KERNEL_STRIDE, int(p["stride"][1]) | int(p["stride"][0]) << 8)
+    s.cmd0(K.EP_VNPU_SET_KERNEL_DILATION, int(p["dilation"][1]) | int(p["dilation"][0]) << 8)
+    for i, v in enumerate(_pool_pads(m)):   # top, left, bottom, right
+        s.cmd0(K.EP_VNPU_SET_PAD_TOP + i, v)
+    s.act(-128, 127)
+    for b in range(n):
+        xr, xo = place(chain[0].inputs[0], b * c * h * w)
+        yr, yo = place(chain[2].outputs[0], b * c * oh * ow)
+        s.fm(K.EP_VNPU_FM_IFM, xr, xo, (h, w, c), (1, w, h * w), 0)
+        s.fm(K.EP_VNPU_FM_OFM, yr, yo, (oh, ow, c), (1, ow, oh * ow), 0)
+        s.cmd0(K.EP_VNPU_OP_POOL, K.EP_VNPU_POOL_MAX)
+
+
 def _encode_gemm(s: _Stream, op, place):
     p = op.params
     rows, kd = (int(v) for v in op.inputs[0].shape)
@@ -312,16 +422,22 @@ def encode(ops, inputs, outputs, cfg="u55-256-sram") -> tuple[bytes, int]:
     ``ep_vnpu_config`` (edgeplan.vnpu.config). Raises ValueError when the run cannot be encoded."""
     from ...vnpu import config
     c = config(cfg)
-    for op in ops:
-        why = supported(op)
+    per_kick = kicks(ops)
+    for k in per_kick:
+        why = supported(k[0]) if len(k) == 1 else None
         if why:
-            raise ValueError(f"{op.kind} '{op.name}': {why}")
+            raise ValueError(f"{k[0].kind} '{k[0].name}': {why}")
     io = list(inputs) + list(outputs)
     if not inputs or not outputs or len(inputs) > K.EP_DELEGATE_MAX_IO or len(outputs) > K.EP_DELEGATE_MAX_IO:
         raise ValueError(f"{len(inputs)} inputs and {len(outputs)} outputs (1..{K.EP_DELEGATE_MAX_IO} each)")
-    place = _Places(ops, inputs, outputs, int(c.sram_bytes))
+    inner = {id(_root(t)) for k in per_kick if len(k) == 3 for t in (k[0].outputs[0], k[1].outputs[0])}
+    place = _Places(ops, inputs, outputs, int(c.sram_bytes), inner)
     s = _Stream()
-    for op in ops:
+    for k in per_kick:
+        if len(k) == 3:
+            _encode_pool(s, k, place)
+            continue
+        op = k[0]
         {"qconv2d": _encode_conv, "qgemm": _encode_gemm}.get(op.kind, _encode_elementwise)(s, op, place)
     s.cmd0(K.EP_VNPU_OP_STOP)
     work, sram = place.size[K.EP_VNPU_REGION_WORK], place.size[K.EP_VNPU_REGION_SRAM]
