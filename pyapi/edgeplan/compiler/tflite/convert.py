@@ -277,7 +277,8 @@ class Converter:
 
     # ---- fused activations ----------------------------------------------------------------------------
     def act(self, x: str, code: int) -> str:
-        """ActivationFunctionType: 0 NONE, 1 RELU, 2 RELU_N1_TO_1, 3 RELU6, 4 TANH, 5 SIGN_BIT."""
+        """x with op's fused ActivationFunctionType applied: 0 NONE, 1 RELU, 2 RELU_N1_TO_1, 3 RELU6, 4 TANH,
+        5 SIGN_BIT."""
         if code == 0:
             return x
         if code == 1:
@@ -286,10 +287,10 @@ class Converter:
             return self.node("Clip", [x, self.scalar(-1.0), self.scalar(1.0)])
         if code == 3:
             return self.node("Clip", [x, self.scalar(0.0), self.scalar(6.0)])
-        if code == 4:
-            return self.node("Tanh", [x])
-        if code == 5:   # 1 where the sign bit is set (x < 0), else 0, as TFLite's SIGN_BIT
-            return self.node("Cast", [self.node("Less", [x, self.scalar(0.0)])], to=1)
+        if code in (4, 5):
+            # LiteRT's kernels turn the fused activation into a clamp range (CalculateActivationRange),
+            # and TANH and SIGN_BIT give the full range: the op's output is left as it is
+            return x
         raise Unsupported(f"fused activation {code}")
 
     # ---- the model ----------------------------------------------------------------------------------

@@ -646,7 +646,7 @@ def strided_slice(cv: Converter, op: Op):
         per_dim, oshape = _slice_spec(shape, b, e, st, opt(op, "BeginMask"), opt(op, "EndMask"),
                                       opt(op, "EllipsisMask"), opt(op, "NewAxisMask"), opt(op, "ShrinkAxisMask"),
                                       bool(opt(op, "Offset", False)))
-    sliced = [len(range(*((bb, ee if ee >= 0 else None, ss)))) if not sh else 1
+    sliced = [len(range(size)[bb:ee if ee >= 0 else None:ss]) if not sh else 1
               for (bb, ee, ss, sh), size in zip(per_dim, shape)]
     if cv.is_const(x):
         idx = tuple(slice(bb, ee if ee >= 0 else None, ss) for bb, ee, ss, _ in per_dim)
