@@ -55,7 +55,7 @@ class Converter:
         self.used: set = set()
         self.vals: dict = {}       # tensor index -> {perm: ONNX name of its values (codes when quantised)}
         self.made: dict = {}       # tensor index -> the perm its producer wrote
-        self.fvals: dict = {}      # (tensor index, perm) -> ONNX name of its dequantised values
+        self.fvals: dict = {}      # (tensor index, perm, op index) -> ONNX name of its dequantised values
         self.shapes: dict = {}     # tensor index -> static shape (TFLite order)
         self.consts: dict = {}     # tensor index -> numpy constant (TFLite order), folded at import
         self.cinit: dict = {}      # (tensor index, perm, rank) -> initializer name
@@ -162,7 +162,9 @@ class Converter:
         perm = tuple(perm) if perm is not None else ident(r)
         if not self.quantized(i):
             return self.raw(i, perm)
-        key = (i, perm)
+        # one DequantizeLinear per reading op, as QDQ exporters write them: passes/int8.py matches each
+        # reader's chain (a QLUT cone, a QGEMM) on its own
+        key = (i, perm, self.op.index if self.op is not None else -1)
         if key not in self.fvals:
             s, z, axis = self.qparams(i, perm)
             attrs = {"axis": axis} if axis is not None else {}
