@@ -168,5 +168,5 @@ def test_single_rounding_against_double():
     plan = check(data)
     from test_tflite import feeds_for, reference
     feeds = feeds_for(data, 3)
-    d = np.abs(reference(data, feeds)["y1"].astype(int) - edgeplan.Session(plan).run(feeds)["y1"])
+    d = np.abs(reference(data, feeds)["y11"].astype(int) - edgeplan.Session(plan).run(feeds)["y11"])
     assert d.max() <= 1 and np.mean(d == 0) >= 0.99, (d.max(), np.mean(d == 0))

@@ -47,6 +47,10 @@ class Unsupported(Exception):
     """An op (or an option of it) the importer does not map; collected per node into one CompileError."""
 
 
+class Downstream(Exception):
+    """An op reads a tensor that an op which failed to import writes: not reported again."""
+
+
 class Converter:
     def __init__(self, g: Graph):
         self.g = g
@@ -60,6 +64,7 @@ class Converter:
         self.consts: dict = {}     # tensor index -> numpy constant (TFLite order), folded at import
         self.cinit: dict = {}      # (tensor index, perm, rank) -> initializer name
         self.op: Op = None
+        self.failed: set = set()   # tensors written by ops that did not import
         self.fp16_weights = 0      # float16 constants dequantised at import (kept 16-bit by weights16)
         for t in g.tensors:
             self.shapes[t.index] = t.shape
@@ -136,6 +141,8 @@ class Converter:
                 self.cinit[key] = self.init(np.transpose(self.consts[i], perm), self.t(i).name or "c")
             return self.cinit[key]
         have = self.vals.get(i)
+        if have is None and i in self.failed:
+            raise Downstream()
         if have is None:
             raise Unsupported(f"tensor '{self.t(i).name}' is read before any op writes it")
         if perm in have:
@@ -322,15 +329,20 @@ class Converter:
             h = handlers.get(key)
             if h is None:
                 problems.append(Problem(self.opname(), key, _unsupported_text(op)))
+                self.failed.update(op.outputs)
                 continue
             try:
                 h(self, op)
+            except Downstream:
+                self.failed.update(op.outputs)
             except Unsupported as e:
                 problems.append(Problem(self.opname(), key, str(e)))
+                self.failed.update(op.outputs)
             except (KeyError, IndexError, ValueError) as e:
                 if any(o in self.vals or o in self.consts for o in op.outputs):
                     raise
                 problems.append(Problem(self.opname(), key, f"cannot be imported ({type(e).__name__}: {e})"))
+                self.failed.update(op.outputs)
         self.op = None
         if problems:
             raise CompileError(problems)
