@@ -1,6 +1,5 @@
 """Writes a models.qtwins QNet as an int8 TFLite flatbuffer (schema version 3), without TensorFlow: the
-flatc-generated TFLite schema classes that ship in the ethos-u-vela wheel (``ethosu.vela.tflite``) plus the
-``flatbuffers`` package. A dev-only tool for bench/vela_check.py; edgeplan itself does not need it.
+flatc-generated TFLite schema classes of the ``tflite`` package plus ``flatbuffers``. A dev-only tool for bench/vela_check.py; edgeplan itself does not need it.
 
     from tools.tflite_write import write_tflite
     write_tflite(qtwins.build("mobilenetv2"), "mobilenetv2_int8.tflite")
@@ -12,12 +11,19 @@ from __future__ import annotations
 
 import numpy as np
 
+import importlib
+
 import flatbuffers
-from ethosu.vela.tflite import (ActivationFunctionType as AF, AddOptions, Buffer, BuiltinOperator as BO,
-                                BuiltinOptions as BOpt, Conv2DOptions, DepthwiseConv2DOptions,
-                                FullyConnectedOptions, Model, Operator, OperatorCode, Padding, Pool2DOptions,
-                                QuantizationParameters as QP, ReshapeOptions, SoftmaxOptions, SubGraph, Tensor,
-                                TensorType)
+
+# the flatc-generated schema modules of the `tflite` package (its __init__ re-exports the classes under the
+# module names, so the modules are imported by path)
+(AF, AddOptions, Buffer, BO, BOpt, Conv2DOptions, DepthwiseConv2DOptions, FullyConnectedOptions, Model, Operator,
+ OperatorCode, Padding, Pool2DOptions, QP, ReshapeOptions, SoftmaxOptions, SubGraph, Tensor, TensorType) = (
+    importlib.import_module("tflite." + n) for n in (
+        "ActivationFunctionType", "AddOptions", "Buffer", "BuiltinOperator", "BuiltinOptions", "Conv2DOptions",
+        "DepthwiseConv2DOptions", "FullyConnectedOptions", "Model", "Operator", "OperatorCode", "Padding",
+        "Pool2DOptions", "QuantizationParameters", "ReshapeOptions", "SoftmaxOptions", "SubGraph", "Tensor",
+        "TensorType"))
 
 _ACT = {None: AF.ActivationFunctionType.NONE, "relu": AF.ActivationFunctionType.RELU,
         "relu6": AF.ActivationFunctionType.RELU6}

@@ -23,7 +23,8 @@ def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None 
             state: dict | None = None, consts: dict | None = None, max_trips: int = 0, quantize: str | None = None,
             calibration=None, observer: str = "percentile", target_sqnr: float = 30.0, npu=None,
             npu_unsupported=()) -> Plan:
-    """Compiles an ONNX model (path, bytes or ModelProto) into a Plan.
+    """Compiles an ONNX model (path, bytes or ModelProto) or a TFLite model (path or bytes; known by its
+    flatbuffer identifier "TFL3", whatever the suffix; docs/tflite.md) into a Plan.
 
     ``shapes`` pins input dims, e.g. ``{"x": (1, 3, 640, 640)}``. ``dims`` bounds variable dims by the
     model's dim names, e.g. ``{"T": (1, 3000)}``: one plan serves every length in range, its arena planned
@@ -51,6 +52,15 @@ def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None 
     delegate partitions, each keeping its CPU ops as the fallback (docs/npu.md); ``npu_unsupported`` names
     ops to keep on the CPU. The report's "partitions" says what went where and why."""
     from .compiler.pipeline import compile_model
+    tfl = None
+    if not hasattr(model, "graph"):   # a TFLite flatbuffer (path or bytes), known by its identifier "TFL3"
+        from .compiler import tflite
+        data = tflite.read_bytes(model)
+        if data is not None:
+            tfl = tflite.to_onnx(data)
+            model = tfl.model
+            if quantize is None and tfl.fp16_weights:   # float16 weights stay 16-bit in the plan
+                quantize = "fp16"
     if quantize is None and calibration is not None:
         from .compiler.ptq import CalibrationError
         raise CalibrationError("calibration inputs are for post-training quantisation: add quantize='int8' or 'auto'")
@@ -85,4 +95,6 @@ def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None 
                          max_trips=max_trips, weights=weights, npu=npu_spec)
     if quantize == "auto":
         plan.report["mixed_precision"] = mixed
+    if tfl is not None:
+        plan.report["tflite"] = {"fp16_weights": tfl.fp16_weights, "quantized": tfl.quantized}
     return plan

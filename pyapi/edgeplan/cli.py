@@ -469,7 +469,7 @@ def cmd_demo(a) -> int:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="edgeplan", description="Compile ONNX models to plans and run them.")
     sub = p.add_subparsers(dest="cmd", required=True)
-    c = sub.add_parser("compile", help="compile an ONNX model into a plan")
+    c = sub.add_parser("compile", help="compile an ONNX or TFLite model into a plan")
     c.add_argument("model")
     c.add_argument("-o", "--output", help="the plan file (default: the model's name with .eplan)")
     c.add_argument("--shape", action="append", metavar="NAME=D0,D1,...", help="pin an input's shape")
