@@ -60,7 +60,8 @@ def load_profile(name: str) -> NpuProfile:
         return NpuProfile(t["name"], t.get("description", ""), t["delegate"], t["preset"], int(t["macs_per_cycle"]),
                           int(t["clock_mhz"]), int(t["sram_kib"]), int(t["sram_mbps"]), int(t["ext_mbps"]),
                           t.get("weights", "sram"), float(t.get("sync_us", 0.0)), t.get("cpu", ""),
-                          int(t.get("min_ops", 2)), int(t.get("min_macs", 1_000_000)), tuple(s.get("ops", ())), tuple(s.get("dtypes", ("int8",))),
+                          int(t.get("min_ops", 2)), int(t.get("min_macs", 1_000_000)), tuple(s.get("ops", ())),
+                          tuple(s.get("dtypes", ("int8",))),
                           int(s.get("max_kernel", 8)), int(s.get("max_stride", 3)), path)
     except (KeyError, TypeError, ValueError) as e:
         raise ValueError(f"{path}: malformed NPU profile ({e})") from None
