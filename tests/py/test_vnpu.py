@@ -51,23 +51,11 @@ def _lowered(model):
 
 
 def _boundary(graph, run):
-    """The run's inputs (storage tensors read, not written) and outputs (written, read after it or a graph
-    output), as the partitioner passes them."""
-    inside = {id(o) for o in run}
-    written = {id(t.storage()) for o in run for t in o.outputs}
-    ins = []
-    for o in run:
-        for t in o.inputs:
-            if t is not None and not t.is_const and id(t.storage()) not in written and t.storage() not in ins:
-                ins.append(t.storage())
-    later = {id(t.storage()) for o in graph.ops if id(o) not in inside for t in o.inputs if t is not None}
-    later |= {id(t.storage()) for t in graph.outputs}
-    outs = []
-    for o in run:
-        for t in o.outputs:
-            if id(t.storage()) in later and t.storage() not in outs:
-                outs.append(t.storage())
-    return ins, outs
+    """The run's inputs and outputs, as the partitioner computes them (compiler/partition.boundary)."""
+    from edgeplan.compiler.partition import Run, boundary
+    r = Run(list(run), 0)
+    boundary(graph, r)
+    return r.inputs, r.outputs
 
 
 def _partitioned(graph, cfg):

@@ -42,25 +42,22 @@ def _const(t) -> np.ndarray | None:
     return None if s.data is None else np.asarray(s.data).reshape(t.shape)
 
 
+def _split(x: int) -> tuple:
+    """(x / f, f): the smallest factors f of x moved out until x / f <= 65536 (or none is left)."""
+    f, d = 1, 2
+    while x > _MAXD and d <= x:
+        if x % d == 0:
+            x //= d
+            f *= d
+        else:
+            d += 1
+    return x, f
+
+
 def _factor(n: int):
     """n = h * w * c with every factor <= 65536 (c the largest), or None."""
-    c = n
-    w = 1
-    d = 2
-    while c > _MAXD and d <= c:
-        if c % d == 0:
-            c //= d
-            w *= d
-        else:
-            d += 1
-    h = 1
-    d = 2
-    while w > _MAXD and d <= w:
-        if w % d == 0:
-            w //= d
-            h *= d
-        else:
-            d += 1
+    c, w = _split(n)
+    w, h = _split(w)
     return (h, w, c) if max(h, w, c) <= _MAXD else None
 
 
