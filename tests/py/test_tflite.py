@@ -400,3 +400,29 @@ def test_file_known_by_content(tmp_path):
     p.write_bytes(b.finish([x], [y]))
     plan = edgeplan.compile(str(p))
     assert plan.report["tflite"]["quantized"] is False
+
+
+def test_a_corrupt_or_truncated_file_gets_a_compile_error():
+    """Bytes that keep the TFL3 identifier but not a valid flatbuffer (truncated, or bytes overwritten) fail
+    with CompileError, never a parser's struct.error / IndexError; some mutations still parse and compile."""
+    import random
+    b = Builder()
+    x = b.tensor("x", (1, 8, 8, 3))
+    y = b.tensor("y", (1, 8, 8, 4))
+    b.op("CONV_2D", [x, b.const("w", rnd((4, 3, 3, 3))), b.const("b", rnd((4,), 2))], [y], "Conv2DOptions",
+         Padding=SAME, StrideW=1, StrideH=1, DilationWFactor=1, DilationHFactor=1, FusedActivationFunction=0)
+    src = b.finish([x], [y])
+    rng = random.Random(0)
+    refused = 0
+    for i in range(200):
+        data = bytearray(src)
+        if i % 3 == 0:
+            data = data[:rng.randrange(8, len(data))]
+        else:
+            for _ in range(8):
+                data[rng.randrange(8, len(data))] = rng.randrange(256)
+        try:
+            edgeplan.compile(bytes(data))
+        except CompileError:
+            refused += 1
+    assert refused >= 60, refused

@@ -45,8 +45,15 @@ def to_onnx(data: bytes) -> Imported:
     from .convert import Converter
     from .ops import HANDLERS
     from .reader import read
-    g = read(data)
-    cv = Converter(g)
-    model = cv.convert(HANDLERS)
+    import struct
+    try:   # flatbuffer offsets are untrusted: a corrupt or truncated file fails here with no reason of its own
+        g = read(data)
+        cv = Converter(g)
+        model = cv.convert(HANDLERS)
+    except (struct.error, LookupError, ArithmeticError, TypeError, ValueError, AttributeError, MemoryError,
+            RecursionError) as e:
+        from ..errors import CompileError, Problem
+        raise CompileError([Problem(None, None, f"not a readable TFLite model: a corrupt or truncated flatbuffer "
+                                                f"({type(e).__name__}: {e})")]) from None
     quantized = any(t.quant is not None and t.type in (3, 9) and t.data is None for t in g.tensors)
     return Imported(model, cv.fp16_weights, quantized)
