@@ -91,8 +91,11 @@ def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None 
     if npu is not None:
         from .compiler.partition import resolve
         npu_spec = resolve(npu, board, npu_unsupported)
+    hidden = ()
+    if tfl is not None and tfl.state:   # resource variables: state the plan keeps, not outputs
+        state, hidden = {**tfl.state, **(state or {})}, tuple(tfl.state.values())
     plan = compile_model(model, shapes=shapes, target=target, dims=dims, state=state, consts=consts,
-                         max_trips=max_trips, weights=weights, npu=npu_spec)
+                         max_trips=max_trips, weights=weights, npu=npu_spec, hidden_state=hidden)
     if quantize == "auto":
         plan.report["mixed_precision"] = mixed
     if tfl is not None:

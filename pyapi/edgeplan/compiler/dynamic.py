@@ -669,8 +669,9 @@ def _needs_rule(g: Graph, tags: dict, syms: list) -> dict:
     return need
 
 
-def apply_state(g: Graph, state: dict) -> None:
-    """state {input name: output name}: the input becomes arena state fed back from the output."""
+def apply_state(g: Graph, state: dict, hide=()) -> None:
+    """state {input name: output name}: the input becomes arena state fed back from the output. The outputs
+    named in `hide` leave the plan's outputs (a TFLite variable's next value: only the state reads it)."""
     probs = Problems()
     ins = {t.name: t for t in g.inputs}
     outs = {t.name: t for t in g.outputs}
@@ -690,6 +691,9 @@ def apply_state(g: Graph, state: dict) -> None:
         g.inputs.remove(t_in)
         t_in.is_input = False
         t_in.is_state = True
+        if dst in hide:
+            g.outputs.remove(t_out)
+            t_out.is_output = False
         from .graph import Op
         g.ops.append(Op("copy", [t_out], [t_in], {"axis": 0}, name=f"{dst}->{src}/state"))
     probs.raise_if_any()

@@ -16,6 +16,7 @@ class Imported:
     model: object                # onnx.ModelProto
     fp16_weights: int            # float16 constant elements dequantised at import (0: none)
     quantized: bool              # the model holds int8 / uint8 codes
+    state: dict                  # {state input: output fed back into it} from resource variables (variables.py)
 
 
 def read_bytes(model):
@@ -56,4 +57,4 @@ def to_onnx(data: bytes) -> Imported:
         raise CompileError([Problem(None, None, f"not a readable TFLite model: a corrupt or truncated flatbuffer "
                                                 f"({type(e).__name__}: {e})")]) from None
     quantized = any(t.quant is not None and t.type in (3, 9) and t.data is None for t in g.tensors)
-    return Imported(model, cv.fp16_weights, quantized)
+    return Imported(model, cv.fp16_weights, quantized, dict(cv.state))

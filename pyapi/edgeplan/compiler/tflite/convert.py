@@ -66,10 +66,22 @@ class Converter:
         self.op: Op = None
         self.failed: set = set()   # tensors written by ops that did not import
         self.fp16_weights = 0      # float16 constants dequantised at import (kept 16-bit by weights16)
+        # resource variables (variables.py): handle tensor -> key, key -> initial value / state / value now
+        self.var_of: dict = {}
+        self.var_init: dict = {}
+        self.var_state: dict = {}  # key -> (state input name, TFLite shape)
+        self.var_cur: dict = {}
+        self.var_written: set = set()
+        self.state_inputs: list = []
+        self.state: dict = {}      # state input name -> the output fed back into it after each run
+        written = {o for op in g.ops for o in op.outputs}
         for t in g.tensors:
             self.shapes[t.index] = t.shape
             if t.data is not None:
                 self.consts[t.index] = t.data
+            elif (t.dtype is not None and t.shape and 0 in t.shape and t.index not in written
+                  and t.index not in g.inputs):   # an empty constant has no buffer (a reshape to a scalar)
+                self.consts[t.index] = np.zeros(t.shape, t.dtype)
 
     # ---- names and nodes ------------------------------------------------------------------------------
     def uname(self, base: str) -> str:
@@ -305,7 +317,9 @@ class Converter:
     # ---- the model ----------------------------------------------------------------------------------
     def convert(self, handlers: dict):
         from onnx import TensorProto, helper
+        from . import variables
         g = self.g
+        variables.prescan(self)
         problems = []
         inputs = []
         for i in list(g.inputs) + list(g.outputs):
@@ -347,6 +361,7 @@ class Converter:
         if problems:
             raise CompileError(problems)
         outputs = []
+        state_outputs = variables.finish(self)
         for i in g.outputs:
             t = self.t(i)
             name = self.raw(i)
@@ -354,7 +369,8 @@ class Converter:
                 self.nodes.append(helper.make_node("Identity", [name], [t.name], name=self.uname(t.name + "/out")))
             out_dt = t.dtype if i not in self.consts else self.consts[i].dtype
             outputs.append(helper.make_tensor_value_info(t.name, onnx_type(out_dt), list(self.shape(i))))
-        graph = helper.make_graph(self.nodes, "tflite", inputs, outputs, self.inits)
+        graph = helper.make_graph(self.nodes, "tflite", inputs + self.state_inputs, outputs + state_outputs,
+                                  self.inits)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
                                   producer_name="edgeplan.tflite")
         model.ir_version = 10

@@ -75,6 +75,8 @@ class Graph:
     inputs: list
     outputs: list
     description: str = ""
+    name: str = ""
+    subgraphs: list = field(default_factory=list)   # the model's subgraphs by index (0 is this one)
 
 
 def _module(name):
@@ -175,12 +177,24 @@ def densify(values: np.ndarray, shape: tuple, sparsity) -> np.ndarray:
 
 
 def read(data: bytes) -> Graph:
-    """The first subgraph of a TFLite model as a Graph."""
+    """The first subgraph of a TFLite model as a Graph; every subgraph (the bodies of IF and CALL_ONCE) is in
+    its `subgraphs`, by index."""
     import tflite
     buf = bytearray(data)
     model = tflite.Model.GetRootAsModel(buf, 0)
+    if model.SubgraphsLength() < 1:
+        raise ValueError("the model has no subgraph")
+    desc = model.Description().decode("utf-8", "replace") if model.Description() else ""
+    graphs = [_subgraph(model, buf, k) for k in range(model.SubgraphsLength())]
+    for g in graphs:
+        g.subgraphs = graphs
+    graphs[0].description = desc
+    return graphs[0]
+
+
+def _subgraph(model, buf, k: int) -> Graph:
     from tflite.utils import BUILTIN_OPCODE2NAME
-    sg = model.Subgraphs(0)
+    sg = model.Subgraphs(k)
     tensors = []
     for i in range(sg.TensorsLength()):
         t = sg.Tensors(i)
@@ -218,5 +232,5 @@ def read(data: bytes) -> Graph:
         ops.append(Op(i, name, custom, ins, outs, _options(o), copts, oc.Version()))
     ins = [int(v) for v in sg.InputsAsNumpy()] if sg.InputsLength() else []
     outs = [int(v) for v in sg.OutputsAsNumpy()] if sg.OutputsLength() else []
-    desc = model.Description().decode("utf-8", "replace") if model.Description() else ""
-    return Graph(tensors, ops, ins, outs, desc)
+    name = sg.Name().decode("utf-8", "replace") if sg.Name() else f"subgraph {k}"
+    return Graph(tensors, ops, ins, outs, name=name)
