@@ -57,7 +57,7 @@ def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None 
         from .compiler import tflite
         data = tflite.read_bytes(model)
         if data is not None:
-            tfl = tflite.to_onnx(data)
+            tfl = tflite.to_onnx(data, shapes)
             model = tfl.model
             if quantize is None and tfl.fp16_weights:   # float16 weights stay 16-bit in the plan
                 quantize = "fp16"

@@ -36,9 +36,10 @@ def read_bytes(model):
     return None
 
 
-def to_onnx(data: bytes) -> Imported:
-    """The TFLite model in `data` as an ONNX ModelProto (opset convert.OPSET). Raises CompileError naming
-    every op that does not import."""
+def to_onnx(data: bytes, shapes: dict | None = None) -> Imported:
+    """The TFLite model in `data` as an ONNX ModelProto (opset convert.OPSET). shapes {input name: shape}
+    sets the dims the model leaves to run time (shape_signature -1) before the ops' shapes are computed.
+    Raises CompileError naming every op that does not import."""
     try:
         import tflite  # noqa: F401 - the generated schema classes
     except ImportError as e:
@@ -49,7 +50,7 @@ def to_onnx(data: bytes) -> Imported:
     import struct
     try:   # flatbuffer offsets are untrusted: a corrupt or truncated file fails here with no reason of its own
         g = read(data)
-        cv = Converter(g)
+        cv = Converter(g, shapes)
         model = cv.convert(HANDLERS)
     except (struct.error, LookupError, ArithmeticError, TypeError, ValueError, AttributeError, MemoryError,
             RecursionError) as e:

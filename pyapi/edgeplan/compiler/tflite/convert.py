@@ -52,8 +52,9 @@ class Downstream(Exception):
 
 
 class Converter:
-    def __init__(self, g: Graph):
+    def __init__(self, g: Graph, shapes: dict | None = None):
         self.g = g
+        self.pinned = dict(shapes or {})   # input name -> the shape the caller runs it with
         self.nodes: list = []
         self.inits: list = []
         self.used: set = set()
@@ -314,6 +315,21 @@ class Converter:
             return x
         raise Unsupported(f"fused activation {code}")
 
+    def pin(self, i: int, shape) -> list:
+        """Tensor i (a graph input) runs with `shape` (the caller's `shapes`): the dims TFLite only knows at
+        run time (shape_signature -1, stored as 1) take their values before the ops' shapes are computed."""
+        t = self.t(i)
+        sig = t.signature or t.shape
+        try:
+            shape = tuple(int(d) for d in shape)
+        except (TypeError, ValueError):
+            shape = None
+        if shape is None or len(shape) != len(sig) or any(d < 1 or (s >= 0 and s != d) for d, s in zip(shape, sig)):
+            return [Problem(None, None, f"shapes['{t.name}'] = {shape!r} does not fit the input's shape "
+                                        f"{list(sig)} (-1: a dim you choose)")]
+        self.shapes[i] = shape
+        return []
+
     # ---- the model ----------------------------------------------------------------------------------
     def convert(self, handlers: dict):
         from onnx import TensorProto, helper
@@ -331,9 +347,13 @@ class Converter:
                                                     "does not take at a TFLite model's edge"))
                 continue
             self.used.add(t.name)
+            if t.name in self.pinned:
+                problems += self.pin(i, self.pinned[t.name])
             shape = [d if d >= 0 else None for d in (t.signature or t.shape)]
             shape = [t.shape[k] if d is None and k < len(t.shape) and t.shape[k] > 0 else d
                      for k, d in enumerate(shape)]
+            if tuple(self.shapes[i]) != tuple(t.shape):     # pinned by the caller
+                shape = list(self.shapes[i])
             inputs.append(helper.make_tensor_value_info(t.name, onnx_type(t.dtype), shape))
             self.vals[i] = {ident(len(t.shape)): t.name}
             self.made[i] = ident(len(t.shape))
@@ -359,6 +379,12 @@ class Converter:
                 self.failed.update(op.outputs)
         self.op = None
         if problems:
+            for i in g.inputs:
+                t = self.t(i)
+                if -1 in t.signature and t.name not in self.pinned:
+                    problems.append(Problem(None, None, f"input '{t.name}' has dims known only at run time "
+                                                        f"({list(t.signature)}), taken as {list(t.shape)}: pin "
+                                                        f"them with shapes={{'{t.name}': (...)}}"))
             raise CompileError(problems)
         outputs = []
         state_outputs = variables.finish(self)
