@@ -67,8 +67,7 @@ SUITE = {
         -3000.0, 3000.0, shapes={"serving_default_input:0": (1, 1280)}),   # [-1, -1]: 80 ms of audio
     "tflite_openwakeword/embedding_model.tflite": Case(-2.0, 2.0),
     "tflite_openwakeword/alexa_v0.1.tflite": Case(-2.0, 2.0),
-    "tflite_openwakeword/hey_jarvis_v0.1.tflite": Case(
-        -2.0, 2.0, xfail="TFLite IF (its subgraphs) and a RESHAPE to a run-time shape are not imported"),
+    "tflite_openwakeword/hey_jarvis_v0.1.tflite": Case(-2.0, 2.0),            # IF: a second head
     "tflite_openwakeword/hey_mycroft_v0.1.tflite": Case(-2.0, 2.0),
     "tflite_openwakeword/hey_rhasspy_v0.1.tflite": Case(-2.0, 2.0),
     "tflite_openwakeword/timer_v0.1.tflite": Case(-2.0, 2.0),
@@ -212,3 +211,41 @@ def test_run_time_dims_need_shapes():
         edgeplan.compile(str(path))
     with pytest.raises(CompileError, match="does not fit"):
         edgeplan.compile(str(path), shapes={"serving_default_input:0": (1, 2, 3)})
+
+
+def test_if_takes_both_branches():
+    """hey_jarvis runs a second head under IF when the first one fires (sigmoid >= 0.5): inputs scaled 0..3 x
+    take both branches (LiteRT's condition tensor, experimental_preserve_all_tensors, says which), and each
+    output is within 1e-4 of the range of LiteRT's."""
+    from edgeplan.compiler.tflite.reader import read
+    key = "tflite_openwakeword/hey_jarvis_v0.1.tflite"
+    path = _path(key)
+    g = read(path.read_bytes())
+    cond = next(op for op in g.ops if op.name == "IF").inputs[0]
+    s = edgeplan.Session(edgeplan.compile(str(path)))
+    it = _litert(path, experimental_preserve_all_tensors=True)
+    d, o = it.get_input_details()[0], it.get_output_details()[0]
+    rng = np.random.default_rng(0)
+    taken = set()
+    for k in range(8):
+        x = (rng.uniform(-2.0, 2.0, tuple(d["shape"])) * (k % 4)).astype(np.float32)
+        it.set_tensor(d["index"], x)
+        it.invoke()
+        taken.add(bool(it.get_tensor(cond)))
+        _compare(o["name"], s.run({d["name"]: x})[o["name"]], it.get_tensor(o["index"]), Case())
+    assert taken == {False, True}
+
+
+def test_if_refusals_name_the_form():
+    """An IF branch edgeplan does not take (resource variables in it, quantised operands) is refused with
+    the reason and the branch's name, not a traceback."""
+    import dataclasses
+    from edgeplan.compiler.errors import CompileError
+    from edgeplan.compiler.tflite.convert import Converter
+    from edgeplan.compiler.tflite.ops import HANDLERS
+    from edgeplan.compiler.tflite.reader import read
+    g = read(_path("tflite_openwakeword/hey_jarvis_v0.1.tflite").read_bytes())
+    branch = g.subgraphs[next(op for op in g.ops if op.name == "IF").options.ThenSubgraphIndex()]
+    branch.ops.insert(0, dataclasses.replace(branch.ops[0], name="READ_VARIABLE"))
+    with pytest.raises(CompileError, match=f"'{branch.name}' uses resource variables"):
+        Converter(g).convert(HANDLERS)

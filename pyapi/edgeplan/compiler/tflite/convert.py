@@ -331,6 +331,31 @@ class Converter:
         return []
 
     # ---- the model ----------------------------------------------------------------------------------
+    def run_ops(self, handlers: dict) -> list:
+        """Imports the subgraph's ops in order; the problems of those that do not import."""
+        problems = []
+        for op in self.g.ops:
+            self.op = op
+            key = op.name if op.name != "CUSTOM" else "CUSTOM:" + op.custom
+            h = handlers.get(key)
+            if h is None:
+                problems.append(Problem(self.opname(), key, _unsupported_text(op)))
+                self.failed.update(op.outputs)
+                continue
+            try:
+                h(self, op)
+            except Downstream:
+                self.failed.update(op.outputs)
+            except Unsupported as e:
+                problems.append(Problem(self.opname(), key, str(e)))
+                self.failed.update(op.outputs)
+            except (KeyError, IndexError, ValueError) as e:
+                if any(o in self.vals or o in self.consts for o in op.outputs):
+                    raise
+                problems.append(Problem(self.opname(), key, f"cannot be imported ({type(e).__name__}: {e})"))
+                self.failed.update(op.outputs)
+        return problems
+
     def convert(self, handlers: dict):
         from onnx import TensorProto, helper
         from . import variables
@@ -357,26 +382,7 @@ class Converter:
             inputs.append(helper.make_tensor_value_info(t.name, onnx_type(t.dtype), shape))
             self.vals[i] = {ident(len(t.shape)): t.name}
             self.made[i] = ident(len(t.shape))
-        for op in g.ops:
-            self.op = op
-            key = op.name if op.name != "CUSTOM" else "CUSTOM:" + op.custom
-            h = handlers.get(key)
-            if h is None:
-                problems.append(Problem(self.opname(), key, _unsupported_text(op)))
-                self.failed.update(op.outputs)
-                continue
-            try:
-                h(self, op)
-            except Downstream:
-                self.failed.update(op.outputs)
-            except Unsupported as e:
-                problems.append(Problem(self.opname(), key, str(e)))
-                self.failed.update(op.outputs)
-            except (KeyError, IndexError, ValueError) as e:
-                if any(o in self.vals or o in self.consts for o in op.outputs):
-                    raise
-                problems.append(Problem(self.opname(), key, f"cannot be imported ({type(e).__name__}: {e})"))
-                self.failed.update(op.outputs)
+        problems += self.run_ops(handlers)
         self.op = None
         if problems:
             for i in g.inputs:

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from .convert import NCHW, Converter, Unsupported, compose, ident, inverse
-from . import variables
+from . import control, variables
 from .reader import Op
 
 ONNX_FLOAT, ONNX_INT32, ONNX_INT64, ONNX_BOOL = 1, 6, 7, 9
@@ -772,6 +772,7 @@ HANDLERS = {
     "SELECT": select, "SELECT_V2": select,
 }
 HANDLERS.update(variables.HANDLERS)
+HANDLERS.update(control.HANDLERS)
 HANDLERS.update({k: binary for k in _BINARY})
 HANDLERS.update({k: reduce for k in _REDUCE})
 HANDLERS.update({k: unary for k in list(_UNARY) + ["RELU6", "RELU_N1_TO_1", "RELU_0_TO_1", "LEAKY_RELU", "RSQRT",
