@@ -2,10 +2,10 @@
 
     PYTHONPATH=pyapi python3 tools/tflite_layers.py model.tflite [--lo 0 --hi 1] [--seed 0] [--exact]
 
-Every float tensor an op writes becomes an output of the imported graph (the plan then fuses less than the
+Inputs are uniform in [lo, hi) (integer inputs: codes in [lo, hi]). Every float or int8 tensor an op writes becomes an output of the imported graph (the plan then fuses less than the
 model's own plan, so the numbers are per op); LiteRT keeps its intermediates with
 experimental_preserve_all_tensors. Per op: the max |edgeplan - LiteRT|, the tensor's range (max |LiteRT|)
-and their ratio. --exact adds, for CONV_2D / DEPTHWISE_CONV_2D (stride 1) and ADD, how far each engine is
+and their ratio (int8 tensors: how many codes differ, and by how much). --exact adds, for CONV_2D / DEPTHWISE_CONV_2D (stride 1) and ADD, how far each engine is
 from a float64 evaluation of the op on that engine's own input: when both are at float32 rounding and
 only the inputs differ, the growth is the network's gain on rounding differences, not a defect.
 A dev tool (needs ai-edge-litert); docs/tflite.md has what it found on the pinned suite."""
@@ -69,14 +69,22 @@ def main(argv=None) -> int:
     sel = []
     for op in g.ops:
         for i in op.outputs:
-            if i in cv.vals and g.tensors[i].type == 0 and i not in g.outputs:
+            t = g.tensors[i]
+            if i in cv.vals and (t.type == 0 or cv.quantized(i)) and i not in g.outputs:
                 sel.append((op, i, cv.vals[i][cv.made[i]], cv.made[i]))
-                m.graph.output.append(helper.make_tensor_value_info(sel[-1][2], 1, None))
-    s = edgeplan.Session(compile_model(m, weights="fp16" if cv.fp16_weights else None))
+                m.graph.output.append(helper.make_tensor_value_info(sel[-1][2], 1 if t.type == 0 else
+                                                                    helper.np_dtype_to_tensor_dtype(np.dtype(t.dtype)),
+                                                                    None))
+    s = edgeplan.Session(compile_model(m, weights="fp16" if cv.fp16_weights else None, state=cv.state))
     it = Interpreter(model_path=args.model, num_threads=1, experimental_preserve_all_tensors=True)
     it.allocate_tensors()
     rng = np.random.default_rng(args.seed)
-    feeds = {d["name"]: rng.uniform(args.lo, args.hi, d["shape"]).astype(np.float32) for d in it.get_input_details()}
+    feeds = {}
+    for d in it.get_input_details():
+        if np.dtype(d["dtype"]).kind == "f":
+            feeds[d["name"]] = rng.uniform(args.lo, args.hi, d["shape"]).astype(np.float32)
+        else:
+            feeds[d["name"]] = rng.integers(int(args.lo), int(args.hi), d["shape"], endpoint=True, dtype=d["dtype"])
     for d in it.get_input_details():
         it.set_tensor(d["index"], feeds[d["name"]])
     it.invoke()
@@ -97,6 +105,11 @@ def main(argv=None) -> int:
 
     for op, i, name, perm in sel:
         ref, e = it.get_tensor(i), ours[i]
+        if ref.dtype.kind in "iu":
+            dc = np.abs(ref.astype(np.int64) - e.astype(np.int64))
+            print(f"{op.index:4d} {op.name:22s} {str(ref.shape):18s} codes: {int((dc > 0).sum())} of {dc.size} "
+                  f"differ, max {int(dc.max(initial=0))}  {g.tensors[i].name[:40]}")
+            continue
         rng_ = max(float(np.abs(ref).max()), 1e-30)
         err = float(np.abs(e - ref).max())
         line = f"{op.index:4d} {op.name:22s} {str(ref.shape):18s} |d| {err:.2e} range {rng_:.3g} rel {err / rng_:.2e}"
