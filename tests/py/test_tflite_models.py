@@ -251,3 +251,41 @@ def test_if_refusals_name_the_form():
     branch.ops.insert(0, dataclasses.replace(branch.ops[0], name="READ_VARIABLE"))
     with pytest.raises(CompileError, match=f"'{branch.name}' uses resource variables"):
         Converter(g).convert(HANDLERS)
+
+
+def test_streaming_state_nonzero_initial_values(tmp_path):
+    """A CALL_ONCE that starts the state away from zero (alexa.tflite with its init subgraph's constants
+    rewritten in place to seeded codes): zeroed state stands for the initial value, so the first chunk
+    already matches LiteRT, the 12 chunks match within 1 code, and reset() starts again from the initial
+    value, not from zero."""
+    import tflite as tfl
+    key = "tflite_microwakeword/alexa.tflite"
+    buf = bytearray(_path(key).read_bytes())
+    model = tfl.Model.GetRootAsModel(buf, 0)
+    init = model.Subgraphs(1)
+    rng = np.random.default_rng(3)
+    for k in range(init.OperatorsLength()):
+        op = init.Operators(k)
+        if op.InputsLength() == 2:
+            b = model.Buffers(init.Tensors(int(op.Inputs(1))).Buffer())
+            start = b._tab.Vector(b._tab.Offset(4))
+            n = b.DataLength()
+            buf[start:start + n] = rng.integers(-128, -60, n, endpoint=True, dtype=np.int8).tobytes()
+    path = tmp_path / "alexa_init.tflite"
+    path.write_bytes(bytes(buf))
+    plan = edgeplan.compile(str(path))
+    assert plan.report["op_counts"]["binary"] > edgeplan.compile(str(_path(key))).report["op_counts"]["binary"]
+    s = edgeplan.Session(plan)
+    it = _litert(path)
+    d, o = it.get_input_details()[0], it.get_output_details()[0]
+    chunks = [_feed(d, SUITE[key], rng) for _ in range(12)]
+    ref, got = [], []
+    for x in chunks:
+        it.set_tensor(d["index"], x)
+        it.invoke()
+        ref.append(int(it.get_tensor(o["index"]).ravel()[0]))
+        got.append(int(s.run({d["name"]: x})[o["name"]].ravel()[0]))
+    assert max(abs(a - b) for a, b in zip(ref, got)) <= 1, (ref, got)
+    assert len(set(ref)) > 1, ref
+    s.reset()
+    assert [int(s.run({d["name"]: x})[o["name"]].ravel()[0]) for x in chunks[:4]] == got[:4]
