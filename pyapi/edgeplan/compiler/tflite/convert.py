@@ -390,7 +390,8 @@ class Converter:
                 if -1 in t.signature and t.name not in self.pinned:
                     problems.append(Problem(None, None, f"input '{t.name}' has dims known only at run time "
                                                         f"({list(t.signature)}), taken as {list(t.shape)}: pin "
-                                                        f"them with shapes={{'{t.name}': (...)}}"))
+                                                        f"them with shapes={{'{t.name}': (...)}} (CLI: "
+                                                        f"--shape '{t.name}=D0,D1,...')"))
             raise CompileError(problems)
         outputs = []
         state_outputs = variables.finish(self)
