@@ -2,12 +2,14 @@
 
     PYTHONPATH=pyapi python3 tools/tflite_layers.py model.tflite [--lo 0 --hi 1] [--seed 0] [--exact]
 
-Inputs are uniform in [lo, hi) (integer inputs: codes in [lo, hi]). Every float or int8 tensor an op writes becomes an output of the imported graph (the plan then fuses less than the
-model's own plan, so the numbers are per op); LiteRT keeps its intermediates with
-experimental_preserve_all_tensors. Per op: the max |edgeplan - LiteRT|, the tensor's range (max |LiteRT|)
-and their ratio (int8 tensors: how many codes differ, and by how much). --exact adds, for CONV_2D / DEPTHWISE_CONV_2D (stride 1) and ADD, how far each engine is
-from a float64 evaluation of the op on that engine's own input: when both are at float32 rounding and
-only the inputs differ, the growth is the network's gain on rounding differences, not a defect.
+Inputs are uniform in [lo, hi) (integer inputs: codes in [lo, hi]). Every float or int8 tensor an op
+writes becomes an output of the imported graph (the plan then fuses less than the model's own plan, so the
+numbers are per op); LiteRT keeps its intermediates with experimental_preserve_all_tensors. Per op: the max
+|edgeplan - LiteRT|, the tensor's range (max |LiteRT|) and their ratio (int8 tensors: how many codes
+differ, and by how much). --exact adds, for CONV_2D / DEPTHWISE_CONV_2D (stride 1) and ADD, how far each
+engine is from a float64 evaluation of the op on that engine's own input: when both are at float32
+rounding and only the inputs differ, the growth is the network's gain on rounding differences, not a
+defect.
 A dev tool (needs ai-edge-litert); docs/tflite.md has what it found on the pinned suite."""
 from __future__ import annotations
 

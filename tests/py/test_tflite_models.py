@@ -183,7 +183,8 @@ def test_streaming_state_step_by_step(key):
     assert len(imp.state) == 6
     logit = g.tensors[fc].name
     assert logit in {o for n in imp.model.graph.node for o in n.output}
-    imp.model.graph.output.append(helper.make_tensor_value_info(logit, onnx.TensorProto.INT8, list(g.tensors[fc].shape)))
+    shape = list(g.tensors[fc].shape)
+    imp.model.graph.output.append(helper.make_tensor_value_info(logit, onnx.TensorProto.INT8, shape))
     plan = edgeplan.compile(imp.model, state=imp.state)
     assert sorted(plan.report["state"]) == sorted(imp.state)
     s = edgeplan.Session(plan)

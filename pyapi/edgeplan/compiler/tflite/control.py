@@ -47,7 +47,7 @@ def _branch(cv: Converter, op: Op, k: int, handlers: dict, what: str):
     cv.fp16_weights += sub.fp16_weights
     if problems:
         raise Unsupported(f"its {what} subgraph '{sg.name}' does not import: " + "; ".join(map(str, problems)))
-    outs, infos, kinds = [], [], []
+    infos, kinds = [], []
     for o in sg.outputs:
         t = sg.tensors[o]
         if o in sub.consts:
@@ -58,7 +58,6 @@ def _branch(cv: Converter, op: Op, k: int, handlers: dict, what: str):
         sub.nodes.append(helper.make_node("Identity", [sub.raw(o)], [name], name=cv.uname(name)))
         infos.append(helper.make_tensor_value_info(name, onnx_type(dt), list(shape)))
         kinds.append((dt, shape))
-        outs.append(name)
     graph = helper.make_graph(sub.nodes, f"{sg.name}", [], infos)
     return graph, kinds
 
