@@ -2,7 +2,7 @@
 lines rendered with PIL from a fixed word list in the DejaVu fonts Debian ships, character error rate against
 the rendered text, fp32 and int8 (edgeplan compile --quantize int8, calibrated on other rendered lines).
 
-    python3 bench/ocr_int8.py [--lines 500] [--calibration 32] [--observer percentile] [--target-sqnr DB]
+    python3 bench/ocr_int8.py [--lines 500] [--calibration 32] [--observer percentile|minmax|mse] [--target-sqnr DB]
 
 With --target-sqnr, also the mixed-precision plan (--quantize auto) for that output SQNR. Prints the CER of each, the share of lines whose int8 text equals the fp32 text, and the latency of each at
 one thread. Needs the pinned model (python3 tests/models/fetch.py) and fonts-dejavu-core."""
@@ -81,7 +81,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--lines", type=int, default=500)
     ap.add_argument("--calibration", type=int, default=32)
-    ap.add_argument("--observer", default="percentile", choices=["percentile", "minmax"])
+    ap.add_argument("--observer", default="percentile", choices=["percentile", "minmax", "mse"])
     ap.add_argument("--target-sqnr", type=float, default=None, help="also the mixed-precision plan for this SQNR")
     a = ap.parse_args()
     import onnx

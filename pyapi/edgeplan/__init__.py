@@ -22,7 +22,7 @@ __all__ = ["compile", "Plan", "Session", "EdgeplanError", "TensorInfo", "__versi
 def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None = None,  # noqa: A001
             state: dict | None = None, consts: dict | None = None, max_trips: int = 0, quantize: str | None = None,
             calibration=None, observer: str = "percentile", target_sqnr: float = 30.0, npu=None,
-            npu_unsupported=()) -> Plan:
+            npu_unsupported=(), preprocess=None) -> Plan:
     """Compiles an ONNX model (path, bytes or ModelProto) or a TFLite model (path or bytes; known by its
     flatbuffer identifier "TFL3", whatever the suffix; docs/tflite.md) into a Plan.
 
@@ -40,10 +40,17 @@ def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None 
     weight packing for that board instead of this host.
     ``quantize="int8"`` quantises a float model after training (compiler/ptq.py): its Conv, MatMul and Gemm
     layers run on the int8 kernels, with activation ranges observed on ``calibration`` (a folder of .npy /
-    .npz inputs, or a list of {input name: array}) by ``observer`` ("percentile", 99.99, or "minmax").
+    .npz inputs, a folder of images or wavs with its ``preprocess.toml`` recipe or the recipe ``preprocess``
+    (a dict or a TOML path; docs/quantization.md), or a list of {input name: array}) by ``observer``
+    ("percentile", 99.99; "minmax"; or "mse", the clip of least reconstruction error). The ranges are
+    cached under $EDGEPLAN_CACHE/ranges; the plan's report says under "calibration" whether they came
+    from there.
     ``quantize="auto"`` keeps the layers the output is most sensitive to in float until the output's SQNR
     against the float model reaches ``target_sqnr`` dB on the calibration inputs (the plan's report has the
     per-layer precisions under "mixed_precision").
+    ``quantize="int8-dynamic"`` needs no calibration: every GEMM with constant weights (a transformer's
+    projections) runs on int8 weights per output column and on int8 codes of its input quantised per row
+    at run time (compiler/passes/int8_dynamic.py); the report's "int8_dynamic" counts them.
     ``quantize="fp16"`` (or ``"bf16"``) stores the convolution and GEMM weights in 16 bits, half the
     bytes; activations and arithmetic stay float32 (compiler/passes/weights16.py).
     Pre-quantised models (QDQ, QOperator) need no option: they run on the int8 kernels as they come.
@@ -64,6 +71,17 @@ def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None 
     if quantize is None and calibration is not None:
         from .compiler.ptq import CalibrationError
         raise CalibrationError("calibration inputs are for post-training quantisation: add quantize='int8' or 'auto'")
+    dynamic = quantize == "int8-dynamic"
+    if dynamic:
+        if calibration is not None or preprocess is not None:
+            from .compiler.ptq import CalibrationError
+            raise CalibrationError("quantize='int8-dynamic' quantises activations at run time and needs no "
+                                   "calibration inputs")
+        quantize = None
+    if preprocess is not None and quantize not in ("int8", "auto"):
+        from .compiler.ptq import CalibrationError
+        raise CalibrationError("a preprocessing recipe prepares calibration images or wavs: add quantize='int8' "
+                               "or 'auto' and a calibration folder")
     weights = None
     if quantize in ("fp16", "bf16"):
         weights, quantize = quantize, None
@@ -74,9 +92,11 @@ def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None 
         from .compiler import ptq
         if quantize not in ("int8", "auto"):
             raise ptq.CalibrationError(f"quantize='{quantize}' is unknown: 'int8', 'auto' (mixed precision), "
-                                       "'fp16' or 'bf16' (16-bit weights)")
+                                       "'int8-dynamic', 'fp16' or 'bf16' (16-bit weights)")
         is_dir = isinstance(calibration, (str, _os.PathLike))
-        kw = dict(calibration=calibration if is_dir else None, method=observer, shapes=shapes)
+        calib: dict = {}
+        kw = dict(calibration=calibration if is_dir else None, method=observer, shapes=shapes, recipe=preprocess,
+                  info=calib)
         mixed = None
         if quantize == "auto":
             model, mixed = ptq.quantize_auto(model, None if is_dir else calibration, target_sqnr=target_sqnr, **kw)
@@ -95,7 +115,10 @@ def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None 
     if tfl is not None and tfl.state:   # resource variables: state the plan keeps, not outputs
         state, hidden = {**tfl.state, **(state or {})}, tuple(tfl.state.values())
     plan = compile_model(model, shapes=shapes, target=target, dims=dims, state=state, consts=consts,
-                         max_trips=max_trips, weights=weights, npu=npu_spec, hidden_state=hidden)
+                         max_trips=max_trips, weights=weights, npu=npu_spec, hidden_state=hidden,
+                         int8_dynamic=dynamic)
+    if quantize in ("int8", "auto"):
+        plan.report["calibration"] = calib
     if quantize == "auto":
         plan.report["mixed_precision"] = mixed
     if tfl is not None:

@@ -75,7 +75,7 @@ def _positive_int(text: str) -> int:
 
 
 def _compile(model, shapes, out=None, board=None, dims=None, state=None, consts=None, max_trips=0, quantize=None,
-             calibration=None, observer="percentile", target_sqnr=30.0, npu=None, npu_cpu=()):
+             calibration=None, observer="percentile", target_sqnr=30.0, npu=None, npu_cpu=(), preprocess=None):
     import edgeplan
     from edgeplan.compiler.errors import CompileError
     from edgeplan.compiler.ptq import CalibrationError
@@ -86,7 +86,7 @@ def _compile(model, shapes, out=None, board=None, dims=None, state=None, consts=
         plan = edgeplan.compile(model, shapes=shapes, board=board, dims=dims or None, state=state or None,
                                 consts=consts or None, max_trips=max_trips or 0, quantize=quantize,
                                 calibration=calibration, observer=observer, target_sqnr=target_sqnr, npu=npu,
-                                npu_unsupported=tuple(npu_cpu or ()))
+                                npu_unsupported=tuple(npu_cpu or ()), preprocess=preprocess)
     except CalibrationError as e:
         die(f"cannot quantise {model}: {e}")
     except CompileError as e:
@@ -117,8 +117,13 @@ def cmd_compile(a) -> int:
     if a.ops_out:
         check_writable(a.ops_out, "--ops-out", keep=(a.model,))
     if a.calibration and a.quantize not in ("int8", "auto"):
+        why = {"int8-dynamic": "quantises activations at run time", "fp16": "stores 16-bit weights",
+               "bf16": "stores 16-bit weights"}.get(a.quantize)
         die("--calibration is for post-training quantisation: add --quantize int8"
-            + (f" (--quantize {a.quantize} stores 16-bit weights and needs none)" if a.quantize else ""))
+            + (f" (--quantize {a.quantize} {why} and needs none)" if why else ""))
+    if a.preprocess and not a.calibration:
+        die("--preprocess is the recipe for a calibration folder of images or wavs: add --quantize int8 "
+            "--calibration DIR")
     if a.precision_report and a.quantize != "auto":
         die("--precision-report is the mixed-precision report: add --quantize auto")
     if a.precision_report:
@@ -134,7 +139,11 @@ def cmd_compile(a) -> int:
     plan = _compile(a.model, _parse_shapes(a.shape), None, board=board, dims=a.dim, state=_parse_state(a.state),
                     consts=_parse_consts(a.const), max_trips=a.max_trips, quantize=a.quantize,
                     calibration=a.calibration, observer=a.observer, target_sqnr=a.target_sqnr, npu=a.npu,
-                    npu_cpu=a.npu_cpu)
+                    npu_cpu=a.npu_cpu, preprocess=a.preprocess)
+    calib = plan.report.get("calibration")
+    if calib:
+        print(f"calibration: {calib['samples']} input(s), {calib['observer']} observer, ranges "
+              + ("from the cache" if calib["ranges_cached"] else "observed (cached for the next compile)"))
     mixed = plan.report.get("mixed_precision")
     if mixed is not None:
         from edgeplan.compiler.ptq import report_text
@@ -485,18 +494,24 @@ def main(argv=None) -> int:
                    help="unroll a Loop whose trip count is only known at run time to N iterations, each run "
                         "only while the loop goes on (a run that needs more fails)")
     c.add_argument("--board", help="pick kernel variants and weight packing for this board (see boards/)")
-    c.add_argument("--quantize", choices=["int8", "auto", "fp16", "bf16"], help="post-training quantisation of a "
-                   "float model: Conv, MatMul and Gemm on the int8 kernels (needs --calibration); auto: mixed "
-                   "precision, the most sensitive layers kept float until the output SQNR reaches --target-sqnr; "
-                   "fp16 / bf16: convolution and GEMM weights stored in 16 bits, float32 arithmetic")
+    c.add_argument("--quantize", choices=["int8", "auto", "int8-dynamic", "fp16", "bf16"], help="post-training "
+                   "quantisation of a float model: Conv, MatMul and Gemm on the int8 kernels (needs --calibration); "
+                   "auto: mixed precision, the most sensitive layers kept float until the output SQNR reaches "
+                   "--target-sqnr; int8-dynamic: GEMMs with constant weights on int8 weights and on activations "
+                   "quantised per row at run time (no calibration); fp16 / bf16: convolution and GEMM weights "
+                   "stored in 16 bits, float32 arithmetic")
     c.add_argument("--target-sqnr", type=float, default=30.0, metavar="DB",
                    help="--quantize auto: the output SQNR against the float model to reach (default 30 dB)")
     c.add_argument("--precision-report", metavar="FILE.json", help="--quantize auto: write each layer's precision "
                    "and sensitivity")
     c.add_argument("--calibration", metavar="DIR", help="calibration inputs for --quantize: one .npy (single-input "
-                   "model) or .npz (arrays named by the inputs) file per sample")
-    c.add_argument("--observer", choices=["percentile", "minmax"], default="percentile",
-                   help="activation ranges for --quantize: the 99.99th percentiles (default) or the extremes")
+                   "model) or .npz (arrays named by the inputs) file per sample, or images or wavs prepared by the "
+                   "folder's preprocess.toml (docs/quantization.md)")
+    c.add_argument("--preprocess", metavar="RECIPE.toml", help="the recipe for a calibration folder of images or "
+                   "wavs, instead of the folder's preprocess.toml")
+    c.add_argument("--observer", choices=["percentile", "minmax", "mse"], default="percentile",
+                   help="activation ranges for --quantize: the 99.99th percentiles (default), the extremes, or "
+                   "the clip of least int8 reconstruction error (mse)")
     c.add_argument("--npu", metavar="PROFILE", help="offload to an NPU the runs of ops it runs faster than the CPU "
                    "(profiles: boards/npu/; docs/npu.md); the plan keeps their CPU ops as the fallback")
     c.add_argument("--npu-cpu", action="append", metavar="NODE", help="with --npu: keep this node's op on the CPU")

@@ -190,7 +190,7 @@ def cmd_whisper(a) -> int:
     from .whisper import Whisper, WhisperError
     try:
         t = time.perf_counter()
-        asr = Whisper(a.plan, threads=a.threads, log=print)
+        asr = Whisper(a.plan, threads=a.threads, log=print, quantize="int8-dynamic" if a.int8 else None)
         open_ms = (time.perf_counter() - t) * 1e3
     except WhisperError as e:
         die(str(e), 2)
@@ -295,6 +295,9 @@ def cmd_asr(a) -> int:
         return cmd_whisper(a)
     if bool(a.plan) != bool(a.wav) or not (a.plan or a.write_vocab):
         die("asr needs PLAN and WAV (or only --write-vocab FILE)", 2)
+    if a.int8:
+        die("--int8 is for a Whisper folder's .onnx graphs; compile a CTC model with edgeplan compile --quantize "
+            "int8-dynamic instead", 2)
     chunk = None
     if a.chunk_seconds is not None:      # positive and finite (argparse); at least one sample at the rate
         chunk = int(round(a.chunk_seconds * a.rate))
@@ -557,6 +560,8 @@ def add_parsers(sub) -> None:
     s.add_argument("--threads", type=positive_int, default=1, help="threads per run, this one included (default 1)")
     s.add_argument("--vad", metavar="MODEL", help="a Whisper folder's audio cut into speech segments by this Silero "
                    "VAD (.onnx or its plan) first, each transcribed")
+    s.add_argument("--int8", action="store_true", help="a Whisper folder's .onnx graphs compiled with int8 weights "
+                   "and activations quantised per row at run time (--quantize int8-dynamic)")
     _vad_options(s)
     s.set_defaults(fn=cmd_asr)
     v = sub.add_parser("vad", help="speech segments of a wav by a Silero VAD: one 'start end' (seconds) a line")

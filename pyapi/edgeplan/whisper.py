@@ -56,8 +56,11 @@ def is_model_dir(path) -> bool:
 
 
 class Whisper:
-    def __init__(self, folder, threads: int = 1, log=None):
+    def __init__(self, folder, threads: int = 1, log=None, quantize: str | None = None):
+        """quantize: None, or "int8-dynamic" for the graphs compiled here from .onnx (int8 weights, activations
+        quantised per row at run time: compiler/passes/int8_dynamic.py); .eplan files run as they are."""
         self.dir = Path(folder)
+        self.quantize = quantize
         if not is_model_dir(self.dir):
             raise WhisperError(f"{folder}: not a Whisper model folder (it has no whisper.json; convert a CTranslate2 "
                                f"folder with tools/whisper_ct2.py)")
@@ -97,13 +100,13 @@ class Whisper:
             return None
         import edgeplan
         dims = graph_dims(self.meta).get(graph)
-        digest = hashlib.sha256(onnx.read_bytes() + repr(dims).encode()).hexdigest()[:24]
+        digest = hashlib.sha256(onnx.read_bytes() + repr((dims, self.quantize)).encode()).hexdigest()[:24]
         out = cache_dir() / "whisper" / f"{digest}-{edgeplan.__version__}.eplan"
         if not out.is_file():
             if log:
                 log(f"compiling {onnx} -> {out}")
             out.parent.mkdir(parents=True, exist_ok=True)
-            edgeplan.compile(str(onnx), dims=dims).save(out)
+            edgeplan.compile(str(onnx), dims=dims, quantize=self.quantize).save(out)
         return out
 
     def prompt(self) -> list:

@@ -3,6 +3,7 @@
 #ifndef EP_QUANT_COMMON_H
 #define EP_QUANT_COMMON_H
 
+#include <math.h>
 #include <stdint.h>
 #include "ep_kernel.h"
 
@@ -13,6 +14,34 @@ static inline int32_t ep_requant(int32_t acc, int32_t m, int32_t s, int32_t lo, 
     if (v < lo) v = lo;
     if (v > hi) v = hi;
     return (int32_t)v + zp;
+}
+
+/* QUANTIZE_ROWS of one row of K floats: its codes and scale (plan_format.h "Dynamic int8"). NaN is skipped by the
+ * comparisons and quantised to 0; a row of zeros gets scale 0 and codes 0. */
+static inline void ep_quantize_row(const float *x, int64_t K, int8_t *q, float *scale) {
+    float a = 0.0f;
+    for (int64_t k = 0; k < K; k++) {
+        const float v = fabsf(x[k]);
+        a = v > a ? v : a;
+    }
+    *scale = a / 127.0f;
+    const float r = a > 0.0f ? 127.0f / a : 0.0f;
+    for (int64_t k = 0; k < K; k++) {
+        float v = x[k] * r;
+        v = v != v ? 0.0f : nearbyintf(v);
+        q[k] = (int8_t)(v < -127.0f ? -127.0f : v > 127.0f ? 127.0f : v);
+    }
+}
+
+/* DQGEMM's output [i, j] from its exact accumulator: act((float)acc * (sa * sb) + C + R), one float32 operation
+ * at a time (the build keeps -ffp-contract=off, so no step fuses), C [N] or [1|M, N], R [M, N]. */
+static inline float ep_dq_out(const ep_gemm_params *p, int32_t acc, float sa, float sb, const ep_tensor *c,
+                              const ep_tensor *r, int64_t i, int64_t j, int64_t N) {
+    const float s = sa * sb;
+    float v = (float)acc * s;
+    if (c) v += ((const float *)c->data)[c->rank == 1 || c->dims[0] == 1 ? j : i * N + j];
+    if (r) v += ((const float *)r->data)[i * N + j];
+    return p->act == EP_ACT_NONE ? v : ep_act_f32(p->act, v, p->act_alpha, p->act_beta);
 }
 
 /* QADD of one pair of codes (plan_format.h ep_qadd_params). */

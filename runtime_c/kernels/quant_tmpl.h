@@ -24,7 +24,8 @@
  *       (QT_SR positions, 8 channels); likewise QT_GEMM_TILE 1 and
  *   qt_gemm_tile(sp, wp, K4, bias8, m8, s8, lo, hi, zp, y, N)   QGEMM's full tile (QT_SR rows, 8 columns, every
  *       s >= 32), rows stored at y + r * N.
- * Each must equal ep_requant bit for bit. It then exports EP_ISA_FN(qgemm_packed_i8) and EP_ISA_FN(qconv2d_packed_i8).
+ * Each must equal ep_requant bit for bit. It then exports EP_ISA_FN(qgemm_packed_i8), EP_ISA_FN(dqgemm_packed_i8) and
+ * EP_ISA_FN(qconv2d_packed_i8).
  *
  * Scratch: op->scratch_size holds S = scratch_size / panel whole stream panels (the shape function's minimum is
  * one); the rest is unused. The streamed operand is packed S panels per pass.
@@ -119,15 +120,32 @@ static inline int qt_cols(const int32_t *bias, const int32_t *mq, const int32_t 
     return vec;
 }
 
-/* ---------------- QGEMM PACKED ---------------- */
+/* ---------------- QGEMM PACKED and DQGEMM PACKED ----------------
+ * One driver: the same panels, passes and blocks; QGEMM requantises each block to int8, DQGEMM (dq) passes each
+ * accumulator through ep_dq_out (quant_common.h), the float epilogue the reference applies, so every ISA gives
+ * the reference's bits. */
 typedef struct qt_gemm_job {
+    const ep_op *op;
     const int8_t *a, *b;
-    const int32_t *bias, *mq, *sq;
+    const int32_t *bias, *mq, *sq;         /* QGEMM */
+    const float *sa, *sb;                  /* DQGEMM: the row and column scales */
     int8_t *buf, *y;
+    float *yf;                             /* DQGEMM's output */
     int64_t M, K, N, K4, ap0, np, parts;   /* this pass: A panels [ap0, ap0 + np) in buf slots 0.. */
     int32_t lo, hi, zp;
+    int dq;
     int mode;                              /* 0: pack + multiply own panels; 1: pack only; 2: multiply B panels */
 } qt_gemm_job;
+
+static void qt_dq_block(const qt_gemm_job *j, const int32_t *acc, int64_t m0, int64_t mr, int64_t n0, int64_t nc) {
+    const ep_op *op = j->op;
+    const ep_gemm_params *p = (const ep_gemm_params *)op->params;
+    const ep_tensor *c = op->n_in > 4 ? op->in[4] : NULL, *r = op->n_in > 5 ? op->in[5] : NULL;
+    for (int64_t i = 0; i < mr; i++)
+        for (int64_t jj = 0; jj < nc; jj++)
+            j->yf[(m0 + i) * j->N + n0 + jj] =
+                ep_dq_out(p, acc[i * EP_QPACK_R + jj], j->sa[m0 + i], j->sb[n0 + jj], c, r, m0 + i, n0 + jj, j->N);
+}
 
 static void qt_gemm_mul(const qt_gemm_job *j, int64_t a_lo, int64_t a_hi, int64_t b_lo, int64_t b_hi) {
     const int64_t panel = QT_PANEL(j->K4);
@@ -135,7 +153,7 @@ static void qt_gemm_mul(const qt_gemm_job *j, int64_t a_lo, int64_t a_hi, int64_
     for (int64_t bp = b_lo; bp < b_hi; bp++) {
         const int64_t n0 = bp * EP_QPACK_R, nc = qt_min(EP_QPACK_R, j->N - n0);
         int32_t bias8[8], m8[8], s8[8];
-        const int vec = qt_cols(j->bias, j->mq, j->sq, n0, nc, bias8, m8, s8);
+        const int vec = j->dq ? 0 : qt_cols(j->bias, j->mq, j->sq, n0, nc, bias8, m8, s8);
         for (int64_t ap = a_lo; ap < a_hi; ap++) {
             const int64_t m0 = (j->ap0 + ap) * QT_SR, mr = qt_min(QT_SR, j->M - m0);
             if (QT_GEMM_TILE && vec && mr == QT_SR && nc == EP_QPACK_R) {
@@ -144,6 +162,10 @@ static void qt_gemm_mul(const qt_gemm_job *j, int64_t a_lo, int64_t a_hi, int64_
                 continue;
             }
             qt_block(QT_SPANEL(j->buf, j->K4, ap), j->b + bp * panel, j->K4, acc);
+            if (j->dq) {
+                qt_dq_block(j, acc, m0, mr, n0, nc);
+                continue;
+            }
             for (int64_t r = 0; r < mr; r++)
                 qt_requant_cols(acc + r * EP_QPACK_R, bias8, m8, s8, vec, j->lo, j->hi, j->zp,
                                 j->y + (m0 + r) * j->N + n0, (int)nc);
@@ -165,30 +187,51 @@ static void qt_gemm_task(void *ctx, uint32_t t) {
     if (j->mode == 0 && r.lo < r.hi) qt_gemm_mul(j, r.lo, r.hi, 0, BP);
 }
 
+/* The passes over A's panels (as many as the scratch holds), each split across the threads. */
+static void qt_gemm_run(qt_gemm_job *j, const ep_op *op) {
+    const int64_t AP = (j->M + QT_SR - 1) / QT_SR, BP = (j->N + EP_QPACK_R - 1) / EP_QPACK_R;
+    const int64_t S = qt_min(AP, (int64_t)(op->scratch_size / (uint64_t)QT_PANEL(j->K4)));
+    const int64_t T = ep_pool_threads_for(op->pool, (uint64_t)j->M * (uint64_t)j->N * (uint64_t)j->K);
+    for (int64_t ap0 = 0; ap0 < AP; ap0 += S) {
+        j->ap0 = ap0, j->np = qt_min(S, AP - ap0);
+        if (T <= 1 || j->np >= T || BP <= j->np) {
+            j->mode = 0, j->parts = qt_min(T, j->np);
+            ep_parallel_for(op->pool, (uint32_t)j->parts, qt_gemm_task, j);
+        } else {
+            j->mode = 1, j->parts = j->np;
+            ep_parallel_for(op->pool, (uint32_t)j->parts, qt_gemm_task, j);
+            j->mode = 2, j->parts = qt_min(T, BP);
+            ep_parallel_for(op->pool, (uint32_t)j->parts, qt_gemm_task, j);
+        }
+    }
+}
+
 int EP_ISA_FN(qgemm_packed_i8)(const ep_op *op) {
     const ep_qgemm_params *p = (const ep_qgemm_params *)op->params;
     const ep_tensor *at = op->in[0], *yt = op->out[0];
-    const int64_t M = at->dims[0], K = at->dims[1], N = yt->dims[1], K4 = (K + EP_QPACK_K - 1) / EP_QPACK_K;
+    const int64_t M = at->dims[0], K = at->dims[1], N = yt->dims[1];
     if (M == 0 || N == 0) return EP_OK;
     const int32_t *q = (const int32_t *)op->in[3]->data;
-    qt_gemm_job j = {(const int8_t *)at->data, (const int8_t *)op->in[1]->data, (const int32_t *)op->in[2]->data, q,
-                     q + N, (int8_t *)op->scratch, (int8_t *)yt->data, M, K, N, K4, 0, 0, 1,
-                     p->y_min - p->y_zero, p->y_max - p->y_zero, p->y_zero, 0};
-    const int64_t AP = (M + QT_SR - 1) / QT_SR, BP = (N + EP_QPACK_R - 1) / EP_QPACK_R;
-    const int64_t S = qt_min(AP, (int64_t)(op->scratch_size / (uint64_t)QT_PANEL(K4)));
-    const int64_t T = ep_pool_threads_for(op->pool, (uint64_t)M * (uint64_t)N * (uint64_t)K);
-    for (int64_t ap0 = 0; ap0 < AP; ap0 += S) {
-        j.ap0 = ap0, j.np = qt_min(S, AP - ap0);
-        if (T <= 1 || j.np >= T || BP <= j.np) {
-            j.mode = 0, j.parts = qt_min(T, j.np);
-            ep_parallel_for(op->pool, (uint32_t)j.parts, qt_gemm_task, &j);
-        } else {
-            j.mode = 1, j.parts = j.np;
-            ep_parallel_for(op->pool, (uint32_t)j.parts, qt_gemm_task, &j);
-            j.mode = 2, j.parts = qt_min(T, BP);
-            ep_parallel_for(op->pool, (uint32_t)j.parts, qt_gemm_task, &j);
-        }
-    }
+    qt_gemm_job j = {0};
+    j.op = op, j.a = (const int8_t *)at->data, j.b = (const int8_t *)op->in[1]->data;
+    j.bias = (const int32_t *)op->in[2]->data, j.mq = q, j.sq = q + N;
+    j.buf = (int8_t *)op->scratch, j.y = (int8_t *)yt->data;
+    j.M = M, j.K = K, j.N = N, j.K4 = (K + EP_QPACK_K - 1) / EP_QPACK_K;
+    j.lo = p->y_min - p->y_zero, j.hi = p->y_max - p->y_zero, j.zp = p->y_zero;
+    qt_gemm_run(&j, op);
+    return EP_OK;
+}
+
+int EP_ISA_FN(dqgemm_packed_i8)(const ep_op *op) {
+    const ep_tensor *at = op->in[0], *yt = op->out[0];
+    const int64_t M = at->dims[0], K = at->dims[1], N = yt->dims[1];
+    if (M == 0 || N == 0) return EP_OK;
+    qt_gemm_job j = {0};
+    j.op = op, j.a = (const int8_t *)at->data, j.b = (const int8_t *)op->in[2]->data;
+    j.sa = (const float *)op->in[1]->data, j.sb = (const float *)op->in[3]->data;
+    j.buf = (int8_t *)op->scratch, j.yf = (float *)yt->data, j.dq = 1;
+    j.M = M, j.K = K, j.N = N, j.K4 = (K + EP_QPACK_K - 1) / EP_QPACK_K;
+    qt_gemm_run(&j, op);
     return EP_OK;
 }
 

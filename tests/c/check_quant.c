@@ -1,5 +1,5 @@
 /* Kernel checks of the int8 family (QUANTIZE, DEQUANTIZE, QCONV2D variants DEFAULT, PACKED and DEPTHWISE, QGEMM
- * variants DEFAULT and PACKED, QADD, QLUT): every table's kernel against the reference (tests/c/ep_check.h) on seeded
+ * and DQGEMM variants DEFAULT and PACKED, QADD, QLUT): every table's kernel against the reference (tests/c/ep_check.h) on seeded
  * random shapes, and the SIMD requantisation helpers against ep_requant.
  *
  * Every int8 output is compared bit for bit (the accumulators are exact int32 sums and requantisation is integer
@@ -18,7 +18,8 @@
  * input shifts over [31, 62] (multipliers 0, 2^31 - 1, powers of two), output shifts over [1, 62] (some below 32:
  * the AVX2 scalar fallback), in place on A and on B; the shape function refuses shifts past its limits.
  * QLUT: every code once, then random codes through random, monotone and identity tables, in place.
- * Requantisation unit check: 2^20 (acc, m, s) triples per helper, including ties and acc = +-(2^31 - 1). */
+ * Requantisation unit check: 2^20 (acc, m, s) triples per helper, including ties and acc = +-(2^31 - 1).
+ * DQGEMM (dynamic int8): its float epilogue after the exact products, bit for bit, every fused activation. */
 #define EP_CHECK_KERNELS
 #include "ep_check.h"
 #include "quant_common.h"
@@ -200,6 +201,52 @@ static void gen_qgemm(int iter) {
 static void gen_qgemm_vec(int iter) {
     (void)iter;
     qgemm_check(chk_int(1, 40), chk_int(1, 200), chk_int(1, 48), 0);
+}
+
+/* ---------------- DQGEMM (dynamic int8) ----------------
+ * The exact int32 products then the float epilogue act(acc * (sa sb) + C + R): every kernel equals the reference
+ * bit for bit, with and without bias ([N] or [M, N]) and residual, under every fused activation. */
+static void dqgemm_check(int M, int K, int N) {
+    float alpha, beta;
+    const int act = chk_random_act(&alpha, &beta, chk_int(0, 1));
+    ep_gemm_params p = {act, alpha, beta, 0};
+    ep_tensor a = qc_i8(2, CHK_DIMS(M, K), -127, 127), b = qc_i8(2, CHK_DIMS(K, N), -127, 127);
+    ep_tensor sa = chk_tensor_rand(1, CHK_DIMS(M), 0.02f), sb = chk_tensor_rand(1, CHK_DIMS(N), 0.002f);
+    const int bias = chk_int(0, 2), res = chk_int(0, 1);
+    ep_tensor c = bias == 2 ? chk_tensor_rand(2, CHK_DIMS(M, N), 1.0f) : chk_tensor_rand(1, CHK_DIMS(N), 1.0f);
+    ep_tensor r = chk_tensor_rand(2, CHK_DIMS(M, N), 1.0f);
+    char what[160];
+    snprintf(what, sizeof what, "dqgemm M%d K%d N%d act%d bias%d res%d", M, K, N, act, bias, res);
+    chk_case cs = {.what = what, .opcode = EP_OP_DQGEMM, .params = &p, .in = {&a, &sa, &b, &sb, bias ? &c : NULL, &r},
+                   .n_in = res ? 6 : bias ? 5 : 4, .n_out = 1, .tol = CHK_EXACT, .keep_ref = 1};
+    cs.out[0] = chk_mk(NULL, EP_DTYPE_F32, 2, CHK_DIMS(M, N));
+    chk_kernels(&cs);   /* variant 0 */
+    void *v0 = cs.ref_out[0];
+    cs.ref_out[0] = NULL;
+    const int NP = (N + 7) / 8, K4 = (K + 3) / 4;
+    ep_tensor bp = chk_mk(NULL, EP_DTYPE_I8, 4, CHK_DIMS(NP, K4, EP_QPACK_R, EP_QPACK_K));
+    bp.data = chk_alloc(chk_bytes(&bp));
+    qc_pack((int8_t *)bp.data, (const int8_t *)b.data, N, K, 1, N);
+    cs.in[2] = &bp;
+    cs.variant = EP_DQGEMM_VARIANT_PACKED;
+    cs.spec[0] = (const float *)v0;
+    cs.spec_tol = CHK_EXACT;
+    qc_extra(&cs, (uint64_t)K4 * EP_QPACK_R * EP_QPACK_K);
+    chk_kernels(&cs);
+    ep_tensor bad = bp;
+    bad.dims[0]++;
+    qc_refused(&cs, 2, &bad, "an extra panel");
+    bad = sb;
+    bad.dims[0]++;
+    qc_refused(&cs, 3, &bad, "N + 1 column scales");
+    chk_free(cs.ref_out[0]), chk_free(v0), chk_free(bp.data);
+    chk_free(a.data), chk_free(b.data), chk_free(sa.data), chk_free(sb.data), chk_free(c.data), chk_free(r.data);
+}
+/* M in [1, 37] (sometimes 0 or up to 100), K in [1, 300] (sometimes up to 1100), N in [1, 70] */
+static void gen_dqgemm(int iter) {
+    const int M = iter % 23 == 0 ? 0 : chk_int(1, iter % 5 == 0 ? 100 : 37);
+    const int K = iter % 7 == 0 ? chk_int(300, 1100) : iter % 3 == 0 ? chk_int(1, 9) : chk_int(1, 300);
+    dqgemm_check(M, K, chk_int(1, 70));
 }
 
 /* ---------------- QCONV2D ---------------- */
@@ -615,5 +662,6 @@ static const chk_gen GENS[] = {{"requant", gen_requant, 1},        {"qgemm", gen
                                {"qgemm_vec", gen_qgemm_vec, 60},   {"qconv", gen_qconv, 320},
                                {"qconv_wide", gen_qconv_wide, 40}, {"qdw", gen_qdw, 320},
                                {"quantize", gen_quantize, 320},    {"dequantize", gen_dequantize, 320},
-                               {"qadd", gen_qadd, 320},            {"qlut", gen_qlut, 160}};
+                               {"qadd", gen_qadd, 320},            {"qlut", gen_qlut, 160},
+                               {"dqgemm", gen_dqgemm, 320}};
 int main(int argc, char **argv) { return chk_main(argc, argv, "check_quant", GENS, CHK_COUNT(GENS)); }

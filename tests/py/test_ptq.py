@@ -26,7 +26,7 @@ def _sqnr(ref, got):
     return np.inf if e == 0 else 10 * np.log10(float(np.sum(ref.astype(np.float64) ** 2)) / e)
 
 
-@pytest.mark.parametrize("observer", ["percentile", "minmax"])
+@pytest.mark.parametrize("observer", ["percentile", "minmax", "mse"])
 def test_ptq_cnn_runs_int8_and_stays_close_to_float(observer):
     f = _cnn(21, "relu", width=32)
     plan = edgeplan.compile(f, quantize="int8", calibration=_samples(1, 24), observer=observer)
@@ -84,12 +84,12 @@ def test_calibration_sets_that_do_not_fit_are_refused_by_name(tmp_path):
         with pytest.raises(CalibrationError, match=text.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")
                            .replace("]", r"\]")):
             edgeplan.compile(f, quantize="int8", calibration=samples)
-    with pytest.raises(CalibrationError, match="has no .npy or .npz files"):
+    with pytest.raises(CalibrationError, match="has no .npy, .npz, image or wav files"):
         edgeplan.compile(f, quantize="int8", calibration=str(tmp_path))
     with pytest.raises(CalibrationError, match="does not exist"):
         edgeplan.compile(f, quantize="int8", calibration=str(tmp_path / "nowhere"))
-    with pytest.raises(CalibrationError, match="observer 'mse' is unknown"):
-        edgeplan.compile(f, quantize="int8", calibration=_samples(0, 2), observer="mse")
+    with pytest.raises(CalibrationError, match="observer 'kl' is unknown"):
+        edgeplan.compile(f, quantize="int8", calibration=_samples(0, 2), observer="kl")
     with pytest.raises(CalibrationError, match="not a finite number"):
         edgeplan.compile(f, quantize="auto", calibration=_samples(0, 2), target_sqnr=float("nan"))
     with pytest.raises(CalibrationError, match="add quantize="):

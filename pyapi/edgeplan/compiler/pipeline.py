@@ -19,14 +19,20 @@ from .writer import write_plan
 
 
 def compile_graph(graph: Graph, *, source: str = "", required_features: int = 0, target=None,
-                  weights: str | None = None, npu=None) -> Plan:
+                  weights: str | None = None, npu=None, int8_dynamic: bool = False) -> Plan:
     """target: kernel-selection target (passes/select.py): "host" (default), "x86-64" or "generic".
     weights: None (float32), or "fp16" / "bf16": the packed weights stored in 16 bits (passes/weights16.py).
+    int8_dynamic: GEMMs with constant weights on int8 codes quantised per row at run time
+    (passes/int8_dynamic.py).
     npu: None, or (partition.Backend, partition.CpuModel, unsupported op names): the runs of ops worth
     offloading become DELEGATE ops (compiler/partition)."""
     tg = get_target(target)
     if weights is not None:
         tg = dataclasses.replace(tg, winograd=False)   # its float32 filters are 4x the filter
+    dyn = None
+    if int8_dynamic:
+        from .passes.int8_dynamic import int8_dynamic as rewrite
+        dyn = rewrite(graph)
     select_kernels(graph, tg)
     fuse_blocks(graph, tg)
     w16 = store_weights16(graph, weights) if weights is not None else None
@@ -65,13 +71,16 @@ def compile_graph(graph: Graph, *, source: str = "", required_features: int = 0,
         state=[t.name for t in graph.tensors if t.is_state], warnings=list(graph.meta.get("warnings", ())))
     if w16 is not None:
         report["weights16"] = w16
+    if dyn is not None:
+        report["int8_dynamic"] = dyn
     if graph.meta.get("partitions"):
         report["partitions"] = graph.meta["partitions"]
     return Plan(data, report)
 
 
 def compile_model(model, shapes: dict | None = None, target=None, dims=None, state=None, consts=None,
-                  max_trips: int = 0, weights: str | None = None, npu=None, hidden_state=()) -> Plan:
+                  max_trips: int = 0, weights: str | None = None, npu=None, hidden_state=(),
+                  int8_dynamic: bool = False) -> Plan:
     """dims: {name: (min, max)} bounds of variable dims (model dim names, or data-dependent lengths);
     state: {input name: output name} pairs kept in the arena across runs (compiler/dynamic.py);
     hidden_state: the state outputs that are not plan outputs (a TFLite model's variables);
@@ -90,4 +99,5 @@ def compile_model(model, shapes: dict | None = None, target=None, dims=None, sta
             graph = dynamic.lower_dynamic(model, shapes, {}, max_trips)
     if state:
         dynamic.apply_state(graph, dict(state), hide=set(hidden_state))
-    return compile_graph(graph, source=str(source), target=target, weights=weights, npu=npu)
+    return compile_graph(graph, source=str(source), target=target, weights=weights, npu=npu,
+                         int8_dynamic=int8_dynamic)

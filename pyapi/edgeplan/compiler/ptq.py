@@ -9,7 +9,11 @@ that alone reads it, which the integer op then clamps) int8 per tensor, asymmetr
 where [lo, hi] is what the observer saw on the calibration inputs:
     minmax       the extremes;
     percentile   the p-th and (100 - p)-th percentiles (default p = 99.99), from up to 2^16 evenly spaced
-                 values of each tensor per input.
+                 values of each tensor per input;
+    mse          the clip range whose int8 codes reconstruct those values with the least mean squared error
+                 (a search over ranges shrunk from the extremes, both ends together, then each end alone).
+The ranges are cached under $EDGEPLAN_CACHE/ranges, keyed by the model, the observer and the calibration
+inputs, so compiling the same model on the same inputs again does not run the calibration again.
 Everything else stays float and reads dequantised values: softmax, normalisations, recurrent cells,
 element-wise ops. The calibration runs the float model on edgeplan itself, with the observed tensors as
 extra outputs."""
@@ -23,24 +27,38 @@ import onnx
 from onnx import helper, numpy_helper
 
 
-OBSERVERS = ("minmax", "percentile")
+OBSERVERS = ("minmax", "percentile", "mse")
 SAMPLE = 1 << 16
+MSE_SAMPLE = 1 << 17   # values per tensor the MSE search scores each candidate range on
 
 
 class CalibrationError(ValueError):
     """Calibration inputs that do not fit the model (the message names the file and input)."""
 
 
-def load_calibration(path, inputs: dict) -> list:
+def load_calibration(path, inputs: dict, recipe=None) -> list:
     """The calibration inputs in folder `path`: one sample per .npy file (a single-input model) or per .npz
-    file (arrays named by the model's inputs). inputs: {name: (shape, dtype)} of the model."""
+    file (arrays named by the model's inputs), or per image or wav file with a preprocessing recipe
+    (calib_media.py: the folder's preprocess.toml, or `recipe`, a dict or a TOML path). inputs:
+    {name: (shape, dtype)} of the model."""
+    from .calib_media import MediaError, load_media
     p = Path(path)
     if not p.is_dir():
         raise CalibrationError(f"calibration folder '{path}' does not exist")
     files = sorted(list(p.glob("*.npy")) + list(p.glob("*.npz")))
     if not files:
-        raise CalibrationError(f"calibration folder '{path}' has no .npy or .npz files: give one file per input "
-                               f"sample (.npy for a single-input model, .npz with arrays named {sorted(inputs)})")
+        try:
+            media = load_media(p, inputs, recipe, progress)
+        except MediaError as e:
+            raise CalibrationError(str(e)) from None
+        if media is not None:
+            check_calibration(media[0], inputs, media[1])
+            return media[0]
+        raise CalibrationError(f"calibration folder '{path}' has no .npy, .npz, image or wav files: give one file "
+                               f"per input sample (.npy for a single-input model, .npz with arrays named "
+                               f"{sorted(inputs)}, or images / wavs with a preprocess.toml recipe)")
+    if recipe is not None:
+        raise CalibrationError(f"a preprocessing recipe is for folders of images or wavs; '{path}' holds numpy files")
     out = []
     for f in files:
         try:
@@ -80,14 +98,13 @@ def check_calibration(samples: list, inputs: dict, names=None) -> None:
                 raise CalibrationError(f"{where}: input '{name}' has NaN or infinite values")
 
 
-def _progress(k: int, n: int, what: str) -> None:
-    if not sys.stderr.isatty():
-        return
-    done = int(30 * k / n)
-    sys.stderr.write(f"\r{what} [{'#' * done}{'.' * (30 - done)}] {k}/{n}")
-    if k == n:
-        sys.stderr.write("\n")
-    sys.stderr.flush()
+def progress(items, what: str, total=None, unit: str = " inputs"):
+    """items, with a progress bar on stderr when it is a terminal (tqdm)."""
+    try:
+        from tqdm import tqdm
+    except ImportError:   # the bar is a convenience: without tqdm the loop runs silently
+        return items
+    return tqdm(items, desc=what, total=total, disable=None, leave=False, file=sys.stderr, unit=unit)
 
 
 class _Units:
@@ -211,7 +228,7 @@ def observe(model: onnx.ModelProto, tensors: list, samples: list, method: str, p
     lo = {t: np.inf for t in tensors}
     hi = {t: -np.inf for t in tensors}
     keep: dict = {t: [] for t in tensors}
-    for k, s in enumerate(samples):
+    for k, s in enumerate(progress(samples, "calibrating")):
         out = sess.run(s)
         for t in tensors:
             v = np.asarray(out[t], np.float32).reshape(-1)
@@ -221,17 +238,96 @@ def observe(model: onnx.ModelProto, tensors: list, samples: list, method: str, p
                 raise CalibrationError(f"tensor '{t}' is NaN or infinite on calibration sample {k}: the float "
                                        f"model overflows there, so it has no range to quantise to")
             lo[t], hi[t] = min(lo[t], float(v.min())), max(hi[t], float(v.max()))
-            if method == "percentile":
+            if method != "minmax":
                 keep[t].append(v[::max(1, -(-v.size // SAMPLE))])
-        _progress(k + 1, len(samples), "calibrating")
     ranges = {}
     for t in tensors:
         a, b = lo[t], hi[t]
         if method == "percentile" and keep[t]:
             v = np.concatenate(keep[t])
             a, b = float(np.percentile(v, 100.0 - percentile)), float(np.percentile(v, percentile))
+        elif method == "mse" and keep[t]:
+            v = np.concatenate(keep[t])
+            a, b = mse_range(v[::max(1, -(-v.size // MSE_SAMPLE))], min(a, 0.0), max(b, 0.0))
         ranges[t] = (min(a, 0.0), max(b, 0.0))
     return ranges
+
+
+def _fake_quant_mse(v: np.ndarray, lo: float, hi: float) -> float:
+    """Mean squared error of v through int8 codes of [lo, hi] (act_params' scale and zero point)."""
+    s, z = act_params(lo, hi)
+    s = float(s)
+    q = np.clip(np.rint(v / s) + z, -128, 127)
+    return float(np.mean(((q - z) * s - v) ** 2))
+
+
+def mse_range(v: np.ndarray, lo: float, hi: float, steps: int = 48) -> tuple:
+    """The clip range [a, b] (lo <= a <= 0 <= b <= hi) of least int8 reconstruction error on values v: the
+    extremes shrunk together by each of `steps` ratios in (0, 1], then each end alone around the best pair.
+    Clipping a few outliers buys a finer step for every other value. Ties keep the wider range."""
+    if hi - lo <= 0 or v.size == 0:
+        return lo, hi
+    v = v.astype(np.float64)
+    ratios = np.linspace(1.0, 1.0 / steps, steps)
+    best = (_fake_quant_mse(v, lo, hi), lo, hi)
+    for r in ratios[1:]:
+        e = _fake_quant_mse(v, lo * r, hi * r)
+        if e < best[0]:
+            best = (e, lo * r, hi * r)
+    _, a, b = best
+    for r in ratios[1:]:   # the top end alone, then the bottom end alone
+        e = _fake_quant_mse(v, a, b * r)
+        if e < best[0]:
+            best = (e, a, b * r)
+    _, a, b = best
+    for r in ratios[1:]:
+        e = _fake_quant_mse(v, a * r, b)
+        if e < best[0]:
+            best = (e, a * r, b)
+    return best[1], best[2]
+
+
+def _ranges_key(model: onnx.ModelProto, tensors: list, samples: list, method: str, percentile: float,
+                shapes) -> str:
+    """The cache key of observed ranges: the model, the observed tensors, the observer and the inputs."""
+    import hashlib
+    from .. import __version__
+    h = hashlib.sha256()
+    h.update(f"edgeplan {__version__}\0{method}\0{percentile!r}\0{sorted((shapes or {}).items())!r}\0".encode())
+    h.update("\0".join(tensors).encode())
+    h.update(model.SerializeToString(deterministic=True))
+    for s in samples:
+        for name in sorted(s):
+            a = np.ascontiguousarray(s[name])
+            h.update(f"\0{name}\0{a.dtype.str}\0{a.shape}\0".encode())
+            h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def cached_observe(model: onnx.ModelProto, tensors: list, samples: list, method: str, percentile: float,
+                   shapes=None) -> tuple:
+    """(observe's ranges, whether they came from the cache $EDGEPLAN_CACHE/ranges). A missing, unreadable or
+    malformed cache file is recomputed; a cache that cannot be written is skipped."""
+    import json
+    import os
+    from ..plan import cache_dir
+    path = cache_dir() / "ranges" / (_ranges_key(model, tensors, samples, method, percentile, shapes) + ".json")
+    try:
+        got = json.loads(path.read_text())
+        ranges = {t: (float(got[t][0]), float(got[t][1])) for t in tensors}
+        if all(np.isfinite(a) and np.isfinite(b) and a <= 0.0 <= b for a, b in ranges.values()):
+            return ranges, True
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        pass
+    ranges = observe(model, tensors, samples, method, percentile, shapes)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({t: [a, b] for t, (a, b) in ranges.items()}))
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return ranges, False
 
 
 def act_params(lo: float, hi: float) -> tuple:
@@ -326,8 +422,9 @@ def insert_qdq(model: onnx.ModelProto, units: _Units, ranges: dict) -> onnx.Mode
     return out
 
 
-def _setup(model, samples, calibration, method, percentile, shapes):
-    """(prepared model, its units, calibration samples, ranges) for quantize / quantize_auto."""
+def _setup(model, samples, calibration, method, percentile, shapes, recipe=None, info=None):
+    """(prepared model, its units, calibration samples, ranges) for quantize / quantize_auto; `info` (a dict),
+    when given, gets the observer, the sample count and whether the ranges came from the cache."""
     from .onnx_import import load
     if method not in OBSERVERS:
         raise CalibrationError(f"observer '{method}' is unknown: use one of {', '.join(OBSERVERS)}")
@@ -344,7 +441,9 @@ def _setup(model, samples, calibration, method, percentile, shapes):
                                                    for d in tt.shape.dim]))
         inputs[vi.name] = (dims, helper.tensor_dtype_to_np_dtype(tt.elem_type))
     if calibration is not None:
-        samples = load_calibration(calibration, inputs)
+        samples = load_calibration(calibration, inputs, recipe)
+    elif recipe is not None:
+        raise CalibrationError("a preprocessing recipe is for a calibration folder of images or wavs")
     elif samples is not None:
         samples = list(samples)
         check_calibration(samples, inputs)
@@ -354,15 +453,20 @@ def _setup(model, samples, calibration, method, percentile, shapes):
     if not units.units:
         raise CalibrationError("the model has no Conv, MatMul or Gemm with constant float weights: nothing to "
                                "quantise")
-    ranges = observe(m, units.tensors(), samples, method, float(percentile), shapes)
+    ranges, hit = cached_observe(m, units.tensors(), samples, method, float(percentile), shapes)
+    if info is not None:
+        info.update(observer=method, samples=len(samples), ranges_cached=hit)
+        if method == "percentile":
+            info["percentile"] = float(percentile)
     return m, units, samples, ranges
 
 
 def quantize(model, samples=None, *, calibration=None, method: str = "percentile", percentile: float = 99.99,
-             shapes=None) -> onnx.ModelProto:
+             shapes=None, recipe=None, info=None) -> onnx.ModelProto:
     """The QDQ model of float `model` (path, bytes or ModelProto) for the calibration inputs: `samples`, a list
-    of {input name: array}, or `calibration`, a folder (load_calibration)."""
-    m, units, _, ranges = _setup(model, samples, calibration, method, percentile, shapes)
+    of {input name: array}, or `calibration`, a folder (load_calibration, with `recipe` for images and wavs).
+    `info`, a dict, gets what _setup reports."""
+    m, units, _, ranges = _setup(model, samples, calibration, method, percentile, shapes, recipe, info)
     return insert_qdq(m, units, ranges)
 
 
@@ -374,7 +478,7 @@ def _subset(units: _Units, keep_float: set) -> _Units:
 
 
 def quantize_auto(model, samples=None, *, calibration=None, target_sqnr: float = 30.0, method: str = "percentile",
-                  percentile: float = 99.99, shapes=None) -> tuple:
+                  percentile: float = 99.99, shapes=None, recipe=None, info=None) -> tuple:
     """Mixed precision: int8 where the model allows, float where it must. Every layer's sensitivity is the output
     SQNR (dB, against the float model, over the calibration inputs) with that layer alone quantised; starting from
     all layers int8, the most sensitive layer still int8 goes back to float until the output SQNR reaches
@@ -383,7 +487,7 @@ def quantize_auto(model, samples=None, *, calibration=None, target_sqnr: float =
     from ..runtime import Session
     if not np.isfinite(float(target_sqnr)):
         raise CalibrationError(f"target SQNR {target_sqnr} is not a finite number of dB")
-    m, units, samples, ranges = _setup(model, samples, calibration, method, percentile, shapes)
+    m, units, samples, ranges = _setup(model, samples, calibration, method, percentile, shapes, recipe, info)
     ref_sess = Session(compile_model(m, shapes=shapes))
     ref = [ref_sess.run(s) for s in samples]
     names = [o.name for o in m.graph.output]
@@ -402,9 +506,8 @@ def quantize_auto(model, samples=None, *, calibration=None, target_sqnr: float =
     n = len(units.units)
     everyone = set(range(n))
     sens = []
-    for k in range(n):
+    for k in progress(range(n), "sensitivity", unit=" layers"):
         sens.append(sqnr(everyone - {k}))
-        _progress(k + 1, n, "sensitivity")
     order = sorted(range(n), key=lambda k: (sens[k], k))      # most sensitive first
     keep: set = set()
     steps = [(0, sqnr(keep))]

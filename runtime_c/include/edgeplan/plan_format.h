@@ -15,7 +15,7 @@
 /* EP_CDEF_BEGIN */
 #define EP_PLAN_MAGIC 0x4E4C5045
 #define EP_PLAN_VERSION_MAJOR 1
-#define EP_PLAN_VERSION_MINOR 8
+#define EP_PLAN_VERSION_MINOR 9
 #define EP_MAX_RANK 8
 #define EP_SECTION_ALIGN 64
 #define EP_ARENA_ALIGN 64
@@ -224,7 +224,9 @@ typedef struct ep_io_rec {
 #define EP_OP_RESHAPE_DYN 58
 #define EP_OP_RESIZE_DYN 59
 #define EP_OP_DELEGATE 60
-#define EP_OP_COUNT 61         /* one past the last opcode */
+#define EP_OP_QUANTIZE_ROWS 61
+#define EP_OP_DQGEMM 62
+#define EP_OP_COUNT 63         /* one past the last opcode */
 /* kernel variants (ep_op_rec.variant): DEFAULT (0) is every op's plain layout; the others'
  * layouts are described below */
 #define EP_VARIANT_DEFAULT 0
@@ -300,6 +302,9 @@ typedef struct ep_io_rec {
 #define EP_RESHAPE_DYN_VARIANT_DEFAULT 0
 #define EP_RESIZE_DYN_VARIANT_DEFAULT 0
 #define EP_DELEGATE_VARIANT_DEFAULT 0
+#define EP_QUANTIZE_ROWS_VARIANT_DEFAULT 0
+#define EP_DQGEMM_VARIANT_DEFAULT 0
+#define EP_DQGEMM_VARIANT_PACKED 1
 /* EP_OPS_END */
 
 
@@ -1067,6 +1072,19 @@ typedef struct ep_qgemm_params {
     int32_t y_max;
     int32_t reserved;       /* 0 */
 } ep_qgemm_params;
+
+/* Dynamic int8 (1.9): activations quantised per row at run time, weights int8 per output column.
+ * QUANTIZE_ROWS (ep_axis_params, axis 1): in X (F32) [M,K]; out Q (I8) [M,K], S (F32) [M]. Per row m, with
+ * a = the largest |X[m,k]| (NaN ignored; 0 for a row of zeros):
+ *   S[m] = a / 127,  Q[m,k] = clamp(round(X[m,k] * (127 / a)), -127, 127)   (0 where a is 0 or X is NaN)
+ * each a float32 operation as written, rounded half to even; the codes are symmetric (no zero point).
+ * DQGEMM (ep_gemm_params): in A (I8) [M,K] codes, SA (F32) [M] their row scales, B (I8) the weights, SB (F32)
+ * [N] the weights' column scales, C (F32) bias [N] or [M,N] (optional), R (F32) residual [M,N] (optional);
+ * out Y (F32) [M,N]:
+ *   acc[m,n] = sum_k A[m,k] B[k,n] (exact int32: K <= 65536, |codes| <= 127),
+ *   Y[m,n] = act((float)acc[m,n] * (SA[m] * SB[n]) + C + R)
+ * each float32 operation as written, in that order (no fused multiply-add), act as GEMM's. Variant 0: B [K,N].
+ * PACKED: B as QGEMM PACKED's [ceil(N/8), ceil(K/4), 8, 4]. Scratch (PACKED): A's rows packed as QGEMM's. */
 /* QADD: in A, B (I8) of one shape; out Y (I8) of that shape. Each input is rescaled to a common scale with 20
  * bits of headroom, then the sum requantised (TFLite's int8 Add, single rounding):
  *   a = ((int64)((A - a_zero) * 2^20) * a_mult + 2^(a_shift-1)) >> a_shift      (b likewise)

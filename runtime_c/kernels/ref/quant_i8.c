@@ -115,3 +115,44 @@ int ep_ref_qlut_i8(const ep_op *op) {
     for (int64_t i = 0; i < n; i++) y[i] = t[x[i] + 128];
     return EP_OK;
 }
+
+/* QUANTIZE_ROWS: each row's codes against its own largest magnitude (plan_format.h "Dynamic int8"). */
+int ep_ref_quantize_rows_f32(const ep_op *op) {
+    const ep_tensor *xt = op->in[0];
+    const int64_t M = xt->dims[0], K = xt->dims[1];
+    const float *x = (const float *)xt->data;
+    int8_t *q = (int8_t *)op->out[0]->data;
+    float *s = (float *)op->out[1]->data;
+    for (int64_t m = 0; m < M; m++) {
+        const float *xr = x + m * K;
+        ep_quantize_row(xr, K, q + m * K, s + m);
+    }
+    return EP_OK;
+}
+
+/* DQGEMM: the exact int32 products, then each output's float epilogue (ep_dq_out, quant_common.h). */
+static int dqgemm(const ep_op *op) {
+    const ep_gemm_params *p = (const ep_gemm_params *)op->params;
+    const ep_tensor *at = op->in[0], *yt = op->out[0];
+    const int64_t M = at->dims[0], K = at->dims[1], N = yt->dims[1], K4 = rl_ceildiv(K, EP_QPACK_K);
+    const int8_t *a = (const int8_t *)at->data, *b = (const int8_t *)op->in[2]->data;
+    const float *sa = (const float *)op->in[1]->data, *sb = (const float *)op->in[3]->data;
+    const ep_tensor *c = op->n_in > 4 ? op->in[4] : NULL, *r = op->n_in > 5 ? op->in[5] : NULL;
+    float *y = (float *)yt->data;
+    const int packed = op->variant == EP_DQGEMM_VARIANT_PACKED;
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            int32_t acc = 0;
+            for (int64_t k = 0; k < K; k++) {
+                const int8_t bv = packed ? b[((j / EP_QPACK_R * K4 + k / EP_QPACK_K) * EP_QPACK_R + j % EP_QPACK_R) *
+                                                 EP_QPACK_K + k % EP_QPACK_K]
+                                         : b[k * N + j];
+                acc += a[i * K + k] * bv;
+            }
+            y[i * N + j] = ep_dq_out(p, acc, sa[i], sb[j], c, r, i, j, N);
+        }
+    return EP_OK;
+}
+
+int ep_ref_dqgemm_i8(const ep_op *op) { return dqgemm(op); }
+int ep_ref_dqgemm_packed_i8(const ep_op *op) { return dqgemm(op); }

@@ -1,4 +1,5 @@
-/* Shape functions of the int8 ops (plan_format.h "int8"): QUANTIZE, DEQUANTIZE, QCONV2D, QGEMM.
+/* Shape functions of the int8 ops (plan_format.h "int8", "Dynamic int8"): QUANTIZE, DEQUANTIZE, QCONV2D, QGEMM,
+ * QUANTIZE_ROWS, DQGEMM.
  *
  * Error codes: arity or a missing input -> PLAN_OP; a dtype, or a bias / requantisation table that is not a
  * constant of the plan -> PLAN_TENSOR; a scale that is not finite and positive, a zero point or clamp bound
@@ -193,5 +194,61 @@ int ep_shape_qlut(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     if (p->axis != 0 || p->reserved != 0) return EP_ERR_PLAN_PARAMS;
     q_same_shape(out, x, EP_DTYPE_I8);
     *scratch = 0;
+    return EP_OK;
+}
+
+int ep_shape_quantize_rows(const ep_op *op, ep_shape *out, uint64_t *scratch) {
+    if (!op || !out || !scratch || !op->params || !op->in) return EP_ERR_PLAN_OP;
+    if (op->n_in != 1 || op->n_out != 2) return EP_ERR_PLAN_OP;
+    const ep_axis_params *p = (const ep_axis_params *)op->params;
+    int rc;
+    if ((rc = ep_chk_f32(op->in[0], 2, 2)) != EP_OK) return rc;
+    if (p->axis != 1 || p->reserved != 0) return EP_ERR_PLAN_PARAMS;
+    q_same_shape(&out[0], op->in[0], EP_DTYPE_I8);
+    for (int i = 0; i < EP_MAX_RANK; i++) out[1].dims[i] = 0;
+    out[1].dims[0] = op->in[0]->dims[0];
+    out[1].rank = 1;
+    out[1].dtype = EP_DTYPE_F32;
+    *scratch = 0;
+    return EP_OK;
+}
+
+int ep_shape_dqgemm(const ep_op *op, ep_shape *out, uint64_t *scratch) {
+    if (!op || !out || !scratch || !op->params || !op->in) return EP_ERR_PLAN_OP;
+    if (op->n_in < 4 || op->n_in > 6 || op->n_out != 1) return EP_ERR_PLAN_OP;
+    const ep_gemm_params *p = (const ep_gemm_params *)op->params;
+    const ep_tensor *a = op->in[0], *sa = op->in[1], *b = op->in[2], *sb = op->in[3];
+    const ep_tensor *c = op->n_in > 4 ? op->in[4] : NULL, *r = op->n_in > 5 ? op->in[5] : NULL;
+    const int packed = op->variant == EP_DQGEMM_VARIANT_PACKED;
+    if (op->variant != EP_VARIANT_DEFAULT && !packed) return EP_ERR_PLAN_OP;
+    int rc;
+    if ((rc = q_chk(a, EP_DTYPE_I8, 2)) != EP_OK || (rc = q_chk(b, EP_DTYPE_I8, packed ? 4 : 2)) != EP_OK) return rc;
+    if ((rc = ep_chk_f32(sa, 1, 1)) != EP_OK || (rc = ep_chk_f32(sb, 1, 1)) != EP_OK) return rc;
+    if (c && (rc = ep_chk_f32(c, 1, 2)) != EP_OK) return rc;
+    if (r && (rc = ep_chk_f32(r, 2, 2)) != EP_OK) return rc;
+    if (p->act < 0 || p->act >= EP_ACT_MATH_FIRST || p->reserved != 0) return EP_ERR_PLAN_PARAMS;
+    const int64_t M = a->dims[0], K = a->dims[1];
+    if (K < 1 || K > EP_QK_LIMIT) return EP_ERR_PLAN_PARAMS;
+    int64_t N;
+    if (packed) {
+        const ep_tensor *y = op->out ? op->out[0] : NULL;
+        if (!y) return EP_ERR_PLAN_OP;
+        if (y->rank != 2 || y->dims[1] < 1) return EP_ERR_PLAN_SHAPE;
+        N = y->dims[1];
+        if (!q_panels_ok(b, q_ceil(N, EP_QPACK_R), K)) return EP_ERR_PLAN_SHAPE;
+    } else {
+        if (b->dims[0] != K) return EP_ERR_PLAN_SHAPE;
+        N = b->dims[1];
+    }
+    if (sa->dims[0] != M || sb->dims[0] != N) return EP_ERR_PLAN_SHAPE;
+    if (c && !(c->rank == 1 ? c->dims[0] == N : (c->dims[0] == 1 || c->dims[0] == M) && c->dims[1] == N))
+        return EP_ERR_PLAN_SHAPE;
+    if (r && (r->dims[0] != M || r->dims[1] != N)) return EP_ERR_PLAN_SHAPE;
+    for (int i = 0; i < EP_MAX_RANK; i++) out[0].dims[i] = 0;
+    out[0].dims[0] = (int32_t)M;
+    out[0].dims[1] = (int32_t)N;
+    out[0].rank = 2;
+    out[0].dtype = EP_DTYPE_F32;
+    *scratch = packed ? q_panel_bytes(K) : 0;
     return EP_OK;
 }

@@ -1,5 +1,6 @@
 """The integer ops passes/int8.py forms (edgeplan QConv, QGemm, QAdd, QLut, Quantize, Dequantize) → qconv2d,
-qgemm, qadd, qlut, quantize, dequantize (plan_format.h "int8"), and their packed weight layouts."""
+qgemm, qadd, qlut, quantize, dequantize (plan_format.h "int8"), and their packed weight layouts; the packing of
+the dqgemm ops passes/int8_dynamic.py makes."""
 from __future__ import annotations
 
 import numpy as np
@@ -153,5 +154,16 @@ def flops_qgemm(op) -> int:
     return 2 * prod(op.outputs[0].shape) * op.inputs[0].shape[1]
 
 
-SELECT = {"qconv2d": select_qconv2d, "qgemm": select_qgemm}
-FLOPS = {"qconv2d": flops_qconv2d, "qgemm": flops_qgemm}
+def select_dqgemm(graph, op, tg, upgrades: list) -> None:
+    """QGEMM PACKED's weight panels and A-row scratch (passes/int8_dynamic.py made the op)."""
+    a, b = op.inputs[0], op.inputs[2]
+    bd = _const_i8(b)
+    if bd is None or 0 in a.shape or 0 in bd.shape:
+        return
+    op.variant = K.EP_DQGEMM_VARIANT_PACKED
+    graph.replace_const(op, 2, lambda: pack_q8(np.ascontiguousarray(bd.T)), "q8")
+    op.scratch = _panel_scratch(bd.shape[0], a.shape[0], tg.pack_bytes)
+
+
+SELECT = {"qconv2d": select_qconv2d, "qgemm": select_qgemm, "dqgemm": select_dqgemm}
+FLOPS = {"qconv2d": flops_qconv2d, "qgemm": flops_qgemm, "dqgemm": flops_qgemm}
