@@ -42,9 +42,9 @@ FAMILY_OF_STEM = {**{name: o.family for name, o in OPS.items()}, **{f: f for f i
                   "packed": "packed-gemm", "act": "act"}
 # runtime features outside the minimal core (their own groups, so the core budget stays the plan loader,
 # session and executor): the thread pool, run-time shape resolution for variable dims, the profiler, the
-# partitions (DELEGATE ops)
+# partitions (DELEGATE ops), hot swap
 OPTIONAL_CORE = {"pool": "threads/pool", "shapes_run": "dynamic/shapes_run", "profile": "profile/profile",
-                 "partition": "delegate/partition"}
+                 "partition": "delegate/partition", "swap": "swap/swap"}
 _DTYPE_SUFFIX = re.compile(r"_(f32|f16|s8|u8|s16|s32|any|i8|q8)$")
 _CORE_SUFFIX = re.compile(r"_(x86|aarch64|arm|generic|neon)$")
 
@@ -347,7 +347,7 @@ _CORE_PREFIXES = [("ep_plan_", "core/plan"), ("ep_view_", "core/plan"), ("ep_fai
                   ("ep_status_str", "core/status"), ("ep_version", "core/status"), ("ep_crc32c", "core/crc32c"),
                   ("ep_cpu_", "core/cpu"), ("ep_kernels_init", "core/dispatch"), ("ep_op_info", "core/ops_info"),
                   ("ep_act_", "ref/act"), ("ep_partition", "delegate/partition"),
-                  ("ep_session_partition", "delegate/partition"), ("ep_", "core/session")]
+                  ("ep_session_partition", "delegate/partition"), ("ep_slot_", "swap/swap"), ("ep_", "core/session")]
 
 
 def _other_component(fname: str) -> str:

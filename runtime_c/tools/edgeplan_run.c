@@ -1,12 +1,14 @@
 /* edgeplan-run: runs a plan on a board with no Python.
  *
  *   edgeplan-run model.eplan [--input [name=]x.npy]... [--output [name=]y.npy]... [--repeat N] [--threads N]
- *                [--seed N] [--vnpu PRESET] [--quiet]
+ *                [--seed N] [--vnpu PRESET] [--quiet] [--watch]
  *
  * Inputs not given are zero. --seed is the session's seed (ep_options.seed: the key of random ops
  * without a seed of their own; 0 when not given). Prints each output's shape and summary, latency (median of N runs),
  * arena bytes and peak RSS. The plan is mmapped; weights are used in place. --vnpu runs the plan's partitions on the
- * virtual NPU of that preset (run_vnpu.c) and prints its modelled cycles. */
+ * virtual NPU of that preset (run_vnpu.c) and prints its modelled cycles. --watch serves one request per line of
+ * standard input and replaces the plan when its file changes (validated first; a bad file is refused and the
+ * serving plan stays): a board's model update without a restart. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
@@ -30,7 +32,7 @@
 
 static void usage(void) {
     fprintf(stderr,
-            "usage: edgeplan-run PLAN [--input [NAME=]FILE.npy]... [--output [NAME=]FILE.npy]... [--repeat N] [--threads N] [--seed N] [--vnpu PRESET] [--quiet]\n");
+            "usage: edgeplan-run PLAN [--input [NAME=]FILE.npy]... [--output [NAME=]FILE.npy]... [--repeat N] [--threads N] [--seed N] [--vnpu PRESET] [--quiet] [--watch]\n");
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -73,10 +75,165 @@ static void summarize(const ep_io_desc *d, const void *data) {
     printf("\n");
 }
 
+/* Sets the inputs given as files (a variable-length one takes the file's shape); an input not given stays zero. */
+static int feed_inputs(ep_session *s, int n_in, char **in_names, char **in_paths, int warn_missing) {
+    char err[256] = "";
+    ep_session_info si = {.struct_size = sizeof(si)};
+    if (ep_session_query(s, &si)) { fprintf(stderr, "edgeplan-run: %s\n", ep_status_str(EP_ERR_INTERNAL)); return 1; }
+    int rc;
+    unsigned char given[MAX_IO] = {0};
+    for (int i = 0; i < n_in; i++) {
+        uint32_t idx = (uint32_t)i;
+        if (in_names[i] && ep_session_find(s, EP_IO_INPUT, in_names[i], &idx)) {
+            fprintf(stderr, "edgeplan-run: the plan has no input '%s'\n", in_names[i]); return 1;
+        }
+        ep_io_desc d;
+        if (ep_session_io_desc(s, EP_IO_INPUT, idx, &d)) { fprintf(stderr, "edgeplan-run: the plan has only %u inputs\n", si.n_inputs); return 1; }
+        npy_array a;
+        if (npy_read(in_paths[i], &a, err, sizeof(err))) { fprintf(stderr, "edgeplan-run: %s\n", err); return 1; }
+        int same = a.dtype == d.dtype && a.rank == d.rank;
+        for (int k = 0; same && k < d.rank; k++) same = a.dims[k] == d.dims[k];
+        if (!same && a.dtype == d.dtype && a.rank == d.rank) {   /* a variable-length input: within its bounds? */
+            int32_t dims[8];
+            int fits = 1;
+            for (int k = 0; k < d.rank; k++) {
+                fits &= a.dims[k] >= 0 && a.dims[k] <= INT32_MAX;
+                dims[k] = (int32_t)a.dims[k];
+            }
+            same = fits && ep_session_set_input_shape(s, idx, dims, (uint32_t)d.rank) == EP_OK;
+            if (same && ep_session_io_desc(s, EP_IO_INPUT, idx, &d)) same = 0;
+        }
+        if (!same) {
+            fprintf(stderr, "edgeplan-run: input '%s' expects %s [", d.name, dtype_name(d.dtype));
+            for (int k = 0; k < d.rank; k++) {
+                if (d.dim_names[k]) {
+                    fprintf(stderr, k ? ", %s=%d..%d" : "%s=%d..%d", d.dim_names[k], d.min_dims[k], d.max_dims[k]);
+                    if (d.dim_steps[k] > 1) fprintf(stderr, ":%d", d.dim_steps[k]);
+                }
+                else fprintf(stderr, k ? ", %d" : "%d", d.dims[k]);
+            }
+            fprintf(stderr, "], %s holds %s [", in_paths[i], dtype_name(a.dtype));
+            for (int k = 0; k < a.rank; k++) fprintf(stderr, k ? ", %lld" : "%lld", (long long)a.dims[k]);
+            fprintf(stderr, "]\n");
+            return 1;
+        }
+        rc = ep_session_set_input(s, idx, a.data, a.nbytes);
+        free(a.data);
+        if (rc) { fprintf(stderr, "edgeplan-run: input '%s': %s\n", d.name, ep_status_str(rc)); return 1; }
+        if (idx < MAX_IO) given[idx] = 1;
+    }
+    for (uint32_t i = 0; i < si.n_inputs && i < MAX_IO; i++) {
+        ep_io_desc d;
+        if (warn_missing && !given[i] && ep_session_io_desc(s, EP_IO_INPUT, i, &d) == EP_OK)
+            fprintf(stderr, "edgeplan-run: input '%s' not given (--input): it is zero\n", d.name);
+    }
+
+    return 0;
+}
+
+#ifndef EP_NO_SWAP
+/* The plan file's identity: a new file renamed over it, or one rewritten, differs in one of these. */
+static int file_changed(const char *path, struct stat *last) {
+    struct stat st;
+    if (stat(path, &st) != 0) return 0;   /* mid-replacement: look again at the next request */
+    const int changed = st.st_ino != last->st_ino || st.st_size != last->st_size ||
+                        st.st_mtim.tv_sec != last->st_mtim.tv_sec || st.st_mtim.tv_nsec != last->st_mtim.tv_nsec;
+    *last = st;
+    return changed;
+}
+
+/* --watch: serves one request per line of standard input ("quit" or end of input stops) and, before each, opens
+ * the plan file again when it has changed. The new plan is opened into its own arena and given the inputs first;
+ * only then does it replace the serving one (ep_slot_swap), so a bad file is refused with its reason and
+ * the old plan keeps serving. Takes ownership of the mapped plan, the arena and the session. */
+static int run_watch(const char *path, void *plan, size_t plan_len, ep_session *s, void *arena,
+                     const ep_options *opt0, int n_in, char **in_names, char **in_paths) {
+    ep_slot slot;
+    if (ep_slot_init(&slot, s) != EP_OK) { fprintf(stderr, "edgeplan-run: --watch: this build has no hot swap\n"); return 1; }
+    struct stat last;
+    if (stat(path, &last) != 0) memset(&last, 0, sizeof last);
+    char err[256] = "", line[256];
+    ep_options opt = *opt0;
+    opt.error_buf = err;
+    opt.error_buf_len = sizeof err;
+    long requests = 0, swaps = 0, refused = 0, failed = 0;
+    while (fgets(line, sizeof line, stdin) && strncmp(line, "quit", 4) != 0) {
+        if (file_changed(path, &last)) {
+            void *next_plan = MAP_FAILED, *next_arena = NULL;
+            size_t next_len = 0;
+            ep_session *next = NULL;
+            ep_plan_info info;
+            int rc = EP_ERR_PLAN_TRUNCATED;
+            err[0] = '\0';
+            const int fd = open(path, O_RDONLY);
+            struct stat st;
+            if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size > 0) {
+                next_len = (size_t)st.st_size;
+                next_plan = mmap(NULL, next_len, PROT_READ, MAP_PRIVATE, fd, 0);
+            }
+            if (fd >= 0) close(fd);
+            if (next_plan != MAP_FAILED && (rc = ep_plan_query(next_plan, next_len, &info)) == EP_OK) {
+                const size_t n = info.arena_bytes ? (size_t)info.arena_bytes : 64;
+                if (posix_memalign(&next_arena, 64, n) == 0) {
+                    memset(next_arena, 0, n);
+                    rc = ep_session_open(&next, next_plan, next_len, next_arena, (size_t)info.arena_bytes, &opt);
+                } else {
+                    rc = EP_ERR_ARENA_TOO_SMALL, next_arena = NULL;
+                }
+            }
+            if (rc == EP_OK && feed_inputs(next, n_in, in_names, in_paths, 0)) rc = EP_ERR_SIZE;
+            ep_session *old = NULL;
+            if (rc == EP_OK) rc = ep_slot_swap(&slot, next, &old);
+            if (rc == EP_OK) {
+                ep_session_close(old);
+                free(arena);
+                munmap(plan, plan_len);
+                arena = next_arena, plan = next_plan, plan_len = next_len;
+                printf("swap %ld: %s, arena %llu bytes\n", ++swaps, path, (unsigned long long)info.arena_bytes);
+            } else {
+                if (next) ep_session_close(next);
+                free(next_arena);
+                if (next_plan != MAP_FAILED) munmap(next_plan, next_len);
+                refused++;
+                printf("refused: %s: %s%s%s; the serving plan stays\n", path, ep_status_str(rc), err[0] ? ": " : "", err);
+            }
+        }
+        ep_session *cur = ep_slot_acquire(&slot);
+        const int rc = ep_run(cur);
+        ep_session_info si = {.struct_size = sizeof(si)};
+        if (ep_session_query(cur, &si) != EP_OK) si.n_outputs = 0;
+        printf("request %ld: %s\n", ++requests, rc == EP_OK ? "ok" : ep_status_str(rc));
+        failed += rc != EP_OK;
+        for (uint32_t i = 0; rc == EP_OK && i < si.n_outputs; i++) {
+            ep_io_desc d;
+            if (ep_session_io_desc(cur, EP_IO_OUTPUT, i, &d) == EP_OK) summarize(&d, ep_session_io_buffer(cur, EP_IO_OUTPUT, i));
+        }
+        ep_slot_release(&slot, cur);
+        fflush(stdout);
+    }
+    printf("watch: %ld requests (%ld failed), %ld swaps, %ld plans refused; peak RSS: %ld KiB\n", requests, failed,
+           swaps, refused, peak_rss_kib());
+    ep_session *cur = ep_slot_acquire(&slot);
+    ep_slot_release(&slot, cur);
+    ep_slot_destroy(&slot);
+    ep_session_close(cur);
+    free(arena);
+    munmap(plan, plan_len);
+    return failed ? 1 : 0;
+}
+#else
+static int run_watch(const char *path, void *plan, size_t plan_len, ep_session *s, void *arena,
+                     const ep_options *opt0, int n_in, char **in_names, char **in_paths) {
+    (void)path, (void)plan, (void)plan_len, (void)s, (void)arena, (void)opt0, (void)n_in, (void)in_names, (void)in_paths;
+    fprintf(stderr, "edgeplan-run: --watch needs the hot-swap runtime (built with -Dswap=false)\n");
+    return 2;
+}
+#endif
+
 int main(int argc, char **argv) {
     const char *plan_path = NULL, *npu = NULL;
     char *in_names[MAX_IO], *in_paths[MAX_IO], *out_names[MAX_IO], *out_paths[MAX_IO];
-    int n_in = 0, n_out = 0, repeat = 1, quiet = 0, threads = 1;
+    int n_in = 0, n_out = 0, repeat = 1, quiet = 0, threads = 1, watch = 0;
     uint64_t seed = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--input") && i + 1 < argc && n_in < MAX_IO) {
@@ -97,6 +254,8 @@ int main(int argc, char **argv) {
             if (!*v || *end || *v == '-' || errno) { fprintf(stderr, "edgeplan-run: --seed must be an integer 0..2^64-1\n"); return 2; }
         } else if (!strcmp(argv[i], "--vnpu") && i + 1 < argc) {
             npu = argv[++i];
+        } else if (!strcmp(argv[i], "--watch")) {
+            watch = 1;
         } else if (!strcmp(argv[i], "--quiet")) {
             quiet = 1;
         } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -143,52 +302,8 @@ int main(int argc, char **argv) {
     ep_session_info si = {.struct_size = sizeof(si)};
     if (ep_session_query(s, &si)) { fprintf(stderr, "edgeplan-run: %s\n", ep_status_str(EP_ERR_INTERNAL)); return 1; }
 
-    unsigned char given[MAX_IO] = {0};
-    for (int i = 0; i < n_in; i++) {
-        uint32_t idx = (uint32_t)i;
-        if (in_names[i] && ep_session_find(s, EP_IO_INPUT, in_names[i], &idx)) {
-            fprintf(stderr, "edgeplan-run: the plan has no input '%s'\n", in_names[i]); return 1;
-        }
-        ep_io_desc d;
-        if (ep_session_io_desc(s, EP_IO_INPUT, idx, &d)) { fprintf(stderr, "edgeplan-run: the plan has only %u inputs\n", si.n_inputs); return 1; }
-        npy_array a;
-        if (npy_read(in_paths[i], &a, err, sizeof(err))) { fprintf(stderr, "edgeplan-run: %s\n", err); return 1; }
-        int same = a.dtype == d.dtype && a.rank == d.rank;
-        for (int k = 0; same && k < d.rank; k++) same = a.dims[k] == d.dims[k];
-        if (!same && a.dtype == d.dtype && a.rank == d.rank) {   /* a variable-length input: within its bounds? */
-            int32_t dims[8];
-            int fits = 1;
-            for (int k = 0; k < d.rank; k++) {
-                fits &= a.dims[k] >= 0 && a.dims[k] <= INT32_MAX;
-                dims[k] = (int32_t)a.dims[k];
-            }
-            same = fits && ep_session_set_input_shape(s, idx, dims, (uint32_t)d.rank) == EP_OK;
-            if (same && ep_session_io_desc(s, EP_IO_INPUT, idx, &d)) same = 0;
-        }
-        if (!same) {
-            fprintf(stderr, "edgeplan-run: input '%s' expects %s [", d.name, dtype_name(d.dtype));
-            for (int k = 0; k < d.rank; k++) {
-                if (d.dim_names[k]) {
-                    fprintf(stderr, k ? ", %s=%d..%d" : "%s=%d..%d", d.dim_names[k], d.min_dims[k], d.max_dims[k]);
-                    if (d.dim_steps[k] > 1) fprintf(stderr, ":%d", d.dim_steps[k]);
-                }
-                else fprintf(stderr, k ? ", %d" : "%d", d.dims[k]);
-            }
-            fprintf(stderr, "], %s holds %s [", in_paths[i], dtype_name(a.dtype));
-            for (int k = 0; k < a.rank; k++) fprintf(stderr, k ? ", %lld" : "%lld", (long long)a.dims[k]);
-            fprintf(stderr, "]\n");
-            return 1;
-        }
-        rc = ep_session_set_input(s, idx, a.data, a.nbytes);
-        free(a.data);
-        if (rc) { fprintf(stderr, "edgeplan-run: input '%s': %s\n", d.name, ep_status_str(rc)); return 1; }
-        if (idx < MAX_IO) given[idx] = 1;
-    }
-    for (uint32_t i = 0; i < si.n_inputs && i < MAX_IO; i++) {
-        ep_io_desc d;
-        if (!given[i] && ep_session_io_desc(s, EP_IO_INPUT, i, &d) == EP_OK)
-            fprintf(stderr, "edgeplan-run: input '%s' not given (--input): it is zero\n", d.name);
-    }
+    if (feed_inputs(s, n_in, in_names, in_paths, 1)) return 1;
+    if (watch) return run_watch(plan_path, plan, plan_len, s, arena, &opt, n_in, in_names, in_paths);
 
     double *times = malloc(sizeof(double) * (size_t)repeat);
     if (!times) return 1;

@@ -228,6 +228,25 @@ EP_NODISCARD EP_API ep_status ep_session_profile_reset(ep_session *s);
 EP_API uint64_t ep_cpu_features(void);
 /* CRC-32C (Castagnoli) as the plan header uses it; for tools that write plans. */
 EP_API uint32_t ep_crc32c(const void *data, size_t len);
+/* Hot swap (src/swap.c, meson option swap): a slot serves requests on one session at a time and replaces it
+ * between requests. A request takes the session with ep_slot_acquire (it waits while another request or a swap
+ * holds the slot), writes inputs, runs, reads outputs and gives it back with ep_slot_release: it always ends on
+ * the plan it started on. To replace the plan, open the new one into a second arena (ep_session_open checks
+ * every byte before anything changes; requests keep running meanwhile), then ep_slot_swap installs it between
+ * two requests and hands back the old session for the caller to close (its arena is then free for the next
+ * swap). ep_slot_reopen replaces the plan in the slot's own arena when no second one fits: the new plan is
+ * validated and sized first; if its open still fails the old plan is opened again, so the slot keeps serving.
+ * With the threads option off the slot takes no lock: the caller serialises requests and swaps. No heap. */
+typedef struct ep_slot { uint64_t opaque[16]; } ep_slot;
+EP_NODISCARD EP_API ep_status ep_slot_init(ep_slot *slot, ep_session *s);
+EP_API void ep_slot_destroy(ep_slot *slot);                     /* does not close the session */
+EP_API ep_session *ep_slot_acquire(ep_slot *slot);              /* NULL only for a slot not initialised */
+EP_API void ep_slot_release(ep_slot *slot, ep_session *s);
+EP_NODISCARD EP_API ep_status ep_slot_swap(ep_slot *slot, ep_session *next, ep_session **old);
+EP_NODISCARD EP_API ep_status ep_slot_reopen(ep_slot *slot, const void *plan, size_t plan_len, void *arena,
+                                             size_t arena_len, const ep_options *options, const void *old_plan,
+                                             size_t old_plan_len);
+EP_API uint64_t ep_slot_swaps(const ep_slot *slot);             /* plans installed since ep_slot_init */
 /* EP_CDEF_END */
 
 #ifdef __cplusplus
