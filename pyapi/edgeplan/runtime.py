@@ -163,6 +163,9 @@ class Session:
             raise TypeError(f"plan must be a path, bytes or an edgeplan.Plan, got {type(plan).__name__}")
         self._s = None
         self._lock = threading.RLock()
+        self._open_kw = dict(threads=threads, cpu_features_mask=cpu_features_mask, check_crc=check_crc,
+                             profile=profile, seed=seed, delegates=delegates)
+        self.swaps = 0
         lib = self._lib = load_library()
         # resolved now: __del__ may run inside a cffi call that holds cffi's lock (the garbage collector
         # runs anywhere), where a first lookup of a library function would wait for that lock forever
@@ -343,6 +346,27 @@ class Session:
             v = self._view(i, True)
             outs[t.name] = v.copy() if copy else v
         return outs
+
+    def swap(self, plan) -> None:
+        """Replaces the plan between runs, without dropping a request (hot swap; docs/runtime.md).
+
+        ``plan`` (a path, bytes or an ``edgeplan.Plan``) is opened first into its own arena, with this
+        session's options, while other threads' runs go on; a plan that does not open raises here and this
+        session keeps serving the old one. Then, under the session's lock (between two runs: a run in flight
+        ends on the plan it started on), the new plan takes the old one's place and the old one is closed.
+        The new plan's inputs and outputs may differ: ``inputs`` and ``outputs`` describe it from then on,
+        and it starts with no input set and zeroed streaming state."""
+        new = Session(plan, **self._open_kw)
+        with self._lock:
+            self._live()
+            mine, theirs = dict(self.__dict__), dict(new.__dict__)
+            theirs["_lock"], mine["_lock"] = mine["_lock"], theirs["_lock"]
+            theirs["swaps"] = mine["swaps"] + 1
+            self.__dict__.clear()
+            self.__dict__.update(theirs)
+            new.__dict__.clear()
+            new.__dict__.update(mine)
+        new.close()   # the old plan: no run can reach it any more
 
     def reset(self) -> None:
         with self._lock:

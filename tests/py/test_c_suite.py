@@ -12,7 +12,7 @@ from conftest import meson_cmd
 
 C_TESTS = ["test_ref_linear", "test_ref_elementwise", "test_ref_speech", "test_ref_random", "test_runtime_api",
            "test_speech_io", "check_conv", "check_linear", "check_elementwise", "check_pool", "check_sequence",
-           "fuzz_plans"]
+           "fuzz_plans", "test_swap"]
 FAMILIES = ["check_conv", "check_linear", "check_elementwise", "check_pool", "check_sequence"]
 
 
@@ -30,4 +30,6 @@ def test_meson_c_tests(asan_build):
     for fam in FAMILIES:
         assert re.search(rf"^{fam}: \d+ cases .*; \d+ checks passed, 0 failed$", log, re.M), fam
     assert "test_runtime_api: " in log and re.search(r"test_runtime_api: \d+ passed, 0 failed", log)
+    assert re.search(r"test_swap: 1000 swaps under load: \d+ requests .*, 0 wrong, 0 failed", log)
+    assert re.search(r"test_swap: \d+ passed, 0 failed", log)
 
