@@ -104,12 +104,13 @@ def _run(cmd, log: Path) -> None:
 
 def setup_args(board, kernels="all", selective="") -> list:
     """The meson options of a probe build (docs/size.md quotes them). The core probe (no op at all) has
-    no thread pool and no hot swap either: there is nothing for workers to run or replace. The virtual NPU
+    no thread pool, hot swap or signature check either: there is nothing for workers to run or replace. The virtual NPU
     (a host-side stand-in for silicon) is never part of a board's runtime."""
     args = ["--buildtype=minsize", "-Ddebug=false", "-Db_ndebug=true", "-Dpython=false", "-Dtests=false",
             "-Dstatic_run=false", "-Dvnpu=disabled", f"-Dkernels={kernels}", f"-Dselective={selective}",
             f"-Dthreads={'disabled' if kernels == 'none' and not selective else 'auto'}",
-            f"-Dswap={'false' if kernels == 'none' and not selective else 'true'}"]
+            f"-Dswap={'false' if kernels == 'none' and not selective else 'true'}",
+            f"-Dsign={'false' if kernels == 'none' and not selective else 'true'}"]
     if board.cross_file is not None:
         args += ["--cross-file", str(board.cross_file)]
     return args

@@ -204,6 +204,11 @@ ep_status ep_session_open(ep_session **out, const void *plan, size_t plan_len, v
     }
     if (!out) return ep_fail(&err, EP_ERR_INVALID_ARG, "out is NULL");
     *out = NULL;
+    if (opt && opt->struct_size >= offsetof(ep_options, public_key) + sizeof(opt->public_key) && opt->public_key) {
+        const ep_status vs = ep_plan_verify(plan, plan_len, opt->public_key);
+        if (vs) return ep_fail(&err, vs, "%s", ep_status_str(vs));
+        check_crc = 1;   /* the signature leaves out the CRC field: the CRC covers it */
+    }
     ep_plan_view v;
     int rc = ep_plan_parse(&v, plan, plan_len, check_crc, &err);
     if (rc) return rc;

@@ -63,6 +63,8 @@ typedef enum ep_status {
     EP_ERR_PLAN_FEATURES = -110,    /* the CPU lacks features the plan requires */
     EP_ERR_PLAN_ALIGN = -111,       /* plan buffer not 8-byte aligned */
     EP_ERR_PLAN_IO = -112,
+    EP_ERR_PLAN_UNSIGNED = -113,    /* a public key was given and the plan carries no signature */
+    EP_ERR_PLAN_SIGNATURE = -114,   /* the plan's signature does not verify under the given key */
     /* memory: -200 .. -299 */
     EP_ERR_ARENA_TOO_SMALL = -200,
     EP_ERR_ARENA_ALIGN = -201,
@@ -123,6 +125,8 @@ typedef struct ep_options {
     const ep_delegate *const *delegates;   /* accelerators for the plan's partitions (delegate.h), or NULL; */
     uint32_t n_delegates;                  /* each must outlive the session. A partition runs on the first */
     uint32_t reserved;                     /* one of its blob's kind, else on the CPU */
+    const uint8_t *public_key;  /* 32 bytes (Ed25519) or NULL: open refuses a plan it has not signed
+                                   (docs/signing.md); absent from an older, shorter struct: NULL */
 } ep_options;
 #define EP_OPT_SKIP_CRC 1       /* trust a plan already checked (e.g. in signed flash) */
 #define EP_OPT_PROFILE 2        /* time every op (ep_session_profile); without it ep_run is untouched */
@@ -228,6 +232,12 @@ EP_NODISCARD EP_API ep_status ep_session_profile_reset(ep_session *s);
 EP_API uint64_t ep_cpu_features(void);
 /* CRC-32C (Castagnoli) as the plan header uses it; for tools that write plans. */
 EP_API uint32_t ep_crc32c(const void *data, size_t len);
+/* Signed plans (src/sign.c, meson option sign): EP_OK when the plan carries a signature that key (32 bytes)
+ * verifies (plan_format.h ep_signature_rec); EP_ERR_PLAN_UNSIGNED, EP_ERR_PLAN_SIGNATURE, or a structural
+ * error otherwise. EP_ERR_PLAN_UNSUPPORTED in a build without signatures. ep_session_open calls it when
+ * ep_options.public_key is set. */
+EP_NODISCARD EP_API ep_status ep_plan_verify(const void *plan, size_t plan_len, const uint8_t *public_key);
+
 /* Hot swap (src/swap.c, meson option swap): a slot serves requests on one session at a time and replaces it
  * between requests. A request takes the session with ep_slot_acquire (it waits while another request or a swap
  * holds the slot), writes inputs, runs, reads outputs and gives it back with ep_slot_release: it always ends on

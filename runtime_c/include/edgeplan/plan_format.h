@@ -51,6 +51,7 @@ typedef struct ep_plan_header {
 #define EP_SECTION_DELEGATE 9  /* reserved (delegate blobs are constants of their DELEGATE op, 1.8) */
 #define EP_SECTION_META 10     /* ancillary: key=value text, strippable */
 #define EP_SECTION_SYMS 11     /* ep_sym_rec[count]: symbolic (variable) dims, 1.1; written critical */
+#define EP_SECTION_SIGNATURE 12 /* ep_signature_rec[1]: the plan's Ed25519 signature, 1.9; written ancillary */
 #define EP_SECTION_FLAG_CRITICAL 1 /* a reader that does not know the kind must reject the plan */
 
 typedef struct ep_section {
@@ -139,6 +140,20 @@ typedef struct ep_op_rec {
 #define EP_SYM_DERIVED 2
 #define EP_SYM_DATA 3
 #define EP_MAX_SYMS 254
+/* A signed plan (1.9; docs/signing.md) carries one SIGNATURE section of one record. The signed bytes are the
+ * header's file_size bytes of the file with two fields read as zeros: the header's crc32c and this record's
+ * signature. A key given at open (ep_options.public_key) is checked against them before anything else in the
+ * plan is read: a plan without the section is refused (EP_ERR_PLAN_UNSIGNED), one whose signature does not
+ * verify under the key, or is made by another key, too (EP_ERR_PLAN_SIGNATURE); the CRC is then checked
+ * whatever the flags say, so a change to any byte of the file is refused. */
+#define EP_SIGNATURE_ED25519 1
+typedef struct ep_signature_rec {
+    uint32_t algorithm;      /* EP_SIGNATURE_ED25519: pure Ed25519 (RFC 8032) */
+    uint32_t reserved;       /* 0 */
+    uint8_t key_id[8];       /* the first 8 bytes of SHA-512 of the signer's 32-byte public key */
+    uint8_t signature[64];   /* R || S */
+} ep_signature_rec;
+
 typedef struct ep_sym_rec {
     uint32_t name;          /* NAMES offset (e.g. "T") or EP_NO_NAME */
     uint8_t kind;           /* EP_SYM_* */
