@@ -103,7 +103,11 @@ def _compile(model, shapes, out=None, board=None, dims=None, state=None, consts=
     return plan
 
 
-def save_plan(plan, path) -> None:
+def save_plan(plan, path, data: bytes | None = None) -> None:
+    """Writes the plan (or data, its signed bytes) to path."""
+    if data is not None:
+        write_file(path, data)
+        return
     try:
         plan.save(path)
     except OSError as e:
@@ -134,6 +138,13 @@ def cmd_compile(a) -> int:
         from edgeplan.compiler.partition.profiles import list_profiles
         if a.npu not in list_profiles():
             die(f"unknown NPU profile {a.npu!r}; known: {', '.join(list_profiles())}", 2)
+    sign_key = None
+    if a.sign:
+        from edgeplan.signing import SigningError, load_secret_key
+        try:
+            sign_key = load_secret_key(a.sign)   # before compiling: a bad key fails at once
+        except SigningError as e:
+            die(str(e))
     t = time.perf_counter()
     board = _board(a.board)
     plan = _compile(a.model, _parse_shapes(a.shape), None, board=board, dims=a.dim, state=_parse_state(a.state),
@@ -157,7 +168,12 @@ def cmd_compile(a) -> int:
         if not fits:
             print(f"edgeplan: {a.model} does not fit in {board.name}'s RAM; plan not written", file=sys.stderr)
             return 1
-    save_plan(plan, out)
+    if sign_key is not None:
+        from edgeplan.signing import sign_plan
+        save_plan(plan, out, data=sign_plan(plan, sign_key))
+        print(f"signed with {a.sign} (Ed25519)")
+    else:
+        save_plan(plan, out)
     print(f"compiled {a.model} -> {out}{f' for {a.board}' if a.board else ''} in {time.perf_counter() - t:.2f} s")
     print(plan.summary())
     if a.npu:
@@ -355,10 +371,47 @@ def _partition_lines(sess, dev) -> list:
     return out
 
 
+def _public_key(a):
+    """--public-key FILE: the raw 32-byte key, or None."""
+    if not getattr(a, "public_key", None):
+        return None
+    from edgeplan.signing import SigningError, load_public_key
+    try:
+        return load_public_key(a.public_key)
+    except SigningError as e:
+        die(str(e))
+
+
+def cmd_keygen(a) -> int:
+    from edgeplan.signing import SigningError, keygen
+    try:
+        secret, public = keygen(a.output)
+    except (SigningError, OSError) as e:
+        die(str(e) if isinstance(e, SigningError) else f"cannot write {a.output}: {os_reason(e)}")
+    print(f"secret key -> {secret} (keep it off the board); public key -> {public} (32 bytes: give it to "
+          "Session(public_key=...) or edgeplan-run --public-key)")
+    return 0
+
+
+def cmd_sign(a) -> int:
+    from edgeplan.signing import SigningError, load_secret_key, sign_plan
+    out = a.output or a.plan
+    try:
+        key = load_secret_key(a.key)
+        data = sign_plan(Path(a.plan).read_bytes(), key)
+    except OSError as e:
+        die(f"cannot read {a.plan}: {os_reason(e)}")
+    except SigningError as e:
+        die(f"{a.plan}: {e}")
+    write_file(out, data)
+    print(f"signed {a.plan} with {a.key} -> {out} ({len(data):,} bytes)")
+    return 0
+
+
 def cmd_run(a) -> int:
     from edgeplan import EdgeplanError
     dev = _npu_device(a.npu)
-    sess = open_session(a.plan, threads=a.threads, delegates=[dev] if dev else ())
+    sess = open_session(a.plan, threads=a.threads, delegates=[dev] if dev else (), public_key=_public_key(a))
     targets = output_targets(sess, a.output, keep=(a.plan,))
     feeds = read_inputs(sess, a.input, _random_feeds(sess) if a.random else {})
     missing = [t.name for t in sess.inputs if t.name not in feeds]
@@ -411,6 +464,16 @@ def cmd_inspect(a) -> int:
         print(f"edgeplan: {a.plan}: invalid plan: {status_str(rc)} ({rc})", file=sys.stderr)
         return 1
     print(inspect_text(data))
+    from edgeplan.signing import signature_info
+    sig = signature_info(data)
+    print(f"signature: Ed25519, key id {sig['key_id']}" if sig else "signature: none (unsigned)")
+    key = _public_key(a)
+    if key is not None:
+        from edgeplan.runtime import status_str
+        from edgeplan.signing import verify_plan
+        rc = verify_plan(data, key)
+        print(f"signature check with {a.public_key}: " + ("verified" if rc == 0 else f"FAILED: {status_str(rc)}"))
+        return 0 if rc == 0 else 1
     return 0
 
 
@@ -517,7 +580,17 @@ def main(argv=None) -> int:
     c.add_argument("--npu-cpu", action="append", metavar="NODE", help="with --npu: keep this node's op on the CPU")
     c.add_argument("--ops-out", metavar="FILE", help="write the plan's kernel set (op dtype variant per line) for "
                    "a selective runtime build: meson -Dselective=FILE")
+    c.add_argument("--sign", metavar="KEY", help="sign the plan with this secret key (from `edgeplan keygen`): a "
+                   "board given the public key refuses any other plan (docs/signing.md)")
     c.set_defaults(fn=cmd_compile)
+    kg = sub.add_parser("keygen", help="make an Ed25519 key pair for signing plans: NAME (secret), NAME.pub")
+    kg.add_argument("-o", "--output", required=True, metavar="NAME")
+    kg.set_defaults(fn=cmd_keygen)
+    sg = sub.add_parser("sign", help="sign a compiled plan (replaces an existing signature)")
+    sg.add_argument("plan")
+    sg.add_argument("--key", required=True, metavar="KEY", help="the secret key from `edgeplan keygen`")
+    sg.add_argument("-o", "--output", help="the signed plan (default: the plan, rewritten)")
+    sg.set_defaults(fn=cmd_sign)
     bu = sub.add_parser("bundle", help="compile for a board and write a deploy folder with a static edgeplan-run")
     bu.add_argument("model", nargs="?", help="an ONNX model (or none, with the speech options)")
     bu.add_argument("--voice", metavar="VOICE.onnx", help="speech bundle: a Piper voice (its .onnx.json beside it)")
@@ -540,6 +613,7 @@ def main(argv=None) -> int:
     r.add_argument("--threads", type=positive_int, default=1, help="threads per run, this one included (default 1)")
     r.add_argument("--npu", metavar="PRESET", help="run the plan's partitions on the virtual NPU of this preset "
                    "(u55-128-sram, u55-256-shared, rk3588-core-like, ...) and print its modelled cycles")
+    r.add_argument("--public-key", metavar="FILE.pub", help="refuse the plan unless this key signed it")
     r.set_defaults(fn=cmd_run)
     pr = sub.add_parser("profile", help="per-op time, share, GFLOP/s and bytes of a plan; Chrome trace")
     pr.add_argument("plan")
@@ -554,6 +628,7 @@ def main(argv=None) -> int:
     pr.set_defaults(fn=cmd_profile)
     i = sub.add_parser("inspect", help="show a plan's header, sections, tensors, ops and arena map")
     i.add_argument("plan")
+    i.add_argument("--public-key", metavar="FILE.pub", help="also check the plan's signature with this key")
     i.set_defaults(fn=cmd_inspect)
     sz = sub.add_parser("size", help="binary-size budgets: build the size probes and check them (sizebudget)",
                         add_help=False)

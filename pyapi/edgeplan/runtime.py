@@ -138,6 +138,8 @@ class Session:
     ``profile``: time every op (``profile()``); without it the run loop is untouched.
     ``seed``: the key of the plan's random ops that have no seed of their own (ep_options.seed); each run
     draws the next numbers of the sequence, and ``reset()`` starts it again (docs/runtime.md).
+    ``public_key``: the 32 raw bytes of an Ed25519 public key: the plan must carry a signature made with its
+    secret key (docs/signing.md), else opening fails (an unsigned plan, a bad signature, a changed byte).
     ``delegates``: accelerators for the plan's partitions (docs/npu.md), each an ``ep_delegate *`` (cffi) or
     an object whose ``delegate`` attribute is one (``edgeplan.vnpu.VirtualNPU``), kept alive by the
     session; a partition without a delegate of its kind, or one its delegate refuses, runs on the CPU
@@ -153,7 +155,7 @@ class Session:
     ``Plan.save`` and ``edgeplan compile -o`` do) and this session keeps the plan it opened."""
 
     def __init__(self, plan, *, threads: int = 1, cpu_features_mask: int = 0, check_crc: bool = True,
-                 profile: bool = False, seed: int = 0, delegates=()):
+                 profile: bool = False, seed: int = 0, delegates=(), public_key: bytes | None = None):
         if not isinstance(threads, int) or isinstance(threads, bool) or threads < 0:
             raise ValueError(f"threads must be an int >= 0, got {threads!r}")
         if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 1 << 64:
@@ -163,8 +165,11 @@ class Session:
             raise TypeError(f"plan must be a path, bytes or an edgeplan.Plan, got {type(plan).__name__}")
         self._s = None
         self._lock = threading.RLock()
+        if public_key is not None and (not isinstance(public_key, (bytes, bytearray)) or len(public_key) != 32):
+            raise ValueError("public_key must be the 32 raw bytes of an Ed25519 public key (NAME.pub from "
+                             "`edgeplan keygen`)")
         self._open_kw = dict(threads=threads, cpu_features_mask=cpu_features_mask, check_crc=check_crc,
-                             profile=profile, seed=seed, delegates=delegates)
+                             profile=profile, seed=seed, delegates=delegates, public_key=public_key)
         self.swaps = 0
         lib = self._lib = load_library()
         # resolved now: __del__ may run inside a cffi call that holds cffi's lock (the garbage collector
@@ -196,6 +201,9 @@ class Session:
         opts.error_buf_len = len(err_buf)
         opts.n_threads = threads
         opts.seed = seed   # the key of random ops without a seed of their own (docs/runtime.md)
+        if public_key is not None:   # open refuses a plan this key has not signed (docs/signing.md)
+            self._public_key = ffi.new("uint8_t[32]", bytes(public_key))
+            opts.public_key = self._public_key
         self._delegates = list(delegates or ())   # the vtables (and what they point to) outlive the session
         if self._delegates:
             ptrs = [getattr(d, "delegate", d) for d in self._delegates]
@@ -207,6 +215,8 @@ class Session:
             opts.delegates = self._delegate_array
             opts.n_delegates = len(ptrs)
         sp = ffi.new(t["session_pp"])
+        if public_key is not None:   # before the arena is allocated for it
+            _check(lib.ep_plan_verify(plan_ptr, plan_len, self._public_key), "cannot open plan")
         rc = lib.ep_plan_query(plan_ptr, plan_len, info)
         if rc != K.EP_OK:
             # open checks the plan before it looks at the arena, so it states the reason

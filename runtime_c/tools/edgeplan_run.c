@@ -1,14 +1,15 @@
 /* edgeplan-run: runs a plan on a board with no Python.
  *
  *   edgeplan-run model.eplan [--input [name=]x.npy]... [--output [name=]y.npy]... [--repeat N] [--threads N]
- *                [--seed N] [--vnpu PRESET] [--quiet] [--watch]
+ *                [--seed N] [--vnpu PRESET] [--public-key FILE.pub] [--quiet] [--watch]
  *
  * Inputs not given are zero. --seed is the session's seed (ep_options.seed: the key of random ops
  * without a seed of their own; 0 when not given). Prints each output's shape and summary, latency (median of N runs),
  * arena bytes and peak RSS. The plan is mmapped; weights are used in place. --vnpu runs the plan's partitions on the
  * virtual NPU of that preset (run_vnpu.c) and prints its modelled cycles. --watch serves one request per line of
  * standard input and replaces the plan when its file changes (validated first; a bad file is refused and the
- * serving plan stays): a board's model update without a restart. */
+ * serving plan stays): a board's model update without a restart. --public-key refuses a plan that key has not
+ * signed (docs/signing.md), in watch mode too. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
@@ -32,7 +33,7 @@
 
 static void usage(void) {
     fprintf(stderr,
-            "usage: edgeplan-run PLAN [--input [NAME=]FILE.npy]... [--output [NAME=]FILE.npy]... [--repeat N] [--threads N] [--seed N] [--vnpu PRESET] [--quiet] [--watch]\n");
+            "usage: edgeplan-run PLAN [--input [NAME=]FILE.npy]... [--output [NAME=]FILE.npy]... [--repeat N] [--threads N] [--seed N] [--vnpu PRESET] [--public-key FILE.pub] [--quiet] [--watch]\n");
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -233,7 +234,8 @@ static int run_watch(const char *path, void *plan, size_t plan_len, ep_session *
 int main(int argc, char **argv) {
     const char *plan_path = NULL, *npu = NULL;
     char *in_names[MAX_IO], *in_paths[MAX_IO], *out_names[MAX_IO], *out_paths[MAX_IO];
-    int n_in = 0, n_out = 0, repeat = 1, quiet = 0, threads = 1, watch = 0;
+    int n_in = 0, n_out = 0, repeat = 1, quiet = 0, threads = 1, watch = 0, have_key = 0;
+    uint8_t key[33];
     uint64_t seed = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--input") && i + 1 < argc && n_in < MAX_IO) {
@@ -254,6 +256,16 @@ int main(int argc, char **argv) {
             if (!*v || *end || *v == '-' || errno) { fprintf(stderr, "edgeplan-run: --seed must be an integer 0..2^64-1\n"); return 2; }
         } else if (!strcmp(argv[i], "--vnpu") && i + 1 < argc) {
             npu = argv[++i];
+        } else if (!strcmp(argv[i], "--public-key") && i + 1 < argc) {
+            const char *kp = argv[++i];
+            FILE *kf = fopen(kp, "rb");
+            const size_t n = kf ? fread(key, 1, sizeof key, kf) : 0;   /* 33: a longer file is refused */
+            if (kf) fclose(kf);
+            if (n != 32) {
+                fprintf(stderr, "edgeplan-run: %s: %s\n", kp, kf ? "a public key is the 32 raw bytes `edgeplan keygen` writes to NAME.pub" : "cannot read");
+                return 2;
+            }
+            have_key = 1;
         } else if (!strcmp(argv[i], "--watch")) {
             watch = 1;
         } else if (!strcmp(argv[i], "--quiet")) {
@@ -278,7 +290,9 @@ int main(int argc, char **argv) {
     size_t plan_len = (size_t)st.st_size;
 
     ep_plan_info info;
-    int rc = ep_plan_query(plan, plan_len, &info);
+    int rc = have_key ? ep_plan_verify(plan, plan_len, key) : EP_OK;   /* before anything else is read */
+    if (rc) { fprintf(stderr, "edgeplan-run: %s: %s\n", plan_path, ep_status_str(rc)); return 1; }
+    rc = ep_plan_query(plan, plan_len, &info);
     if (rc) { fprintf(stderr, "edgeplan-run: %s: %s\n", plan_path, ep_status_str(rc)); return 1; }
     void *arena = NULL;
     if (posix_memalign(&arena, 64, info.arena_bytes ? (size_t)info.arena_bytes : 64)) {
@@ -294,6 +308,7 @@ int main(int argc, char **argv) {
     opt.error_buf_len = sizeof(err);
     opt.n_threads = (uint32_t)threads;
     opt.seed = seed;
+    if (have_key) opt.public_key = key;   /* open refuses a plan this key has not signed */
     if (npu && run_npu_attach(npu, &opt, err, sizeof err)) { fprintf(stderr, "edgeplan-run: %s\n", err); return 2; }
     ep_session *s = NULL;
     rc = ep_session_open(&s, plan, plan_len, arena, (size_t)info.arena_bytes, &opt);
