@@ -201,9 +201,9 @@ class Session:
         opts.error_buf_len = len(err_buf)
         opts.n_threads = threads
         opts.seed = seed   # the key of random ops without a seed of their own (docs/runtime.md)
-        if public_key is not None:   # open refuses a plan this key has not signed (docs/signing.md)
+        if public_key is not None:   # a plan this key has not signed is refused (docs/signing.md)
             self._public_key = ffi.new("uint8_t[32]", bytes(public_key))
-            opts.public_key = self._public_key
+            opts.flags &= ~K.EP_OPT_SKIP_CRC   # the signature leaves the CRC field out: the CRC check covers it
         self._delegates = list(delegates or ())   # the vtables (and what they point to) outlive the session
         if self._delegates:
             ptrs = [getattr(d, "delegate", d) for d in self._delegates]
@@ -215,8 +215,11 @@ class Session:
             opts.delegates = self._delegate_array
             opts.n_delegates = len(ptrs)
         sp = ffi.new(t["session_pp"])
-        if public_key is not None:   # before the arena is allocated for it
-            _check(lib.ep_plan_verify(plan_ptr, plan_len, self._public_key), "cannot open plan")
+        if public_key is not None:   # checked once, here, before anything else in the plan is read
+            rc = lib.ep_plan_verify(plan_ptr, plan_len, self._public_key)
+            _check(rc, "cannot open plan", {K.EP_ERR_PLAN_UNSIGNED: "the plan carries no signature section",
+                                            K.EP_ERR_PLAN_SIGNATURE: "the signature is another key's, or a byte "
+                                                                     "of the plan changed"}.get(rc, ""))
         rc = lib.ep_plan_query(plan_ptr, plan_len, info)
         if rc != K.EP_OK:
             # open checks the plan before it looks at the arena, so it states the reason

@@ -308,10 +308,10 @@ int main(int argc, char **argv) {
     opt.error_buf_len = sizeof(err);
     opt.n_threads = (uint32_t)threads;
     opt.seed = seed;
-    if (have_key) opt.public_key = key;   /* open refuses a plan this key has not signed */
     if (npu && run_npu_attach(npu, &opt, err, sizeof err)) { fprintf(stderr, "edgeplan-run: %s\n", err); return 2; }
     ep_session *s = NULL;
-    rc = ep_session_open(&s, plan, plan_len, arena, (size_t)info.arena_bytes, &opt);
+    rc = ep_session_open(&s, plan, plan_len, arena, (size_t)info.arena_bytes, &opt);   /* verified above */
+    if (have_key) opt.public_key = key;   /* --watch: every replacement is verified as it opens */
     if (rc) { fprintf(stderr, "edgeplan-run: cannot open %s: %s: %s\n", plan_path, ep_status_str(rc), err); return 1; }
     double t_open = now_ms() - t0;
     ep_session_info si = {.struct_size = sizeof(si)};
