@@ -28,8 +28,8 @@ const char *ep_status_str(ep_status status) {
     case EP_ERR_PLAN_FEATURES: return "plan needs CPU features this CPU lacks";
     case EP_ERR_PLAN_ALIGN: return "plan buffer is misaligned";
     case EP_ERR_PLAN_IO: return "invalid input/output records in plan";
-    case EP_ERR_PLAN_UNSIGNED: return "plan is not signed (a public key was given)";
-    case EP_ERR_PLAN_SIGNATURE: return "plan signature does not verify under the given key";
+    case EP_ERR_PLAN_UNSIGNED: return "plan is not signed";
+    case EP_ERR_PLAN_SIGNATURE: return "bad plan signature";
     case EP_ERR_ARENA_TOO_SMALL: return "arena too small";
     case EP_ERR_ARENA_ALIGN: return "arena is misaligned";
     case EP_ERR_RUN_INDEX: return "index value out of range (or integer division by zero)";
