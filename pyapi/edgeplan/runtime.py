@@ -114,6 +114,11 @@ class TensorInfo:
 
 
 def _aligned_empty(nbytes: int, align: int = 64, zeroed: bool = False) -> tuple[np.ndarray, int]:
+    if zeroed and nbytes >= 1 << 18 and align <= mmap.PAGESIZE:
+        # a large arena gets pages of its own (zero, page-aligned), returned to the system when the session
+        # goes: a long-running process that opens and closes sessions (Session.swap) keeps a flat footprint
+        # instead of leaving arena-sized holes in the malloc heap
+        return np.frombuffer(mmap.mmap(-1, nbytes), dtype=np.uint8), 0
     raw = (np.zeros if zeroed else np.empty)(nbytes + align, dtype=np.uint8)
     off = (-raw.ctypes.data) % align
     return raw, off
