@@ -163,3 +163,38 @@ def test_cli_keygen_sign_compile_run_inspect(tmp_path, plan):
     (tmp_path / "b.eplan").write_bytes(bad)
     r = subprocess.run([exe, tmp_path / "b.eplan", "--public-key", pub], capture_output=True, text=True)
     assert r.returncode == 1 and "signature" in r.stderr
+
+
+def test_hostile_signature_sections_get_a_status(plan, key):
+    """ep_plan_verify reads the header, the section table and the signature record of untrusted bytes: 2,500
+    mutations of them (random bytes and extreme values written over offsets, sizes, counts and the record)
+    each get a status, never a crash, and never EP_OK unless only the (unsigned) CRC field changed; open refuses
+    every changed plan."""
+    k, pub = key
+    signed = bytearray(signing.sign_plan(plan, k))
+    rng = np.random.default_rng(7)
+    tbl, n = int.from_bytes(signed[24:32], "little"), int.from_bytes(signed[32:36], "little")
+    rec = next(int.from_bytes(signed[tbl + 32 * i + 8:tbl + 32 * i + 16], "little") for i in range(n)
+               if int.from_bytes(signed[tbl + 32 * i:tbl + 32 * i + 4], "little") == K.EP_SECTION_SIGNATURE)
+    fields = [16, 24, 32] + [tbl + 32 * i + o for i in range(n) for o in (0, 8, 16, 24)] + [rec, rec + 4, rec + 8]
+    extremes = [0, 1, 63, 64, 80, 2**31, 2**32 - 1, 2**63, 2**64 - 1, len(signed), len(signed) - 79]
+    ok = 0
+    for _ in range(2500):
+        bad = bytearray(signed)
+        for _ in range(int(rng.integers(1, 4))):
+            if rng.random() < 0.6:
+                off = int(rng.choice(fields))
+                v = int(rng.choice(extremes)) if rng.random() < 0.7 else int(rng.integers(0, 2**63))
+                width = 8 if off in (16, 24) or (off - tbl) % 32 in (8, 16) else 4
+                bad[off:off + width] = (v % (1 << (8 * width))).to_bytes(width, "little")
+            else:
+                i = int(rng.integers(0, len(bad)))
+                bad[i] = int(rng.integers(0, 256))
+        rc = signing.verify_plan(bytes(bad), pub)
+        same = bad[:12] + bad[16:] == signed[:12] + signed[16:]   # the CRC field is not signed: open checks it
+        assert rc < 0 or same
+        ok += rc == 0 and not same
+        if not same:   # and whatever the signature says, open refuses the changed plan
+            with pytest.raises(EdgeplanError):
+                edgeplan.Session(bytes(bad), public_key=pub).close()
+    assert ok == 0
