@@ -1,10 +1,12 @@
 /* Hot swap under load (src/swap.c): one thread serves requests through an ep_slot while another replaces the
  * plan 1,000 times, alternating between two plans that give different answers (tests/c/ep_plan_build.h:
  * y = relu(x) + c, c = 0.5 in plan A, 1.5 in plan B). Every request's output must equal plan A's or plan B's
- * reference output for its input, element for element; none may fail. Every 50th swap first tries a corrupt
+ * reference output for its input, element for element; none may fail. Each installed plan serves at least one
+ * request before the next swap. Every 50th swap first tries a corrupt
  * plan, which must be refused while the old plan keeps serving. ep_slot_reopen (the same arena) is checked
  * too: a corrupt plan is refused and the old one serves on; a good one replaces it. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +21,7 @@
 static epb_plan plan_a, plan_b, plan_bad;
 static ep_slot slot;
 static atomic_int stop;
+static atomic_long served;   /* requests completed: the swapper lets each installed plan serve at least one */
 
 typedef struct tally {
     long requests, wrong, failed, saw_a, saw_b;
@@ -60,6 +63,7 @@ static void *serve(void *arg) {
         if (!s) { t->failed++; continue; }
         request(s, n, t);
         ep_slot_release(&slot, s);
+        atomic_fetch_add(&served, 1);
     }
     return NULL;
 }
@@ -107,6 +111,9 @@ int main(void) {
         ep_session_close(old);      /* no request holds it: the swap waited for the one in flight */
         free_arena ^= 1;
         swapped++;
+        /* let the new plan serve two requests (the first may have started on the old one) */
+        const long seen = atomic_load(&served);
+        while (atomic_load(&served) < seen + 2) sched_yield();
     }
     atomic_store(&stop, 1);
     pthread_join(th, NULL);
