@@ -13,21 +13,14 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pyapi"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _common import cpu_name           # noqa: E402
 import edgeplan                       # noqa: E402
 from edgeplan import models, signing  # noqa: E402
 from edgeplan._cdef import ffi        # noqa: E402
 from edgeplan.runtime import load_library  # noqa: E402
 
-
-def cpu_name() -> str:
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "?"
 
 
 def main(argv=None) -> int:
@@ -46,14 +39,20 @@ def main(argv=None) -> int:
         data = signing.sign_plan(edgeplan.compile(models.build(name)).to_bytes(), key)
         buf = np.frombuffer(data, dtype=np.uint8).copy()
         ptr, kp = ffi.from_buffer(buf), ffi.new("uint8_t[32]", pub)
-        t = {"verify": [], "crc": [], "open_key": [], "open": []}
+        steps = {"verify": lambda: lib.ep_plan_verify(ptr, len(buf), kp),
+                 "crc": lambda: lib.ep_crc32c(ptr, len(buf)),
+                 "open_key": lambda: edgeplan.Session(data, public_key=pub).close(),
+                 "open": lambda: edgeplan.Session(data).close()}
+        assert steps["verify"]() == 0
+        t = {k: [] for k in steps}
         for _ in range(a.rounds):
-            s = time.perf_counter(); assert lib.ep_plan_verify(ptr, len(buf), kp) == 0; t["verify"].append(time.perf_counter() - s)
-            s = time.perf_counter(); lib.ep_crc32c(ptr, len(buf)); t["crc"].append(time.perf_counter() - s)
-            s = time.perf_counter(); edgeplan.Session(data, public_key=pub).close(); t["open_key"].append(time.perf_counter() - s)
-            s = time.perf_counter(); edgeplan.Session(data).close(); t["open"].append(time.perf_counter() - s)
+            for k, fn in steps.items():     # alternating, one round at a time
+                s = time.perf_counter()
+                fn()
+                t[k].append(time.perf_counter() - s)
         m = {k: statistics.median(v) * 1e3 for k, v in t.items()}
-        print(f"| {name} | {len(data):,} | {m['verify']:.2f} | {m['crc']:.2f} | {m['open_key']:.2f} | {m['open']:.2f} |")
+        print(f"| {name} | {len(data):,} | {m['verify']:.2f} | {m['crc']:.2f} | {m['open_key']:.2f} "
+              f"| {m['open']:.2f} |")
     return 0
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import platform
 import subprocess
 import sys
 import time
@@ -21,8 +20,9 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "pyapi"))
+sys.path[:0] = [str(ROOT / "pyapi"), str(ROOT / "bench")]
 
+from _common import cpu_name   # noqa: E402
 import edgeplan                 # noqa: E402
 from edgeplan import models    # noqa: E402
 
@@ -53,15 +53,6 @@ def _digests(outs: dict) -> dict:
     return {k: (v.dtype.str, v.shape, hashlib.blake2b(memoryview(np.ascontiguousarray(v)).cast("B")).digest())
             for k, v in outs.items()}
 
-
-def cpu_name() -> str:
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.machine()
 
 
 def _random_feeds(sess, rng) -> dict:

@@ -13,13 +13,14 @@ state forward in both engines alike."""
 from __future__ import annotations
 
 import argparse
-import platform
 import statistics
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+from _common import cpu_name as _cpu   # noqa: E402 - bench/ is still on the path here
 
 ROOT = Path(__file__).resolve().parents[1]
 # this file's folder would shadow the `tflite` package (the schema classes the importer reads with)
@@ -28,15 +29,6 @@ sys.path[:0] = [str(ROOT / "pyapi"), str(ROOT / "tests" / "py")]
 
 import edgeplan  # noqa: E402
 
-
-def _cpu() -> str:
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def _timed(fn, ms: float) -> float:
