@@ -12,8 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pyapi"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # bench/_common.py; edgeplan as installed
 
 from _common import cpu_name           # noqa: E402
 import edgeplan                       # noqa: E402

@@ -19,8 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "pyapi"), str(ROOT / "bench")]
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # bench/_common.py; edgeplan as installed
 
 from _common import cpu_name   # noqa: E402
 import edgeplan                 # noqa: E402
