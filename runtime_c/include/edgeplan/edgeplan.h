@@ -245,12 +245,13 @@ EP_NODISCARD EP_API ep_status ep_plan_verify(const void *plan, size_t plan_len, 
  * every byte before anything changes; requests keep running meanwhile), then ep_slot_swap installs it between
  * two requests and hands back the old session for the caller to close (its arena is then free for the next
  * swap). ep_slot_reopen replaces the plan in the slot's own arena when no second one fits: the new plan is
- * validated and sized first; if its open still fails the old plan is opened again, so the slot keeps serving.
+ * validated and sized first; if its open still fails the old plan is opened again, so the slot keeps serving
+ * (EP_ERR_INTERNAL and an empty slot only if the old plan then fails to open too: ep_slot_acquire gives NULL).
  * With the threads option off the slot takes no lock: the caller serialises requests and swaps. No heap. */
 typedef struct ep_slot { uint64_t opaque[16]; } ep_slot;
 EP_NODISCARD EP_API ep_status ep_slot_init(ep_slot *slot, ep_session *s);
 EP_API void ep_slot_destroy(ep_slot *slot);                     /* does not close the session */
-EP_API ep_session *ep_slot_acquire(ep_slot *slot);              /* NULL only for a slot not initialised */
+EP_API ep_session *ep_slot_acquire(ep_slot *slot);              /* NULL: slot not initialised, or empty */
 EP_API void ep_slot_release(ep_slot *slot, ep_session *s);
 EP_NODISCARD EP_API ep_status ep_slot_swap(ep_slot *slot, ep_session *next, ep_session **old);
 EP_NODISCARD EP_API ep_status ep_slot_reopen(ep_slot *slot, const void *plan, size_t plan_len, void *arena,
