@@ -128,6 +128,22 @@ int ep_shape_qconv2d(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     return EP_OK;
 }
 
+/* N of an int8 GEMM with A [M, K]: B's columns, or for PACKED weights the output's (B's panels checked
+ * against it). K is checked against the exact-int32 bound. */
+static int q_gemm_n(const ep_op *op, const ep_tensor *b, int64_t K, int packed, int64_t *n) {
+    if (K < 1 || K > EP_QK_LIMIT) return EP_ERR_PLAN_PARAMS;
+    if (!packed) {
+        if (b->dims[0] != K) return EP_ERR_PLAN_SHAPE;
+        *n = b->dims[1];
+        return EP_OK;
+    }
+    const ep_tensor *y = op->out ? op->out[0] : NULL;
+    if (!y) return EP_ERR_PLAN_OP;
+    if (y->rank != 2 || y->dims[1] < 1) return EP_ERR_PLAN_SHAPE;
+    *n = y->dims[1];
+    return q_panels_ok(b, q_ceil(*n, EP_QPACK_R), K) ? EP_OK : EP_ERR_PLAN_SHAPE;
+}
+
 int ep_shape_qgemm(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     if (!op || !out || !scratch || !op->params || !op->in) return EP_ERR_PLAN_OP;
     if (op->n_in != 4 || op->n_out != 1) return EP_ERR_PLAN_OP;
@@ -139,18 +155,8 @@ int ep_shape_qgemm(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     if ((rc = q_chk(a, EP_DTYPE_I8, 2)) != EP_OK || (rc = q_chk(b, EP_DTYPE_I8, packed ? 4 : 2)) != EP_OK) return rc;
     if (!q_clamp_ok(p->y_zero, p->y_min, p->y_max) || p->reserved != 0) return EP_ERR_PLAN_PARAMS;
     const int64_t M = a->dims[0], K = a->dims[1];
-    if (K < 1 || K > EP_QK_LIMIT) return EP_ERR_PLAN_PARAMS;
     int64_t N;
-    if (packed) {
-        const ep_tensor *y = op->out ? op->out[0] : NULL;
-        if (!y) return EP_ERR_PLAN_OP;
-        if (y->rank != 2 || y->dims[1] < 1) return EP_ERR_PLAN_SHAPE;
-        N = y->dims[1];
-        if (!q_panels_ok(b, q_ceil(N, EP_QPACK_R), K)) return EP_ERR_PLAN_SHAPE;
-    } else {
-        if (b->dims[0] != K) return EP_ERR_PLAN_SHAPE;
-        N = b->dims[1];
-    }
+    if ((rc = q_gemm_n(op, b, K, packed, &N)) != EP_OK) return rc;
     if ((rc = q_constants(op->in[2], op->in[3], N, K)) != EP_OK) return rc;
     for (int i = 0; i < EP_MAX_RANK; i++) out[0].dims[i] = 0;
     out[0].dims[0] = (int32_t)M;
@@ -228,18 +234,8 @@ int ep_shape_dqgemm(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     if (r && (rc = ep_chk_f32(r, 2, 2)) != EP_OK) return rc;
     if (p->act < 0 || p->act >= EP_ACT_MATH_FIRST || p->reserved != 0) return EP_ERR_PLAN_PARAMS;
     const int64_t M = a->dims[0], K = a->dims[1];
-    if (K < 1 || K > EP_QK_LIMIT) return EP_ERR_PLAN_PARAMS;
     int64_t N;
-    if (packed) {
-        const ep_tensor *y = op->out ? op->out[0] : NULL;
-        if (!y) return EP_ERR_PLAN_OP;
-        if (y->rank != 2 || y->dims[1] < 1) return EP_ERR_PLAN_SHAPE;
-        N = y->dims[1];
-        if (!q_panels_ok(b, q_ceil(N, EP_QPACK_R), K)) return EP_ERR_PLAN_SHAPE;
-    } else {
-        if (b->dims[0] != K) return EP_ERR_PLAN_SHAPE;
-        N = b->dims[1];
-    }
+    if ((rc = q_gemm_n(op, b, K, packed, &N)) != EP_OK) return rc;
     if (sa->dims[0] != M || sb->dims[0] != N) return EP_ERR_PLAN_SHAPE;
     if (c && !(c->rank == 1 ? c->dims[0] == N : (c->dims[0] == 1 || c->dims[0] == M) && c->dims[1] == N))
         return EP_ERR_PLAN_SHAPE;
