@@ -37,7 +37,7 @@ def inventory(ops_def_text: str) -> dict:
     return {name: sorted(op.variants, key=op.variants.get) for name, op in read_ops(text=ops_def_text).items()}
 
 
-FEATURES = ("dynamic",)   # runtime features a plan may need beyond its kernels ("feature <name>" lines)
+FEATURES = ("dynamic", "groups")   # runtime features a plan may need beyond its kernels ("feature <name>" lines)
 
 
 def parse_features(kernels: str, selective_text: str | None) -> set:

@@ -45,7 +45,8 @@ FAMILY_OF_STEM = {**{name: o.family for name, o in OPS.items()}, **{f: f for f i
 # partitions (DELEGATE ops), hot swap
 OPTIONAL_CORE = {"pool": "threads/pool", "shapes_run": "dynamic/shapes_run", "profile": "profile/profile",
                  "partition": "delegate/partition", "swap": "swap/swap", "sign": "sign/sign",
-                 "sha512": "sign/sha512", "ed25519": "sign/ed25519", "sign_none": "sign/none"}
+                 "sha512": "sign/sha512", "ed25519": "sign/ed25519", "sign_none": "sign/none",
+                 "group": "group/group"}
 _DTYPE_SUFFIX = re.compile(r"_(f32|f16|s8|u8|s16|s32|any|i8|q8)$")
 _CORE_SUFFIX = re.compile(r"_(x86|aarch64|arm|generic|neon)$")
 
@@ -349,7 +350,7 @@ _CORE_PREFIXES = [("ep_plan_verify", "sign/sign"), ("ep_sha512_", "sign/sha512")
                   ("ep_status_str", "core/status"), ("ep_version", "core/status"), ("ep_crc32c", "core/crc32c"),
                   ("ep_cpu_", "core/cpu"), ("ep_kernels_init", "core/dispatch"), ("ep_op_info", "core/ops_info"),
                   ("ep_act_", "ref/act"), ("ep_partition", "delegate/partition"),
-                  ("ep_session_partition", "delegate/partition"), ("ep_slot_", "swap/swap"), ("ep_", "core/session")]
+                  ("ep_session_partition", "delegate/partition"), ("ep_slot_", "swap/swap"), ("ep_group_", "group/group"), ("ep_", "core/session")]
 
 
 def _other_component(fname: str) -> str:

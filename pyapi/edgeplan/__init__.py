@@ -13,10 +13,10 @@ if not (_Path(__file__).parent / "models").is_dir() and (_root / "models" / "__i
     __path__.append(str(_root))  # noqa: F821 - the package's own __path__
 
 from .plan import Plan  # noqa: E402
-from .runtime import EdgeplanError, Session, TensorInfo  # noqa: E402
+from .runtime import EdgeplanError, Session, SessionGroup, TensorInfo  # noqa: E402
 
 __version__ = "0.2.0"
-__all__ = ["compile", "Plan", "Session", "EdgeplanError", "TensorInfo", "__version__"]
+__all__ = ["compile", "plan_group", "Plan", "Session", "SessionGroup", "EdgeplanError", "TensorInfo", "__version__"]
 
 
 def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None = None,  # noqa: A001
@@ -124,3 +124,12 @@ def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None 
     if tfl is not None:
         plan.report["tflite"] = {"fp16_weights": tfl.fp16_weights, "quantized": tfl.quantized}
     return plan
+
+
+def plan_group(members, names=None):
+    """Groups compiled plans (paths, bytes or ``Plan``s, in the order they are opened) into one shared arena
+    for models that run one at a time; each keeps its streaming state in bytes of its own (docs/groups.md).
+    Returns an ``edgeplan.group.Group``: its ``plans``, ``save(folder)``, ``summary()``, and the group arena
+    against the separate arenas. Open it with ``SessionGroup``."""
+    from .group import plan_group as _plan_group
+    return _plan_group(members, names)

@@ -96,6 +96,69 @@ def write_atomic(path, data: bytes) -> None:
         raise
 
 
+class PlanBytesError(ValueError):
+    """Plan bytes a tool cannot rewrite (not a plan, truncated, a section table out of range)."""
+
+
+_HDR = 64      # sizeof(ep_plan_header)
+_SEC = 32      # sizeof(ep_section)
+
+
+def _u32(b, off):
+    return int.from_bytes(b[off:off + 4], "little")
+
+
+def _u64(b, off):
+    return int.from_bytes(b[off:off + 8], "little")
+
+
+def plan_sections(b: bytes) -> tuple[int, list]:
+    """(section table offset, [(kind, offset)...]) of a plan's bytes, checked as far as a rewrite needs."""
+    if len(b) < _HDR or _u32(b, 0) != K.EP_PLAN_MAGIC:
+        raise PlanBytesError("not an edgeplan plan")
+    if _u64(b, 16) != len(b):
+        raise PlanBytesError(f"the plan's header gives {_u64(b, 16)} bytes, the file has {len(b)}: truncated or "
+                             "padded")
+    tbl, n = _u64(b, 24), _u32(b, 32)
+    if tbl + n * _SEC > len(b):
+        raise PlanBytesError("the plan's section table is out of range")
+    return tbl, [(_u32(b, tbl + i * _SEC), _u64(b, tbl + i * _SEC + 8)) for i in range(n)]
+
+
+def with_section(data: bytes, kind: int, rec_size: int, flags: int = 0) -> tuple[bytearray, int]:
+    """The plan with a section of `kind` holding one zeroed record of rec_size bytes (an existing one of that
+    kind reused), appended at the end; the record's offset. The header's file size and section count are
+    updated, the CRC is not. When the section table has no room for one more entry, the sections after it
+    move down 64 bytes."""
+    tbl, secs = plan_sections(data)
+    for k, off in secs:
+        if k == kind:
+            out = bytearray(data)
+            out[off:off + rec_size] = bytes(rec_size)
+            return out, off
+    out = bytearray(data)
+    n = len(secs)
+    first = min((off for _, off in secs), default=len(out))
+    if tbl + (n + 1) * _SEC > first:          # no room for one more entry: move the sections down 64 bytes
+        if tbl + n * _SEC > first:
+            raise PlanBytesError("the plan's section table overlaps its sections: re-compile it")
+        shift = K.EP_SECTION_ALIGN
+        out[first:first] = bytes(shift)
+        for i in range(n):
+            o = tbl + i * _SEC + 8
+            out[o:o + 8] = (_u64(out, o) + shift).to_bytes(8, "little")
+    out += bytes(-len(out) % K.EP_SECTION_ALIGN)
+    rec_off = len(out)
+    out += bytes(rec_size)
+    entry = tbl + n * _SEC
+    out[entry:entry + _SEC] = (kind.to_bytes(4, "little") + flags.to_bytes(4, "little") + rec_off.to_bytes(8, "little")
+                               + rec_size.to_bytes(8, "little") + (1).to_bytes(4, "little")
+                               + rec_size.to_bytes(4, "little"))
+    out[32:36] = (n + 1).to_bytes(4, "little")
+    out[16:24] = len(out).to_bytes(8, "little")
+    return out, rec_off
+
+
 def _struct(ctype: str, buf: bytes, off: int):
     return ffi.cast(ctype + " *", ffi.from_buffer(buf) + off)[0]
 

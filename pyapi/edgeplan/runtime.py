@@ -161,6 +161,20 @@ class Session:
 
     def __init__(self, plan, *, threads: int = 1, cpu_features_mask: int = 0, check_crc: bool = True,
                  profile: bool = False, seed: int = 0, delegates=(), public_key: bytes | None = None):
+        self._prepare(plan, threads=threads, cpu_features_mask=cpu_features_mask, check_crc=check_crc,
+                      profile=profile, seed=seed, delegates=delegates, public_key=public_key)
+        # zeroed (calloc: pages are mapped on first touch), so nothing reads a previous allocation's bytes
+        raw, off = _aligned_empty(self.arena_bytes, K.EP_ARENA_ALIGN, zeroed=True)
+        sp = ffi.new(_t()["session_pp"])
+        rc = self._lib.ep_session_open(sp, self._plan_ptr, len(self._plan_buf), ffi.from_buffer(raw) + off,
+                                       self.arena_bytes, self._opts)
+        _check(rc, "cannot open plan", _errtext(self._err_buf))
+        self._attach(sp[0], raw)
+
+    def _prepare(self, plan, *, threads, cpu_features_mask, check_crc, profile, seed, delegates, public_key):
+        """Everything before the open: the arguments checked, the plan mapped (and its signature checked),
+        the options built; self.arena_bytes is the arena the plan needs on its own."""
+        self._group = None
         if not isinstance(threads, int) or isinstance(threads, bool) or threads < 0:
             raise ValueError(f"threads must be an int >= 0, got {threads!r}")
         if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 1 << 64:
@@ -193,17 +207,18 @@ class Session:
             raw, off = _aligned_empty(len(data), 64)
             raw[off:off + len(data)] = np.frombuffer(data, dtype=np.uint8)
             self._plan_buf = raw[off:off + len(data)]
-        plan_ptr = ffi.from_buffer(self._plan_buf)
+        plan_ptr = self._plan_ptr = ffi.from_buffer(self._plan_buf)
         plan_len = len(self._plan_buf)
         t = _t()
         info = ffi.new(t["info_p"])
-        err_buf, err = _errbuf()
-        opts = ffi.new(t["options_p"])
+        self._err_buf, err = _errbuf()
+        opts = self._opts = ffi.new(t["options_p"])
+        self._err_ptr = err
         opts.struct_size = ffi.sizeof(opts[0])
         opts.flags = (0 if check_crc else K.EP_OPT_SKIP_CRC) | (K.EP_OPT_PROFILE if profile else 0)
         opts.cpu_features_mask = cpu_features_mask
         opts.error_buf = err
-        opts.error_buf_len = len(err_buf)
+        opts.error_buf_len = len(self._err_buf)
         opts.n_threads = threads
         opts.seed = seed   # the key of random ops without a seed of their own (docs/runtime.md)
         if public_key is not None:   # a plan this key has not signed is refused (docs/signing.md)
@@ -219,7 +234,6 @@ class Session:
             self._delegate_array = ffi.new("const ep_delegate *[]", ptrs)
             opts.delegates = self._delegate_array
             opts.n_delegates = len(ptrs)
-        sp = ffi.new(t["session_pp"])
         if public_key is not None:   # checked once, here, before anything else in the plan is read
             rc = lib.ep_plan_verify(plan_ptr, plan_len, self._public_key)
             _check(rc, "cannot open plan", {K.EP_ERR_PLAN_UNSIGNED: "the plan carries no signature section",
@@ -228,19 +242,18 @@ class Session:
         rc = lib.ep_plan_query(plan_ptr, plan_len, info)
         if rc != K.EP_OK:
             # open checks the plan before it looks at the arena, so it states the reason
-            lib.ep_session_open(sp, plan_ptr, plan_len, ffi.NULL, 0, opts)
-            _check(rc, "cannot read plan", _errtext(err_buf))
+            lib.ep_session_open(ffi.new(t["session_pp"]), plan_ptr, plan_len, ffi.NULL, 0, opts)
+            _check(rc, "cannot read plan", _errtext(self._err_buf))
         self.arena_bytes = int(info.arena_bytes)
         self.planned_bytes = int(info.planned_bytes)
         self.const_bytes = int(info.const_bytes)
-        # zeroed (calloc: pages are mapped on first touch), so nothing reads a previous allocation's bytes
-        raw, off = _aligned_empty(self.arena_bytes, K.EP_ARENA_ALIGN, zeroed=True)
+
+    def _attach(self, s, raw) -> None:
+        """Binds the open session s, whose arena lies in the numpy array raw."""
+        lib = self._lib
+        t = _t()
         self._arena_raw = raw
-        arena_ptr = ffi.from_buffer(raw) + off
-        rc = lib.ep_session_open(sp, plan_ptr, plan_len, arena_ptr, self.arena_bytes, opts)
-        _check(rc, "cannot open plan", _errtext(err_buf))
-        self._s = sp[0]
-        self._plan_ptr = plan_ptr
+        self._s = s
         si = ffi.new(t["sinfo_p"])
         si.struct_size = ffi.sizeof(si[0])
         _check(lib.ep_session_query(self._s, si), "session")
@@ -351,7 +364,11 @@ class Session:
             missing = [t for i, t in enumerate(self.inputs) if i not in self._fed]
             raise ValueError("no value for input(s) " + ", ".join(f"{t.name!r} {t.dtype} {t.shape_str()}"
                                                                   for t in missing)
-                             + ": give them to run() or set_input() before the first run")
+                             + (": a group member's inputs lie in the bytes the group shares, so give every "
+                                "input to each run" if self._group is not None else
+                                ": give them to run() or set_input() before the first run"))
+        if self._group is not None:
+            self._fed.clear()   # the next member's run overwrites them
         rc = self._lib.ep_run(self._s)
         if rc != K.EP_OK:
             if self._variable_outputs:   # a failed run leaves variable outputs empty
@@ -374,6 +391,9 @@ class Session:
         ends on the plan it started on), the new plan takes the old one's place and the old one is closed.
         The new plan's inputs and outputs may differ: ``inputs`` and ``outputs`` describe it from then on,
         and it starts with no input set and zeroed streaming state."""
+        if self._group is not None:
+            raise EdgeplanError(K.EP_ERR_INVALID_ARG, "a group member is not swapped alone: group the new plans "
+                                                      "and open a new SessionGroup")
         new = Session(plan, **self._open_kw)
         with self._lock:
             self._live()
@@ -468,3 +488,90 @@ class Session:
         ins = ", ".join(f"{t.name}:{t.dtype}{list(t.shape)}" for t in self.inputs)
         outs = ", ".join(f"{t.name}:{t.dtype}{list(t.shape)}" for t in self.outputs)
         return f"<edgeplan.Session inputs=[{ins}] outputs=[{outs}] arena={self.arena_bytes}>"
+
+
+class SessionGroup:
+    """The members of a shared-arena group (``edgeplan.plan_group``, ``edgeplan group``; docs/groups.md), open
+    in one arena: ``sessions[i]`` (or ``group["name"]``) is an ``edgeplan.Session``.
+
+    ``plans``: an ``edgeplan.group.Group``, a folder of member plans (``Group.save``: its ``*.eplan`` files in
+    name order), or the member plans (paths, bytes or ``edgeplan.Plan``) in member order. The other arguments
+    are ``Session``'s, for every member.
+
+    The members run one at a time: they share one lock, so a run from another thread waits for the one in
+    flight (a C caller that runs two members at once gets ``EP_ERR_GROUP_BUSY``). Each member keeps its
+    streaming state across the others' runs; its inputs and outputs lie in the shared bytes, so every run
+    takes all of its inputs, and ``run(copy=False)`` views last until the next member runs."""
+
+    def __init__(self, plans, *, threads: int = 1, cpu_features_mask: int = 0, check_crc: bool = True,
+                 profile: bool = False, seed: int = 0, public_key: bytes | None = None):
+        names = None
+        if hasattr(plans, "plans") and hasattr(plans, "names"):
+            plans, names = plans.plans, plans.names
+        elif isinstance(plans, (str, os.PathLike)) and os.path.isdir(plans):
+            files = sorted(p for p in os.listdir(plans) if p.endswith(".eplan"))
+            if not files:
+                raise ValueError(f"{plans}: no .eplan files (write a group with `edgeplan group ... -o {plans}`)")
+            plans = [os.path.join(plans, p) for p in files]
+        plans = list(plans)
+        if not plans:
+            raise ValueError("a group needs at least one plan")
+        self._lock = threading.RLock()
+        self.sessions = []
+        for p in plans:
+            m = Session.__new__(Session)
+            m._prepare(p, threads=threads, cpu_features_mask=cpu_features_mask, check_crc=check_crc,
+                       profile=profile, seed=seed, delegates=(), public_key=public_key)
+            self.sessions.append(m)
+        lib = self.sessions[0]._lib
+        info = ffi.new("ep_group_info *")
+        rc = lib.ep_group_query(self.sessions[0]._plan_ptr, len(self.sessions[0]._plan_buf), info)
+        _check(rc, "cannot open group", "plan 0 is not a group member: group the plans with `edgeplan group` "
+                                        "or edgeplan.plan_group" if rc == K.EP_ERR_NOT_FOUND else "")
+        self.arena_bytes = int(info.group_arena_bytes)
+        raw, off = _aligned_empty(self.arena_bytes, K.EP_ARENA_ALIGN, zeroed=True)
+        self._arena_raw = raw
+        n = len(self.sessions)
+        out = ffi.new("ep_session *[]", n)
+        ptrs = ffi.new("const void *[]", [m._plan_ptr for m in self.sessions])
+        lens = ffi.new("size_t[]", [len(m._plan_buf) for m in self.sessions])
+        first = self.sessions[0]
+        rc = lib.ep_group_open(out, ptrs, lens, n, ffi.from_buffer(raw) + off, self.arena_bytes, first._opts)
+        _check(rc, "cannot open group", _errtext(first._err_buf))
+        for i, m in enumerate(self.sessions):
+            m._attach(out[i], raw)
+            m._group = self
+            m._lock = self._lock
+        if names is None:
+            names = [os.path.splitext(os.path.basename(p))[0] if isinstance(p, (str, os.PathLike)) else f"member{i}"
+                     for i, p in enumerate(plans)]
+        self.names = list(names)
+        self.separate_arena_bytes = [m.arena_bytes for m in self.sessions]   # each member's need on its own
+        for m in self.sessions:
+            m.arena_bytes = self.arena_bytes - (int(ffi.cast("uintptr_t", m._s)) - raw.ctypes.data)
+
+    def __getitem__(self, key) -> Session:
+        if isinstance(key, str):
+            if key not in self.names:
+                raise KeyError(f"no member {key!r}; the group has {', '.join(self.names)}")
+            key = self.names.index(key)
+        return self.sessions[key]
+
+    def __len__(self) -> int:
+        return len(self.sessions)
+
+    def __iter__(self):
+        return iter(self.sessions)
+
+    def close(self) -> None:
+        for m in self.sessions:
+            m.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<edgeplan.SessionGroup members=[{', '.join(self.names)}] arena={self.arena_bytes}>"

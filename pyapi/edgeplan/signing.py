@@ -15,11 +15,9 @@ import os
 from pathlib import Path
 
 from ._cdef import K, ffi
+from .plan import PlanBytesError, plan_sections, with_section
 
 SIG_REC = 80          # sizeof(ep_signature_rec)
-_HDR = 64             # sizeof(ep_plan_header)
-_SEC = 32             # sizeof(ep_section)
-_ALIGN = 64           # EP_SECTION_ALIGN
 
 
 class SigningError(ValueError):
@@ -95,55 +93,19 @@ def key_id(public: bytes) -> bytes:
     return hashlib.sha512(public).digest()[:8]
 
 
-def _u32(b, off):
-    return int.from_bytes(b[off:off + 4], "little")
-
-
-def _u64(b, off):
-    return int.from_bytes(b[off:off + 8], "little")
-
-
 def _sections(b: bytes) -> tuple[int, list]:
-    if len(b) < _HDR or _u32(b, 0) != K.EP_PLAN_MAGIC:
-        raise SigningError("not an edgeplan plan")
-    if _u64(b, 16) != len(b):
-        raise SigningError(f"the plan's header gives {_u64(b, 16)} bytes, the file has {len(b)}: truncated or padded")
-    tbl, n = _u64(b, 24), _u32(b, 32)
-    if tbl + n * _SEC > len(b):
-        raise SigningError("the plan's section table is out of range")
-    return tbl, [(_u32(b, tbl + i * _SEC), _u64(b, tbl + i * _SEC + 8)) for i in range(n)]
+    try:
+        return plan_sections(b)
+    except PlanBytesError as e:
+        raise SigningError(str(e)) from None
 
 
 def _with_signature_section(data: bytes) -> tuple[bytearray, int]:
     """The plan with a SIGNATURE section of one zeroed record (an existing one reused); its record's offset."""
-    tbl, secs = _sections(data)
-    for kind, off in secs:
-        if kind == K.EP_SECTION_SIGNATURE:
-            out = bytearray(data)
-            out[off:off + SIG_REC] = bytes(SIG_REC)
-            return out, off
-    out = bytearray(data)
-    n = len(secs)
-    first = min((off for _, off in secs), default=len(out))
-    shift = 0
-    if tbl + (n + 1) * _SEC > first:          # no room for one more entry: move the sections down 64 bytes
-        if tbl + n * _SEC > first:
-            raise SigningError("the plan's section table overlaps its sections: re-compile it")
-        shift = _ALIGN
-        out[first:first] = bytes(shift)
-        for i in range(n):
-            o = tbl + i * _SEC + 8
-            out[o:o + 8] = (_u64(out, o) + shift).to_bytes(8, "little")
-    out += bytes(-len(out) % _ALIGN)
-    rec_off = len(out)
-    out += bytes(SIG_REC)
-    entry = tbl + n * _SEC
-    out[entry:entry + _SEC] = (K.EP_SECTION_SIGNATURE.to_bytes(4, "little") + bytes(4) + rec_off.to_bytes(8, "little")
-                               + SIG_REC.to_bytes(8, "little") + (1).to_bytes(4, "little")
-                               + SIG_REC.to_bytes(4, "little"))
-    out[32:36] = (n + 1).to_bytes(4, "little")
-    out[16:24] = len(out).to_bytes(8, "little")
-    return out, rec_off
+    try:
+        return with_section(data, K.EP_SECTION_SIGNATURE, SIG_REC)
+    except PlanBytesError as e:
+        raise SigningError(str(e)) from None
 
 
 def sign_plan(plan, key) -> bytes:
@@ -175,7 +137,7 @@ def signature_info(data: bytes) -> dict | None:
         return None
     for kind, off in secs:
         if kind == K.EP_SECTION_SIGNATURE and off + SIG_REC <= len(data):
-            return dict(algorithm=_u32(data, off), key_id=data[off + 8:off + 16].hex())
+            return dict(algorithm=int.from_bytes(data[off:off + 4], "little"), key_id=data[off + 8:off + 16].hex())
     return None
 
 

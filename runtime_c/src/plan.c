@@ -77,7 +77,7 @@ static int parse_sections(ep_plan_view *v, ep_err *e) {
         size_t k = 0;
         while (k < N_KNOWN && KNOWN[k].kind != s->kind) k++;
         if (k == N_KNOWN) {
-            if (s->flags & EP_SECTION_FLAG_CRITICAL)
+            if ((s->flags & EP_SECTION_FLAG_CRITICAL) && !(EP_HAVE_GROUPS && s->kind == EP_SECTION_GROUP))
                 return ep_fail(e, EP_ERR_PLAN_SECTION, "unknown critical section kind %u", s->kind);
             continue;   /* ancillary: skipped */
         }

@@ -297,6 +297,7 @@ ep_status ep_session_open(ep_session **out, const void *plan, size_t plan_len, v
     if ((EP_HAVE_CONTROL || EP_HAVE_PARTITIONS) && (rc = check_branches(s, &err))) return rc;
     for (uint32_t i = 0; i < v.n_syms; i++) s->sym_val[i] = -1;
     if (EP_HAVE_DYNAMIC && s->dynamic && (rc = ep_shapes_check_bound(s, &err))) return rc;
+    if (EP_HAVE_GROUPS && (rc = ep_group_bind(s, &err))) return rc;
     zero_state(s);
     session_start_extras(s, opt);
     if (EP_HAVE_PARTITIONS && s->n_parts && (rc = ep_partitions_open(s, opt, &err))) {
@@ -453,10 +454,12 @@ ep_status ep_run(ep_session *s) {
     if (!ep_session_live(s)) return EP_ERR_INVALID_ARG;
     s->last_error[0] = '\0';
     if (ep_pool_forked(&s->pool)) return EP_ERR_FORKED;   /* its workers are in the parent */
+    if (EP_HAVE_GROUPS && s->group_busy && !ep_group_enter(s->group_busy)) return EP_ERR_GROUP_BUSY;
     const uint64_t fp = ep_fp_get(), fp_run = ep_fp_flushing(fp);
     ep_fp_set(fp_run);
     const int rc = run_ops(s, fp, fp_run);
     ep_fp_set(fp);
+    if (EP_HAVE_GROUPS && s->group_busy) ep_group_leave(s->group_busy);
     s->run_info.run++;   /* every run draws new random numbers, a failed one too */
     /* a failed run leaves no partial lengths behind: variable output dims read 0 until a run succeeds */
     if (rc && EP_HAVE_DYNAMIC && s->dynamic) ep_shapes_clear_outputs(s);

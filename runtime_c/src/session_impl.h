@@ -3,7 +3,8 @@
 #ifndef EP_SESSION_IMPL_H
 #define EP_SESSION_IMPL_H
 #include "internal.h"
-#include "ep_config.h"   /* EP_HAVE_DYNAMIC: variable dims (plan 1.1 symbols); 0 compiles that path out */
+#include "ep_config.h"   /* EP_HAVE_DYNAMIC: variable dims (plan 1.1 symbols); 0 compiles that path out.
+                            EP_HAVE_GROUPS: shared-arena groups (src/group.c) */
 
 #define EP_SESSION_MAGIC 0x53535045u  /* "EPSS" */
 #define EP_CTL_IF 1
@@ -60,6 +61,7 @@ struct ep_session {
     ep_partition *parts;     /* n_parts partitions (DELEGATE ops), by their number */
     uint32_t n_parts;
     uint8_t profiling;       /* EP_OPT_PROFILE: delegate executes are timed too */
+    uint32_t *group_busy;    /* a group member: the group's busy word (src/group.c); NULL otherwise */
 };
 
 static inline int ep_session_live(const ep_session *s) { return s && s->magic == EP_SESSION_MAGIC; }
@@ -86,6 +88,12 @@ int ep_shapes_check_bound(const ep_session *s, ep_err *e);
 int ep_partitions_open(ep_session *s, const ep_options *opt, ep_err *e);
 int ep_partition_run(ep_session *s, ep_bound_op *b);
 void ep_partitions_close(ep_session *s);
+
+/* group.c: binds a group member's session to its group's busy word (checking the member's layout; EP_OK for a
+ * plan without a GROUP section), and takes (1: the group was idle) and gives back the group around a run */
+int ep_group_bind(ep_session *s, ep_err *e);
+int ep_group_enter(uint32_t *busy);
+void ep_group_leave(uint32_t *busy);
 
 /* profile.c: makes op b's kernel a timing trampoline (EP_OPT_PROFILE) */
 void ep_profile_bind(ep_bound_op *b);

@@ -15,6 +15,7 @@ const char *ep_status_str(ep_status status) {
     case EP_ERR_SIZE: return "buffer size does not match the tensor";
     case EP_ERR_NOT_FOUND: return "no input/output of that name";
     case EP_ERR_FORKED: return "session used after fork(): open a new one";
+    case EP_ERR_GROUP_BUSY: return "another session of its group is running";
     case EP_ERR_PLAN_TRUNCATED: return "plan is truncated";
     case EP_ERR_PLAN_MAGIC: return "not an edgeplan plan";
     case EP_ERR_PLAN_VERSION: return "unsupported plan format version";

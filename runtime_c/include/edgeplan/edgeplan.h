@@ -49,6 +49,7 @@ typedef enum ep_status {
     EP_ERR_SIZE = -3,             /* buffer size does not match the tensor */
     EP_ERR_NOT_FOUND = -4,        /* no input/output of that name */
     EP_ERR_FORKED = -5,           /* a session with worker threads used in a child of fork(): open one there */
+    EP_ERR_GROUP_BUSY = -6,       /* another member of the session's arena group is running */
     /* the plan is corrupt, hostile or for another runtime: -100 .. -199 */
     EP_ERR_PLAN_TRUNCATED = -100,
     EP_ERR_PLAN_MAGIC = -101,
@@ -258,6 +259,25 @@ EP_NODISCARD EP_API ep_status ep_slot_reopen(ep_slot *slot, const void *plan, si
                                              size_t arena_len, const ep_options *options, const void *old_plan,
                                              size_t old_plan_len);
 EP_API uint64_t ep_slot_swaps(const ep_slot *slot);             /* plans installed since ep_slot_init */
+/* Shared-arena groups (src/group.c; docs/groups.md): plans compiled as a group
+ * (`edgeplan group`) share one arena and run one at a time; each keeps its streaming state in a region of its
+ * own. ep_group_query reads a member's record (EP_ERR_NOT_FOUND: the plan is not a group member);
+ * ep_group_open checks that the n plans form one group, in member order, and opens each into its place in
+ * the group arena (group_arena_bytes, 64-aligned), with the same options; on failure none stays open. A member's
+ * inputs and outputs live in the shared bytes: write a member's inputs, run it, read its outputs before another
+ * member runs (ep_run of a second member while one runs fails with EP_ERR_GROUP_BUSY). Close each session
+ * with ep_session_close. EP_ERR_PLAN_UNSUPPORTED in a build without groups (a selective build whose ops file lacks "feature groups"). */
+typedef struct ep_group_info {
+    uint64_t group_id;
+    uint64_t arena_offset;       /* the member's arena in the group arena */
+    uint64_t group_arena_bytes;  /* the group arena the members need */
+    uint64_t state_bytes;        /* the member's own bytes, kept across the other members' runs */
+    uint32_t member, n_members;
+} ep_group_info;
+EP_NODISCARD EP_API ep_status ep_group_query(const void *plan, size_t plan_len, ep_group_info *info);
+EP_NODISCARD EP_API ep_status ep_group_open(ep_session **out, const void *const *plans, const size_t *plan_lens,
+                                            uint32_t n, void *group_arena, size_t group_arena_len,
+                                            const ep_options *options);
 /* EP_CDEF_END */
 
 #ifdef __cplusplus

@@ -52,6 +52,7 @@ typedef struct ep_plan_header {
 #define EP_SECTION_META 10     /* ancillary: key=value text, strippable */
 #define EP_SECTION_SYMS 11     /* ep_sym_rec[count]: symbolic (variable) dims, 1.1; written critical */
 #define EP_SECTION_SIGNATURE 12 /* ep_signature_rec[1]: the plan's Ed25519 signature, 1.9; written ancillary */
+#define EP_SECTION_GROUP 13    /* ep_group_rec[1]: the plan is a member of a shared-arena group, 1.9; written critical */
 #define EP_SECTION_FLAG_CRITICAL 1 /* a reader that does not know the kind must reject the plan */
 
 typedef struct ep_section {
@@ -153,6 +154,28 @@ typedef struct ep_signature_rec {
     uint8_t key_id[8];       /* the first 8 bytes of SHA-512 of the signer's 32-byte public key */
     uint8_t signature[64];   /* R || S */
 } ep_signature_rec;
+
+/* A group member (1.9; docs/groups.md) carries one GROUP section of one record. The members of a group share one
+ * arena and run one at a time. In the group arena, member i's arena (its session tables, then its planned region)
+ * starts at arena_offset; every member's arena ends at the group arena's end. Each member's planned region holds
+ * [0, state_size): its own bytes, which no other member reaches (its streaming state), and
+ * [shared_offset, busy_offset): the bytes every member's runs reuse (activations, inputs, outputs, scratch);
+ * the members' session tables and state regions lie between the two, in member order. The last 64 bytes, at
+ * busy_offset, hold the group's busy word: ep_run refuses (EP_ERR_GROUP_BUSY) while another member runs.
+ * The runtime checks that every arena tensor and scratch lies in one of the two ranges, and ep_group_open that
+ * the members' records describe one layout (the same group_id, n_members and group_arena_size; member i
+ * directly after member i-1's state). */
+typedef struct ep_group_rec {
+    uint64_t group_id;         /* the same in every member of the group */
+    uint64_t arena_offset;     /* this member's arena, from the start of the group arena */
+    uint64_t group_arena_size; /* bytes of the group arena (each member's arena ends where it ends) */
+    uint64_t state_size;       /* [0, state_size) of the planned region: this member's own bytes; 64-aligned */
+    uint64_t shared_offset;    /* the shared range of the planned region, up to busy_offset; 64-aligned */
+    uint64_t busy_offset;      /* the group's busy word: the last 64 bytes of the group arena */
+    uint32_t member;           /* this plan's index in the group */
+    uint32_t n_members;
+    uint64_t reserved;         /* 0 */
+} ep_group_rec;
 
 typedef struct ep_sym_rec {
     uint32_t name;          /* NAMES offset (e.g. "T") or EP_NO_NAME */
