@@ -1,7 +1,8 @@
 /* Shared-arena groups (plan_format.h ep_group_rec; docs/groups.md): plans compiled together share one arena and
  * run one at a time. Each member keeps its own bytes (session tables, streaming state) apart; the rest of its
- * planned region is the group's shared range. A busy word in the arena's last 64 bytes makes ep_run of a
- * second member fail while one runs. No heap: ep_group_open re-reads the records rather than keeping them. */
+ * planned region is the group's shared range. A word in the arena's last 64 bytes says which member holds
+ * the group: for one run, or from ep_group_lock to ep_group_unlock (a whole request: inputs, run, outputs);
+ * ep_run of another member meanwhile fails. No heap: ep_group_open re-reads the records rather than keeping them. */
 #include <stdatomic.h>
 #include <string.h>
 
@@ -9,8 +10,9 @@
 
 #if EP_HAVE_GROUPS
 
-#define GROUP_IDLE 0x49475045u   /* "EPGI": no member runs */
-#define GROUP_BUSY 0x42475045u   /* "EPGB": a member runs */
+#define GROUP_IDLE 0x49475045u   /* "EPGI": no member holds the group */
+#define GROUP_HELD 0x48000000u   /* | member: that member runs, or holds the group (ep_group_lock) */
+#define GROUP_MEMBERS 0x01000000u
 
 /* The plan's GROUP record into *r: 1, or 0 when it has none, or a status for a malformed section. The section
  * table and each section's range were checked by ep_plan_parse. */
@@ -40,7 +42,8 @@ int ep_group_bind(ep_session *s, ep_err *e) {
     if (found <= 0) return found;
     const uint64_t region = v->hdr->arena_size;
     if (r.state_size % 64 || r.shared_offset % 64 || region < 64 || r.busy_offset != region - 64 ||
-        r.state_size > r.shared_offset || r.shared_offset > r.busy_offset || r.member >= r.n_members || r.reserved)
+        r.state_size > r.shared_offset || r.shared_offset > r.busy_offset || r.member >= r.n_members ||
+        r.n_members > GROUP_MEMBERS || r.reserved)
         return ep_fail(e, EP_ERR_PLAN_SECTION, "group record: its ranges do not fit the planned region");
     /* a member reaches nothing of the others': its tensors and scratch lie in its own range or the shared one */
     for (uint32_t i = 0; i < v->n_tensors; i++) {
@@ -55,18 +58,30 @@ int ep_group_bind(ep_session *s, ep_err *e) {
     }
     atomic_uint *w = (atomic_uint *)(void *)(s->region + r.busy_offset);
     unsigned cur = atomic_load(w);
-    if (cur != GROUP_IDLE && cur != GROUP_BUSY)   /* the caller's fresh memory: the group starts idle */
+    if (cur != GROUP_IDLE && (cur & ~(GROUP_MEMBERS - 1)) != GROUP_HELD)   /* fresh memory: the group is idle */
         atomic_compare_exchange_strong(w, &cur, GROUP_IDLE);
     s->group_busy = (uint32_t *)(void *)w;
+    s->group_token = GROUP_HELD | r.member;
     return EP_OK;
 }
 
-int ep_group_enter(uint32_t *busy) {
-    unsigned idle = GROUP_IDLE;
-    return atomic_compare_exchange_strong((atomic_uint *)(void *)busy, &idle, GROUP_BUSY);
+int ep_group_enter(ep_session *s) {
+    unsigned cur = GROUP_IDLE;
+    if (atomic_compare_exchange_strong((atomic_uint *)(void *)s->group_busy, &cur, s->group_token)) return 1;
+    return cur == s->group_token ? 2 : 0;
 }
 
-void ep_group_leave(uint32_t *busy) { atomic_store((atomic_uint *)(void *)busy, GROUP_IDLE); }
+void ep_group_leave(ep_session *s) { atomic_store((atomic_uint *)(void *)s->group_busy, GROUP_IDLE); }
+
+ep_status ep_group_lock(ep_session *s) {
+    if (!ep_session_live(s) || !s->group_busy) return EP_ERR_INVALID_ARG;
+    return ep_group_enter(s) == 1 ? EP_OK : EP_ERR_GROUP_BUSY;
+}
+
+void ep_group_unlock(ep_session *s) {
+    unsigned mine = ep_session_live(s) && s->group_busy ? s->group_token : 0;
+    if (mine) atomic_compare_exchange_strong((atomic_uint *)(void *)s->group_busy, &mine, GROUP_IDLE);
+}
 
 static int member(const void *plan, size_t len, uint32_t i, ep_plan_view *v, ep_group_rec *r, ep_err *e) {
     int rc = ep_plan_parse(v, plan, len, 0, e);   /* the structure: ep_session_open checks the rest */
@@ -157,4 +172,11 @@ ep_status ep_group_open(ep_session **out, const void *const *plans, const size_t
         for (uint32_t i = 0; i < n; i++) out[i] = NULL;
     return EP_ERR_PLAN_UNSUPPORTED;
 }
+
+ep_status ep_group_lock(ep_session *s) {
+    (void)s;
+    return EP_ERR_INVALID_ARG;
+}
+
+void ep_group_unlock(ep_session *s) { (void)s; }
 #endif

@@ -454,12 +454,13 @@ ep_status ep_run(ep_session *s) {
     if (!ep_session_live(s)) return EP_ERR_INVALID_ARG;
     s->last_error[0] = '\0';
     if (ep_pool_forked(&s->pool)) return EP_ERR_FORKED;   /* its workers are in the parent */
-    if (EP_HAVE_GROUPS && s->group_busy && !ep_group_enter(s->group_busy)) return EP_ERR_GROUP_BUSY;
+    int held = 0;   /* a group member: 1 when this run took the group */
+    if (EP_HAVE_GROUPS && s->group_busy && !(held = ep_group_enter(s))) return EP_ERR_GROUP_BUSY;
     const uint64_t fp = ep_fp_get(), fp_run = ep_fp_flushing(fp);
     ep_fp_set(fp_run);
     const int rc = run_ops(s, fp, fp_run);
     ep_fp_set(fp);
-    if (EP_HAVE_GROUPS && s->group_busy) ep_group_leave(s->group_busy);
+    if (EP_HAVE_GROUPS && held == 1) ep_group_leave(s);
     s->run_info.run++;   /* every run draws new random numbers, a failed one too */
     /* a failed run leaves no partial lengths behind: variable output dims read 0 until a run succeeds */
     if (rc && EP_HAVE_DYNAMIC && s->dynamic) ep_shapes_clear_outputs(s);

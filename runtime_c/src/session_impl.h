@@ -62,6 +62,7 @@ struct ep_session {
     uint32_t n_parts;
     uint8_t profiling;       /* EP_OPT_PROFILE: delegate executes are timed too */
     uint32_t *group_busy;    /* a group member: the group's busy word (src/group.c); NULL otherwise */
+    uint32_t group_token;    /* the word's value while this member holds the group */
 };
 
 static inline int ep_session_live(const ep_session *s) { return s && s->magic == EP_SESSION_MAGIC; }
@@ -90,10 +91,11 @@ int ep_partition_run(ep_session *s, ep_bound_op *b);
 void ep_partitions_close(ep_session *s);
 
 /* group.c: binds a group member's session to its group's busy word (checking the member's layout; EP_OK for a
- * plan without a GROUP section), and takes (1: the group was idle) and gives back the group around a run */
+ * plan without a GROUP section); takes the group for a run (1: taken, give it back after; 2: this member
+ * holds it already, ep_group_lock; 0: another member holds it) and gives it back */
 int ep_group_bind(ep_session *s, ep_err *e);
-int ep_group_enter(uint32_t *busy);
-void ep_group_leave(uint32_t *busy);
+int ep_group_enter(ep_session *s);
+void ep_group_leave(ep_session *s);
 
 /* profile.c: makes op b's kernel a timing trampoline (EP_OPT_PROFILE) */
 void ep_profile_bind(ep_bound_op *b);

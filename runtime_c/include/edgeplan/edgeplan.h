@@ -259,14 +259,17 @@ EP_NODISCARD EP_API ep_status ep_slot_reopen(ep_slot *slot, const void *plan, si
                                              size_t arena_len, const ep_options *options, const void *old_plan,
                                              size_t old_plan_len);
 EP_API uint64_t ep_slot_swaps(const ep_slot *slot);             /* plans installed since ep_slot_init */
-/* Shared-arena groups (src/group.c; docs/groups.md): plans compiled as a group
- * (`edgeplan group`) share one arena and run one at a time; each keeps its streaming state in a region of its
- * own. ep_group_query reads a member's record (EP_ERR_NOT_FOUND: the plan is not a group member);
- * ep_group_open checks that the n plans form one group, in member order, and opens each into its place in
- * the group arena (group_arena_bytes, 64-aligned), with the same options; on failure none stays open. A member's
- * inputs and outputs live in the shared bytes: write a member's inputs, run it, read its outputs before another
- * member runs (ep_run of a second member while one runs fails with EP_ERR_GROUP_BUSY). Close each session
- * with ep_session_close. EP_ERR_PLAN_UNSUPPORTED in a build without groups (a selective build whose ops file lacks "feature groups"). */
+/* Shared-arena groups (src/group.c; docs/groups.md): plans grouped by `edgeplan group` share one arena and run
+ * one at a time; each keeps its streaming state in bytes of its own. ep_group_query reads a member's record
+ * (EP_ERR_NOT_FOUND: the plan is no group member). ep_group_open checks that the n plans form one group, in
+ * member order, and opens each into its place in the group arena (group_arena_bytes, 64-aligned) with the same
+ * options; on failure none stays open. Close each session with ep_session_close.
+ * A member's inputs and outputs lie in the bytes the members share, so a request (write inputs, run, read
+ * outputs) must not overlap another member's: ep_group_lock makes the group this member's until
+ * ep_group_unlock (EP_ERR_GROUP_BUSY while another member holds it), and ep_run of another member meanwhile
+ * fails with EP_ERR_GROUP_BUSY (as it does while a member's ep_run is in flight). Callers that serialise their
+ * requests themselves need no lock. EP_ERR_PLAN_UNSUPPORTED (ep_group_lock: EP_ERR_INVALID_ARG) in a build
+ * without groups (a selective build whose ops file has no "feature groups" line). */
 typedef struct ep_group_info {
     uint64_t group_id;
     uint64_t arena_offset;       /* the member's arena in the group arena */
@@ -278,6 +281,8 @@ EP_NODISCARD EP_API ep_status ep_group_query(const void *plan, size_t plan_len, 
 EP_NODISCARD EP_API ep_status ep_group_open(ep_session **out, const void *const *plans, const size_t *plan_lens,
                                             uint32_t n, void *group_arena, size_t group_arena_len,
                                             const ep_options *options);
+EP_NODISCARD EP_API ep_status ep_group_lock(ep_session *s);
+EP_API void ep_group_unlock(ep_session *s);   /* no effect unless s holds the group */
 /* EP_CDEF_END */
 
 #ifdef __cplusplus
