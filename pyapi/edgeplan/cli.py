@@ -115,6 +115,10 @@ def save_plan(plan, path, data: bytes | None = None) -> None:
 
 
 def cmd_compile(a) -> int:
+    models = a.model
+    if len(models) > 1 or a.group:
+        return _compile_group(a, models)
+    a.model = models[0]
     out = a.output or str(Path(a.model).with_suffix(".eplan"))
     # the outputs are checked before compiling, so a bad path fails at once, not after the compile
     check_writable(out, "-o", keep=(a.model,))
@@ -185,6 +189,76 @@ def cmd_compile(a) -> int:
                                        features=plan.report.get("features", [])).encode())
         print(f"kernel set ({len(plan.report.get('kernels', []))} kernels) -> {a.ops_out}")
     return 0
+
+
+def _compile_group(a, models) -> int:
+    """edgeplan compile A B ... --group DIR: each model compiled with the same options, then grouped."""
+    if not a.group:
+        die(f"{len(models)} models: add --group DIR to compile them into one shared arena (docs/groups.md), or "
+            "compile each alone")
+    for flag, v in (("-o", a.output), ("--precision-report", a.precision_report), ("--npu", a.npu)):
+        if v:
+            die(f"{flag} is for one model; with --group the members go to DIR (compile a member alone with "
+                f"{flag}, then `edgeplan group` the plans)")
+    if a.calibration or (a.quantize and a.quantize not in ("fp16", "bf16", "int8-dynamic")):
+        die("--group compiles every model with the same options: quantise with calibration model by model, then "
+            "`edgeplan group` the plans")
+    board = _board(a.board)
+    plans = []
+    for m in models:
+        t = time.perf_counter()
+        p = _compile(m, _parse_shapes(a.shape), None, board=board, dims=a.dim, state=_parse_state(a.state),
+                     consts=_parse_consts(a.const), max_trips=a.max_trips, quantize=a.quantize)
+        print(f"compiled {m} in {time.perf_counter() - t:.2f} s: arena {p.report['arena_bytes']:,} bytes")
+        plans.append(p.to_bytes())
+    return _write_group(plans, [Path(m).stem for m in models], a.group, a.sign, a.ops_out)
+
+
+def _write_group(plans, names, folder, sign, ops_out) -> int:
+    from edgeplan.group import GroupError, plan_group
+    key = None
+    if sign:
+        from edgeplan.signing import SigningError, load_secret_key
+        try:
+            key = load_secret_key(sign)
+        except SigningError as e:
+            die(str(e))
+    try:
+        group = plan_group(plans, names)
+    except GroupError as e:
+        die(str(e))
+    try:
+        paths = group.save(folder, sign=key)
+    except OSError as e:
+        die(f"cannot write {folder}: {os_reason(e)}")
+    print(group.summary())
+    print(f"group of {len(paths)} -> {folder}/ ({', '.join(p.name for p in paths)})"
+          + (f", signed with {sign}" if key is not None else ""))
+    if ops_out:   # one runtime for every member: the union of their kernels, with group support
+        from edgeplan.compiler.kernelset import ops_text
+        from edgeplan.plan import read_plan
+        kernels, features = set(), {"groups"}
+        for data in plans:
+            meta = read_plan(data).get("meta", {})
+            kernels |= {tuple(k) for k in meta.get("kernels", [])}
+            features |= set(meta.get("features", []))
+        write_file(ops_out, ops_text(sorted(list(k) for k in kernels), source=str(folder),
+                                     features=sorted(features)).encode())
+        print(f"kernel set ({len(kernels)} kernels) -> {ops_out}")
+    return 0
+
+
+def cmd_group(a) -> int:
+    plans = []
+    for path in a.plans:
+        try:
+            plans.append(Path(path).read_bytes())
+        except OSError as e:
+            die(f"cannot read {path}: {os_reason(e)}")
+    names = a.names.split(",") if a.names else [Path(p).stem for p in a.plans]
+    if len(names) != len(plans):
+        die(f"--names gives {len(names)} names for {len(plans)} plans")
+    return _write_group(plans, names, a.output, a.sign, a.ops_out)
 
 
 def cmd_size(a) -> int:
@@ -542,8 +616,10 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="edgeplan", description="Compile ONNX models to plans and run them.")
     sub = p.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("compile", help="compile an ONNX or TFLite model into a plan")
-    c.add_argument("model")
+    c.add_argument("model", nargs="+", help="the model; several with --group")
     c.add_argument("-o", "--output", help="the plan file (default: the model's name with .eplan)")
+    c.add_argument("--group", metavar="DIR", help="compile the models into one shared arena, for models that run "
+                   "one at a time (each keeps its streaming state): one member plan each in DIR (docs/groups.md)")
     c.add_argument("--shape", action="append", metavar="NAME=D0,D1,...", help="pin an input's shape")
     c.add_argument("--dim", action="append", metavar="NAME=MIN..MAX",
                    help="bound a variable dim by the model's dim name (e.g. T=1..3000) or a data-dependent "
@@ -583,6 +659,15 @@ def main(argv=None) -> int:
     c.add_argument("--sign", metavar="KEY", help="sign the plan with this secret key (from `edgeplan keygen`): a "
                    "board given the public key refuses any other plan (docs/signing.md)")
     c.set_defaults(fn=cmd_compile)
+    gr = sub.add_parser("group", help="group compiled plans into one shared arena (models that run one at a "
+                        "time; each keeps its streaming state): one member plan each in a folder")
+    gr.add_argument("plans", nargs="+", metavar="PLAN", help="compiled plans, in the order they are opened")
+    gr.add_argument("-o", "--output", required=True, metavar="DIR", help="the folder for the member plans")
+    gr.add_argument("--names", metavar="A,B,...", help="member names (default: the plans' file names)")
+    gr.add_argument("--sign", metavar="KEY", help="sign every member with this secret key (edgeplan keygen)")
+    gr.add_argument("--ops-out", metavar="FILE", help="the members' kernel set with group support, for one "
+                    "selective runtime build: meson -Dselective=FILE")
+    gr.set_defaults(fn=cmd_group)
     kg = sub.add_parser("keygen", help="make an Ed25519 key pair for signing plans: NAME (secret), NAME.pub")
     kg.add_argument("-o", "--output", required=True, metavar="NAME")
     kg.set_defaults(fn=cmd_keygen)

@@ -304,6 +304,12 @@ def inspect_text(data: bytes) -> str:
     state = [x["name"] for x in t if x["flags"] & K.EP_TENSOR_FLAG_STATE]
     if state:
         out.append("streaming state (kept in the arena across runs, zeroed by reset): " + ", ".join(state))
+    from .group import group_info
+    g = group_info(data)
+    if g:
+        out.append(f"group member {g['member']} of {g['n_members']} (group {g['group_id']:016x}): its arena at "
+                   f"{g['arena_offset']:,} of a {g['group_arena_size']:,}-byte group arena; own bytes "
+                   f"[0, {g['state_size']:,}), shared [{g['shared_offset']:,}, {g['busy_offset']:,}) of its region")
     out.append(f"ops ({len(p['ops'])}):")
     for i, o in enumerate(p["ops"]):
         ins = ", ".join("-" if x == K.EP_NO_TENSOR else f"%{x}" for x in o["inputs"])
