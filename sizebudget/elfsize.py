@@ -42,11 +42,11 @@ FAMILY_OF_STEM = {**{name: o.family for name, o in OPS.items()}, **{f: f for f i
                   "packed": "packed-gemm", "act": "act"}
 # runtime features outside the minimal core (their own groups, so the core budget stays the plan loader,
 # session and executor): the thread pool, run-time shape resolution for variable dims, the profiler, the
-# partitions (DELEGATE ops), hot swap
+# partitions (DELEGATE ops), the branch checks of control ops, hot swap, signatures, arena groups
 OPTIONAL_CORE = {"pool": "threads/pool", "shapes_run": "dynamic/shapes_run", "profile": "profile/profile",
                  "partition": "delegate/partition", "swap": "swap/swap", "sign": "sign/sign",
                  "sha512": "sign/sha512", "ed25519": "sign/ed25519", "sign_none": "sign/none",
-                 "group": "group/group"}
+                 "group": "group/group", "branches": "control/branches"}
 _DTYPE_SUFFIX = re.compile(r"_(f32|f16|s8|u8|s16|s32|any|i8|q8)$")
 _CORE_SUFFIX = re.compile(r"_(x86|aarch64|arm|generic|neon)$")
 

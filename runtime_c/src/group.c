@@ -65,17 +65,27 @@ int ep_group_bind(ep_session *s, ep_err *e) {
     return EP_OK;
 }
 
-int ep_group_enter(ep_session *s) {
+/* 1: the group was idle and is now s's; 2: s holds it already (ep_group_lock); 0: another member holds it */
+static int enter(ep_session *s) {
     unsigned cur = GROUP_IDLE;
     if (atomic_compare_exchange_strong((atomic_uint *)(void *)s->group_busy, &cur, s->group_token)) return 1;
     return cur == s->group_token ? 2 : 0;
 }
 
-void ep_group_leave(ep_session *s) { atomic_store((atomic_uint *)(void *)s->group_busy, GROUP_IDLE); }
+int ep_group_run(ep_session *s) {
+    const int held = enter(s);
+    if (!held) {
+        s->last_error[0] = '\0';
+        return EP_ERR_GROUP_BUSY;
+    }
+    const int rc = ep_session_run(s);
+    if (held == 1) atomic_store((atomic_uint *)(void *)s->group_busy, GROUP_IDLE);
+    return rc;
+}
 
 ep_status ep_group_lock(ep_session *s) {
     if (!ep_session_live(s) || !s->group_busy) return EP_ERR_INVALID_ARG;
-    return ep_group_enter(s) == 1 ? EP_OK : EP_ERR_GROUP_BUSY;
+    return enter(s) == 1 ? EP_OK : EP_ERR_GROUP_BUSY;
 }
 
 void ep_group_unlock(ep_session *s) {

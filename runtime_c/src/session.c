@@ -151,44 +151,6 @@ static int check_aliasing(const ep_bound_op *b, const ep_op_info *info, uint32_t
     return EP_OK;
 }
 
-/* IF / ELSE must describe properly nested branches: an IF's ELSE lies inside the branch that holds the
- * IF, the else branch ends inside it too, and an ELSE is only ever the end of an IF's then branch. The
- * executor then only ever moves forward, to an op of the plan. A stack of open regions (then or else
- * branches), each with the index one past its last op. */
-static int check_branches(const ep_session *s, ep_err *e) {
-    uint32_t end[EP_MAX_BRANCH_DEPTH];
-    uint8_t is_then[EP_MAX_BRANCH_DEPTH];
-    int depth = 0;
-    for (uint32_t i = 0; i < s->n_ops; i++) {
-        while (depth && !is_then[depth - 1] && end[depth - 1] == i) depth--;   /* else branches ending here */
-        const ep_bound_op *b = &s->ops[i];
-        const uint64_t limit = depth ? end[depth - 1] : s->n_ops;
-        if (depth && is_then[depth - 1] && end[depth - 1] == i) {   /* this IF's ELSE (checked at the IF) */
-            const uint64_t fin = (uint64_t)i + 1 + b->skip;
-            const uint64_t outer = depth > 1 ? end[depth - 2] : s->n_ops;
-            if (fin > outer) return ep_fail(e, EP_ERR_PLAN_OP, "op %u (else): its branch runs past its own branch", i);
-            is_then[depth - 1] = 0;
-            end[depth - 1] = (uint32_t)fin;
-        } else if (b->ctl == EP_CTL_ELSE) {
-            return ep_fail(e, EP_ERR_PLAN_OP, "op %u (else): not the end of an IF's then branch", i);
-        } else if (b->ctl == EP_CTL_DELEGATE) {   /* its CPU ops: inside this branch, no control op among them */
-            if (b->skip < 1 || (uint64_t)i + b->skip >= limit)
-                return ep_fail(e, EP_ERR_PLAN_OP, "op %u (delegate): its %u CPU ops run past its branch", i, b->skip);
-            for (uint32_t j = i + 1; j <= i + b->skip; j++)
-                if (s->ops[j].ctl) return ep_fail(e, EP_ERR_PLAN_OP, "op %u (delegate): op %u among its CPU ops "
-                                                  "is a control op", i, j);
-        } else if (b->ctl == EP_CTL_IF) {
-            const uint64_t els = (uint64_t)i + b->skip;
-            if (els >= limit || s->ops[els].ctl != EP_CTL_ELSE)
-                return ep_fail(e, EP_ERR_PLAN_OP, "op %u (if): no ELSE %u ops on inside its branch", i, b->skip);
-            if (depth == EP_MAX_BRANCH_DEPTH) return ep_fail(e, EP_ERR_PLAN_OP, "op %u (if): branches nest too deep", i);
-            is_then[depth] = 1;
-            end[depth++] = (uint32_t)els;
-        }
-    }
-    return EP_OK;
-}
-
 ep_status ep_session_open(ep_session **out, const void *plan, size_t plan_len, void *arena, size_t arena_len,
                           const ep_options *opt) {
     ep_err err = {0, 0};
@@ -294,7 +256,7 @@ ep_status ep_session_open(ep_session **out, const void *plan, size_t plan_len, v
         b->dyn = EP_HAVE_DYNAMIC && (info->data_dep || op_has_symbols(&b->op, &v));
         s->dynamic |= info->data_dep;
     }
-    if ((EP_HAVE_CONTROL || EP_HAVE_PARTITIONS) && (rc = check_branches(s, &err))) return rc;
+    if ((EP_HAVE_CONTROL || EP_HAVE_PARTITIONS) && (rc = ep_check_branches(s, &err))) return rc;
     for (uint32_t i = 0; i < v.n_syms; i++) s->sym_val[i] = -1;
     if (EP_HAVE_DYNAMIC && s->dynamic && (rc = ep_shapes_check_bound(s, &err))) return rc;
     if (EP_HAVE_GROUPS && (rc = ep_group_bind(s, &err))) return rc;
@@ -450,21 +412,23 @@ static int run_ops(ep_session *s, uint64_t fp_caller, uint64_t fp_run) {
     return EP_OK;
 }
 
-ep_status ep_run(ep_session *s) {
-    if (!ep_session_live(s)) return EP_ERR_INVALID_ARG;
+int ep_session_run(ep_session *s) {
     s->last_error[0] = '\0';
     if (ep_pool_forked(&s->pool)) return EP_ERR_FORKED;   /* its workers are in the parent */
-    int held = 0;   /* a group member: 1 when this run took the group */
-    if (EP_HAVE_GROUPS && s->group_busy && !(held = ep_group_enter(s))) return EP_ERR_GROUP_BUSY;
     const uint64_t fp = ep_fp_get(), fp_run = ep_fp_flushing(fp);
     ep_fp_set(fp_run);
     const int rc = run_ops(s, fp, fp_run);
     ep_fp_set(fp);
-    if (EP_HAVE_GROUPS && held == 1) ep_group_leave(s);
     s->run_info.run++;   /* every run draws new random numbers, a failed one too */
     /* a failed run leaves no partial lengths behind: variable output dims read 0 until a run succeeds */
     if (rc && EP_HAVE_DYNAMIC && s->dynamic) ep_shapes_clear_outputs(s);
     return rc;
+}
+
+ep_status ep_run(ep_session *s) {
+    if (!ep_session_live(s)) return EP_ERR_INVALID_ARG;
+    if (EP_HAVE_GROUPS && s->group_busy) return ep_group_run(s);   /* a group member: one member at a time */
+    return ep_session_run(s);
 }
 
 ep_status ep_reset(ep_session *s) {

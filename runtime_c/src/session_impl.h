@@ -83,6 +83,9 @@ void ep_shapes_clear_outputs(ep_session *s);        /* a failed run: variable ou
 /* open: every variable dim an op reads or an output has gets a value in time (reason in e) */
 int ep_shapes_check_bound(const ep_session *s, ep_err *e);
 
+/* branches.c: IF / ELSE and DELEGATE ops describe properly nested branches (reason in e) */
+int ep_check_branches(const ep_session *s, ep_err *e);
+
 /* partition.c: binds the plan's partitions to the registered delegates (reasons in each record; fails only
  * on a plan whose partitions are malformed), runs one (1: the delegate ran, skip its CPU ops), and destroys
  * them at close */
@@ -90,12 +93,18 @@ int ep_partitions_open(ep_session *s, const ep_options *opt, ep_err *e);
 int ep_partition_run(ep_session *s, ep_bound_op *b);
 void ep_partitions_close(ep_session *s);
 
+/* session.c: ep_run's work, for a live session */
+int ep_session_run(ep_session *s)
+#if defined(__GNUC__)
+    __attribute__((noinline))   /* one copy: ep_run and ep_group_run call it */
+#endif
+    ;
+
 /* group.c: binds a group member's session to its group's busy word (checking the member's layout; EP_OK for a
- * plan without a GROUP section); takes the group for a run (1: taken, give it back after; 2: this member
- * holds it already, ep_group_lock; 0: another member holds it) and gives it back */
+ * plan without a GROUP section), and runs a member: EP_ERR_GROUP_BUSY while another member runs or holds the
+ * group (ep_group_lock) */
 int ep_group_bind(ep_session *s, ep_err *e);
-int ep_group_enter(ep_session *s);
-void ep_group_leave(ep_session *s);
+int ep_group_run(ep_session *s);
 
 /* profile.c: makes op b's kernel a timing trampoline (EP_OPT_PROFILE) */
 void ep_profile_bind(ep_bound_op *b);
