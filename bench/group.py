@@ -2,11 +2,13 @@
 the cost of running members in turn (each member run between the others' against its separate session, alternating
 in one process).
 
-    python3 bench/group.py [--vad PATH/silero_vad.onnx] [--rounds 20]
+    python3 bench/group.py [--vad PATH/silero_vad.onnx] [--rounds 20] [--real]
 
 Members: MobileNetV2 (224x224), a Silero VAD (the pinned one of tests/models when --vad is not given), the zoo's
 ASR, and its TTS acoustic model and vocoder, at two sets of bounds: the soak's (1 s of audio, 32 phonemes,
-16 vocoder frames) and deployment bounds (5 s utterances, 128-phoneme sentences, 128-frame vocoder chunks)."""
+16 vocoder frames) and deployment bounds (5 s utterances, 128-phoneme sentences, 128-frame vocoder chunks).
+--real groups the pinned real speech models instead: Whisper tiny.en (encoder and cached decoder, converted by
+tools/whisper_ct2.py), the Piper voice en_US joe-medium, Silero VAD, with MobileNetV2 for vision."""
 from __future__ import annotations
 
 import argparse
@@ -32,15 +34,40 @@ BOUNDS = {
 }
 
 
-def _vad_path(arg):
-    if arg:
-        return arg
+def _pinned(fid):
+    """A pinned model of tests/models/manifest.toml (fetched and cached on first use)."""
     sys.path.insert(0, str(ROOT.parent / "tests" / "models"))
     import fetch
     man = fetch.load_manifest()
-    entry = next(x for x in man["models"] if x["id"] == "silero_vad")
-    fetch.fetch(["silero_vad"], log=lambda *a: None)
-    return fetch.model_path(entry, fetch.cache_dir())
+    entry = next(x for x in man["models"] + man["files"] if x["id"] == fid)
+    fetch.fetch([fid], log=lambda *a: None)
+    return fetch.files_dir(entry, fetch.cache_dir()) if "files" in entry else fetch.model_path(entry, fetch.cache_dir())
+
+
+def _vad_path(arg):
+    return arg or _pinned("silero_vad")
+
+
+def _real(vad) -> int:
+    import importlib.util
+    import tempfile
+    from edgeplan.piper import compile_voice
+    from edgeplan.whisper import Whisper
+    spec = importlib.util.spec_from_file_location("whisper_ct2", ROOT.parent / "tools" / "whisper_ct2.py")
+    ct2 = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ct2)
+    with tempfile.TemporaryDirectory() as tmp:
+        ct2.convert(_pinned("whisper_tiny_en_ct2"), Path(tmp) / "whisper")
+        w = Whisper(Path(tmp) / "whisper")
+        plans = {f"whisper_{g}": bytes(s._plan_buf) for g, s in w.sessions.items()}
+    from edgeplan.vad import compile_vad
+    plans["piper_voice"] = compile_voice(_pinned("piper_en_us_joe_medium")).to_bytes()
+    plans["silero_vad"] = compile_vad(vad).to_bytes()
+    plans["mobilenetv2"] = edgeplan.compile(models.build("mobilenetv2")).to_bytes()
+    g = edgeplan.plan_group(list(plans.values()), names=list(plans))
+    print("\nreal speech models + MobileNetV2:")
+    print(g.summary())
+    return 0
 
 
 def _feeds(sess, rng):
@@ -55,9 +82,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--vad", help="a Silero VAD v5/v6 .onnx")
     ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--real", action="store_true", help="the pinned real speech models (Whisper, Piper, Silero)")
     a = ap.parse_args()
     from edgeplan.vad import compile_vad
     print(f"CPU: {cpu_name()}; edgeplan {edgeplan.__version__}")
+    if a.real:
+        return _real(_vad_path(a.vad))
     base = {"mobilenetv2": edgeplan.compile(models.build("mobilenetv2")), "vad": compile_vad(_vad_path(a.vad))}
     for label, bounds in BOUNDS.items():
         plans = dict(base)
