@@ -1,7 +1,9 @@
 """Writes the fuzz targets' seed corpus (tests/fuzz/corpus/<target>/): small compiled zoo plans, each with a
-control byte appended (fuzz_plan.c), and wav files of every sample width the reader takes (fuzz_wav.c).
+control byte appended (fuzz_plan.c), wav files of every sample width the reader takes (fuzz_wav.c), and small
+.npy arrays of float32, int8, int32 and float16 with 1-4 dims (fuzz_npy.c).
 
     PYTHONPATH=pyapi python3 tests/fuzz/make_corpus.py"""
+import io
 import struct
 from pathlib import Path
 
@@ -41,6 +43,21 @@ def wavs(out: Path):
         (out / f"pcm{bits}-{ch}ch{'-ext' if ext else ''}.wav").write_bytes(_wav(ch, bits, 64, ext))
 
 
+def npys(out: Path):
+    out.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(7)
+    shapes = {"float32": (5,), "int8": (2, 3), "int32": (2, 2, 3), "float16": (1, 2, 2, 3)}
+    for dtype, shape in shapes.items():
+        a = (rng.standard_normal(shape) * 50).astype(dtype)
+        b = io.BytesIO()
+        np.lib.format.write_array(b, a, version=(1, 0))   # fortran_order False: C order
+        (out / f"{dtype}-{len(shape)}d.npy").write_bytes(b.getvalue())
+    b = io.BytesIO()
+    np.lib.format.write_array(b, np.arange(6, dtype=np.float32).reshape(3, 2), version=(2, 0))
+    (out / "float32-2d-v2.npy").write_bytes(b.getvalue())
+
+
 if __name__ == "__main__":
     plans(HERE / "corpus" / "fuzz_plan")
     wavs(HERE / "corpus" / "fuzz_wav")
+    npys(HERE / "corpus" / "fuzz_npy")
