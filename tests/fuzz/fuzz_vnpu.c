@@ -82,10 +82,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         t->data = malloc(t->nbytes ? (size_t)t->nbytes : 1);
         for (uint64_t i = 0; t->data && i < t->nbytes; i++) ((uint8_t *)t->data)[i] = (uint8_t)(i * 37u + ctl);
     }
-    if ((ctl & 0x80) && n_in + n_out) {   /* a tensor that does not match its record */
+    int perturbed = 0;
+    if ((ctl & 0x80) && n_in + n_out) {   /* a tensor that does not match its record: init must refuse */
         ep_delegate_tensor *t = &io[ctl % (n_in + n_out)];
-        if (t->rank) t->dims[t->rank - 1]++;
-        else t->nbytes = t->nbytes ? t->nbytes - 1 : 0;
+        if (t->rank) t->dims[t->rank - 1]++, perturbed = 1;
+        else if (t->nbytes) t->nbytes--, perturbed = 1;
     }
     for (uint32_t k = 0; k < n_in; k++) {
         copies[k] = malloc(io[k].nbytes ? (size_t)io[k].nbytes : 1);
@@ -116,6 +117,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (rc != EP_OK) {
         if (work && (rc != EP_ERR_DELEGATE_BLOB || !why[0] || !memchr(why, '\0', sizeof why))) abort();
     } else {
+        if (perturbed) abort();   /* init accepted a tensor that is not the one the blob was compiled for */
         uint32_t n_ops = 0;
         ep_vnpu_counters est;
         char ewhy[256];

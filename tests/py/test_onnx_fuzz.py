@@ -278,6 +278,7 @@ def test_mutated_onnx_compile_or_refuse(tmp_path):
         f = check(cid, results[cid], err, what)
         if f:
             findings.append(f)
+    print(f"{len(ms)} mutants: {compiled} compiled, {len(ms) - compiled} refused with an error")
     assert not findings, f"{len(findings)} of {len(ms)} mutants:\n\n" + "\n\n".join(findings)
     # the mutations must not all be refused at the parser: some reach the compiler and compile
     assert 0 < compiled < len(ms), compiled
