@@ -296,3 +296,15 @@ def test_cli_subprocess_caps(tmp_path):
                            + args, capture_output=True, text=True, env=_env(), timeout=WALL_S, preexec_fn=caps)
         f = check(cid, r.returncode, r.stderr, what)
         assert f is None, f
+
+
+def test_invalid_utf8_name_is_refused():
+    """A name that is not UTF-8 (seed 16's tiny-08 flipped a bit of a node's name) reaches the compiler as
+    bytes, not str: refused at import, naming where, rather than failing in the plan writer."""
+    import edgeplan
+    from edgeplan.compiler.errors import CompileError
+    b = zoo().build("tiny", size=16).SerializeToString()
+    k = b.index(b"pw.conv")   # the first occurrence: the weight's name, as the pointwise conv's input
+    bad = b[:k + 4] + b"\xef" + b[k + 5:]     # 'pw.c\xefnv.weight'
+    with pytest.raises(CompileError, match=r"node 9's tensor 'pw\.c\ufffdnv\.weight' is not valid UTF-8"):
+        edgeplan.compile(bad)

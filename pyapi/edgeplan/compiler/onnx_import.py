@@ -585,13 +585,41 @@ def node_schema_problems(p, opsets: dict) -> list:
     return out
 
 
+def invalid_utf8(g) -> list:
+    """The names in GraphProto g that are not valid UTF-8 (protobuf hands them over as bytes, not str): of its
+    inputs, outputs, value infos, initializers, and its nodes' names, op types, domains, inputs, outputs and
+    attribute names, as 'what' strings for a problem."""
+    out = []
+
+    def check(what, v):
+        if not isinstance(v, str):
+            out.append(f"{what} {v.decode('utf-8', 'replace')!r}")
+    for what, vis in (("graph input", g.input), ("graph output", g.output), ("value info", g.value_info)):
+        for vi in vis:
+            check(what, vi.name)
+    for t in list(g.initializer) + [sp.values for sp in g.sparse_initializer]:
+        check("initializer", t.name)
+    for idx, p in enumerate(g.node):
+        for field in ("name", "op_type", "domain"):
+            check(f"node {idx}'s {field}", getattr(p, field))
+        for v in list(p.input) + list(p.output):
+            check(f"node {idx}'s tensor", v)
+        for a in p.attribute:
+            check(f"node {idx}'s attribute", a.name)
+    return out
+
+
 def check_graph(model) -> None:
     """Raise CompileError listing every way the graph is not a valid ONNX graph that later passes would
     otherwise accept silently: no outputs, a tensor defined twice (two nodes writing one name, a node
-    writing a graph input or an initializer, a repeated input or initializer), a node without an op_type,
+    writing a graph input or an initializer, a repeated input or initializer), a name that is not UTF-8, a node
+    without an op_type,
     inputs, outputs or attributes other than the op's schema declares (node_schema_problems), and stored tensors
     whose data does not match their dims (tensor_data_problem)."""
     g = model.graph
+    bad = invalid_utf8(g)
+    if bad:
+        raise CompileError([ir_problem(f"{w} is not valid UTF-8 (the model is malformed)") for w in bad[:4]])
     probs = Problems()
     opsets = {o.domain: o.version for o in model.opset_import}
     if not len(g.output):
