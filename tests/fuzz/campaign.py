@@ -30,9 +30,9 @@ ARTIFACTS = ("crash-", "leak-", "timeout-", "oom-", "slow-unit-")
 
 def build(build_dir: Path, targets: list) -> bool:
     """Configures build_dir (when it has no build.ninja) and builds the targets; True for libFuzzer binaries."""
+    meson = [shutil.which("meson")] if shutil.which("meson") else [sys.executable, "-m", "mesonbuild.mesonmain"]
     if not (build_dir / "build.ninja").is_file():
         cc = "clang" if shutil.which("clang") else os.environ.get("CC", "cc")
-        meson = [shutil.which("meson")] if shutil.which("meson") else [sys.executable, "-m", "mesonbuild.mesonmain"]
         r = subprocess.run(meson + ["setup", str(build_dir), str(ROOT), "-Dfuzz=true", "-Dpython=false",
                                     "-Dtests=false", "--buildtype=debugoptimized", "-Db_sanitize=address,undefined",
                                     "-Db_lundef=false"], env=dict(os.environ, CC=cc), capture_output=True, text=True)
@@ -43,7 +43,7 @@ def build(build_dir: Path, targets: list) -> bool:
     if r.returncode:
         sys.exit(f"campaign: building the targets failed (was {build_dir} configured with -Dfuzz=true?):\n"
                  f"{r.stdout[-3000:]}{r.stderr[-2000:]}")
-    out = subprocess.run(["meson", "introspect", "--compilers", str(build_dir)], capture_output=True, text=True)
+    out = subprocess.run(meson + ["introspect", "--compilers", str(build_dir)], capture_output=True, text=True)
     return '"id": "clang"' in out.stdout
 
 
