@@ -7,7 +7,8 @@
  *
  *   fuzz_plans COUNT SEED [plan.eplan ...]      (no plan: the built-in ones)
  *
- * Most mutations re-seal the CRC so that they reach the deeper checks (records, params, shapes).
+ * The mutations are tests/fuzz/plan_mutate.h's (shared with the libFuzzer target's custom mutator); most re-seal
+ * the CRC so that they reach the deeper checks (records, params, shapes).
  * COUNT 0 opens and runs each plan unmutated once and fails unless all succeed (kernels under sanitizers). */
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "edgeplan/edgeplan.h"
 #include "edgeplan/plan_format.h"
 #include "ep_plan_build.h"
+#include "../fuzz/plan_mutate.h"
 
 #define ARENA_CAP (64u << 20)
 
@@ -28,14 +30,10 @@ const char *__ubsan_default_options(void) { return "halt_on_error=1:print_stackt
 const char *__asan_default_options(void);
 const char *__asan_default_options(void) { return "detect_leaks=1:abort_on_error=1"; }
 
-static uint64_t rng_state;
-static uint64_t rnd(void) {   /* splitmix64 */
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-static uint64_t below(uint64_t n) { return n ? rnd() % n : 0; }
+/* Whether the current mutant stands for a re-sealed plan (plan_mutate.h). Recomputing a CRC over megabytes per
+ * mutation would dominate the run, so a sealed plan is opened with EP_OPT_SKIP_CRC instead, which is the same thing
+ * to every later check. An unsealed (stale-CRC) plan is opened normally and must fail. */
+static int sealed;
 
 static uint8_t *read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
@@ -48,136 +46,6 @@ static uint8_t *read_file(const char *path, size_t *len) {
     fclose(f);
     *len = (size_t)n;
     return b;
-}
-
-/* Most mutations "re-seal" the plan: they stand for a plan whose CRC was recomputed after the change, so
- * the mutation reaches the deep checks. Recomputing a CRC over megabytes per mutation would dominate the
- * run, so a sealed plan is opened with EP_OPT_SKIP_CRC instead, which is the same thing to every later
- * check. An unsealed (stale-CRC) plan is opened normally and must fail. */
-static int sealed;
-static void reseal(uint8_t *p, size_t len) {
-    (void)p;
-    (void)len;
-    sealed = 1;
-}
-
-static const int64_t INTERESTING[] = {0, 1, -1, 2, 3, 7, 8, 63, 64, 65, 127, 128, 255, 256, 4096, 65535, 65536,
-                                      0x7fffffff, -0x7fffffff - 1, 0x80000000ll, 0xffffffffll, 1ll << 32,
-                                      1ll << 40, 0x7fffffffffffffffll};
-#define N_INTERESTING (sizeof(INTERESTING) / sizeof(INTERESTING[0]))
-
-/* Writes an interesting or nearby value into a field of width w (1,2,4,8) at p. */
-static void poke(uint8_t *p, int w) {
-    int64_t v;
-    uint64_t old = 0;
-    memcpy(&old, p, (size_t)w);
-    switch (below(3)) {
-    case 0: v = INTERESTING[below(N_INTERESTING)]; break;
-    case 1: v = (int64_t)(old + below(9) - 4u); break;   /* wraps in unsigned arithmetic */
-    default: v = (int64_t)rnd(); break;
-    }
-    memcpy(p, &v, (size_t)w);
-}
-
-typedef struct { uint64_t offset, size; uint32_t count, rsize; } sec_t;
-
-static int find_section(const uint8_t *p, size_t len, uint32_t kind, sec_t *out) {
-    if (len < sizeof(ep_plan_header)) return 0;
-    const ep_plan_header *h = (const ep_plan_header *)(const void *)p;
-    for (uint64_t i = 0; i < h->section_count; i++) {
-        uint64_t at = h->section_table_offset + i * sizeof(ep_section);
-        if (h->section_table_offset > len || at > len - sizeof(ep_section) || at % 8) return 0;
-        const ep_section *s = (const ep_section *)(const void *)(p + at);
-        if (s->kind == kind && s->offset <= len && s->size <= len - s->offset && s->record_size <= 4096) {
-            out->offset = s->offset; out->size = s->size; out->count = s->count; out->rsize = s->record_size;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* poke() at buf[off .. off+w) if that lies inside the buffer */
-static void poke_at(uint8_t *buf, size_t len, uint64_t off, int w) {
-    if (off <= len && (uint64_t)w <= len - off) poke(buf + off, w);
-}
-
-/* One mutation of a valid plan (buf holds len bytes). Returns the new length. */
-static size_t mutate(uint8_t *buf, size_t len) {
-    sec_t s;
-    int kind = (int)below(10);
-    switch (kind) {
-    case 0: /* plain truncation */
-        return (size_t)below(len);
-    case 1: { /* truncation with a consistent header */
-        size_t n = (size_t)below(len);
-        if (n >= sizeof(ep_plan_header)) { ((ep_plan_header *)(void *)buf)->file_size = n; reseal(buf, n); }
-        return n;
-    }
-    case 2: /* random bit flips, CRC left stale half the time */
-        for (int k = 0, n = 1 + (int)below(8); k < n; k++) buf[below(len)] ^= (uint8_t)(1u << below(8));
-        if (below(2)) reseal(buf, len); else sealed = 0;
-        return len;
-    case 3: /* header fields */
-        poke_at(buf, len, 4 * below(sizeof(ep_plan_header) / 4), below(2) ? 4 : 8);
-        if (below(4)) reseal(buf, len); else sealed = 0;
-        return len;
-    case 4: { /* section table */
-        if (len < sizeof(ep_plan_header)) return len;
-        const ep_plan_header *h = (const ep_plan_header *)(void *)buf;
-        uint64_t at = h->section_table_offset + below(h->section_count) * sizeof(ep_section);
-        at += 4 * below(sizeof(ep_section) / 4);
-        if (len >= 8 && at <= len - 8) poke(buf + at, below(2) ? 4 : 8);
-        reseal(buf, len);
-        return len;
-    }
-    case 5: case 6: { /* tensor records: dims, offsets, dtype, rank, storage */
-        if (find_section(buf, len, EP_SECTION_TENSORS, &s) && s.count) {
-            uint64_t ro = s.offset + below(s.count) * s.rsize;
-            static const struct { int off, w; } F[] = {{0, 1}, {1, 1}, {2, 1}, {4, 4}, {8, 8}, {16, 8}, {24, 4}, {28, 4},
-                                                        {32, 4}, {36, 4}, {40, 4}, {44, 4}, {56, 1}, {64, 4}};
-            int f = (int)below(sizeof(F) / sizeof(F[0]));
-            if (ro > len || len - ro < sizeof(ep_tensor_rec)) { reseal(buf, len); return len; }
-            uint8_t *r = buf + ro;
-            poke(r + F[f].off, F[f].w);
-            /* keep nbytes consistent with the (possibly new) dims half the time, to get past that check */
-            if (below(2)) {   /* records may be misaligned after a stride mutation: copy out and back */
-                ep_tensor_rec t;
-                memcpy(&t, r, sizeof(t));
-                uint64_t n = 1;
-                int esz = t.dtype == 1 || t.dtype == 6 ? 4 : t.dtype == 7 ? 8 : t.dtype == 10 || t.dtype == 5 ? 2 : 1;
-                for (int d = 0; d < t.rank && d < 8; d++) n *= (uint64_t)(uint32_t)t.dims[d];
-                t.nbytes = n * (uint64_t)esz;
-                memcpy(r, &t, sizeof(t));
-            }
-        }
-        reseal(buf, len);
-        return len;
-    }
-    case 7: { /* op records */
-        if (find_section(buf, len, EP_SECTION_OPS, &s) && s.count) {
-            uint64_t ro = s.offset + below(s.count) * s.rsize;
-            static const struct { int off, w; } F[] = {{0, 2}, {2, 1}, {4, 2}, {6, 2}, {8, 4}, {12, 4}, {16, 4}, {20, 4}, {24, 8}, {32, 8}};
-            int f = (int)below(sizeof(F) / sizeof(F[0]));
-            poke_at(buf, len, ro + (uint64_t)F[f].off, F[f].w);
-        }
-        reseal(buf, len);
-        return len;
-    }
-    case 8: { /* op parameters: hostile values reach the shape functions */
-        if (find_section(buf, len, EP_SECTION_PARAMS, &s) && s.size >= 4)
-            for (int k = 0, n = 1 + (int)below(3); k < n; k++) poke_at(buf, len, s.offset + 4 * below(s.size / 4), 4);
-        reseal(buf, len);
-        return len;
-    }
-    default: { /* operand indices and io records */
-        if (below(2) && find_section(buf, len, EP_SECTION_OPIO, &s) && s.count)
-            poke_at(buf, len, s.offset + 4 * below(s.count), 4);
-        else if (find_section(buf, len, EP_SECTION_IO, &s) && s.count)
-            poke_at(buf, len, s.offset + 4 * below(2 * s.count), 4);
-        reseal(buf, len);
-        return len;
-    }
-    }
 }
 
 static int run_clean(uint8_t *const *plans, const size_t *lens, const char *const *names, int n) {
@@ -213,7 +81,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     long count = atol(argv[1]);
-    rng_state = strtoull(argv[2], NULL, 10);
+    pm_state = strtoull(argv[2], NULL, 10);
     int n_plans = argc - 3;
     uint8_t *plans[64];
     size_t lens[64];
@@ -249,7 +117,7 @@ int main(int argc, char **argv) {
         memcpy(buf, plans[it % n_plans], len);
         size_t n = len;
         sealed = 1;
-        for (int k = 0, m = 1 + (int)below(3); k < m; k++) n = mutate(buf, n);
+        for (int k = 0, m = 1 + (int)pm_below(3); k < m; k++) n = pm_mutate(buf, n, &sealed);
         uint8_t *plan = malloc(n ? n : 1);   /* the mutated plan, in a buffer of exactly n bytes */
         memcpy(plan, buf, n);
         free(buf);
@@ -293,7 +161,7 @@ int main(int argc, char **argv) {
                     for (int k = 0; k < d.rank && k < 8; k++) {
                         dims[k] = d.dims[k];
                         if (d.dim_names[k] && d.max_dims[k] >= d.min_dims[k]) {
-                            dims[k] = d.min_dims[k] + (int32_t)below((uint32_t)(d.max_dims[k] - d.min_dims[k]) + 1u);
+                            dims[k] = d.min_dims[k] + (int32_t)pm_below((uint32_t)(d.max_dims[k] - d.min_dims[k]) + 1u);
                             variable = 1;
                         }
                     }
@@ -302,7 +170,7 @@ int main(int argc, char **argv) {
                         fprintf(stderr, "desc failed after a shape was set\n");
                         return 1;
                     }
-                    memset(ep_session_io_buffer(s, EP_IO_INPUT, i), (int)below(256), (size_t)d.nbytes);
+                    memset(ep_session_io_buffer(s, EP_IO_INPUT, i), (int)pm_below(256), (size_t)d.nbytes);
                 }
                 rc = ep_run(s);
                 if (rc) run_errors++;

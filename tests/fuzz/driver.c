@@ -5,7 +5,10 @@
  *   fuzz_TARGET [-runs=N] [-seed=S] CORPUS_DIR_OR_FILE...
  *
  * Prints the executions; a crash or sanitizer report ends the process (the input is in crash-<n> in the current
- * directory, as libFuzzer names them). No coverage guidance: a clang build gets that. */
+ * directory, as libFuzzer names them). No coverage guidance: a clang build gets that.
+ *
+ * A target that defines LLVMFuzzerCustomMutator (libFuzzer's hook; a weak symbol here) has three mutations in
+ * four made by it; LLVMFuzzerMutate, which a custom mutator calls for byte-level changes, is the driver's own. */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <stdint.h>
@@ -15,6 +18,12 @@
 #include <sys/stat.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed)
+#if defined(__GNUC__)
+    __attribute__((weak))
+#endif
+    ;
 
 #define MAX_INPUTS 256
 static uint8_t *inputs[MAX_INPUTS];
@@ -63,6 +72,33 @@ static void save(const uint8_t *b, size_t n, long k) {   /* written before the r
     if (f) { fwrite(b, 1, n, f); fclose(f); }
 }
 
+/* 1-4 byte-level edits: bit flips, extreme values, 8-byte field writes, truncation, a range repeated. */
+size_t LLVMFuzzerMutate(uint8_t *b, size_t n, size_t max_size) {
+    static const uint64_t EXTREME[] = {0, 1, 0x7f, 0x80, 0xff, 0xffff, 0x7fffffff, 0x80000000u, 0xffffffffu,
+                                       0x7fffffffffffffffull, ~0ull};
+    (void)max_size;   /* never grows */
+    const int edits = 1 + (int)(rnd() % 4);
+    for (int e = 0; e < edits && n; e++) {
+        const size_t at = (size_t)(rnd() % n);
+        switch (rnd() % 5) {
+        case 0: b[at] ^= (uint8_t)(1u << (rnd() % 8)); break;
+        case 1: b[at] = (uint8_t)EXTREME[rnd() % 11]; break;
+        case 2: {
+            const size_t o = at & ~(size_t)7;
+            const uint64_t v = EXTREME[rnd() % 11];
+            if (o + 8 <= n) memcpy(b + o, &v, 8);
+            break;
+        }
+        case 3: n = at + 1; break;                                   /* truncate */
+        default: {                                                   /* repeat a range over another */
+            const size_t from = (size_t)(rnd() % n), len = (size_t)(rnd() % 64);
+            if (from + len <= n && at + len <= n) memmove(b + at, b + from, len);
+        }
+        }
+    }
+    return n;
+}
+
 int main(int argc, char **argv) {
     long runs = 10000;
     for (int i = 1; i < argc; i++) {
@@ -72,32 +108,13 @@ int main(int argc, char **argv) {
     }
     if (!n_inputs) { fprintf(stderr, "no corpus inputs\n"); return 2; }
     for (int i = 0; i < n_inputs; i++) LLVMFuzzerTestOneInput(inputs[i], sizes[i]);
-    static const uint64_t EXTREME[] = {0, 1, 0x7f, 0x80, 0xff, 0xffff, 0x7fffffff, 0x80000000u, 0xffffffffu,
-                                       0x7fffffffffffffffull, ~0ull};
     for (long k = 0; k < runs; k++) {
         const int src = (int)(rnd() % (uint64_t)n_inputs);
         size_t n = sizes[src];
         uint8_t *b = malloc(n + 64);
         memcpy(b, inputs[src], n);
-        const int edits = 1 + (int)(rnd() % 4);
-        for (int e = 0; e < edits && n; e++) {
-            const size_t at = (size_t)(rnd() % n);
-            switch (rnd() % 5) {
-            case 0: b[at] ^= (uint8_t)(1u << (rnd() % 8)); break;
-            case 1: b[at] = (uint8_t)EXTREME[rnd() % 11]; break;
-            case 2: {
-                const size_t o = at & ~(size_t)7;
-                const uint64_t v = EXTREME[rnd() % 11];
-                if (o + 8 <= n) memcpy(b + o, &v, 8);
-                break;
-            }
-            case 3: n = at + 1; break;                                   /* truncate */
-            default: {                                                   /* repeat a range over another */
-                const size_t from = (size_t)(rnd() % n), len = (size_t)(rnd() % 64);
-                if (from + len <= n && at + len <= n) memmove(b + at, b + from, len);
-            }
-            }
-        }
+        if (LLVMFuzzerCustomMutator && rnd() % 4) n = LLVMFuzzerCustomMutator(b, n, n + 64, (unsigned)rnd());
+        else n = LLVMFuzzerMutate(b, n, n + 64);
         save(b, n, k % 2);   /* the last two inputs stay on disk until the run ends */
         LLVMFuzzerTestOneInput(b, n);
         free(b);

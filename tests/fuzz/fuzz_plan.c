@@ -1,16 +1,50 @@
 /* Fuzz target: a plan from untrusted bytes. The last input byte is control (threads 1-4, profiling, which
  * length each variable dim takes: its minimum, its maximum, or one in between); the rest is the plan, its CRC
  * re-sealed so that a mutation reaches the checks past it. Each input must be refused with a status or open
- * and run: a crash, a sanitizer report or a hang is a finding. Built by meson -Dfuzz=true (tests/fuzz). */
+ * and run: a crash, a sanitizer report or a hang is a finding. Built by meson -Dfuzz=true (tests/fuzz).
+ *
+ * LLVMFuzzerCustomMutator below makes libFuzzer's mutations field-aware: three in four are tests/fuzz/
+ * plan_mutate.h's (header fields, section table entries, tensor / op / symbol / io records, operand indices, op
+ * parameters, names, truncation), the rest libFuzzer's own byte-level ones (LLVMFuzzerMutate) on the plan or on
+ * the control byte; the plan's CRC is re-sealed after each. The mutation driver (driver.c) calls it too. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "edgeplan/edgeplan.h"
+#include "plan_mutate.h"
 
 #define ARENA_CAP (64u << 20)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed);
+
+/* data: the plan then its control byte. */
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed) {
+    pm_state = seed;
+    if (size < 2 || pm_below(4) == 0) {
+        if (size >= 2 && pm_below(8) == 0) {   /* the control byte alone */
+            uint8_t c = data[size - 1];
+            LLVMFuzzerMutate(&c, 1, 1);
+            data[size - 1] = c;
+            return size;
+        }
+        return LLVMFuzzerMutate(data, size, max_size);   /* libFuzzer's own, on all the bytes */
+    }
+    const uint8_t ctl = data[size - 1];
+    size_t len = size - 1;
+    int sealed = 1;
+    for (int k = 0, n = 1 + (int)pm_below(3); k < n && len; k++) len = pm_mutate(data, len, &sealed);
+    if (len >= sizeof(ep_plan_header)) {   /* re-sealed: the stored input is the plan the target opens */
+        const uint32_t zero = 0;
+        memcpy(data + offsetof(ep_plan_header, crc32c), &zero, 4);
+        const uint32_t crc = ep_crc32c(data, len);
+        memcpy(data + offsetof(ep_plan_header, crc32c), &crc, 4);
+    }
+    data[len] = ctl;
+    return len + 1;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < sizeof(ep_plan_header) + 1) return 0;

@@ -1,7 +1,11 @@
 """Writes the fuzz targets' seed corpus (tests/fuzz/corpus/<target>/): small compiled zoo plans, each with a
-control byte appended (fuzz_plan.c), and wav files of every sample width the reader takes (fuzz_wav.c).
+control byte appended (fuzz_plan.c), wav files of every sample width the reader takes (fuzz_wav.c), and small
+.npy arrays of float32, int8, int32 and float16 with 1-4 dims (fuzz_npy.c), and the virtual NPU blobs of an int8
+plan partitioned for two NPU profiles, one blob per run of ops (conv, depthwise, add + pointwise, gemm), each with
+a control byte appended (fuzz_vnpu.c).
 
     PYTHONPATH=pyapi python3 tests/fuzz/make_corpus.py"""
+import io
 import struct
 from pathlib import Path
 
@@ -41,6 +45,51 @@ def wavs(out: Path):
         (out / f"pcm{bits}-{ch}ch{'-ext' if ext else ''}.wav").write_bytes(_wav(ch, bits, 64, ext))
 
 
+def vnpu_blobs(out: Path):
+    """Every EPN-1 blob of the tiny CNN quantised to int8 and compiled with --npu, found by its magic at the
+    64-byte-aligned constants of the plan. The profiles' placement thresholds are lowered so that each run of
+    supported ops becomes a partition of its own (small, varied seeds)."""
+    import dataclasses
+
+    import edgeplan
+    from edgeplan import models
+    from edgeplan.compiler.partition import profiles
+    out.mkdir(parents=True, exist_ok=True)
+    load = profiles.load_profile
+    profiles.load_profile = lambda name: dataclasses.replace(load(name), min_ops=1, min_macs=0, sync_us=0.0)
+    try:
+        rng = np.random.default_rng(0)
+        cal = [{"x": rng.standard_normal((1, 3, 16, 16)).astype(np.float32)} for _ in range(2)]
+        for npu in ("u55-256-sram", "u55-128-shared"):
+            plan = edgeplan.compile(models.build("tiny", size=16), quantize="int8", calibration=cal, npu=npu)
+            b = plan.to_bytes()
+            k = 0
+            for at in range(0, len(b) - 64, 64):
+                if b[at:at + 4] == b"EPN1":
+                    n = struct.unpack_from("<I", b, at + 8)[0]
+                    (out / f"tiny-{npu}-{k}.bin").write_bytes(b[at:at + n] + bytes([0x00 if k % 2 else 0x01]))
+                    k += 1
+            assert k >= 4, f"{npu}: {k} blobs"
+    finally:
+        profiles.load_profile = load
+
+
+def npys(out: Path):
+    out.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(7)
+    shapes = {"float32": (5,), "int8": (2, 3), "int32": (2, 2, 3), "float16": (1, 2, 2, 3)}
+    for dtype, shape in shapes.items():
+        a = (rng.standard_normal(shape) * 50).astype(dtype)
+        b = io.BytesIO()
+        np.lib.format.write_array(b, a, version=(1, 0))   # fortran_order False: C order
+        (out / f"{dtype}-{len(shape)}d.npy").write_bytes(b.getvalue())
+    b = io.BytesIO()
+    np.lib.format.write_array(b, np.arange(6, dtype=np.float32).reshape(3, 2), version=(2, 0))
+    (out / "float32-2d-v2.npy").write_bytes(b.getvalue())
+
+
 if __name__ == "__main__":
     plans(HERE / "corpus" / "fuzz_plan")
     wavs(HERE / "corpus" / "fuzz_wav")
+    npys(HERE / "corpus" / "fuzz_npy")
+    vnpu_blobs(HERE / "corpus" / "fuzz_vnpu")

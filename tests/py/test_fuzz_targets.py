@@ -1,7 +1,9 @@
 """The fuzz targets of tests/fuzz (meson -Dfuzz=true, docs/fuzzing.md), built in their own sanitizer build:
 with clang as libFuzzer binaries (coverage-guided, the whole runtime instrumented), else on the mutation
 driver (tests/fuzz/driver.c). Each runs 50,000 executions from a copy of its committed corpus after replaying
-every committed crash (tests/fuzz/crashes/<target>/); a crash, a sanitizer report or a leak fails the test."""
+every committed crash (tests/fuzz/crashes/<target>/); a crash, a sanitizer report or a leak fails the test.
+Targets: a plan (fuzz_plan, with its field-aware custom mutator), the speech layer's wav reader (fuzz_wav),
+edgeplan-run's .npy reader (fuzz_npy) and the virtual NPU's blobs (fuzz_vnpu)."""
 import os
 import shutil
 import subprocess
@@ -13,7 +15,7 @@ from conftest import meson_cmd
 
 ROOT = Path(__file__).resolve().parents[2]
 FUZZ = ROOT / "tests" / "fuzz"
-TARGETS = ["fuzz_plan", "fuzz_wav"]
+TARGETS = ["fuzz_plan", "fuzz_wav", "fuzz_npy", "fuzz_vnpu"]
 RUNS = 50000
 
 pytestmark = pytest.mark.slow

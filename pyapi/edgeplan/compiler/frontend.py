@@ -31,10 +31,42 @@ def optimize(m, problems: Problems, notes: list, what: str = "the graph") -> Non
     a graph that cannot be scheduled or folded; cleanup's problems are added to `problems`. A run-time
     If's branches go through them too (ops/control.py)."""
     from .passes import cleanup, fold, fuse
-    for n in m.toposort():
-        problems.add(n, f"inputs are produced by no node (or {what} has a cycle)")
+    stuck = m.toposort()
+    if stuck:
+        _unschedulable(m, stuck, problems, what)
     problems.raise_if_any()
     fold.fold(m, notes)
     cleanup.cleanup(m, problems)
     fuse.fuse(m, notes)
     m.toposort()
+
+
+def _unschedulable(m, stuck: list, problems: Problems, what: str) -> None:
+    """The nodes toposort could not schedule: the first on a cycle, with the input that closes it; the others
+    (on the cycle or waiting for it) are counted, not listed, so one bad edge makes one short error."""
+    prods = m.producers()
+    ids = {id(n) for n in stuck}
+    deps = {id(n): [(i, prods[i]) for i in n.inputs if i in prods and id(prods[i]) in ids] for n in stuck}
+
+    def reaches(start, goal) -> bool:
+        seen, todo = set(), [start]
+        while todo:
+            k = todo.pop()
+            for _, p in deps[k]:
+                if id(p) == goal:
+                    return True
+                if id(p) not in seen:
+                    seen.add(id(p))
+                    todo.append(id(p))
+        return False
+
+    for n in stuck:   # the first node (in model order) on a cycle, with the input that closes it
+        closing = next(((i, p) for i, p in deps[id(n)] if id(p) == id(n) or reaches(id(p), id(n))), None)
+        if closing:
+            i, p = closing
+            problems.add(n, f"input '{i}' comes from node '{p.name}' ({p.op_type}), which depends on this node's "
+                            f"output: {what} has a cycle")
+            if len(stuck) > 1:
+                problems.add(None, f"{len(stuck) - 1} more node(s) on or after the cycle cannot be scheduled")
+            return
+    problems.add(stuck[0], f"inputs are produced by no node (or {what} has a cycle)")

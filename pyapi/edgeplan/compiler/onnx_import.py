@@ -549,13 +549,79 @@ def node_names(g) -> list:
     return out
 
 
+def schema_of(p, opsets: dict):
+    """The onnx schema of NodeProto p at the model's opset, or None (custom domains, ops this onnx lacks)."""
+    from onnx import defs
+    domain = "" if p.domain in DEFAULT_DOMAINS else p.domain
+    try:
+        return defs.get_schema(p.op_type, int(opsets.get(domain, opsets.get("ai.onnx", 0)) or 1), domain)
+    except Exception:  # noqa: BLE001 - onnx.defs.SchemaError: no such op (reported by the lowering)
+        return None
+
+
+def node_schema_problems(p, opsets: dict) -> list:
+    """Why NodeProto p cannot be read as its op's schema declares it: more or fewer inputs or outputs than the
+    op takes, an attribute without a type or of another type than the schema's (integers where floats are
+    declared excepted). Ops without a schema here are left to their handlers."""
+    from onnx import AttributeProto
+    kind = AttributeProto.AttributeType.Name
+    out = [f"attribute '{a.name}' has no type (the model is malformed)" for a in p.attribute
+           if a.type == AttributeProto.UNDEFINED]
+    schema = schema_of(p, opsets)
+    if schema is None:
+        return out
+    for what, n, lo, hi in (("inputs", len(p.input), schema.min_input, schema.max_input),
+                            ("outputs", len(p.output), schema.min_output, schema.max_output)):
+        if n > hi:
+            out.append(f"has {n} {what}, {p.op_type} takes at most {hi}")
+        elif n < lo:
+            out.append(f"has {n} {what}, {p.op_type} takes at least {lo}")
+    widen = {(AttributeProto.INT, AttributeProto.FLOAT), (AttributeProto.INTS, AttributeProto.FLOATS)}
+    for a in p.attribute:   # an integer where a float is declared (alpha=1) reads as that float
+        want = schema.attributes.get(a.name)
+        if (a.type != AttributeProto.UNDEFINED and want is not None and want.type != a.type
+                and (a.type, want.type) not in widen):
+            out.append(f"attribute '{a.name}' is {kind(a.type)}, {p.op_type} takes {kind(want.type)}")
+    return out
+
+
+def invalid_utf8(g) -> list:
+    """The names in GraphProto g that are not valid UTF-8 (protobuf hands them over as bytes, not str): of its
+    inputs, outputs, value infos, initializers, and its nodes' names, op types, domains, inputs, outputs and
+    attribute names, as 'what' strings for a problem."""
+    out = []
+
+    def check(what, v):
+        if not isinstance(v, str):
+            out.append(f"{what} {v.decode('utf-8', 'replace')!r}")
+    for what, vis in (("graph input", g.input), ("graph output", g.output), ("value info", g.value_info)):
+        for vi in vis:
+            check(what, vi.name)
+    for t in list(g.initializer) + [sp.values for sp in g.sparse_initializer]:
+        check("initializer", t.name)
+    for idx, p in enumerate(g.node):
+        for field in ("name", "op_type", "domain"):
+            check(f"node {idx}'s {field}", getattr(p, field))
+        for v in list(p.input) + list(p.output):
+            check(f"node {idx}'s tensor", v)
+        for a in p.attribute:
+            check(f"node {idx}'s attribute", a.name)
+    return out
+
+
 def check_graph(model) -> None:
     """Raise CompileError listing every way the graph is not a valid ONNX graph that later passes would
     otherwise accept silently: no outputs, a tensor defined twice (two nodes writing one name, a node
-    writing a graph input or an initializer, a repeated input or initializer), a node without an op_type,
-    and stored tensors whose data does not match their dims (tensor_data_problem)."""
+    writing a graph input or an initializer, a repeated input or initializer), a name that is not UTF-8, a node
+    without an op_type,
+    inputs, outputs or attributes other than the op's schema declares (node_schema_problems), and stored tensors
+    whose data does not match their dims (tensor_data_problem)."""
     g = model.graph
+    bad = invalid_utf8(g)
+    if bad:
+        raise CompileError([ir_problem(f"{w} is not valid UTF-8 (the model is malformed)") for w in bad[:4]])
     probs = Problems()
+    opsets = {o.domain: o.version for o in model.opset_import}
     if not len(g.output):
         probs.add(None, "the graph has no outputs: there is nothing to compute")
     inputs, inits = set(), set()
@@ -575,6 +641,8 @@ def check_graph(model) -> None:
     for name, p in zip(node_names(g), g.node):
         if not p.op_type:
             probs.append(Problem(name, "", "the node has no op_type (the model is malformed)"))
+        for why in node_schema_problems(p, opsets):
+            probs.append(Problem(name, p.op_type, why))
         for o in p.output:
             if not o:
                 continue

@@ -76,13 +76,13 @@ class _Fuser:
         """Rewrite n's constants so that its output becomes s*y + t (per output channel)."""
         m = self.m
         W = m.const(n.inputs[1])
-        if W is None or W.dtype != np.float32:
+        if W is None or W.dtype != np.float32 or W.ndim < (3 if n.op_type in ("Conv", "ConvTranspose") else 2):
             return False
         C = self._channels(n, W)
         bname = n.input(2)
         b = m.const(bname) if bname else np.zeros(C, np.float32)
-        if b is None:
-            return False
+        if b is None or b.shape != (C,):
+            return False   # a bias or weight of another shape: left unfused, for the op's lowering to refuse
         b = b.astype(np.float64)
         if s is not None:
             s = np.broadcast_to(np.asarray(s, np.float64), (C,))
@@ -113,7 +113,7 @@ class _Fuser:
             return False
         sc, bi, mean, var = (a.astype(np.float64).reshape(-1) for a in p)
         W = m.const(n.inputs[1])
-        if W is None or not (len(sc) == len(bi) == len(mean) == len(var) == self._channels(n, W)):
+        if W is None or W.ndim < 2 or not (len(sc) == len(bi) == len(mean) == len(var) == self._channels(n, W)):
             return False
         s = sc / np.sqrt(var + float(bn.attrs.get("epsilon", 1e-5)))
         return self.scale_shift(n, s, bi - mean * s)
