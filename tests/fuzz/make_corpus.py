@@ -1,5 +1,5 @@
-"""Writes the fuzz targets' seed corpus (tests/fuzz/corpus/<target>/): small compiled zoo plans, each with a
-control byte appended (fuzz_plan.c), wav files of every sample width the reader takes (fuzz_wav.c), and small
+"""Writes the fuzz targets' seed corpus (tests/fuzz/corpus/<target>/): small compiled zoo plans, alone and as the
+members of a shared-arena group, each with a control byte appended (fuzz_plan.c), wav files of every sample width the reader takes (fuzz_wav.c), and small
 .npy arrays of float32, int8, int32 and float16 with 1-4 dims (fuzz_npy.c), and the virtual NPU blobs of an int8
 plan partitioned for two NPU profiles, one blob per run of ops (conv, depthwise, add + pointwise, gemm), each with
 a control byte appended (fuzz_vnpu.c).
@@ -22,6 +22,9 @@ def plans(out: Path):
         "tiny": edgeplan.compile(models.build("tiny", size=16)),
         "kws": edgeplan.compile(models.build("kws", hidden=16), dims={"T": (1, 12)}, state={"h_in": "h_out"}),
     }
+    # the two as members of a shared-arena group (a GROUP record, state in the member's own range)
+    group = edgeplan.plan_group([seeds["tiny"], seeds["kws"]], names=["tiny", "kws"])
+    seeds.update({f"group-{n}": p for n, p in zip(group.names, group.plans)})
     for name, plan in seeds.items():
         for ctl in (0x00, 0x0d):    # 1 thread, min lengths; 2 threads, profiling, max lengths
             (out / f"{name}-{ctl:02x}.bin").write_bytes(plan.to_bytes() + bytes([ctl]))
