@@ -143,12 +143,27 @@ try:
     print("OPENED")
 except EdgeplanError as e:
     print("DYNAMIC", e)
+from edgeplan import SessionGroup, plan_group
+g = plan_group([{str(tmp_path / 'm.eplan')!r}, {str(tmp_path / 'm.eplan')!r}])
+try:
+    Session(g.plans[0])
+    print("OPENED")
+except EdgeplanError as e:
+    print("GROUPLESS", e)
+try:
+    SessionGroup(g)
+    print("OPENED")
+except EdgeplanError as e:
+    print("NO GROUPS", e)
 """
     env = dict(os.environ, EDGEPLAN_LIB=str(lib))
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "REJECTED" in r.stdout and "plan uses an op or kernel this build lacks" in r.stdout, (extra, r.stdout)
     assert "DYNAMIC" in r.stdout and "built without them" in r.stdout, r.stdout
+    # a group member needs a build with "feature groups" (edgeplan group --ops-out writes it)
+    assert "GROUPLESS" in r.stdout and "unknown critical section kind 13" in r.stdout, r.stdout
+    assert "NO GROUPS" in r.stdout and "this build lacks" in r.stdout, r.stdout
 
 
 def test_gen_config_selection(tmp_path):
@@ -168,14 +183,17 @@ def test_gen_config_selection(tmp_path):
     h = gen_config.render(inv, sel, "test")
     assert "#define EP_HAVE_OP_CONV2D 1" in h and "#define EP_HAVE_CONV2D_DEFAULT 0" in h
     assert "#define EP_HAVE_OP_RESIZE 0" in h
-    # runtime features: variable dims are built in where a plan's ops file asks for them
-    assert gen_config.parse_features("none", None) == set() and gen_config.parse_features("all", None) == {"dynamic"}
+    # runtime features: variable dims and arena groups are built in where a plan's ops file asks for them
+    assert gen_config.parse_features("none", None) == set()
+    assert gen_config.parse_features("all", None) == {"dynamic", "groups"}
+    assert gen_config.parse_features("", "feature groups\nconv2d f32 default\n") == {"groups"}
     assert gen_config.parse_features("", "conv2d f32 default\n") == set()
     assert gen_config.parse_features("", "feature dynamic\nrange s64 default\n") == {"dynamic"}
     assert gen_config.parse_selection("", "feature dynamic\nrange s64 default\n", inv) == {("range", "default")}
     with pytest.raises(ValueError, match="unknown feature"):
         gen_config.parse_selection("", "feature threads\n", inv)
     assert "#define EP_HAVE_DYNAMIC 0" in gen_config.render(inv, sel, "test", set())
+    assert "#define EP_HAVE_GROUPS 0" in gen_config.render(inv, sel, "test", {"dynamic"})
 
 
 def test_compile_ops_out_and_ram_check(tmp_path):
