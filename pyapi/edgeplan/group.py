@@ -23,11 +23,16 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ._cdef import K
-from .plan import Plan, PlanBytesError, _u32, _u64, plan_sections, query, with_section, write_atomic
+from ._cdef import K, ffi
+from .plan import Plan, PlanBytesError, _struct, _u64, plan_sections, query, with_section, write_atomic
 
-GROUP_REC = 64        # sizeof(ep_group_rec)
-_A = 64               # EP_ARENA_ALIGN
+GROUP_REC = ffi.sizeof("ep_group_rec")
+_A = K.EP_ARENA_ALIGN
+# record fields read and rewritten in place (plan_format.h, through the cffi declarations)
+_T_STORAGE, _T_FLAGS = ffi.offsetof("ep_tensor_rec", "storage"), ffi.offsetof("ep_tensor_rec", "flags")
+_T_OFFSET, _T_NBYTES = ffi.offsetof("ep_tensor_rec", "offset"), ffi.offsetof("ep_tensor_rec", "nbytes")
+_O_SCRATCH, _O_SCRATCH_SIZE = ffi.offsetof("ep_op_rec", "scratch_offset"), ffi.offsetof("ep_op_rec", "scratch_size")
+_H_ARENA = ffi.offsetof("ep_plan_header", "arena_size")
 
 
 class GroupError(ValueError):
@@ -55,8 +60,10 @@ def _records(data: bytes, kind: int) -> tuple[int, int, int]:
     tbl, secs = plan_sections(data)
     for i, (k, off) in enumerate(secs):
         if k == kind:
-            e = tbl + i * 32
-            return off, _u32(data, e + 24), _u32(data, e + 28)
+            sec = _struct("ep_section", data, tbl + i * ffi.sizeof("ep_section"))
+            if off + sec.count * sec.record_size > len(data):
+                raise PlanBytesError(f"section kind {kind} runs past the end of the plan")
+            return off, sec.count, sec.record_size
     return 0, 0, 0
 
 
@@ -85,21 +92,24 @@ def _tensors(data: bytes):
     off, n, rs = _records(data, K.EP_SECTION_TENSORS)
     for i in range(n):
         r = off + i * rs
-        yield r, data[r + 1], data[r + 3], _u64(data, r + 8), _u64(data, r + 16)   # rec, storage, flags, off, nbytes
+        yield r, data[r + _T_STORAGE], data[r + _T_FLAGS], _u64(data, r + _T_OFFSET), _u64(data, r + _T_NBYTES)
 
 
 def _ops(data: bytes):
     off, n, rs = _records(data, K.EP_SECTION_OPS)
     for i in range(n):
         r = off + i * rs
-        yield r, _u64(data, r + 24), _u64(data, r + 32)   # rec, scratch offset, scratch size
+        yield r, _u64(data, r + _O_SCRATCH), _u64(data, r + _O_SCRATCH_SIZE)
 
 
 def _layout(data: bytes, name: str) -> _Layout:
-    try:
-        plan_sections(data)
-    except PlanBytesError as e:
-        raise GroupError(f"{name}: {e}") from None
+    import numpy as np
+
+    from .runtime import load_library, status_str
+    buf = np.frombuffer(data, np.uint8).copy()   # the runtime's own check (structure and CRC) first
+    rc = load_library().ep_plan_validate(ffi.from_buffer(buf), len(buf)) if len(buf) else K.EP_ERR_PLAN_TRUNCATED
+    if rc != K.EP_OK:
+        raise GroupError(f"{name}: not a valid plan ({status_str(rc)}); compile it again")
     if _records(data, K.EP_SECTION_GROUP)[1]:
         raise GroupError(f"{name}: already a group member; group the plans it was made from")
     if _records(data, K.EP_SECTION_SIGNATURE)[1]:
@@ -218,14 +228,15 @@ def plan_group(members, names=None) -> Group:
 
         for r, st, _, o, n in _tensors(L.data):
             if st == K.EP_STORAGE_ARENA:
-                out[r + 8:r + 16] = move(o, n).to_bytes(8, "little")
+                out[r + _T_OFFSET:r + _T_OFFSET + 8] = move(o, n).to_bytes(8, "little")
         for r, so, ss in _ops(L.data):
-            out[r + 24:r + 32] = (move(so, ss) if ss else shared_off).to_bytes(8, "little")
-        out[40:48] = (total - region).to_bytes(8, "little")   # the header's arena size: to the group's end
-        out, rec = with_section(bytes(out), K.EP_SECTION_GROUP, GROUP_REC, K.EP_SECTION_FLAG_CRITICAL)
-        fields = (group_id, base, total, L.state_bytes, shared_off, busy - region)
-        out[rec:rec + 48] = b"".join(v.to_bytes(8, "little") for v in fields)
-        out[rec + 48:rec + 56] = i.to_bytes(4, "little") + len(lays).to_bytes(4, "little")
+            out[r + _O_SCRATCH:r + _O_SCRATCH + 8] = (move(so, ss) if ss else shared_off).to_bytes(8, "little")
+        out[_H_ARENA:_H_ARENA + 8] = (total - region).to_bytes(8, "little")   # the member's reach: to the group's end
+        out, at = with_section(bytes(out), K.EP_SECTION_GROUP, GROUP_REC, K.EP_SECTION_FLAG_CRITICAL)
+        rec = ffi.new("ep_group_rec *", dict(group_id=group_id, arena_offset=base, group_arena_size=total,
+                                             state_size=L.state_bytes, shared_offset=shared_off,
+                                             busy_offset=busy - region, member=i, n_members=len(lays)))
+        out[at:at + GROUP_REC] = bytes(ffi.buffer(rec))
         out[12:16] = bytes(4)
         out[12:16] = crc32c(bytes(out)).to_bytes(4, "little")
         report = dict(name=names[i], member=i, n_members=len(lays), arena_offset=base, group_arena_bytes=total,
@@ -245,7 +256,6 @@ def group_info(data: bytes) -> dict | None:
         return None
     if not n or off + GROUP_REC > len(data):
         return None
-    keys = ("group_id", "arena_offset", "group_arena_size", "state_size", "shared_offset", "busy_offset")
-    d = {k: _u64(data, off + 8 * j) for j, k in enumerate(keys)}
-    d.update(member=_u32(data, off + 48), n_members=_u32(data, off + 52))
-    return d
+    r = _struct("ep_group_rec", data, off)
+    return {k: int(getattr(r, k)) for k in ("group_id", "arena_offset", "group_arena_size", "state_size",
+                                             "shared_offset", "busy_offset", "member", "n_members")}

@@ -508,7 +508,10 @@ class SessionGroup:
         names = None
         if hasattr(plans, "plans") and hasattr(plans, "names"):
             plans, names = plans.plans, plans.names
-        elif isinstance(plans, (str, os.PathLike)) and os.path.isdir(plans):
+        elif isinstance(plans, (str, os.PathLike)):
+            if not os.path.isdir(plans):
+                raise ValueError(f"{plans}: not a folder; give the folder `edgeplan group -o` wrote, or the list "
+                                 "of member plans")
             files = sorted(p for p in os.listdir(plans) if p.endswith(".eplan"))
             if not files:
                 raise ValueError(f"{plans}: no .eplan files (write a group with `edgeplan group ... -o {plans}`)")
@@ -542,13 +545,12 @@ class SessionGroup:
             m._attach(out[i], raw)
             m._group = self
             m._lock = self._lock
+            _check(lib.ep_group_query(m._plan_ptr, len(m._plan_buf), info), "group member")
+            m.arena_bytes = self.arena_bytes - int(info.arena_offset)   # its reach in the group arena
         if names is None:
             names = [os.path.splitext(os.path.basename(p))[0] if isinstance(p, (str, os.PathLike)) else f"member{i}"
                      for i, p in enumerate(plans)]
         self.names = list(names)
-        self.separate_arena_bytes = [m.arena_bytes for m in self.sessions]   # each member's need on its own
-        for m in self.sessions:
-            m.arena_bytes = self.arena_bytes - (int(ffi.cast("uintptr_t", m._s)) - raw.ctypes.data)
 
     def __getitem__(self, key) -> Session:
         if isinstance(key, str):

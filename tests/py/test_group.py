@@ -59,6 +59,7 @@ def test_interleaved_runs_match_separate_sessions(plans):
     alone = {n: edgeplan.Session(p) for n, p in plans.items()}
     with SessionGroup(g) as sg:
         assert len(sg) == len(plans) and sg.arena_bytes == g.group_arena_bytes
+        assert [m.arena_bytes for m in sg] == [p.report["arena_bytes"] for p in g.plans]   # each one's reach
         for step in range(6):
             for n in plans:
                 length = int(rng.integers(1, 101)) if n == "kws" else (int(rng.integers(400, 16001)) if n == "asr" else None)
@@ -138,6 +139,10 @@ def test_bad_groups_are_refused(plans, tmp_path):
         plan_group([g.plans[0].to_bytes()])
     with pytest.raises(GroupError, match="not an edgeplan plan"):
         plan_group([b"not a plan at all" * 8])
+    with pytest.raises(GroupError, match="not a valid plan"):
+        plan_group([plans["tiny"][:-100]])                 # truncated: the runtime's check says why
+    with pytest.raises(ValueError, match="not a folder"):
+        SessionGroup(tmp_path / "missing")
     with pytest.raises(EdgeplanError, match="not member 0"):
         SessionGroup(list(reversed(g.plans)))
     with pytest.raises(EdgeplanError, match="not a group member"):
