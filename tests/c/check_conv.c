@@ -1,9 +1,9 @@
-/* Kernel checks of the convolution family (CONV2D variants DEFAULT, PACKED, DEPTHWISE and WINOGRAD,
+/* Kernel checks of the convolution family (CONV2D variants DEFAULT, PACKED, DEPTHWISE, WINOGRAD, DW_C8 and DIRECT,
  * CONV_TRANSPOSE2D variant PACKED): every table's kernel against the reference (tests/c/ep_check.h).
  *
  * Each generated convolution runs through every variant it qualifies for: variant 0 on the plain OIHW weights,
- * DEPTHWISE when groups == C == M, PACKED (weights packed here per group as plan_format.h lays them out) for any
- * groups. Shapes:
+ * DEPTHWISE and DW_C8 when groups == C == M, DIRECT when groups == 1, PACKED (weights packed here per group as
+ * plan_format.h lays them out) for any groups. Shapes:
  * odd sizes, the tails of every blocking (MR 6, NR 16, KC 256, 16- and 32-column rows), C up to 300, strides
  * 1..3, dilation 2, asymmetric pads, groups, bias, residual and fused activations. The variants with scratch
  * run with the shape function's minimum and with more (more im2col strips per pass, more depthwise slots,
@@ -76,6 +76,20 @@ static void conv_check(ep_conv2d_params *p, int N, int C, int M, int H, int W, i
         c.n_extra = 1;
         c.extra[0] = wide ? 4096 : c.scratch * (uint64_t)chk_int(1, 2);
         if (wide) c.extra[c.n_extra++] = 2 * c.scratch;   /* 3 slots */
+        chk_kernels(&c);
+        c.variant = EP_CONV2D_VARIANT_DW_C8;   /* 8 channels at a time: one slot, then more */
+        c.n_extra = 0;
+        chk_kernels(&c);
+        c.n_extra = 1;
+        c.extra[0] = c.scratch * (uint64_t)chk_int(1, 3);
+        chk_kernels(&c);
+    }
+    if (G == 1 && KW <= 32) {
+        c.variant = EP_CONV2D_VARIANT_DIRECT;   /* bands of input rows: one slot, then more */
+        c.n_extra = 0;
+        chk_kernels(&c);
+        c.n_extra = 1;
+        c.extra[0] = c.scratch * (uint64_t)chk_int(1, 3);
         chk_kernels(&c);
     }
     {

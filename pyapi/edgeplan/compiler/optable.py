@@ -28,8 +28,8 @@ class OpSpec(NamedTuple):
 
 OPS = {
     'conv2d': OpSpec(1, 'EP_OP_CONV2D', 'ep_conv2d_params', 2, 4, 1, 1, False, False, False, False, False, 'conv', 0,
-                  ('default', 'packed', 'depthwise', 'winograd'),
-                  (('ref', 'default', 'ep_ref_conv2d_f32'), ('ref', 'packed', 'ep_ref_conv2d_packed_f32'), ('ref', 'depthwise', 'ep_ref_conv2d_f32'), ('ref', 'winograd', 'ep_ref_conv2d_winograd_f32'), ('x86', 'packed', 'ep_x86_conv2d_packed_f32'), ('x86', 'depthwise', 'ep_x86_conv2d_dw_f32'), ('x86', 'winograd', 'ep_x86_conv2d_winograd_f32'), ('neon', 'default', 'ep_neon_conv2d_f32'), ('neon', 'packed', 'ep_neon_conv2d_packed_f32'), ('neon', 'depthwise', 'ep_neon_conv2d_dw_f32'), ('neon', 'winograd', 'ep_neon_conv2d_winograd_f32'))),
+                  ('default', 'packed', 'depthwise', 'winograd', 'dw_c8', 'direct'),
+                  (('ref', 'default', 'ep_ref_conv2d_f32'), ('ref', 'packed', 'ep_ref_conv2d_packed_f32'), ('ref', 'depthwise', 'ep_ref_conv2d_f32'), ('ref', 'winograd', 'ep_ref_conv2d_winograd_f32'), ('ref', 'dw_c8', 'ep_ref_conv2d_f32'), ('ref', 'direct', 'ep_ref_conv2d_f32'), ('x86', 'packed', 'ep_x86_conv2d_packed_f32'), ('x86', 'depthwise', 'ep_x86_conv2d_dw_f32'), ('x86', 'winograd', 'ep_x86_conv2d_winograd_f32'), ('x86', 'dw_c8', 'ep_x86_conv2d_dwc8_f32'), ('x86', 'direct', 'ep_x86_conv2d_direct_f32'), ('neon', 'default', 'ep_neon_conv2d_f32'), ('neon', 'packed', 'ep_neon_conv2d_packed_f32'), ('neon', 'depthwise', 'ep_neon_conv2d_dw_f32'), ('neon', 'winograd', 'ep_neon_conv2d_winograd_f32'), ('neon', 'dw_c8', 'ep_neon_conv2d_dwc8_f32'), ('neon', 'direct', 'ep_neon_conv2d_direct_f32'))),
     'conv_transpose2d': OpSpec(2, 'EP_OP_CONV_TRANSPOSE2D', 'ep_conv_transpose2d_params', 2, 3, 1, 1, False, False, False, False, False, 'conv', 0,
                   ('default', 'packed'),
                   (('ref', 'default', 'ep_ref_conv_transpose2d_f32'), ('ref', 'packed', 'ep_ref_conv_transpose2d_packed_f32'), ('x86', 'packed', 'ep_x86_conv_transpose2d_packed_f32'), ('neon', 'packed', 'ep_neon_conv_transpose2d_packed_f32'))),

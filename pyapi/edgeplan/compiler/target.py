@@ -21,6 +21,10 @@ from __future__ import annotations
 import platform
 from dataclasses import dataclass
 from typing import Callable
+# measured on one AVX2 core (bench/conv_variants.py, docs/kernels.md)
+DW_C8_WIDTH = 64
+DIRECT_CHANNELS = 4
+
 
 @dataclass(frozen=True)
 class Target:
@@ -38,17 +42,23 @@ class Target:
     ct_expand: float = 4.0        # ConvTranspose PACKED while sh*TH*sw*TW <= ct_expand * KH*KW (weight growth)
     blocks: bool = True           # fused inverted-residual blocks (passes/blocks.py) on packed targets
     block_bytes: int = 0          # scratch of one fused-block task (its rows of the expanded tensor): an L2 share
+    # depthwise outputs narrower than this run 8 channels at a time (CONV2D DW_C8), wider ones a plane at a time
+    dw_c8_width: int = 0
+    # strided convolutions (groups 1) with at most direct_channels inputs and direct_outputs outputs run DIRECT
+    # (a network's stem), not im2col
+    direct_channels: int = 0
+    direct_outputs: int = 32
 
 
 TARGETS = {
     "generic": Target("generic"),
     "x86-64": Target("x86-64", packed=True, winograd=True, pack_bytes=256 * 1024, winograd_budget=0.5,
-                      block_bytes=512 * 1024),
+                      block_bytes=512 * 1024, dw_c8_width=DW_C8_WIDTH, direct_channels=DIRECT_CHANNELS),
     "x86-64-compact": Target("x86-64-compact", packed=True, pack_bytes=256 * 1024, ct_expand=1.0,
-                             block_bytes=512 * 1024),
+                             block_bytes=512 * 1024, dw_c8_width=DW_C8_WIDTH, direct_channels=DIRECT_CHANNELS),
     # NEON boards (kernels/neon/ overrides PACKED, DEPTHWISE and WINOGRAD)
     "aarch64": Target("aarch64", packed=True, winograd=True, pack_bytes=128 * 1024, winograd_budget=0.5,
-                       block_bytes=256 * 1024),
+                       block_bytes=256 * 1024, dw_c8_width=DW_C8_WIDTH, direct_channels=DIRECT_CHANNELS),
 }
 
 

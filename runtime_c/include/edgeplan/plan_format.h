@@ -15,7 +15,7 @@
 /* EP_CDEF_BEGIN */
 #define EP_PLAN_MAGIC 0x4E4C5045
 #define EP_PLAN_VERSION_MAJOR 1
-#define EP_PLAN_VERSION_MINOR 9
+#define EP_PLAN_VERSION_MINOR 10
 #define EP_MAX_RANK 8
 #define EP_SECTION_ALIGN 64
 #define EP_ARENA_ALIGN 64
@@ -268,11 +268,13 @@ typedef struct ep_io_rec {
 /* kernel variants (ep_op_rec.variant): DEFAULT (0) is every op's plain layout; the others'
  * layouts are described below */
 #define EP_VARIANT_DEFAULT 0
-#define EP_MAX_VARIANTS 4
+#define EP_MAX_VARIANTS 6
 #define EP_CONV2D_VARIANT_DEFAULT 0
 #define EP_CONV2D_VARIANT_PACKED 1
 #define EP_CONV2D_VARIANT_DEPTHWISE 2
 #define EP_CONV2D_VARIANT_WINOGRAD 3
+#define EP_CONV2D_VARIANT_DW_C8 4
+#define EP_CONV2D_VARIANT_DIRECT 5
 #define EP_CONV_TRANSPOSE2D_VARIANT_DEFAULT 0
 #define EP_CONV_TRANSPOSE2D_VARIANT_PACKED 1
 #define EP_GEMM_VARIANT_DEFAULT 0
@@ -406,7 +408,15 @@ typedef struct ep_io_rec {
 
 /* CONV2D: in X[N,C,H,W] f32, W[M,C/groups,KH,KW], B[M] (optional),
  * R[N,M,OH,OW] residual (optional); out Y[N,M,OH,OW].
- * Y = act(conv(X, W) + B + R). */
+ * Y = act(conv(X, W) + B + R).
+ * Variants DW_C8 (groups == C == M) and DIRECT (groups 1) take W as variant 0 does (1.10):
+ *   DW_C8 runs 8 channels at a time on an interleaved copy of their padded input; its scratch slot is
+ *     ((Hp * Wp) + KH * KW) * 8 floats, Hp = (OH-1)*sh + (KH-1)*dh + 1, Wp = (OW-1)*sw + (KW-1)*dw + 1;
+ *   DIRECT (KW <= 32) runs bands of EP_CONV_DIRECT_ROWS output rows from C padded, stride-phase-split input
+ *     rows; its slot is C * Hb * sw * PW floats, Hb = (min(OH, EP_CONV_DIRECT_ROWS)-1)*sh + (KH-1)*dh + 1,
+ *     PW = ceil(OW/16)*16 + (KW-1)*dw/sw.
+ *   Scratch holds at least one slot; the kernels run as many threads as it holds slots. */
+#define EP_CONV_DIRECT_ROWS 4
 typedef struct ep_conv2d_params {
     int32_t kernel[2];      /* kh, kw */
     int32_t stride[2];

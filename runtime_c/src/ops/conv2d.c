@@ -12,7 +12,8 @@
  * W's extents, or an output extent that is negative or too large -> EP_ERR_PLAN_SHAPE.
  * The reference kernel needs no scratch. Variants (EP_CONV2D_VARIANT_*, plan_format.h): PACKED and
  * WINOGRAD take pre-packed weights whose exact shape is checked against the declared output (M) and
- * the params; each variant's minimum scratch is computed here. PACKED's weights may be f16 or bf16 (1.7). */
+ * the params; each variant's minimum scratch is computed here. PACKED's weights may be f16 or bf16 (1.7).
+ * DW_C8 (groups == C == M) and DIRECT (groups 1) take variant 0's weights (1.10). */
 #include <stdint.h>
 #include "shape_check.h"
 
@@ -75,6 +76,24 @@ static int conv_variant_scratch(const ep_op *op, const ep_conv2d_params *p, cons
         const int64_t hp = (o[0] - 1) * sh + (int64_t)(p->kernel[0] - 1) * p->dilation[0] + 1;
         const int64_t pw = (o[1] + 15) / 16 * 16 + (int64_t)(p->kernel[1] - 1) * p->dilation[1] / sw;
         s = conv_mul(conv_mul(conv_mul(hp, sw), pw), 4);
+        break;
+    }
+    case EP_CONV2D_VARIANT_DW_C8: {   /* one block: the padded input region as [Hp][Wp][8], then the taps [KH*KW][8] */
+        if (p->groups != C || M != C) return EP_ERR_PLAN_PARAMS;
+        if (empty) return EP_OK;
+        const int64_t hp = (o[0] - 1) * p->stride[0] + (int64_t)(p->kernel[0] - 1) * p->dilation[0] + 1;
+        const int64_t wp = (o[1] - 1) * p->stride[1] + (int64_t)(p->kernel[1] - 1) * p->dilation[1] + 1;
+        const int64_t area = conv_mul(hp, wp);
+        s = area < 0 ? -1 : conv_mul(area + (int64_t)p->kernel[0] * p->kernel[1], 8 * 4);
+        break;
+    }
+    case EP_CONV2D_VARIANT_DIRECT: {   /* one band of EP_CONV_DIRECT_ROWS output rows: C padded, phase-split rows */
+        if (p->groups != 1 || p->kernel[1] > 32) return EP_ERR_PLAN_PARAMS;
+        if (empty) return EP_OK;
+        const int64_t sw = p->stride[1], rows = o[0] < EP_CONV_DIRECT_ROWS ? o[0] : EP_CONV_DIRECT_ROWS;
+        const int64_t hb = (rows - 1) * p->stride[0] + (int64_t)(p->kernel[0] - 1) * p->dilation[0] + 1;
+        const int64_t pw = (o[1] + 15) / 16 * 16 + (int64_t)(p->kernel[1] - 1) * p->dilation[1] / sw;
+        s = conv_mul(conv_mul(conv_mul(conv_mul(C, hb), sw), pw), 4);
         break;
     }
     case EP_CONV2D_VARIANT_WINOGRAD:

@@ -243,6 +243,25 @@ def conv_dw_scratch(p: dict, oh: int, ow: int, slots: int = 1) -> int:
     return hp * sw * pw * 4 * max(1, slots)
 
 
+def conv_dwc8_scratch(p: dict, oh: int, ow: int, slots: int = 1) -> int:
+    """DW_C8: per slot, 8 channels' padded input region [Hp][Wp][8] and their taps [KH*KW][8]."""
+    (sh, sw), (dh, dw), (kh, kw) = p["stride"], p["dilation"], p["kernel"]
+    hp = (oh - 1) * sh + (kh - 1) * dh + 1
+    wp = (ow - 1) * sw + (kw - 1) * dw + 1
+    return (hp * wp + kh * kw) * 8 * 4 * max(1, slots)
+
+
+DIRECT_ROWS = K.EP_CONV_DIRECT_ROWS
+
+
+def conv_direct_scratch(p: dict, c: int, oh: int, ow: int, slots: int = 1) -> int:
+    """DIRECT: per slot, the C padded, phase-split input rows of a band of DIRECT_ROWS output rows."""
+    (sh, sw), (dh, dw), (kh, kw) = p["stride"], p["dilation"], p["kernel"]
+    hb = (min(oh, DIRECT_ROWS) - 1) * sh + (kh - 1) * dh + 1
+    pw = -(-ow // 16) * 16 + (kw - 1) * dw // sw
+    return c * hb * sw * pw * 4 * max(1, slots)
+
+
 def winograd_scratch(c: int, m: int, tiles: int, pack_bytes: int) -> int:
     per_tile = 36 * (c + -(-m // MR) * MR) * 4
     t = max(NR, min(-(-tiles // NR) * NR, pack_bytes * 4 // (per_tile * NR) * NR))
@@ -256,8 +275,9 @@ def winograd_ok(p: dict, c: int, m: int, oh: int, ow: int, tg) -> bool:
 
 
 def select_conv2d(graph, op, tg, upgrades: list) -> None:
-    """Depthwise (groups == C == M) or packed (any other groups) variant; where Winograd applies (groups 1),
-    it is offered as an Upgrade (its filters take more bytes) with the packed variant as the fallback."""
+    """Depthwise (groups == C == M: DW_C8 on narrow maps, else DEPTHWISE), DIRECT (groups 1, few input
+    channels) or packed (any other groups) variant; where Winograd applies (groups 1), it is offered as an
+    Upgrade (its filters take more bytes) with the packed variant as the fallback."""
     p = op.params
     x, w = op.inputs[0], op.inputs[1]
     y = op.outputs[0]
@@ -268,9 +288,16 @@ def select_conv2d(graph, op, tg, upgrades: list) -> None:
     m, oh, ow = y.shape[1:]
     g = int(p.get("groups", 1))
     kh, kw = p["kernel"]
-    if g == c == m and c > 1:
+    if g == c == m and c > 1 and ow < tg.dw_c8_width:
+        op.variant = K.EP_CONV2D_VARIANT_DW_C8
+        op.scratch = conv_dwc8_scratch(p, oh, ow, min(-(-c // 8) * n, tg.threads))
+    elif g == c == m and c > 1:
         op.variant = K.EP_CONV2D_VARIANT_DEPTHWISE
         op.scratch = conv_dw_scratch(p, oh, ow, min(c * n, tg.threads))
+    elif (g == 1 and c <= tg.direct_channels and m <= tg.direct_outputs and max(p["stride"]) > 1 and kw <= 32
+          and (kh, kw) != (1, 1)):
+        op.variant = K.EP_CONV2D_VARIANT_DIRECT
+        op.scratch = conv_direct_scratch(p, c, oh, ow, min(-(-oh // DIRECT_ROWS) * n, tg.threads))
     else:
         def packed():
             op.variant = K.EP_CONV2D_VARIANT_PACKED

@@ -92,7 +92,7 @@ def fuse_blocks(graph: Graph, tg) -> Graph:
             continue
         d = prj.inputs[0]
         dw = producer.get(id(d))
-        if (dw is None or dw.kind != "conv2d" or dw.variant != K.EP_CONV2D_VARIANT_DEPTHWISE or _residual(dw) is not None
+        if (dw is None or dw.kind != "conv2d" or dw.variant not in (K.EP_CONV2D_VARIANT_DEPTHWISE, K.EP_CONV2D_VARIANT_DW_C8) or _residual(dw) is not None
                 or not private(d) or id(dw) in drop):
             continue
         e = dw.inputs[0]
