@@ -407,8 +407,9 @@ def test_one_detector_plan_serves_every_multiple_of_its_stride():
     for the largest; the flattened H*W axis is a rule over two symbols (plan 1.2)."""
     m = detector()
     plan = edgeplan.compile(m, dims={"height": (64, 256, 32), "width": (64, 256, 32)})
-    # minor version 1.4 for the upsample's RESIZE TABLE variant (the rule over two symbols alone is 1.2)
-    assert plan.data[6:8] == (4).to_bytes(2, "little")
+    # minor version 1.10 for the 3-channel stride-2 stem's DIRECT variant (the upsample's RESIZE TABLE variant
+    # alone is 1.4, the rule over two symbols 1.2)
+    assert plan.data[6:8] == (10).to_bytes(2, "little")
     assert "height=64..256:32" in plan.summary() and "height=64..256:32" in plan.inspect()
     sess = edgeplan.Session(plan)
     assert sess.inputs[0].shape_str() == "[1, 3, height=64..256:32, width=64..256:32]"

@@ -113,13 +113,17 @@ def test_depthwise_scratch_has_a_slot_per_thread():
     from edgeplan.compiler.frontend import lower
     from edgeplan.compiler.ops import conv
     from edgeplan.compiler.passes import select
-    g = lower(zoo().build("mobilenetv2", size=64))
+    g = lower(zoo().build("mobilenetv2", size=160))
     select.select_kernels(g, "x86-64")
     dw = [op for op in g.ops if op.variant == K.EP_CONV2D_VARIANT_DEPTHWISE]
-    assert dw
-    for op in dw:
+    c8 = [op for op in g.ops if op.variant == K.EP_CONV2D_VARIANT_DW_C8]
+    assert dw and c8
+    for op in dw:   # a plane per slot
         oh, ow = op.outputs[0].shape[2:]
         assert op.scratch == conv.conv_dw_scratch(op.params, oh, ow) * min(op.inputs[0].shape[1], 4)
+    for op in c8:   # a block of 8 channels per slot
+        oh, ow = op.outputs[0].shape[2:]
+        assert op.scratch == conv.conv_dwc8_scratch(op.params, oh, ow) * min(-(-op.inputs[0].shape[1] // 8), 4)
 
 
 def _bin(name):
