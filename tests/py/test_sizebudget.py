@@ -96,14 +96,15 @@ def test_budget_below_actual_size_fails_and_names_component(probes, tmp_path):
 def test_ratchet_names_the_components_that_grew(probes, tmp_path):
     rep = probes["probes"]["generic-aarch64/all"]
     base = {c: v["size"] for c, v in rep["components"].items()}
-    base["neon/conv"] -= 2000
+    grow = 5000   # above the default threshold (1 % of this probe, about 2 KB)
+    base["neon/conv"] -= grow
     baseline = tmp_path / "baseline.json"
-    baseline.write_text(json.dumps({"generic-aarch64/all": {"size": rep["totals"]["size"] - 2000,
+    baseline.write_text(json.dumps({"generic-aarch64/all": {"size": rep["totals"]["size"] - grow,
                                                             "components": base}}))
     r = sizebudget("check", "--board", "generic-aarch64", "--config", "all", "--budgets", "",
                    "--baseline", baseline, "--build-root", probes["root"])
     assert r.returncode == 1, r.stdout + r.stderr
-    assert "FAIL [ratchet]" in r.stdout and "neon/conv" in r.stdout and "(+2,000)" in r.stdout
+    assert "FAIL [ratchet]" in r.stdout and "neon/conv" in r.stdout and f"(+{grow:,})" in r.stdout
     r = sizebudget("check", "--board", "generic-aarch64", "--config", "all", "--budgets", "",
                    "--baseline", baseline, "--build-root", probes["root"], "--update-baseline")
     assert r.returncode == 0, r.stdout + r.stderr
