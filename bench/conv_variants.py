@@ -37,6 +37,8 @@ ROWS = [
     ("stem 6x6 s2 320 3->16", 3, 16, 320, 320, 6, 2, 1),
     ("stem 3x3 s2 640 3->16", 3, 16, 640, 640, 3, 2, 1),
     ("stem 3x3 s2 224 3->64", 3, 64, 224, 224, 3, 2, 1),
+    ("stem 3x3 s1 32x32 3->16", 3, 16, 32, 32, 3, 1, 1),
+    ("conv 3x3 s1 56x56 4->32", 4, 32, 56, 56, 3, 1, 1),
 ]
 
 
@@ -69,7 +71,8 @@ def main() -> int:
     sys.path.insert(0, str(ROOT / "bench"))
     from cnn import cpu_line
     tg = get_target("host")
-    on = dataclasses.replace(tg, dw_c8_width=1 << 30, direct_channels=4, direct_outputs=1 << 30)
+    on = dataclasses.replace(tg, dw_c8_width=1 << 30, direct_channels=4, direct_outputs=1 << 30,
+                             direct_outputs_s1=1 << 30)
     off = dataclasses.replace(tg, dw_c8_width=0, direct_channels=0)
     print(cpu_line())
     print(f"{'layer':26s} {'on ms':>8s} {'off ms':>8s} {'on / off':>18s} {'on / onnxruntime':>18s}")

@@ -286,9 +286,9 @@ static void dc_task(void *ctx, uint32_t t) {
                     PW, p->pads[0], p->pads[1], 0);
         float *y = (float *)yt->data + (n * M + 0) * OH * OW + oh0 * OW;
         const float *res = rt ? (const float *)rt->data + n * M * OH * OW + oh0 * OW : NULL;
-        for (int64_t m0 = 0; m0 < M; m0 += DC_MB) {
-            const int64_t mb = M - m0 < DC_MB ? M - m0 : DC_MB;
-            for (int64_t r = 0; r < nr; r++) {
+        for (int64_t r = 0; r < nr; r++)   /* a row's input rows (C * KH of them) stay in L1 for every channel */
+            for (int64_t m0 = 0; m0 < M; m0 += DC_MB) {
+                const int64_t mb = M - m0 < DC_MB ? M - m0 : DC_MB;
                 if (KH == 3 && KW == 3)
                     dc_rows(pad, (const float *)wt->data, bias, y + r * OW, res ? res + r * OW : NULL, m0, mb, r, C,
                             OH, OW, 3, 3, Hb, PW, kwo, &tail, &plain);
@@ -298,7 +298,6 @@ static void dc_task(void *ctx, uint32_t t) {
                 if (p->act != EP_ACT_NONE)
                     for (int64_t i = 0; i < mb; i++) dc_act_row(y + (m0 + i) * OH * OW + r * OW, OW, p);
             }
-        }
     }
 }
 

@@ -49,7 +49,7 @@ def test_zoo_uses_the_variants_and_needs_no_features():
     select.select_kernels(g, "x86-64")
     variants = {(op.kind, op.variant) for op in g.ops}
     assert ("conv2d", K.EP_CONV2D_VARIANT_PACKED) in variants
-    assert ("conv2d", K.EP_CONV2D_VARIANT_DW_C8) in variants      # every map is narrower than 64
+    assert ("conv2d", K.EP_CONV2D_VARIANT_DW_C8) in variants      # every map is narrower than 32
     assert ("conv2d", K.EP_CONV2D_VARIANT_DIRECT) in variants     # the 3-channel stride-2 stem
     assert ("gemm", K.EP_GEMM_VARIANT_PACKED) in variants
     plan = compile_model(model, target="x86-64")
@@ -86,7 +86,7 @@ WINO_ANY = Target("winograd-any", packed=True, winograd=True, pack_bytes=64 * 10
                                   dict(c=8, m=16, groups=8, k=3), dict(c=32, m=64, groups=4, h=19, w=21),
                                   dict(c=11, m=11, groups=11, h=6, w=70), dict(c=17, m=17, groups=17, stride=2, w=30),
                                   dict(c=3, m=16, stride=2, h=20, w=37), dict(c=3, m=13, k=5, stride=2),
-                                  dict(c=4, m=32, stride=2, h=11, w=50, residual=False)])
+                                  dict(c=4, m=32, stride=2, h=11, w=50, residual=False), dict(c=3, m=16, h=12, w=40)])
 def test_conv_variants_match_generic(case):
     feeds = None
     outs = []
@@ -104,10 +104,10 @@ def test_conv_variants_match_generic(case):
             assert g.ops[0].variant == K.EP_CONV2D_VARIANT_WINOGRAD
         if target == "x86-64":
             c, groups, stride = case.get("c", 5), case.get("groups", 1), case.get("stride", 1)
-            if groups == c == case.get("m", 11):   # depthwise: 8 channels at a time below 64 columns
-                wide = case.get("w", 13) // stride >= 64
+            if groups == c == case.get("m", 11):   # depthwise: 8 channels at a time below 32 columns
+                wide = case.get("w", 13) // stride >= 32
                 assert g.ops[0].variant == (K.EP_CONV2D_VARIANT_DEPTHWISE if wide else K.EP_CONV2D_VARIANT_DW_C8)
-            if groups == 1 and c <= 4 and stride > 1 and case.get("m", 11) <= 32:
+            if groups == 1 and c <= 4 and case.get("k", 3) > 1 and case.get("m", 11) <= (32 if stride > 1 else 16):
                 assert g.ops[0].variant == K.EP_CONV2D_VARIANT_DIRECT
     for o in outs[1:]:
         assert rel_err(o, outs[0]) <= 1e-5

@@ -22,7 +22,7 @@ import platform
 from dataclasses import dataclass
 from typing import Callable
 # measured on one AVX2 core (bench/conv_variants.py, docs/kernels.md)
-DW_C8_WIDTH = 64
+DW_C8_WIDTH = 32
 DIRECT_CHANNELS = 4
 
 
@@ -44,10 +44,11 @@ class Target:
     block_bytes: int = 0          # scratch of one fused-block task (its rows of the expanded tensor): an L2 share
     # depthwise outputs narrower than this run 8 channels at a time (CONV2D DW_C8), wider ones a plane at a time
     dw_c8_width: int = 0
-    # strided convolutions (groups 1) with at most direct_channels inputs and direct_outputs outputs run DIRECT
-    # (a network's stem), not im2col
+    # convolutions (groups 1) with at most direct_channels inputs and direct_outputs outputs (direct_outputs_s1
+    # at stride 1) run DIRECT (a network's stem), not im2col
     direct_channels: int = 0
     direct_outputs: int = 32
+    direct_outputs_s1: int = 16
 
 
 TARGETS = {
