@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """One convolution layer under two CONV2D variants, and onnxruntime, alternating in one process (a benchmark,
-not a test). It measures where the compiler's thresholds for DW_C8 (Target.dw_c8_width) and DIRECT
-(Target.direct_channels) belong:
+not a test). It measures where the compiler's thresholds for DW_C8 (Target.dw_c8_width), DIRECT
+(Target.direct_channels, direct_outputs) and POINTWISE (Target.pointwise_pixels) belong:
 
     python3 bench/conv_variants.py                 # the depthwise layers of MobileNetV2 and the stems
     python3 bench/conv_variants.py --rounds 31
@@ -39,6 +39,11 @@ ROWS = [
     ("stem 3x3 s2 224 3->64", 3, 64, 224, 224, 3, 2, 1),
     ("stem 3x3 s1 32x32 3->16", 3, 16, 32, 32, 3, 1, 1),
     ("conv 3x3 s1 56x56 4->32", 4, 32, 56, 56, 3, 1, 1),
+    ("pw 7x7 320->1280", 320, 1280, 7, 7, 1, 1, 1),
+    ("pw 7x7 960->320", 960, 320, 7, 7, 1, 1, 1),
+    ("pw 7x7 160->960", 160, 960, 7, 7, 1, 1, 1),
+    ("pw 14x14 576->96", 576, 96, 14, 14, 1, 1, 1),
+    ("pw 14x14 96->576", 96, 576, 14, 14, 1, 1, 1),
 ]
 
 
@@ -72,8 +77,8 @@ def main() -> int:
     from cnn import cpu_line
     tg = get_target("host")
     on = dataclasses.replace(tg, dw_c8_width=1 << 30, direct_channels=4, direct_outputs=1 << 30,
-                             direct_outputs_s1=1 << 30)
-    off = dataclasses.replace(tg, dw_c8_width=0, direct_channels=0)
+                             direct_outputs_s1=1 << 30, pointwise_pixels=1 << 30)
+    off = dataclasses.replace(tg, dw_c8_width=0, direct_channels=0, pointwise_pixels=0)
     print(cpu_line())
     print(f"{'layer':26s} {'on ms':>8s} {'off ms':>8s} {'on / off':>18s} {'on / onnxruntime':>18s}")
     for label, c, m, h, w, k, s, g in ROWS:

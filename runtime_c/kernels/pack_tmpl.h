@@ -296,6 +296,97 @@ int EP_ISA_FN(conv2d_packed_f32)(const ep_op *op) {
     return EP_OK;
 }
 
+/* ---- CONV2D POINTWISE: Y^T = X^T W^T, the pixels as the GEMM's rows ----
+ * A 1x1 convolution on a small map has few pixels and many channels: as C = W X its pixels are the N of the
+ * GEMM, whose 16-column strips a 7x7 map (49 pixels) fills to 77 %. Here the pixels are the rows (6-row
+ * panels: 91 %) and the output channels the columns (W^T packed at compile time as the strips, as GEMM PACKED
+ * packs B). Each chunk of pixels (as many as the scratch holds: Pc rows of C^T after Pc*C floats of A panels)
+ * packs its input into A panels, runs the packed GEMM on the pool with bias and activation in the
+ * micro-kernel's epilogue, and is written back to Y's planes through PK_T8 transposes; a residual is added
+ * there, before the activation. */
+#ifndef PK_T8
+/* d[c * ldd + i] = s[i * lds + c], i, c < 8 */
+static void pk_t8_scalar(float *d, int64_t ldd, const float *s, int64_t lds) {
+    for (int i = 0; i < 8; i++)
+        for (int c = 0; c < 8; c++) d[c * ldd + i] = s[i * lds + c];
+}
+#define PK_T8(d, ldd, s, lds) pk_t8_scalar((d), (ldd), (s), (lds))
+#endif
+
+typedef struct pk_pw_job {
+    const float *ct, *res;   /* C^T [pc][M]; the residual at the chunk's first pixel, or NULL */
+    float *y;                /* Y at the chunk's first pixel of channel 0 */
+    int64_t M, P, pc, parts;
+    const ep_conv2d_params *p;
+    int act_after;
+} pk_pw_job;
+
+/* Channels [lo, hi) of a chunk: C^T's columns to Y's rows, then residual and activation. */
+static void pk_pw_write(void *ctx, uint32_t t) {
+    const pk_pw_job *j = (const pk_pw_job *)ctx;
+    int64_t lo, hi;
+    ep_split_range((j->M + 7) / 8, j->parts, t, &lo, &hi);
+    lo *= 8, hi = pk_min(hi * 8, j->M);
+    const int64_t M = j->M, P = j->P, pc = j->pc;
+    int64_t m = lo;
+    for (; m + 8 <= hi; m += 8) {
+        int64_t i = 0;
+        for (; i + 8 <= pc; i += 8) PK_T8(j->y + m * P + i, P, j->ct + i * M + m, M);
+        for (; i < pc; i++)
+            for (int64_t c = 0; c < 8; c++) j->y[(m + c) * P + i] = j->ct[i * M + m + c];
+    }
+    for (; m < hi; m++)
+        for (int64_t i = 0; i < pc; i++) j->y[m * P + i] = j->ct[i * M + m];
+    if (!j->act_after) return;
+    for (m = lo; m < hi; m++) {
+        float *yr = j->y + m * P;
+        if (j->res)
+            for (int64_t i = 0; i < pc; i++) yr[i] += j->res[m * P + i];
+        ep_act_apply_f32(j->p->act, yr, pc, j->p->act_alpha, j->p->act_beta);
+    }
+}
+
+int EP_ISA_FN(conv2d_pointwise_f32)(const ep_op *op) {
+    const ep_conv2d_params *p = (const ep_conv2d_params *)op->params;
+    const ep_tensor *xt = op->in[0], *wt = op->in[1], *bt = ep_op_in(op, 2), *rt = ep_op_in(op, 3), *yt = op->out[0];
+    const int64_t N = xt->dims[0], C = xt->dims[1], M = yt->dims[1], P = yt->dims[2] * yt->dims[3];
+    if (N == 0 || M == 0 || P == 0) return EP_OK;
+    /* Pc pixels per chunk, a multiple of MR: Pc * C floats of A panels, then Pc * M of C^T */
+    int64_t Pc = (int64_t)(op->scratch_size / ((uint64_t)(C + M) * 4)) / PK_MR * PK_MR;
+    if (Pc > (P + PK_MR - 1) / PK_MR * PK_MR) Pc = (P + PK_MR - 1) / PK_MR * PK_MR;
+    float *apan = (float *)op->scratch, *ct = apan + Pc * C;
+    const float *bias = bt ? (const float *)bt->data : NULL;
+    const int act_after = rt != NULL || C == 0;   /* the residual comes before the activation */
+    pk_epi e = {NULL, bias, 0, NULL, M, act_after ? EP_ACT_NONE : p->act, p->act_alpha, p->act_beta};
+    const int64_t T = ep_pool_threads_for(op->pool, (uint64_t)N * (uint64_t)M * (uint64_t)C * (uint64_t)P);
+    for (int64_t n = 0; n < N; n++) {
+        const float *x = (const float *)xt->data + n * C * P;
+        for (int64_t p0 = 0; p0 < P; p0 += Pc) {
+            const int64_t pc = pk_min(Pc, P - p0);
+            /* A panels [pc/MR][C][MR]: panel q, element (c, i) = X[c][p0 + q*MR + i], zero past pc */
+            for (int64_t q = 0; q * PK_MR < pc; q++) {
+                float *d = apan + q * C * PK_MR;
+                const int64_t i0 = p0 + q * PK_MR, cnt = pk_min(PK_MR, P - i0);
+                for (int64_t c = 0; c < C; c++) {
+                    const float *src = x + c * P + i0;
+                    for (int64_t i = 0; i < cnt; i++) d[c * PK_MR + i] = src[i];
+                    for (int64_t i = cnt; i < PK_MR; i++) d[c * PK_MR + i] = 0.0f;
+                }
+            }
+            if (C > 0) {
+                pk_gemm_par(op->pool, pc, M, C, apan, EP_DTYPE_F32, C, 1, PK_MR, wt->data, wt->dtype, ct, M, &e);
+            } else {   /* an empty sum: the bias alone */
+                for (int64_t i = 0; i < pc; i++)
+                    for (int64_t m = 0; m < M; m++) ct[i * M + m] = bias ? bias[m] : 0.0f;
+            }
+            pk_pw_job j = {ct, rt ? (const float *)rt->data + n * M * P + p0 : NULL,
+                           (float *)yt->data + n * M * P + p0, M, P, pc, pk_min(T, (M + 7) / 8), p, act_after};
+            ep_parallel_for(op->pool, (uint32_t)j.parts, pk_pw_write, &j);
+        }
+    }
+    return EP_OK;
+}
+
 int EP_ISA_FN(gemm_packed_f32)(const ep_op *op) {
     const ep_gemm_params *p = (const ep_gemm_params *)op->params;
     const ep_tensor *at = op->in[0], *bt = op->in[1], *ct = ep_op_in(op, 2), *rt = ep_op_in(op, 3), *yt = op->out[0];

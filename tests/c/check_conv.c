@@ -1,9 +1,10 @@
-/* Kernel checks of the convolution family (CONV2D variants DEFAULT, PACKED, DEPTHWISE, WINOGRAD, DW_C8 and DIRECT,
- * CONV_TRANSPOSE2D variant PACKED): every table's kernel against the reference (tests/c/ep_check.h).
+/* Kernel checks of the convolution family (CONV2D variants DEFAULT, PACKED, DEPTHWISE, WINOGRAD, DW_C8, DIRECT and
+ * POINTWISE, CONV_TRANSPOSE2D variant PACKED): every table's kernel against the reference (tests/c/ep_check.h).
  *
  * Each generated convolution runs through every variant it qualifies for: variant 0 on the plain OIHW weights,
- * DEPTHWISE and DW_C8 when groups == C == M, DIRECT when groups == 1, PACKED (weights packed here per group as
- * plan_format.h lays them out) for any groups. Shapes:
+ * DEPTHWISE and DW_C8 when groups == C == M, DIRECT when groups == 1, POINTWISE (W^T packed here as GEMM-B strips)
+ * for 1x1 stride-1 unpadded groups-1 convolutions, PACKED (weights packed here per group as plan_format.h lays
+ * them out) for any groups. Shapes:
  * odd sizes, the tails of every blocking (MR 6, NR 16, KC 256, 16- and 32-column rows), C up to 300, strides
  * 1..3, dilation 2, asymmetric pads, groups, bias, residual and fused activations. The variants with scratch
  * run with the shape function's minimum and with more (more im2col strips per pass, more depthwise slots,
@@ -91,6 +92,27 @@ static void conv_check(ep_conv2d_params *p, int N, int C, int M, int H, int W, i
         c.n_extra = 1;
         c.extra[0] = c.scratch * (uint64_t)chk_int(1, 3);
         chk_kernels(&c);
+    }
+    if (G == 1 && KH == 1 && KW == 1 && p->stride[0] == 1 && p->stride[1] == 1 && !p->pads[0] && !p->pads[1] &&
+        !p->pads[2] && !p->pads[3]) {
+        ep_tensor wt = chk_pack_blocks(w.data, C, M, 1, C, EP_PACK_NR);   /* W^T as GEMM-B strips */
+        c.in[1] = &wt;
+        c.variant = EP_CONV2D_VARIANT_POINTWISE;   /* one MR-pixel chunk, then more pixels per chunk */
+        c.n_extra = 0;
+        chk_kernels(&c);
+        CHECK(c.scratch == (uint64_t)EP_PACK_MR * (C + M) * 4, "%s: pointwise scratch %llu", what,
+              (unsigned long long)c.scratch);
+        c.n_extra = 1;
+        c.extra[0] = c.scratch * (uint64_t)chk_int(1, 12);
+        chk_kernels(&c);
+        ep_tensor bad = wt;   /* hostile plans: strips of the wrong shape, or plain weights */
+        bad.dims[1] = C + 1;
+        refused(&c, &bad, "pointwise C+1");
+        bad.dims[1] = C, bad.dims[2] = EP_PACK_NR - 1;
+        refused(&c, &bad, "pointwise NR-1");
+        refused(&c, &w, "plain weights as pointwise");
+        c.in[1] = &w;
+        chk_free(wt.data);
     }
     {
         ep_tensor wp = pack_grouped(w.data, G, M, K);
@@ -186,6 +208,18 @@ static void gen_conv_small(int iter) { (void)iter, conv_gen_small(0, 0); }
 static void gen_conv_1x1(int iter) { (void)iter, conv_gen_small(1, 0); }
 static void gen_conv_dw_small(int iter) { conv_gen_small(iter % 3 == 0 ? 2 : 0, 1); }
 static void gen_conv_dw33(int iter) { (void)iter, conv_gen_small(2, 0); }
+
+/* 1x1, stride 1, no pads, groups 1 (POINTWISE): C up to 300, M up to 70 (the tails of MR 6 and NR 16 both ways),
+ * maps up to 20x20. */
+static void gen_conv_pw(int iter) {
+    ep_conv2d_params p;
+    memset(&p, 0, sizeof p);
+    p.kernel[0] = p.kernel[1] = p.stride[0] = p.stride[1] = p.dilation[0] = p.dilation[1] = p.groups = 1;
+    p.act = chk_random_act(&p.act_alpha, &p.act_beta, 1);
+    const int N = chk_int(1, 2), C = chk_int(1, iter % 3 == 0 ? 300 : 40), M = chk_int(1, 70);
+    const int H = chk_int(1, 20), W = chk_int(1, 20), has_b = chk_rnd() & 1, has_r = (chk_rnd() & 3) == 0;
+    conv_check(&p, N, C, M, H, W, has_b, has_r, 1);
+}
 
 /* ---------------- CONV2D Winograd F(4x4, 3x3) ---------------- */
 /* W[M, C, 3, 3] -> U = G g G^T as [36][ceil(M/MR)][C][MR] */
@@ -370,6 +404,7 @@ static void gen_conv_transpose_small(int iter) { conv_transpose_gen(iter % 3, 0,
 
 static const chk_gen GENS[] = {{"conv", gen_conv, 300}, {"conv_dw", gen_conv_dw, 300}, {"invres", gen_invres, 400},
     {"conv_small", gen_conv_small, 50}, {"conv_1x1", gen_conv_1x1, 20}, {"conv_dw33", gen_conv_dw33, 40},
+    {"conv_pw", gen_conv_pw, 150},
     {"conv_dw_small", gen_conv_dw_small, 60}, {"winograd", gen_winograd, 300},
     {"conv_transpose", gen_conv_transpose, 300}, {"conv_transpose_small", gen_conv_transpose_small, 60}};
 int main(int argc, char **argv) { return chk_main(argc, argv, "check_conv", GENS, CHK_COUNT(GENS)); }

@@ -24,6 +24,7 @@ from typing import Callable
 # measured on one AVX2 core (bench/conv_variants.py, docs/kernels.md)
 DW_C8_WIDTH = 32
 DIRECT_CHANNELS = 4
+POINTWISE_PIXELS = 64
 
 
 @dataclass(frozen=True)
@@ -49,17 +50,23 @@ class Target:
     direct_channels: int = 0
     direct_outputs: int = 32
     direct_outputs_s1: int = 16
+    # 1x1 convolutions (stride 1, no pads, groups 1) on maps of at most this many pixels run POINTWISE (the
+    # pixels as the GEMM's rows), larger ones PACKED
+    pointwise_pixels: int = 0
 
 
 TARGETS = {
     "generic": Target("generic"),
     "x86-64": Target("x86-64", packed=True, winograd=True, pack_bytes=256 * 1024, winograd_budget=0.5,
-                      block_bytes=512 * 1024, dw_c8_width=DW_C8_WIDTH, direct_channels=DIRECT_CHANNELS),
+                      block_bytes=512 * 1024, dw_c8_width=DW_C8_WIDTH, direct_channels=DIRECT_CHANNELS,
+                      pointwise_pixels=POINTWISE_PIXELS),
     "x86-64-compact": Target("x86-64-compact", packed=True, pack_bytes=256 * 1024, ct_expand=1.0,
-                             block_bytes=512 * 1024, dw_c8_width=DW_C8_WIDTH, direct_channels=DIRECT_CHANNELS),
-    # NEON boards (kernels/neon/ overrides PACKED, DEPTHWISE and WINOGRAD)
+                             block_bytes=512 * 1024, dw_c8_width=DW_C8_WIDTH, direct_channels=DIRECT_CHANNELS,
+                             pointwise_pixels=POINTWISE_PIXELS),
+    # NEON boards (kernels/neon/ overrides PACKED, DEPTHWISE, WINOGRAD, DW_C8, DIRECT and POINTWISE)
     "aarch64": Target("aarch64", packed=True, winograd=True, pack_bytes=128 * 1024, winograd_budget=0.5,
-                       block_bytes=256 * 1024, dw_c8_width=DW_C8_WIDTH, direct_channels=DIRECT_CHANNELS),
+                       block_bytes=256 * 1024, dw_c8_width=DW_C8_WIDTH, direct_channels=DIRECT_CHANNELS,
+                       pointwise_pixels=POINTWISE_PIXELS),
 }
 
 

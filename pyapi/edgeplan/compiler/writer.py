@@ -100,9 +100,9 @@ def _minor_version(graph: Graph) -> int:
         v = max(v, 4)      # 1.4: CONV2D PACKED with groups (a 1.3 reader refuses it: EP_ERR_PLAN_PARAMS)
     if any(op.kind == "gemm" and op.variant == K.EP_GEMM_VARIANT_ROWS for op in graph.ops):
         v = max(v, 5)      # 1.5: GEMM's variant ROWS (B as its transpose)
-    if any(op.kind == "conv2d" and op.variant in (K.EP_CONV2D_VARIANT_DW_C8, K.EP_CONV2D_VARIANT_DIRECT)
-           for op in graph.ops):
-        v = max(v, 10)     # 1.10: CONV2D's variants DW_C8 and DIRECT
+    if any(op.kind == "conv2d" and op.variant in (K.EP_CONV2D_VARIANT_DW_C8, K.EP_CONV2D_VARIANT_DIRECT,
+                                                   K.EP_CONV2D_VARIANT_POINTWISE) for op in graph.ops):
+        v = max(v, 10)     # 1.10: CONV2D's variants DW_C8, DIRECT and POINTWISE
     if any(op.kind == "if" and int(op.params.get("fail", 0)) for op in graph.ops):
         v = max(v, 3)      # 1.3: IF as a run-time bound check
     if any(op.kind in ("conv2d", "gemm", "invres") and any(

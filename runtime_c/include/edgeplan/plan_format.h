@@ -268,13 +268,14 @@ typedef struct ep_io_rec {
 /* kernel variants (ep_op_rec.variant): DEFAULT (0) is every op's plain layout; the others'
  * layouts are described below */
 #define EP_VARIANT_DEFAULT 0
-#define EP_MAX_VARIANTS 6
+#define EP_MAX_VARIANTS 7
 #define EP_CONV2D_VARIANT_DEFAULT 0
 #define EP_CONV2D_VARIANT_PACKED 1
 #define EP_CONV2D_VARIANT_DEPTHWISE 2
 #define EP_CONV2D_VARIANT_WINOGRAD 3
 #define EP_CONV2D_VARIANT_DW_C8 4
 #define EP_CONV2D_VARIANT_DIRECT 5
+#define EP_CONV2D_VARIANT_POINTWISE 6
 #define EP_CONV_TRANSPOSE2D_VARIANT_DEFAULT 0
 #define EP_CONV_TRANSPOSE2D_VARIANT_PACKED 1
 #define EP_GEMM_VARIANT_DEFAULT 0
@@ -415,7 +416,12 @@ typedef struct ep_io_rec {
  *   DIRECT (KW <= 32) runs bands of EP_CONV_DIRECT_ROWS output rows from C padded, stride-phase-split input
  *     rows; its slot is C * Hb * sw * PW floats, Hb = (min(OH, EP_CONV_DIRECT_ROWS)-1)*sh + (KH-1)*dh + 1,
  *     PW = ceil(OW/16)*16 + (KW-1)*dw/sw.
- *   Scratch holds at least one slot; the kernels run as many threads as it holds slots. */
+ *   Scratch holds at least one slot; the kernels run as many threads as it holds slots.
+ * Variant POINTWISE (1x1, stride 1, no pads, groups 1; 1.10) computes Y^T = X^T W^T with the pixels as the GEMM's
+ *   rows: W is W^T as GEMM-B strips [ceil(M/16)][C][16] (element (c, m) at (m/16)*C*16 + c*16 + m%16, zero past
+ *   M; f32, or 16-bit weights as PACKED's). Scratch: a chunk of Pc pixels (a multiple of EP_PACK_MR, at least
+ *   one panel): their input as A panels [Pc/MR][C][MR], then their C^T rows [Pc][M]; (C + M) * MR * 4 bytes at
+ *   least. */
 #define EP_CONV_DIRECT_ROWS 4
 typedef struct ep_conv2d_params {
     int32_t kernel[2];      /* kh, kw */

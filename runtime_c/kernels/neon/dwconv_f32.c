@@ -75,22 +75,13 @@ NEON_INLINE c8v c8_act_v(c8v v, const ep_conv2d_params *p) {
 #define C8_ADD(a, b) c8_add((a), (b))
 #define C8_ACT(v, p) c8_act_v((v), (p))
 
-/* 4 x 4 blocks: rows c0..c0+3 of 4 elements each become 4 vectors of 4 channels */
-NEON_INLINE void c8_tr4(float32x4_t v[4]) {
-    const float32x4x2_t a = vtrnq_f32(v[0], v[1]), b = vtrnq_f32(v[2], v[3]);
-    v[0] = vcombine_f32(vget_low_f32(a.val[0]), vget_low_f32(b.val[0]));
-    v[1] = vcombine_f32(vget_low_f32(a.val[1]), vget_low_f32(b.val[1]));
-    v[2] = vcombine_f32(vget_high_f32(a.val[0]), vget_high_f32(b.val[0]));
-    v[3] = vcombine_f32(vget_high_f32(a.val[1]), vget_high_f32(b.val[1]));
-}
-
 static int64_t c8_fill_fast(float *dst, const float *const *src, int64_t n) {
     int64_t i = 0;
     for (; i + 4 <= n; i += 4)
         for (int h = 0; h < 8; h += 4) {   /* channels h..h+3 of pixels i..i+3 */
             float32x4_t v[4] = {vld1q_f32(src[h] + i), vld1q_f32(src[h + 1] + i), vld1q_f32(src[h + 2] + i),
                                 vld1q_f32(src[h + 3] + i)};
-            c8_tr4(v);
+            neon_tr4(v);
             for (int k = 0; k < 4; k++) vst1q_f32(dst + (i + k) * 8 + h, v[k]);
         }
     return i;
@@ -102,7 +93,7 @@ static int64_t c8_scatter_fast(float *const *dst, const float *src, int64_t n) {
         for (int h = 0; h < 8; h += 4) {
             float32x4_t v[4] = {vld1q_f32(src + i * 8 + h), vld1q_f32(src + (i + 1) * 8 + h),
                                 vld1q_f32(src + (i + 2) * 8 + h), vld1q_f32(src + (i + 3) * 8 + h)};
-            c8_tr4(v);
+            neon_tr4(v);
             for (int k = 0; k < 4; k++) vst1q_f32(dst[h + k] + i, v[k]);
         }
     return i;

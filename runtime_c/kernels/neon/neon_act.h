@@ -47,4 +47,13 @@ NEON_INLINE float32x4_t neon_act4(int act, float alpha, float beta, float32x4_t 
     }
 }
 
+/* The 4 x 4 block v[row][lane] transposed in place: afterwards v[i][c] is what v[c][i] was. */
+NEON_INLINE void neon_tr4(float32x4_t v[4]) {
+    const float32x4x2_t a = vtrnq_f32(v[0], v[1]), b = vtrnq_f32(v[2], v[3]);
+    v[0] = vcombine_f32(vget_low_f32(a.val[0]), vget_low_f32(b.val[0]));
+    v[1] = vcombine_f32(vget_low_f32(a.val[1]), vget_low_f32(b.val[1]));
+    v[2] = vcombine_f32(vget_high_f32(a.val[0]), vget_high_f32(b.val[0]));
+    v[3] = vcombine_f32(vget_high_f32(a.val[1]), vget_high_f32(b.val[1]));
+}
+
 #endif

@@ -120,5 +120,17 @@ static inline void pk_cvt_bf16_neon(float *d, const uint16_t *s, int64_t n) {
 }
 #define PK_CVT_BF16(d, s, n) pk_cvt_bf16_neon((d), (s), (n))
 
+/* d[c * ldd + i] = s[i * lds + c], i, c < 8, as four 4 x 4 blocks: CONV2D POINTWISE's write-back */
+static inline void pk_t8_neon(float *d, int64_t ldd, const float *s, int64_t lds) {
+    for (int bi = 0; bi < 8; bi += 4)
+        for (int bc = 0; bc < 8; bc += 4) {
+            float32x4_t v[4];
+            for (int i = 0; i < 4; i++) v[i] = vld1q_f32(s + (bi + i) * lds + bc);
+            neon_tr4(v);
+            for (int c = 0; c < 4; c++) vst1q_f32(d + (bc + c) * ldd + bi, v[c]);
+        }
+}
+#define PK_T8(d, ldd, s, lds) pk_t8_neon((d), (ldd), (s), (lds))
+
 #include "pack_tmpl.h"
 #include "winograd_tmpl.h"

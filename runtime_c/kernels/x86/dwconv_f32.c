@@ -115,32 +115,12 @@ static int dw_plane_special(const float *pad, const float *wc, __m256 bias, floa
 #define C8_ADD(a, b) _mm256_add_ps((a), (b))
 #define C8_ACT(v, p) x86_act8((p)->act, (p)->act_alpha, (p)->act_beta, (v))
 
-/* r[i] = element i of rows 0..7 transposed: r[i][c] = v[c][i] */
-static inline __attribute__((always_inline)) void c8_transpose(__m256 v[8]) {
-    const __m256 t0 = _mm256_unpacklo_ps(v[0], v[1]), t1 = _mm256_unpackhi_ps(v[0], v[1]);
-    const __m256 t2 = _mm256_unpacklo_ps(v[2], v[3]), t3 = _mm256_unpackhi_ps(v[2], v[3]);
-    const __m256 t4 = _mm256_unpacklo_ps(v[4], v[5]), t5 = _mm256_unpackhi_ps(v[4], v[5]);
-    const __m256 t6 = _mm256_unpacklo_ps(v[6], v[7]), t7 = _mm256_unpackhi_ps(v[6], v[7]);
-    const __m256 u0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));
-    const __m256 u1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
-    const __m256 u2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
-    const __m256 u3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
-    const __m256 u4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0));
-    const __m256 u5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));
-    const __m256 u6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0));
-    const __m256 u7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
-    v[0] = _mm256_permute2f128_ps(u0, u4, 0x20), v[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
-    v[1] = _mm256_permute2f128_ps(u1, u5, 0x20), v[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
-    v[2] = _mm256_permute2f128_ps(u2, u6, 0x20), v[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
-    v[3] = _mm256_permute2f128_ps(u3, u7, 0x20), v[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
-}
-
 static int64_t c8_fill_fast(float *dst, const float *const *src, int64_t n) {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
         __m256 v[8];
         for (int c = 0; c < 8; c++) v[c] = _mm256_loadu_ps(src[c] + i);
-        c8_transpose(v);
+        x86_tr8(v);
         for (int k = 0; k < 8; k++) _mm256_storeu_ps(dst + (i + k) * 8, v[k]);
     }
     return i;
@@ -151,7 +131,7 @@ static int64_t c8_scatter_fast(float *const *dst, const float *src, int64_t n) {
     for (; i + 8 <= n; i += 8) {
         __m256 v[8];
         for (int k = 0; k < 8; k++) v[k] = _mm256_loadu_ps(src + (i + k) * 8);
-        c8_transpose(v);
+        x86_tr8(v);
         for (int c = 0; c < 8; c++) _mm256_storeu_ps(dst[c] + i, v[c]);
     }
     return i;

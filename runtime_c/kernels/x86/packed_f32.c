@@ -114,5 +114,14 @@ static inline void pk_cvt_bf16_x86(float *d, const uint16_t *s, int64_t n) {
 }
 #define PK_CVT_BF16(d, s, n) pk_cvt_bf16_x86((d), (s), (n))
 
+/* d[c * ldd + i] = s[i * lds + c], i, c < 8: CONV2D POINTWISE's write-back */
+static inline void pk_t8_x86(float *d, int64_t ldd, const float *s, int64_t lds) {
+    __m256 v[8];
+    for (int i = 0; i < 8; i++) v[i] = _mm256_loadu_ps(s + i * lds);
+    x86_tr8(v);
+    for (int c = 0; c < 8; c++) _mm256_storeu_ps(d + c * ldd, v[c]);
+}
+#define PK_T8(d, ldd, s, lds) pk_t8_x86((d), (ldd), (s), (lds))
+
 #include "pack_tmpl.h"
 #include "winograd_tmpl.h"

@@ -13,7 +13,8 @@
  * The reference kernel needs no scratch. Variants (EP_CONV2D_VARIANT_*, plan_format.h): PACKED and
  * WINOGRAD take pre-packed weights whose exact shape is checked against the declared output (M) and
  * the params; each variant's minimum scratch is computed here. PACKED's weights may be f16 or bf16 (1.7).
- * DW_C8 (groups == C == M) and DIRECT (groups 1) take variant 0's weights (1.10). */
+ * DW_C8 (groups == C == M) and DIRECT (groups 1) take variant 0's weights; POINTWISE (1x1, stride 1, no pads,
+ * groups 1) takes W^T as GEMM-B strips, f32 or 16-bit (1.10). */
 #include <stdint.h>
 #include "shape_check.h"
 
@@ -23,6 +24,10 @@
 #define EP_CONV_MAX_SCRATCH ((uint64_t)1 << 46)
 
 static int conv_packed_rank(int variant) { return variant == EP_CONV2D_VARIANT_WINOGRAD ? 4 : 3; }
+static int conv_is_packed(int variant) {
+    return variant == EP_CONV2D_VARIANT_PACKED || variant == EP_CONV2D_VARIANT_WINOGRAD ||
+           variant == EP_CONV2D_VARIANT_POINTWISE;
+}
 
 /* a * b for non-negative operands, or -1 when the product passes EP_CONV_MAX_SCRATCH */
 static int64_t conv_mul(int64_t a, int64_t b) {
@@ -40,7 +45,13 @@ static int conv_packed_weights(const ep_op *op, const ep_conv2d_params *p, int64
     const int64_t m = y->dims[1], g = p->groups;
     if (m < 1) return EP_ERR_PLAN_SHAPE;
     const int64_t panels = (m + EP_PACK_MR - 1) / EP_PACK_MR;
-    if (op->variant == EP_CONV2D_VARIANT_PACKED) {
+    if (op->variant == EP_CONV2D_VARIANT_POINTWISE) {   /* 1x1, stride 1, no pads, groups 1: W^T as strips */
+        if (g != 1 || p->kernel[0] != 1 || p->kernel[1] != 1 || p->stride[0] != 1 || p->stride[1] != 1 ||
+            p->pads[0] || p->pads[1] || p->pads[2] || p->pads[3])
+            return EP_ERR_PLAN_PARAMS;
+        if (w->dims[0] != (m + EP_PACK_NR - 1) / EP_PACK_NR || w->dims[1] != C || w->dims[2] != EP_PACK_NR)
+            return EP_ERR_PLAN_SHAPE;
+    } else if (op->variant == EP_CONV2D_VARIANT_PACKED) {
         if (C % g != 0 || m % g != 0) return EP_ERR_PLAN_SHAPE;
         const int64_t k = conv_mul(conv_mul(C / g, p->kernel[0]), p->kernel[1]);
         const int64_t gp = conv_mul(g, (m / g + EP_PACK_MR - 1) / EP_PACK_MR);
@@ -96,6 +107,10 @@ static int conv_variant_scratch(const ep_op *op, const ep_conv2d_params *p, cons
         s = conv_mul(conv_mul(conv_mul(conv_mul(C, hb), sw), pw), 4);
         break;
     }
+    case EP_CONV2D_VARIANT_POINTWISE:   /* MR pixels: their input as one A panel, their output rows of C^T */
+        if (empty) return EP_OK;
+        s = conv_mul(conv_mul(EP_PACK_MR, C + M), 4);
+        break;
     case EP_CONV2D_VARIANT_WINOGRAD:
         s = conv_mul(conv_mul(36 * EP_PACK_NR, C + (M + EP_PACK_MR - 1) / EP_PACK_MR * EP_PACK_MR), 4);
         break;
@@ -115,9 +130,10 @@ int ep_shape_conv2d(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     const ep_tensor *r = op->n_in > 3 ? op->in[3] : NULL;
     int rc;
     if ((rc = ep_chk_f32(x, 4, 4)) != EP_OK) return rc;
-    const int packed = op->variant == EP_CONV2D_VARIANT_PACKED || op->variant == EP_CONV2D_VARIANT_WINOGRAD;
+    const int packed = conv_is_packed(op->variant);
     const int w_rank = packed ? conv_packed_rank(op->variant) : 4;
-    if ((rc = op->variant == EP_CONV2D_VARIANT_PACKED ? ep_chk_weights(w, w_rank, w_rank)
+    if ((rc = op->variant == EP_CONV2D_VARIANT_PACKED || op->variant == EP_CONV2D_VARIANT_POINTWISE
+                  ? ep_chk_weights(w, w_rank, w_rank)
                                                       : ep_chk_f32(w, w_rank, w_rank)) != EP_OK)
         return rc;
     if (b && (rc = ep_chk_f32(b, 1, 1)) != EP_OK) return rc;

@@ -262,6 +262,14 @@ def conv_direct_scratch(p: dict, c: int, oh: int, ow: int, slots: int = 1) -> in
     return c * hb * sw * pw * 4 * max(1, slots)
 
 
+def conv_pointwise_scratch(c: int, m: int, pixels: int, pack_bytes: int) -> int:
+    """POINTWISE: a chunk of MR-multiple pixels, their A panels (C floats each) and C^T rows (M floats each), as
+    many as pack_bytes holds (>= MR), at most the map's."""
+    per = (c + m) * 4
+    rows = max(MR, min(-(-pixels // MR) * MR, pack_bytes // per // MR * MR))
+    return rows * per
+
+
 def winograd_scratch(c: int, m: int, tiles: int, pack_bytes: int) -> int:
     per_tile = 36 * (c + -(-m // MR) * MR) * 4
     t = max(NR, min(-(-tiles // NR) * NR, pack_bytes * 4 // (per_tile * NR) * NR))
@@ -298,6 +306,11 @@ def select_conv2d(graph, op, tg, upgrades: list) -> None:
           and m <= (tg.direct_outputs if max(p["stride"]) > 1 else tg.direct_outputs_s1)):
         op.variant = K.EP_CONV2D_VARIANT_DIRECT
         op.scratch = conv_direct_scratch(p, c, oh, ow, min(-(-oh // DIRECT_ROWS) * n, tg.threads))
+    elif (g == 1 and (kh, kw) == (1, 1) and tuple(p["stride"]) == (1, 1) and not any(p["pads"])
+          and oh * ow <= tg.pointwise_pixels):
+        op.variant = K.EP_CONV2D_VARIANT_POINTWISE
+        graph.replace_const(op, 1, lambda: pack_gemm_b(np.ascontiguousarray(wd.reshape(m, c).T)), "pointwise")
+        op.scratch = conv_pointwise_scratch(c, m, oh * ow, tg.pack_bytes)
     else:
         def packed():
             op.variant = K.EP_CONV2D_VARIANT_PACKED

@@ -27,7 +27,7 @@ def _dtype(fmt: str) -> np.dtype:
 
 def _slots(op) -> tuple:
     """The inputs of op that may hold 16-bit packed weights."""
-    if (op.kind == "conv2d" and op.variant == K.EP_CONV2D_VARIANT_PACKED) or (
+    if (op.kind == "conv2d" and op.variant in (K.EP_CONV2D_VARIANT_PACKED, K.EP_CONV2D_VARIANT_POINTWISE)) or (
             op.kind == "gemm" and op.variant == K.EP_GEMM_VARIANT_PACKED):
         return (1,)
     if op.kind == "invres":
