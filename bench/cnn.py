@@ -109,13 +109,22 @@ def bench_one(name: str, threads: int, a, d: Path) -> dict:
     for _ in range(a.warmup):
         ep_run(feeds), ort_run(feeds)
     ratios, ep_ms, ort_ms = [], [], []   # per round: the median of --batch calls of each engine
+
+    def turn(run):
+        # with several threads each engine's workers spin for a while after a call (onnxruntime's by default,
+        # edgeplan's for EP_POOL_SPIN_NS): on a 2-core machine the other engine's spinning worker would take the
+        # core this one's worker needs, so each engine's turn starts after a pause
+        if threads > 1:
+            time.sleep(0.05)
+        return timed(run, feeds, a.batch)
+
     for r in range(a.rounds):
         if r % 2 == 0:
-            e = timed(ep_run, feeds, a.batch)
-            o = timed(ort_run, feeds, a.batch)
+            e = turn(ep_run)
+            o = turn(ort_run)
         else:
-            o = timed(ort_run, feeds, a.batch)
-            e = timed(ep_run, feeds, a.batch)
+            o = turn(ort_run)
+            e = turn(ep_run)
         ratios.append(e / o)
         ep_ms.append(e)
         ort_ms.append(o)
