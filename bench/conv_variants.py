@@ -39,6 +39,8 @@ ROWS = [
     ("stem 3x3 s2 224 3->64", 3, 64, 224, 224, 3, 2, 1),
     ("stem 3x3 s1 32x32 3->16", 3, 16, 32, 32, 3, 1, 1),
     ("conv 3x3 s1 56x56 4->32", 4, 32, 56, 56, 3, 1, 1),
+    ("conv 3x3 s1 80x80 16->16", 16, 16, 80, 80, 3, 1, 1),
+    ("conv 3x3 s2 160 16->32", 16, 32, 160, 160, 3, 2, 1),
     ("pw 7x7 320->1280", 320, 1280, 7, 7, 1, 1, 1),
     ("pw 7x7 960->320", 960, 320, 7, 7, 1, 1, 1),
     ("pw 7x7 160->960", 160, 960, 7, 7, 1, 1, 1),
@@ -76,7 +78,7 @@ def main() -> int:
     sys.path.insert(0, str(ROOT / "bench"))
     from cnn import cpu_line
     tg = get_target("host")
-    on = dataclasses.replace(tg, dw_c8_width=1 << 30, direct_channels=4, direct_outputs=1 << 30,
+    on = dataclasses.replace(tg, dw_c8_width=1 << 30, direct_channels=16, direct_outputs=1 << 30,
                              direct_outputs_s1=1 << 30, pointwise_pixels=1 << 30)
     off = dataclasses.replace(tg, dw_c8_width=0, direct_channels=0, pointwise_pixels=0)
     print(cpu_line())

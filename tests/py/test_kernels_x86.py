@@ -109,7 +109,7 @@ def test_conv_variants_match_generic(case):
             if groups == c == case.get("m", 11):   # depthwise: 8 channels at a time below 32 columns
                 wide = case.get("w", 13) // stride >= 32
                 assert g.ops[0].variant == (K.EP_CONV2D_VARIANT_DEPTHWISE if wide else K.EP_CONV2D_VARIANT_DW_C8)
-            if groups == 1 and c <= 4 and case.get("k", 3) > 1 and case.get("m", 11) <= (32 if stride > 1 else 16):
+            if groups == 1 and c <= 16 and case.get("k", 3) > 1 and case.get("m", 11) <= (32 if stride > 1 else 16):
                 assert g.ops[0].variant == K.EP_CONV2D_VARIANT_DIRECT
             if groups == 1 and case.get("k", 3) == 1 and stride == 1:   # 1x1 on maps of <= 64 pixels
                 small = case.get("h", 9) * case.get("w", 13) <= 64
@@ -159,12 +159,12 @@ def test_packing_layouts():
 
 
 def test_scratch_too_small_is_refused():
-    g = _conv_graph(residual=False)
+    g = _conv_graph(c=20, m=24, residual=False)   # PACKED (more channels than DIRECT takes)
     plan = compile_graph(g, target="x86-64")
-    assert g.ops[0].scratch >= 5 * 9 * 16 * 4
-    g2 = _conv_graph(residual=False)
+    assert g.ops[0].variant == K.EP_CONV2D_VARIANT_PACKED and g.ops[0].scratch >= 20 * 9 * 16 * 4
+    g2 = _conv_graph(c=20, m=24, residual=False)
     select.select_kernels(g2, "x86-64")
-    g2.ops[0].scratch = 5 * 9 * 16 * 4 - 64     # less than one im2col strip
+    g2.ops[0].scratch = 20 * 9 * 16 * 4 - 64     # less than one im2col strip
     bad = compile_graph(g2, target="x86-64")
     with pytest.raises(EdgeplanError, match="scratch"):
         Session(bad)

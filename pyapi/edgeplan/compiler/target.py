@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Callable
 # measured on one AVX2 core (bench/conv_variants.py, docs/kernels.md)
 DW_C8_WIDTH = 32
-DIRECT_CHANNELS = 4
+DIRECT_CHANNELS = 16
 POINTWISE_PIXELS = 64
 
 
@@ -46,7 +46,8 @@ class Target:
     # depthwise outputs narrower than this run 8 channels at a time (CONV2D DW_C8), wider ones a plane at a time
     dw_c8_width: int = 0
     # convolutions (groups 1) with at most direct_channels inputs and direct_outputs outputs (direct_outputs_s1
-    # at stride 1) run DIRECT (a network's stem), not im2col
+    # at stride 1) run DIRECT (stems and narrow layers: im2col's copying outweighs their few output channels),
+    # when a band's input rows fit pack_bytes
     direct_channels: int = 0
     direct_outputs: int = 32
     direct_outputs_s1: int = 16

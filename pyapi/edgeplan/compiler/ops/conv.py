@@ -303,7 +303,8 @@ def select_conv2d(graph, op, tg, upgrades: list) -> None:
         op.variant = K.EP_CONV2D_VARIANT_DEPTHWISE
         op.scratch = conv_dw_scratch(p, oh, ow, min(c * n, tg.threads))
     elif (g == 1 and c <= tg.direct_channels and kw <= 32 and (kh, kw) != (1, 1)
-          and m <= (tg.direct_outputs if max(p["stride"]) > 1 else tg.direct_outputs_s1)):
+          and m <= (tg.direct_outputs if max(p["stride"]) > 1 else tg.direct_outputs_s1)
+          and conv_direct_scratch(p, c, oh, ow) <= tg.pack_bytes):
         op.variant = K.EP_CONV2D_VARIANT_DIRECT
         op.scratch = conv_direct_scratch(p, c, oh, ow, min(-(-oh // DIRECT_ROWS) * n, tg.threads))
     elif (g == 1 and (kh, kw) == (1, 1) and tuple(p["stride"]) == (1, 1) and not any(p["pads"])
