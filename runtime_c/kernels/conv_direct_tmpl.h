@@ -9,8 +9,8 @@
  * local [64][8] buffer back to the 8 planes. Per output element the arithmetic is DEPTHWISE's: the taps in
  * (kh, kw) order from 0.0f with fused multiply-adds, then bias, residual and activation.
  *
- * DIRECT, convolutions with few input channels (a network's stem). im2col would copy every pixel KH*KW*C times
- * for a GEMM whose K is only C*KH*KW. Here a task copies the C input rows of a band of EP_CONV_DIRECT_ROWS output
+ * DIRECT, convolutions with few input and output channels (stems, narrow layers). im2col copies K = C*KH*KW
+ * floats per output pixel for a GEMM with only M output channels to share the copy. Here a task copies the C input rows of a band of EP_CONV_DIRECT_ROWS output
  * rows into its slot, zero padded and split into stride phases as DEPTHWISE does (every tap of 16 consecutive
  * outputs is then a contiguous load), and computes 4 output channels x 16 columns at a time in registers: per
  * tap, 16/DV_N loads and 4 weights, 4*16/DV_N multiply-adds. Per output element: taps in (c, kh, kw) order from
