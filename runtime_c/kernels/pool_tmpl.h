@@ -9,6 +9,7 @@
  * MAX keeps the reference's "v > m" update from -FLT_MAX (a NaN tap is skipped, signed zeros keep the
  * first seen), AVG sums from 0.0f in tap order and divides by the row's count: both equal the reference
  * bit for bit. Threads: planes are split into contiguous ranges.
+ * Narrow maps (fewer than POOL_SMALL_OW output columns) run PV_N planes at a time instead (pool_planes_small).
  * MAX with stride 1 on rows with borders (YOLO's SPPF: 5x5, pad 2, on 10x10 and 20x20 maps, where the
  * border is most of the row) instead copies the window's input rows into a stack buffer padded with
  * -FLT_MAX and runs every column as interior: a -FLT_MAX tap never passes "v > m" from -FLT_MAX, so the
@@ -103,6 +104,70 @@ POOL_INLINE void pool_plane(const int is_max, const int sclass, const ep_pool_ge
     }
 }
 
+/* Narrow maps (OW < POOL_SMALL_OW): a row is a vector or two plus borders, so PV_N planes run together
+ * instead. Their input rows for a band of output rows are copied into a stack buffer as [rows][Wr][PV_N] (a
+ * pixel's PV_N planes are one vector), outside the input filled with -FLT_MAX (MAX: such a tap never passes
+ * "v > m" from -FLT_MAX) or 0.0f (AVG: a sum from 0.0f is never -0.0f, so adding +0.0f leaves it unchanged);
+ * every output is then its taps in (kh, kw) order over whole vectors, AVG divided by the reference's count for
+ * that position: bit for bit the reference's. POOL_SMALLBUF floats hold at least one output row's input rows
+ * (pool_small_band checks). */
+#define POOL_SMALLBUF 4096
+#define POOL_SMALL_OW (4 * PV_N)
+
+/* Output rows per band of the narrow-map path; 0 when it does not apply. */
+static int64_t pool_small_band(const ep_pool_geom *g) {
+    const int64_t Wr = (g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1, span = (g->KH - 1) * g->dh + 1;
+    if (g->OW >= POOL_SMALL_OW || Wr > POOL_SMALLBUF / PV_N) return 0;
+    const int64_t rows = POOL_SMALLBUF / (Wr * PV_N);   /* buffer rows */
+    if (rows < span) return 0;
+    const int64_t band = (rows - span) / g->sh + 1;
+    return band < g->OH ? band : g->OH;
+}
+
+/* Planes [0, np) (np <= PV_N) of x into y, bands of `band` output rows. */
+static void pool_planes_small(const int is_max, const ep_pool_geom *g, const float *x, float *y, int64_t np,
+                              int64_t band) {
+    float buf[POOL_SMALLBUF], out[PV_N];
+    const int64_t Wr = (g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1;
+    const float fill = is_max ? -FLT_MAX : 0.0f;
+    for (int64_t oh0 = 0; oh0 < g->OH; oh0 += band) {
+        const int64_t nb = g->OH - oh0 < band ? g->OH - oh0 : band;
+        const int64_t r0 = oh0 * g->sh, nr = (nb - 1) * g->sh + (g->KH - 1) * g->dh + 1;   /* padded rows */
+        for (int64_t r = 0; r < nr; r++)
+            for (int64_t c = 0; c < Wr; c++) {
+                const int64_t ih = r0 + r - g->pt, iw = c - g->pl;
+                const int in = ih >= 0 && ih < g->H && iw >= 0 && iw < g->W;
+                float *d = buf + (r * Wr + c) * PV_N;
+                for (int64_t q = 0; q < PV_N; q++) d[q] = in && q < np ? x[q * g->H * g->W + ih * g->W + iw] : fill;
+            }
+        for (int64_t oh = oh0; oh < oh0 + nb; oh++) {
+            ep_pool_row r;
+            ep_pool_row_init(g, oh, &r);
+            for (int64_t ow = 0; ow < g->OW; ow++) {
+                PV acc = PV_SET1(fill);
+                for (int64_t kh = 0; kh < g->KH; kh++) {
+                    const float *row = buf + (((oh - oh0) * g->sh + kh * g->dh) * Wr + ow * g->sw) * PV_N;
+                    for (int64_t kw = 0; kw < g->KW; kw++) {
+                        const PV v = PV_LD1(row + kw * g->dw * PV_N);
+                        acc = is_max ? PV_MAX(v, acc) : PV_ADD(acc, v);
+                    }
+                }
+                if (!is_max) {   /* the count of ep_pool_avg_at */
+                    const int64_t w0 = ow * g->sw - g->pl;
+                    int64_t kw0, kw1, pw0, pw1;
+                    rl_tap_range(w0, g->dw, g->KW, g->W, &kw0, &kw1);
+                    rl_tap_range(w0 + g->pl, g->dw, g->KW, g->W + g->pl + g->pr, &pw0, &pw1);
+                    const int64_t count =
+                        g->count_include_pad ? (r.ph1 - r.ph0) * (pw1 - pw0) : (r.kh1 - r.kh0) * (kw1 - kw0);
+                    acc = count > 0 ? PV_DIV(acc, PV_SET1((float)count)) : PV_SET1(0.0f);
+                }
+                PV_ST(out, acc);
+                for (int64_t q = 0; q < np; q++) y[q * g->OH * g->OW + oh * g->OW + ow] = out[q];
+            }
+        }
+    }
+}
+
 typedef struct pool_job {
     const ep_pool_geom *g;
     const float *x;
@@ -116,6 +181,13 @@ static void pool_task(void *ctx, uint32_t t) {
     const ep_pool_geom *g = j->g;
     int64_t p0, p1;
     ep_split_range(g->planes, j->parts, t, &p0, &p1);
+    const int64_t band = pool_small_band(g);
+    if (band > 0) {
+        for (int64_t pl = p0; pl < p1; pl += PV_N)
+            pool_planes_small(j->is_max, g, j->x + pl * g->H * g->W, j->y + pl * g->OH * g->OW,
+                              p1 - pl < PV_N ? p1 - pl : PV_N, band);
+        return;
+    }
     for (int64_t pl = p0; pl < p1; pl++) {
         const float *xp = j->x + pl * g->H * g->W;
         float *yp = j->y + pl * g->OH * g->OW;
