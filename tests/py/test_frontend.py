@@ -712,6 +712,30 @@ def test_gemm_matmul_bias_activation_fusion():
     assert g.outputs[0].shape == (2, 5) and g.outputs[0] is g2.outputs[0]
 
 
+def test_gelu_fuses_into_gemm_and_conv_epilogues():
+    """The erf GELU of a transformer's feed-forward (and after a conv) becomes the gemm's / conv's epilogue."""
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["m"], name="ffn1"),
+             helper.make_node("Add", ["bias", "m"], ["mb"], name="ffn1_bias"),
+             helper.make_node("Div", ["mb", "sqrt2"], ["d"], name="div"),
+             helper.make_node("Erf", ["d"], ["e"], name="erf"),
+             helper.make_node("Add", ["e", "one"], ["e1"], name="add1"),
+             helper.make_node("Mul", ["mb", "e1"], ["g"], name="mulx"),
+             helper.make_node("Mul", ["g", "half"], ["y"], name="mulhalf"),
+             helper.make_node("Conv", ["xc", "wc"], ["c"], name="conv", pads=[1, 0, 1, 0]),
+             helper.make_node("Mul", ["c", "isq2"], ["cd"], name="cdiv"),
+             helper.make_node("Erf", ["cd"], ["ce"], name="cerf"),
+             helper.make_node("Add", ["ce", "one"], ["ce1"], name="cadd1"),
+             helper.make_node("Mul", ["c", "half"], ["ch"], name="chalf"),
+             helper.make_node("Mul", ["ch", "ce1"], ["yc"], name="cmul")]
+    inits = [("w1", _w(8, 40)), ("bias", _w(40)), ("sqrt2", np.array(np.sqrt(2), np.float32)),
+             ("isq2", np.array(1 / np.sqrt(2), np.float32)), ("one", np.array(1, np.float32)),
+             ("half", np.array(0.5, np.float32)), ("wc", _w(6, 3, 3, 1))]
+    model = make_model(nodes, [("x", F, (3, 5, 8)), ("xc", F, (1, 3, 9, 1))], [("y", F, None), ("yc", F, None)], inits)
+    g = check(model)
+    assert sorted(kinds(g)) == ["conv2d", "gemm"]
+    assert all(op.params["act"] == K.EP_ACT_GELU for op in g.ops)
+
+
 def test_standalone_patterns_and_binary_activation():
     nodes = [helper.make_node("Add", ["x", "x2"], ["a"], name="add"),
              helper.make_node("Relu", ["a"], ["r"], name="relu"),

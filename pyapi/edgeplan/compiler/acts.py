@@ -20,7 +20,7 @@ UNARY_TYPES = set(SIMPLE) | {"LeakyRelu", "Elu", "HardSigmoid", "Clip", "Gelu", 
 # activations the conv/gemm/binary epilogues take (y = act(acc + bias + residual)); ROUND/FLOOR/CEIL and the
 # other math kinds stay standalone unary ops
 EPILOGUE_KINDS = {K.EP_ACT_RELU, K.EP_ACT_CLIP, K.EP_ACT_LEAKY_RELU, K.EP_ACT_SIGMOID, K.EP_ACT_HARD_SIGMOID,
-                  K.EP_ACT_HARD_SWISH, K.EP_ACT_TANH, K.EP_ACT_SILU}
+                  K.EP_ACT_HARD_SWISH, K.EP_ACT_TANH, K.EP_ACT_SILU, K.EP_ACT_GELU}
 NAMES = {getattr(K, n): n[len("EP_ACT_"):] for n in dir(K) if n.startswith("EP_ACT_") and n != "EP_ACT_COUNT"}
 
 

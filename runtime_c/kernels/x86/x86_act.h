@@ -131,13 +131,13 @@ static inline __attribute__((always_inline)) __m256 x86_erf8(__m256 x) {
 static inline int x86_act_vec(int act) {
     return act == EP_ACT_NONE || act == EP_ACT_RELU || act == EP_ACT_CLIP || act == EP_ACT_LEAKY_RELU ||
            act == EP_ACT_HARD_SIGMOID || act == EP_ACT_HARD_SWISH || act == EP_ACT_SIGMOID ||
-           act == EP_ACT_SILU || act == EP_ACT_TANH;
+           act == EP_ACT_SILU || act == EP_ACT_TANH || act == EP_ACT_GELU;
 }
 
 /* act(v) for the kinds of x86_act_vec (v unchanged for the others), used by the conv/GEMM epilogues.
  * NaN propagates as in the reference: max/min return their second operand when either is NaN.
  * HARD_SIGMOID / HARD_SWISH are the reference's operations (mul then add; a true division by 6), bit for bit;
- * SIGMOID/SILU/TANH use x86_exp8 (relative error <= 2e-6 against the reference's libm). */
+ * SIGMOID/SILU/TANH/GELU use x86_exp8 (relative error <= 2e-6 against the reference's libm). */
 static inline __attribute__((always_inline)) __m256 x86_act8(int act, float alpha, float beta, __m256 v) {
     const __m256 z = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
     switch (act) {
@@ -157,6 +157,7 @@ static inline __attribute__((always_inline)) __m256 x86_act8(int act, float alph
     case EP_ACT_SIGMOID: return x86_sigmoid8(v);
     case EP_ACT_SILU: return _mm256_mul_ps(v, x86_sigmoid8(v));
     case EP_ACT_TANH: return x86_tanh8(v);
+    case EP_ACT_GELU: return x86_gelu8(v);
     default: return v;
     }
 }

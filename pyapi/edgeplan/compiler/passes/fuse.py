@@ -6,7 +6,8 @@
    intermediate value has no other consumer and is not a graph output: BatchNormalization, a per-channel
    constant Mul (both only before any bias/residual/activation beyond the weights), Add/Sub of a
    per-channel constant (bias), Add of a same-shape runtime tensor (residual; not ConvTranspose), then
-   one activation (Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh, or x*Sigmoid(x) = SiLU).
+   one activation (Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh, x*Sigmoid(x) = SiLU, or the
+   erf GELU).
    Nothing is fused after the activation.
 3. Binary ops absorb a following activation; x*Sigmoid(x), x*HardSigmoid(x; 1/6, 1/2) and the erf form of
    GELU become one EpAct node.
