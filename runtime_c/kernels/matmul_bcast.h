@@ -23,4 +23,29 @@ static inline void ep_matmul_batch(const ep_tensor *at, const ep_tensor *bt, con
     *b_mat = bm;
 }
 
+/* ATTENTION's MASK (broadcast to S[batch..., M, N], aligned on the right): the offset of row i of output
+ * batch bi (Y's batch dims are S's), and through *col the step between its columns (0 when MASK's last
+ * extent is 1). */
+static inline int64_t ep_attention_mask_row(const ep_tensor *mt, const ep_tensor *yt, int64_t bi, int64_t i,
+                                            int64_t *col) {
+    const int rm = mt->rank, ro = yt->rank;
+    int64_t off = 0, stride = 1, rem = bi;
+    *col = 0;
+    if (rm >= 1) {
+        *col = mt->dims[rm - 1] == 1 ? 0 : 1;
+        stride = mt->dims[rm - 1];
+    }
+    if (rm >= 2) {
+        if (mt->dims[rm - 2] != 1) off += i * stride;
+        stride *= mt->dims[rm - 2];
+    }
+    for (int d = ro - 3; d >= 0 && d - (ro - rm) >= 0; d--) {
+        const int64_t idx = rem % yt->dims[d], dm = mt->dims[d - (ro - rm)];
+        rem /= yt->dims[d];
+        if (dm != 1) off += idx * stride;
+        stride *= dm;
+    }
+    return off;
+}
+
 #endif

@@ -1,4 +1,4 @@
-/* Kernel checks of the linear family (GEMM variants DEFAULT, PACKED and ROWS, MATMUL): every table's kernel against
+/* Kernel checks of the linear family (GEMM variants DEFAULT, PACKED and ROWS, MATMUL, ATTENTION): every table's kernel against
  * the reference (tests/c/ep_check.h) on seeded random shapes: odd sizes, the tails of every blocking (MR 6,
  * NR 16, KC 256, 4- and 8-wide vectors), K past one 256 block, extents 0 and 1, broadcast batch dims, every
  * bias form ([N], [1,N], [M,N]), residuals and fused activations. PACKED runs on B packed here the way the
@@ -125,6 +125,49 @@ static void gen_matmul_edges(int iter) {   /* extents 0 and 1, K past one 256 bl
     matmul_gen(M, K, N, iter % 11 == 0);
 }
 
+/* ---------------- ATTENTION ---------------- */
+/* Q [.., M, D], KT [.., D, N], V [.., N, E] (V's batch dims e, 1 or absent: never beyond S's), a mask of any
+ * broadcast form or none, scale or divide, bands of 1..16 rows; the minimum scratch (one slot), then 3 slots.
+ * Tolerance: S differs from the reference's by the rounding of D products (FMA), softmax's exp by ~2e-6
+ * relative, and |Y| <= max|V| = 1. */
+static void attention_gen(int iter) {
+    const int M = iter % 11 == 0 ? chk_int(0, 2) : chk_int(1, iter % 4 == 0 ? 40 : 13);
+    const int D = chk_int(1, iter % 5 == 0 ? 80 : 20), E = iter % 13 == 0 ? chk_int(0, 1) : chk_int(1, 40);
+    const int N = iter % 17 == 0 ? chk_int(0, 1) : chk_int(1, iter % 3 == 0 ? 300 : 40);
+    ep_attention_params p = {0, chk_int(0, 1), chk_int(1, 16), 0};
+    p.scale = p.divide ? sqrtf((float)D) : 1.0f / sqrtf((float)D);
+    const int rq = chk_int(2, 4), rk = chk_int(2, 4), ro = rq > rk ? rq : rk, rv = chk_int(2, ro);
+    int32_t qd[4], kd[4], vd[4], yd[4], sd[4], md[4];
+    for (int i = 0; i < ro - 2; i++) {
+        const int32_t e = chk_int(1, 3);
+        const int iq = i - (ro - rq), ik = i - (ro - rk), iv = i - (ro - rv), f = chk_int(0, 2);
+        if (iq >= 0) qd[iq] = f == 1 ? 1 : e;
+        if (ik >= 0) kd[ik] = f == 2 ? 1 : e;
+        yd[i] = sd[i] = (iq >= 0 && qd[iq] != 1) || (ik >= 0 && kd[ik] != 1) ? e : 1;
+        if (iv >= 0) vd[iv] = chk_int(0, 1) ? yd[i] : 1;
+    }
+    qd[rq - 2] = M, qd[rq - 1] = D, kd[rk - 2] = D, kd[rk - 1] = N, vd[rv - 2] = N, vd[rv - 1] = E;
+    yd[ro - 2] = sd[ro - 2] = M, yd[ro - 1] = E, sd[ro - 1] = N;
+    const int has_mask = chk_int(0, 2) != 0, rm = chk_int(0, ro);
+    for (int i = 0; i < rm; i++) md[i] = chk_int(0, 1) ? sd[i + ro - rm] : 1;
+    ep_tensor q = chk_tensor_rand(rq, qd, 1.0f), k = chk_tensor_rand(rk, kd, 1.0f), v = chk_tensor_rand(rv, vd, 1.0f);
+    ep_tensor m = chk_tensor_rand(rm, md, 2.0f);
+    for (size_t i = 0; i < chk_bytes(&m) / 4; i++)   /* some masked-out positions, as a causal mask has */
+        if (chk_int(0, 7) == 0) ((float *)m.data)[i] = -1e4f;
+    char what[160];
+    snprintf(what, sizeof what, "attention M%d D%d N%d E%d ranks q%d k%d v%d mask%d(r%d) rows%d div%d", M, D, N, E,
+             rq, rk, rv, has_mask, rm, p.rows, p.divide);
+    chk_case c = {.what = what, .opcode = EP_OP_ATTENTION, .params = &p, .in = {&q, &k, &v, has_mask ? &m : NULL},
+                  .n_in = has_mask ? 4 : 3, .n_out = 1, .tol = {.max_rel = 1e-5, .abs = 1e-6 * D + 4e-6}};
+    c.out[0] = chk_mk(NULL, EP_DTYPE_F32, ro, yd);
+    chk_kernels(&c);
+    c.n_extra = 1;
+    c.extra[0] = 2 * c.scratch;
+    chk_kernels(&c);
+    chk_free(q.data), chk_free(k.data), chk_free(v.data), chk_free(m.data);
+}
+
 static const chk_gen GENS[] = {{"gemm", gen_gemm, 300}, {"gemm_small", gen_gemm_small, 80},
-    {"matmul", gen_matmul, 300}, {"matmul_small", gen_matmul_small, 30}, {"matmul_edges", gen_matmul_edges, 40}};
+    {"matmul", gen_matmul, 300}, {"matmul_small", gen_matmul_small, 30}, {"matmul_edges", gen_matmul_edges, 40},
+    {"attention", attention_gen, 300}};
 int main(int argc, char **argv) { return chk_main(argc, argv, "check_linear", GENS, CHK_COUNT(GENS)); }

@@ -223,6 +223,13 @@ def run_graph(g: graph.Graph, feeds: dict) -> list:
             ys = [_act(p["act"], y, p["act_alpha"], p["act_beta"])]
         elif k == "matmul":
             ys = [np.matmul(ins[0].astype(np.float64), ins[1])]
+        elif k == "attention":
+            sc = np.matmul(ins[0].astype(np.float64), ins[1])
+            sc = sc / p["scale"] if p["divide"] else sc * p["scale"]
+            if len(ins) > 3:
+                sc = sc + ins[3]
+            e = np.exp(sc - sc.max(axis=-1, keepdims=True))
+            ys = [np.matmul(e / e.sum(axis=-1, keepdims=True), ins[2])]
         elif k == "unary":
             ys = [_act(p["kind"], ins[0], p["alpha"], p["beta"])]
         elif k == "binary":
@@ -734,6 +741,39 @@ def test_gelu_fuses_into_gemm_and_conv_epilogues():
     g = check(model)
     assert sorted(kinds(g)) == ["conv2d", "gemm"]
     assert all(op.params["act"] == K.EP_ACT_GELU for op in g.ops)
+
+
+def _attention_model(mask_shape=None, div=False, v_batch=(1, 2), opset=17):
+    """Whisper's attention: Q [1,2,5,8], K [1,2,7,8] transposed, * 1/sqrt(8) (or / sqrt(8)), + mask, softmax, V."""
+    nodes = [helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2], name="kT"),
+             helper.make_node("MatMul", ["q", "kt"], ["s"], name="qk"),
+             helper.make_node("Div" if div else "Mul", ["s", "c"], ["ss"], name="scale")]
+    last = "ss"
+    if mask_shape is not None:
+        nodes.append(helper.make_node("Add", ["mask", "ss"], ["sm"], name="mask"))
+        last = "sm"
+    nodes += [helper.make_node("Softmax", [last], ["p"], axis=-1 if opset >= 13 else 3, name="softmax"),
+              helper.make_node("MatMul", ["p", "v"], ["y"], name="pv")]
+    ins = [("q", F, (1, 2, 5, 8)), ("k", F, (1, 2, 7, 8)), ("v", F, v_batch + (7, 6))]
+    if mask_shape is not None:
+        ins.append(("mask", F, mask_shape))
+    c = np.array(np.sqrt(8) if div else 1 / np.sqrt(8), np.float32)
+    return make_model(nodes, ins, [("y", F, None)], [("c", c)], opset=opset)
+
+
+@pytest.mark.parametrize("mask_shape,div,v_batch", [(None, False, (1, 2)), ((1, 1, 5, 7), True, (2,)),
+                                                     ((7,), False, (1, 1)), ((2, 1, 1), False, (1, 2))])
+def test_attention_chain_fuses(mask_shape, div, v_batch):
+    g = check(_attention_model(mask_shape, div, v_batch))
+    assert kinds(g) == ["transpose", "attention"]
+    a = g.ops[1]
+    assert a.params["divide"] == int(div) and len(a.inputs) == (4 if mask_shape else 3)
+    assert any(f.endswith("-> attention") for f in g.fused)
+
+
+def test_attention_chain_left_alone_when_v_extends_the_batch():
+    g = check(_attention_model(None, False, (3, 2)))
+    assert "attention" not in kinds(g) and kinds(g).count("matmul") == 2
 
 
 def test_standalone_patterns_and_binary_activation():

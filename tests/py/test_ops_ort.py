@@ -746,3 +746,30 @@ def test_vector_transcendentals_stay_within_2e6_of_the_exact_function(op):
     ok = np.abs(ref) >= np.finfo(np.float32).tiny
     assert np.all(np.abs(y[ok] - ref[ok]) <= 2e-6 * np.abs(ref[ok])), float(np.max(np.abs(y[ok] - ref[ok]) / np.abs(ref[ok])))
     assert not np.any(np.isnan(y))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_attention_fused_matches_ort(seed):
+    """The fused ATTENTION op (scores a band of rows at a time) on random heads, lengths and masks: one query
+    (a decoder step), long keys, a causal mask, a scale by division."""
+    rng = np.random.default_rng(seed)
+    B, H = [(1, 6), (2, 3), (1, 1), (1, 4)][seed]
+    M, N, D, E = [(1, 1500, 64, 64), (37, 53, 16, 24), (300, 300, 8, 8), (5, 1, 32, 16)][seed]
+    q, k, v = f32(rng, B, H, M, D), f32(rng, B, H, N, D), f32(rng, B, H, N, E)
+    causal = np.triu(np.full((M, N), -1e9, np.float32), 1 + N - M) if seed == 2 else f32(rng, 1, 1, M, N)
+    nodes = [helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
+             helper.make_node("MatMul", ["q", "kt"], ["s"]),
+             helper.make_node("Div" if seed == 1 else "Mul", ["s", "c"], ["ss"]),
+             helper.make_node("Add", ["ss", "mask"], ["sm"]),
+             helper.make_node("Softmax", ["sm"], ["p"], axis=-1),
+             helper.make_node("MatMul", ["p", "v"], ["y"])]
+    feeds = {"q": q, "k": k, "v": v, "mask": causal.reshape((1, 1, M, N))}
+    vi = [helper.make_tensor_value_info(n, TensorProto.FLOAT, a.shape) for n, a in feeds.items()]
+    c = np.array(np.sqrt(D) if seed == 1 else 1 / np.sqrt(D), np.float32)
+    g = helper.make_graph(nodes, "g", vi, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          [numpy_helper.from_array(c, "c")])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=8)
+    from edgeplan.plan import read_plan
+    ops = [o["op"] for o in read_plan(edgeplan.compile(model).to_bytes())["ops"]]
+    assert "attention" in ops and "softmax" not in ops and "matmul" not in ops, ops
+    check(model, feeds)

@@ -42,6 +42,9 @@ OPS = {
     'matmul': OpSpec(4, 'EP_OP_MATMUL', 'ep_matmul_params', 2, 2, 1, 1, False, False, False, False, False, 'linear', 0,
                   ('default',),
                   (('ref', 'default', 'ep_ref_matmul_f32'), ('x86', 'default', 'ep_x86_matmul_f32'), ('neon', 'default', 'ep_neon_matmul_f32'))),
+    'attention': OpSpec(63, 'EP_OP_ATTENTION', 'ep_attention_params', 3, 4, 1, 1, False, False, False, False, False, 'linear', 11,
+                  ('default',),
+                  (('ref', 'default', 'ep_ref_attention_f32'), ('x86', 'default', 'ep_x86_attention_f32'), ('neon', 'default', 'ep_neon_attention_f32'))),
     'unary': OpSpec(5, 'EP_OP_UNARY', 'ep_unary_params', 1, 1, 1, 1, True, False, False, False, False, 'elementwise', 0,
                   ('default',),
                   (('ref', 'default', 'ep_ref_unary_f32'), ('x86', 'default', 'ep_x86_unary_f32'), ('neon', 'default', 'ep_neon_unary_f32'))),
@@ -217,7 +220,7 @@ OPS = {
 
 FAMILIES = {
     'conv': ('conv2d', 'conv_transpose2d', 'invres'),
-    'linear': ('gemm', 'matmul'),
+    'linear': ('gemm', 'matmul', 'attention'),
     'elementwise': ('unary', 'binary'),
     'pool': ('maxpool', 'avgpool', 'global_avgpool'),
     'layout': ('concat', 'split', 'slice', 'transpose', 'pad', 'gather', 'copy'),

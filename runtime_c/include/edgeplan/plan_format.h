@@ -15,7 +15,7 @@
 /* EP_CDEF_BEGIN */
 #define EP_PLAN_MAGIC 0x4E4C5045
 #define EP_PLAN_VERSION_MAJOR 1
-#define EP_PLAN_VERSION_MINOR 10
+#define EP_PLAN_VERSION_MINOR 11
 #define EP_MAX_RANK 8
 #define EP_SECTION_ALIGN 64
 #define EP_ARENA_ALIGN 64
@@ -264,7 +264,8 @@ typedef struct ep_io_rec {
 #define EP_OP_DELEGATE 60
 #define EP_OP_QUANTIZE_ROWS 61
 #define EP_OP_DQGEMM 62
-#define EP_OP_COUNT 63         /* one past the last opcode */
+#define EP_OP_ATTENTION 63
+#define EP_OP_COUNT 64         /* one past the last opcode */
 /* kernel variants (ep_op_rec.variant): DEFAULT (0) is every op's plain layout; the others'
  * layouts are described below */
 #define EP_VARIANT_DEFAULT 0
@@ -346,6 +347,7 @@ typedef struct ep_io_rec {
 #define EP_QUANTIZE_ROWS_VARIANT_DEFAULT 0
 #define EP_DQGEMM_VARIANT_DEFAULT 0
 #define EP_DQGEMM_VARIANT_PACKED 1
+#define EP_ATTENTION_VARIANT_DEFAULT 0
 /* EP_OPS_END */
 
 
@@ -489,6 +491,22 @@ typedef struct ep_matmul_params {
     int32_t reserved;
     int32_t reserved2;
 } ep_matmul_params;
+
+/* ATTENTION (1.11): in Q[..., M, D], KT[..., D, N], V[..., N, E], all f32 of rank >= 2, and optionally
+ * MASK (f32, rank <= Y's, each dim 1 or S's); out Y[..., M, E]:
+ *   S = Q KT (MATMUL's semantics: batch dims broadcast);  S = divide ? S / scale : S * scale;
+ *   S = S + MASK (broadcast);  P = softmax(S) over its last axis (SOFTMAX's semantics);  Y = P V.
+ * Y's batch dims are S's: V's must broadcast into them without extending them. Every element is what
+ * MATMUL, BINARY MUL / DIV, BINARY ADD, SOFTMAX and MATMUL compute one after the other (the reference
+ * equals that chain bit for bit), but S never leaves the op's scratch: `rows` rows of S at a time,
+ * rows * N floats a slot. Scratch holds at least one slot; the kernels run as many threads as it holds
+ * slots. rows >= 1; reserved 0. */
+typedef struct ep_attention_params {
+    float scale;
+    int32_t divide;     /* 0: S * scale, 1: S / scale */
+    int32_t rows;       /* rows of S per scratch slot */
+    int32_t reserved;
+} ep_attention_params;
 
 /* UNARY: Y = f(X), same shape, f32. */
 typedef struct ep_unary_params {
@@ -1201,6 +1219,7 @@ EP_RECORD_SIZE(ep_qconv2d_params, 64);
 EP_RECORD_SIZE(ep_qgemm_params, 16);
 EP_RECORD_SIZE(ep_qadd_params, 48);
 EP_RECORD_SIZE(ep_matmul_params, 8);
+EP_RECORD_SIZE(ep_attention_params, 16);
 EP_RECORD_SIZE(ep_unary_params, 16);
 EP_RECORD_SIZE(ep_binary_params, 16);
 EP_RECORD_SIZE(ep_pool_params, 48);

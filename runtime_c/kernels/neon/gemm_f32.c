@@ -185,3 +185,8 @@ int ep_neon_matmul_f32(const ep_op *op) {
     }
     return EP_OK;
 }
+
+/* ATTENTION: MATMUL's GEMM and SOFTMAX's row (kernels/attention_tmpl.h) */
+#define AT_GEMM(M, N, K, a, lda, b, ldb, c, ldc) ep_neon_gemm_rm(M, N, K, a, lda, b, ldb, c, ldc, NULL)
+#define AT_SOFTMAX_ROW(y, x, n) ep_neon_softmax_row(y, x, n)
+#include "attention_tmpl.h"

@@ -10,4 +10,7 @@
 /* Overrides table entries with the NEON kernels this CPU can run (EP_CPU_* bits). */
 void ep_kernels_init_neon(ep_kernel_table *t, uint64_t cpu_features);
 
+/* A SOFTMAX row (softmax_f32.c), for the ATTENTION kernel. */
+void ep_neon_softmax_row(float *y, const float *x, int64_t n);
+
 #endif

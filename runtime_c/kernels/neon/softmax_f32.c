@@ -104,5 +104,8 @@ static void sm_cols(float *y, const float *x, int64_t n, int64_t inner, int w, i
         sm_cols_n(y, x, n, inner, w, 0, log_mode);
 }
 
+/* one softmax row for ATTENTION (kernels/attention_tmpl.h) */
+void ep_neon_softmax_row(float *y, const float *x, int64_t n) { sm_row(y, x, n, 0); }
+
 #define SM_LANES 4
 #include "softmax_tmpl.h"

@@ -3,6 +3,7 @@
 #ifndef EP_REF_UTIL_H
 #define EP_REF_UTIL_H
 
+#include <math.h>
 #include <stdint.h>
 #include "ep_kernel.h"
 #include "float_bits.h"
@@ -89,6 +90,25 @@ static inline void rl_gemm_row(float *yr, const float *ar, const float *b, int64
         const float av = ar[k];
         const float *br = b + k * N;
         for (int64_t j = 0; j < N; j++) yr[j] += av * br[j];
+    }
+}
+
+/* SOFTMAX / LOGSOFTMAX of n elements st apart, in three passes (max, sum in double, write): y may alias x.
+ * Shared by SOFTMAX and ATTENTION. */
+static inline void rl_softmax_row(float *y, const float *x, int64_t n, int64_t st, int log_mode) {
+    float m = -INFINITY;
+    for (int64_t k = 0; k < n; k++) {
+        float v = x[k * st];
+        if (v > m || v != v) m = v;
+    }
+    double sum = 0.0;
+    for (int64_t k = 0; k < n; k++) sum += (double)expf(x[k * st] - m);
+    if (log_mode) {
+        const float ls = (float)log(sum);
+        for (int64_t k = 0; k < n; k++) y[k * st] = x[k * st] - m - ls;
+    } else {
+        const double inv = 1.0 / sum;
+        for (int64_t k = 0; k < n; k++) y[k * st] = (float)((double)expf(x[k * st] - m) * inv);
     }
 }
 

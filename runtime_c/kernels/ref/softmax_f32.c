@@ -3,23 +3,7 @@
  * Three passes per row (max, sum, write), so Y may alias X. No scratch. */
 #include <math.h>
 #include "ep_ops.h"
-
-static void softmax_row(float *y, const float *x, int64_t n, int64_t st, int log_mode) {
-    float m = -INFINITY;
-    for (int64_t k = 0; k < n; k++) {
-        float v = x[k * st];
-        if (v > m || v != v) m = v;
-    }
-    double sum = 0.0;
-    for (int64_t k = 0; k < n; k++) sum += (double)expf(x[k * st] - m);
-    if (log_mode) {
-        const float ls = (float)log(sum);
-        for (int64_t k = 0; k < n; k++) y[k * st] = x[k * st] - m - ls;
-    } else {
-        const double inv = 1.0 / sum;
-        for (int64_t k = 0; k < n; k++) y[k * st] = (float)((double)expf(x[k * st] - m) * inv);
-    }
-}
+#include "ref_util.h"
 
 int ep_ref_softmax_f32(const ep_op *op) {
     const ep_softmax_params *p = (const ep_softmax_params *)op->params;
@@ -35,7 +19,7 @@ int ep_ref_softmax_f32(const ep_op *op) {
     for (int64_t o = 0; o < outer; o++) {
         for (int64_t j = 0; j < inner; j++) {
             const int64_t off = o * n * inner + j;
-            softmax_row(y + off, x + off, n, inner, p->log);
+            rl_softmax_row(y + off, x + off, n, inner, p->log);
         }
     }
     return EP_OK;

@@ -142,3 +142,8 @@ int ep_x86_matmul_f32(const ep_op *op) {
     ep_parallel_for(op->pool, (uint32_t)j.parts, mm_task, &j);
     return EP_OK;
 }
+
+/* ATTENTION: this file's GEMM and SOFTMAX's row (kernels/attention_tmpl.h) */
+#define AT_GEMM(M, N, K, a, lda, b, ldb, c, ldc) mm_gemm(M, N, K, a, lda, b, ldb, c, ldc)
+#define AT_SOFTMAX_ROW(y, x, n) ep_x86_softmax_row(y, x, n)
+#include "attention_tmpl.h"

@@ -8,4 +8,7 @@
 /* Overrides table entries with the kernels this CPU can run (EP_CPU_* bits). */
 void ep_kernels_init_x86(ep_kernel_table *t, uint64_t cpu_features);
 
+/* A SOFTMAX row (softmax_f32.c), for the ATTENTION kernel. */
+void ep_x86_softmax_row(float *y, const float *x, int64_t n);
+
 #endif

@@ -134,7 +134,56 @@ def lower_gemm(ctx, n):
                                         "act_beta": 0.0}, inplace=0)
 
 
+# rows of the scores an attention task holds in scratch (rows x N floats): a few 6-row GEMM panels, and
+# within ATTENTION_BYTES (about half an L2) on long keys
+ATTENTION_ROWS = 24
+ATTENTION_BYTES = 256 * 1024
+
+
+def attention_rows(M: int, N: int) -> int:
+    return max(1, min(ATTENTION_ROWS, M, ATTENTION_BYTES // max(1, 4 * N)))
+
+
+def lower_epattention(ctx, n):
+    """EpAttention (passes/fuse.py) -> attention, its scratch one band of scores per thread."""
+    Q, KT, V = (ctx.input(n, i) for i in range(3))
+    mask = ctx.input(n, 3, optional=True)
+    ctx.need_f32(Q, KT, V, mask)
+    if len(Q.shape) < 2 or len(KT.shape) < 2 or len(V.shape) < 2 or Q.shape[-1] != KT.shape[-2] \
+            or V.shape[-2] != KT.shape[-1]:
+        raise NodeError(f"attention operands Q {Q.shape}, KT {KT.shape}, V {V.shape} do not match")
+    try:
+        batch = tuple(np.broadcast_shapes(Q.shape[:-2], KT.shape[:-2]))
+    except ValueError:
+        raise NodeError(f"attention batch dims of {Q.shape} and {KT.shape} do not broadcast") from None
+    M, N = Q.shape[-2], KT.shape[-1]
+    s = batch + (M, N)
+    if len(V.shape) > len(s) or any(d not in (1, s[i + len(s) - len(V.shape)]) for i, d in enumerate(V.shape[:-2])):
+        raise NodeError(f"V {V.shape} does not broadcast into the scores {s}")
+    if mask is not None and (len(mask.shape) > len(s) or
+                             any(d not in (1, s[i + len(s) - len(mask.shape)]) for i, d in enumerate(mask.shape))):
+        raise NodeError(f"mask {mask.shape} does not broadcast into the scores {s}")
+    y = ctx.output(n, 0, batch + (M, V.shape[-1]), np.float32)
+    rows = attention_rows(M, N)
+    op = ctx.emit("attention", [Q, KT, V] + ([mask] if mask is not None else []), [y],
+                  {"scale": float(n.attrs.get("scale", 1.0)), "divide": int(n.attrs.get("divide", 0)),
+                   "rows": rows, "reserved": 0})
+    op.scratch = rows * N * 4
+
+
+def select_attention(graph, op, tg, upgrades: list) -> None:
+    """One band of scores per thread on targets with threads."""
+    bands = prod(op.outputs[0].shape[:-2]) * -(-op.outputs[0].shape[-2] // op.params["rows"])
+    op.scratch = op.params["rows"] * op.inputs[1].shape[-1] * 4 * max(1, min(bands, tg.threads))
+
+
+def flops_attention(op) -> int:   # two products per score: Q KT and P V
+    y = op.outputs[0]
+    return 2 * prod(y.shape[:-1]) * op.inputs[1].shape[-1] * (op.inputs[0].shape[-1] + y.shape[-1])
+
+
 LOWER = {
+    ("edgeplan", "EpAttention"): lower_epattention,
     ("edgeplan", "EpGemm"): lower_epgemm,
     ("", "MatMul"): lower_matmul,
     ("", "Gemm"): lower_gemm,
@@ -196,5 +245,5 @@ def flops_matmul(op) -> int:   # gemm and matmul: Y[..., M, N] over K = A.shape[
     return 2 * prod(op.outputs[0].shape) * int(op.inputs[0].shape[-1])
 
 
-SELECT = {"gemm": select_gemm}
-FLOPS = {"gemm": flops_matmul, "matmul": flops_matmul}
+SELECT = {"gemm": select_gemm, "attention": select_attention}
+FLOPS = {"gemm": flops_matmul, "matmul": flops_matmul, "attention": flops_attention}

@@ -11,6 +11,9 @@
    Nothing is fused after the activation.
 3. Binary ops absorb a following activation; x*Sigmoid(x), x*HardSigmoid(x; 1/6, 1/2) and the erf form of
    GELU become one EpAct node.
+4. Attention: MatMul(Q, KT) -> [Mul / Div by a scalar constant] -> [Add MASK] -> Softmax(last axis) ->
+   MatMul(., V) becomes one EpAttention(Q, KT, V[, MASK]; scale, divide) node, when V's and MASK's dims
+   broadcast into the scores' without extending them: the scores never reach the arena.
 Every fusion is recorded as a line in notes.
 """
 from __future__ import annotations
@@ -329,6 +332,65 @@ class _Fuser:
         e.outputs = [last.outputs[0]]
         self.dead.update(dead)
 
+    def attention_pattern(self, mm):
+        """MatMul(Q, KT) -> [Mul/Div scalar] -> [Add mask] -> Softmax(-1) -> MatMul(P, V) -> EpAttention."""
+        m = self.m
+        if len(mm.inputs) != 2 or any(m.const(i) is not None for i in mm.inputs):
+            return
+        qs, ks = m.shape(mm.inputs[0]), m.shape(mm.inputs[1])
+        ss = m.shape(mm.outputs[0])
+        if qs is None or ks is None or ss is None or len(qs) < 2 or len(ks) < 2 or len(ss) != max(len(qs), len(ks)):
+            return
+        if any(m.values[v].dtype != np.float32 for v in (mm.inputs[0], mm.inputs[1], mm.outputs[0])):
+            return
+        chain, scale, divide, mask = [], 1.0, 0, None
+        u = self.sole_user(mm.outputs[0])
+        if u is not None and u.op_type in ("Mul", "Div") and len(u.inputs) == 2:
+            k = self._scalar_const(u, mm.outputs[0])
+            if k is None or (u.op_type == "Div" and u.inputs[0] != mm.outputs[0]):
+                return
+            scale, divide = k, int(u.op_type == "Div")
+            chain.append(u)
+            u = self.sole_user(u.outputs[0])
+        if u is not None and u.op_type == "Add" and len(u.inputs) == 2:
+            prev = chain[-1].outputs[0] if chain else mm.outputs[0]
+            other = [i for i in u.inputs if i != prev]
+            ms = m.shape(other[0]) if len(other) == 1 else None
+            if ms is None or len(ms) > len(ss) or m.values[other[0]].dtype != np.float32:
+                return
+            if any(d != 1 and d != ss[i + len(ss) - len(ms)] for i, d in enumerate(ms)):
+                return
+            if m.shape(u.outputs[0]) != ss:
+                return
+            mask = other[0]
+            chain.append(u)
+            u = self.sole_user(u.outputs[0])
+        if u is None or u.op_type != "Softmax":
+            return
+        r = len(ss)
+        axis = int(u.attrs.get("axis", -1 if m.opset >= 13 else 1))
+        if (axis + r if axis < 0 else axis) != r - 1:
+            return
+        chain.append(u)
+        mm2 = self.sole_user(u.outputs[0])
+        if mm2 is None or mm2.op_type != "MatMul" or mm2.inputs[0] != u.outputs[0]:
+            return
+        v = mm2.inputs[1]
+        vs, ys = m.shape(v), m.shape(mm2.outputs[0])
+        if vs is None or ys is None or len(vs) < 2 or len(vs) > r or len(ys) != r or m.values[v].dtype != np.float32:
+            return
+        if any(d != 1 and d != ss[i + r - len(vs)] for i, d in enumerate(vs[:-2])):
+            return
+        self.notes.append(f"MatMul '{mm.name}' + {' + '.join(c.op_type for c in chain)} + MatMul '{mm2.name}'"
+                          f" -> attention")
+        mm.op_type, mm.domain, mm.proto = "EpAttention", ir.EP_DOMAIN, None
+        mm.attrs = {"scale": float(scale), "divide": divide}
+        mm.inputs = [mm.inputs[0], mm.inputs[1], v] + ([mask] if mask else [])
+        for x in mm.inputs[2:]:
+            self.cons.setdefault(x, []).append(mm)
+        mm.outputs = [mm2.outputs[0]]
+        self.dead.update(chain + [mm2])
+
     def pad_into_conv(self, n):
         """Pad(constant 0, spatial dims only) whose only consumer is Conv n -> the conv's pads."""
         m = self.m
@@ -366,6 +428,9 @@ class _Fuser:
         for n in list(self.m.nodes):
             if n.domain == "" and n.op_type == "Add" and n not in self.dead:
                 self.hardswish_pattern(n)
+        for n in list(self.m.nodes):
+            if n.domain == "" and n.op_type == "MatMul" and n not in self.dead and not n.exact:
+                self.attention_pattern(n)
         for n in list(self.m.nodes):
             if n not in self.dead and n.op_type in ("Conv", "ConvTranspose", "EpGemm") and not n.exact:
                 self.grow(n)
