@@ -126,6 +126,10 @@ static inline __attribute__((always_inline)) __m256 x86_erf8(__m256 x) {
     return _mm256_blendv_ps(big, small, _mm256_cmp_ps(ax, _mm256_set1_ps(0.5f), _CMP_LT_OQ));
 }
 
+/* x86_gelu8 out of line (act_f32.c): the epilogues' x86_act8 calls it, so its ~100 instructions are linked
+ * once instead of inlined into every epilogue of every conv / GEMM kernel. */
+__m256 ep_x86_gelu8(__m256 v);
+
 /* 1 when x86_act8 has a vector form of the activation; the others are applied by the caller with
  * ep_act_apply_f32 after storing. */
 static inline int x86_act_vec(int act) {
@@ -157,7 +161,7 @@ static inline __attribute__((always_inline)) __m256 x86_act8(int act, float alph
     case EP_ACT_SIGMOID: return x86_sigmoid8(v);
     case EP_ACT_SILU: return _mm256_mul_ps(v, x86_sigmoid8(v));
     case EP_ACT_TANH: return x86_tanh8(v);
-    case EP_ACT_GELU: return x86_gelu8(v);
+    case EP_ACT_GELU: return ep_x86_gelu8(v);
     default: return v;
     }
 }
