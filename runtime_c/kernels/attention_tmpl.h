@@ -70,6 +70,7 @@ int EP_ISA_FN(attention_f32)(const ep_op *op) {
         memset(yt->data, 0, (size_t)ep_numel(yt) * sizeof(float));
         return EP_OK;
     }
+    if (j.rows > j.M) j.rows = j.M;   /* the band: min(rows, M) rows (M >= 1 here) */
     j.bands = (j.M + j.rows - 1) / j.rows;
     j.units = ep_numel(yt) / (j.M * j.E) * j.bands;
     const uint64_t slot = (uint64_t)j.rows * (uint64_t)j.N * sizeof(float);

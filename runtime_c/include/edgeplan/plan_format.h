@@ -498,8 +498,8 @@ typedef struct ep_matmul_params {
  *   S = S + MASK (broadcast);  P = softmax(S) over its last axis (SOFTMAX's semantics);  Y = P V.
  * Y's batch dims are S's: V's must broadcast into them without extending them. Every element is what
  * MATMUL, BINARY MUL / DIV, BINARY ADD, SOFTMAX and MATMUL compute one after the other (the reference
- * equals that chain bit for bit), but S never leaves the op's scratch: `rows` rows of S at a time,
- * rows * N floats a slot. Scratch holds at least one slot; the kernels run as many threads as it holds
+ * equals that chain bit for bit), but S never leaves the op's scratch: a band of b = min(rows, M) rows of
+ * S at a time, b * N floats a slot (rows is fixed for every length of a run-time-shaped plan). Scratch holds at least one slot; the kernels run as many threads as it holds
  * slots. rows >= 1; reserved 0. */
 typedef struct ep_attention_params {
     float scale;

@@ -50,7 +50,7 @@ int ep_shape_matmul(const ep_op *op, ep_shape *out, uint64_t *scratch) {
 
 /* ATTENTION (see ep_attention_params): Q[..., M, D] KT[..., D, N] V[..., N, E] (+ MASK) -> Y[..., M, E].
  * S's batch dims broadcast Q's and KT's as MATMUL does; V's and MASK's must broadcast into S's (never
- * extend them). Scratch: one slot of rows * N floats.
+ * extend them). Scratch: one slot of min(rows, M) * N floats.
  * Error codes: arity -> PLAN_OP, dtypes -> PLAN_TENSOR, divide / rows / reserved -> PLAN_PARAMS, ranks and
  * extents -> PLAN_SHAPE. */
 int ep_shape_attention(const ep_op *op, ep_shape *out, uint64_t *scratch) {
@@ -88,6 +88,7 @@ int ep_shape_attention(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     out[0].dims[rs - 1] = v->dims[rv - 1];
     out[0].rank = (uint8_t)rs;
     out[0].dtype = EP_DTYPE_F32;
-    *scratch = (uint64_t)p->rows * (uint64_t)sd[rs - 1] * sizeof(float);
+    const int64_t band = p->rows < sd[rs - 2] ? p->rows : sd[rs - 2];
+    *scratch = (uint64_t)band * (uint64_t)sd[rs - 1] * sizeof(float);
     return EP_OK;
 }

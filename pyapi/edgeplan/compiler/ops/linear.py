@@ -134,14 +134,14 @@ def lower_gemm(ctx, n):
                                         "act_beta": 0.0}, inplace=0)
 
 
-# rows of the scores an attention task holds in scratch (rows x N floats): a few 6-row GEMM panels, and
-# within ATTENTION_BYTES (about half an L2) on long keys
+# rows of the scores an attention task holds in scratch (a band of min(rows, M) x N floats): a few 6-row
+# GEMM panels. One value for every shape, so that a run-time-shaped plan has one op list for every length
+# (Whisper's 1500 keys: 141 KiB a band).
 ATTENTION_ROWS = 24
-ATTENTION_BYTES = 256 * 1024
 
 
-def attention_rows(M: int, N: int) -> int:
-    return max(1, min(ATTENTION_ROWS, M, ATTENTION_BYTES // max(1, 4 * N)))
+def attention_band(M: int) -> int:
+    return max(1, min(ATTENTION_ROWS, M))
 
 
 def lower_epattention(ctx, n):
@@ -164,17 +164,18 @@ def lower_epattention(ctx, n):
                              any(d not in (1, s[i + len(s) - len(mask.shape)]) for i, d in enumerate(mask.shape))):
         raise NodeError(f"mask {mask.shape} does not broadcast into the scores {s}")
     y = ctx.output(n, 0, batch + (M, V.shape[-1]), np.float32)
-    rows = attention_rows(M, N)
     op = ctx.emit("attention", [Q, KT, V] + ([mask] if mask is not None else []), [y],
                   {"scale": float(n.attrs.get("scale", 1.0)), "divide": int(n.attrs.get("divide", 0)),
-                   "rows": rows, "reserved": 0})
-    op.scratch = rows * N * 4
+                   "rows": ATTENTION_ROWS, "reserved": 0})
+    op.scratch = attention_band(M) * N * 4
 
 
 def select_attention(graph, op, tg, upgrades: list) -> None:
     """One band of scores per thread on targets with threads."""
-    bands = prod(op.outputs[0].shape[:-2]) * -(-op.outputs[0].shape[-2] // op.params["rows"])
-    op.scratch = op.params["rows"] * op.inputs[1].shape[-1] * 4 * max(1, min(bands, tg.threads))
+    M = op.outputs[0].shape[-2]
+    band = attention_band(M)
+    bands = prod(op.outputs[0].shape[:-2]) * -(-M // band)
+    op.scratch = band * op.inputs[1].shape[-1] * 4 * max(1, min(bands, tg.threads))
 
 
 def flops_attention(op) -> int:   # two products per score: Q KT and P V
