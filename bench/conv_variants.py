@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """One convolution layer under two CONV2D variants, and onnxruntime, alternating in one process (a benchmark,
 not a test). It measures where the compiler's thresholds for DW_C8 (Target.dw_c8_width), DIRECT
-(Target.direct_channels, direct_outputs) and POINTWISE (Target.pointwise_pixels) belong:
+(Target.direct_channels, direct_outputs) and POINTWISE (Target.pointwise_pixels, pointwise_kxk_pixels) belong:
 
-    python3 bench/conv_variants.py                 # the depthwise layers of MobileNetV2 and the stems
-    python3 bench/conv_variants.py --rounds 31
+    python3 bench/conv_variants.py                 # the depthwise layers of MobileNetV2, the stems, 1x1, few pixels
+    python3 bench/conv_variants.py --rounds 31 --only few
 
 Each row builds a one-Conv ONNX model (+ Relu), compiles it for the host target twice (the variant forced
 on; the variant off: the plane-at-a-time DEPTHWISE, or im2col PACKED), and times --batch runs of each engine per round, in an
@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-# (label, C, M, H, W, kernel, stride, groups)
+# (label, C, M, H, W, kernel, stride, groups); kernel and stride an int or (h, w)
 ROWS = [
     ("dw 3x3 s1 112x112 c32", 32, 32, 112, 112, 3, 1, 32),
     ("dw 3x3 s1 56x56 c144", 144, 144, 56, 56, 3, 1, 144),
@@ -46,6 +46,17 @@ ROWS = [
     ("pw 7x7 160->960", 160, 960, 7, 7, 1, 1, 1),
     ("pw 14x14 576->96", 576, 96, 14, 14, 1, 1, 1),
     ("pw 14x14 96->576", 96, 576, 14, 14, 1, 1, 1),
+    # few output pixels (POINTWISE on any kernel): Silero VAD's 1-D convs over a window, small deep maps
+    ("few 1x4 k1x3 129->128", 129, 128, 1, 4, (1, 3), 1, 1),
+    ("few 1x4 k1x3 s2 128->64", 128, 64, 1, 4, (1, 3), (1, 2), 1),
+    ("few 1x640 k1x256 s128 1->258", 1, 258, 1, 640, (1, 256), (1, 128), 1),
+    ("few 2x2 3x3 128->128", 128, 128, 2, 2, 3, 1, 1),
+    ("few 3x3 3x3 256->256", 256, 256, 3, 3, 3, 1, 1),
+    ("few 1x8 k1x3 64->128", 64, 128, 1, 8, (1, 3), 1, 1),
+    ("few 1x12 k1x5 256->128", 256, 128, 1, 12, (1, 5), 1, 1),
+    ("few 1x16 k1x3 64->64", 64, 64, 1, 16, (1, 3), 1, 1),
+    ("few 4x4 3x3 128->128", 128, 128, 4, 4, 3, 1, 1),
+    ("few 8x8 3x3 64->64", 64, 64, 8, 8, 3, 1, 1),
 ]
 
 
@@ -54,11 +65,12 @@ def conv_model(c, m, h, w, k, s, g):
     import onnx
     from onnx import helper, numpy_helper, TensorProto
     rng = np.random.default_rng(0)
-    wt = numpy_helper.from_array(rng.standard_normal((m, c // g, k, k)).astype(np.float32) * 0.1, "w")
+    (kh, kw), (sh, sw) = (k if isinstance(k, tuple) else (k, k)), (s if isinstance(s, tuple) else (s, s))
+    wt = numpy_helper.from_array(rng.standard_normal((m, c // g, kh, kw)).astype(np.float32) * 0.1, "w")
     bt = numpy_helper.from_array(rng.standard_normal(m).astype(np.float32), "b")
-    p = (k - 1) // 2
-    node = helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[k, k], strides=[s, s], pads=[p, p, p, p],
-                            group=g)
+    ph, pw = (kh - 1) // 2, (kw - 1) // 2 if kw < 16 else 0
+    node = helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[kh, kw], strides=[sh, sw],
+                            pads=[ph, pw, ph, pw], group=g)
     relu = helper.make_node("Relu", ["c"], ["y"])
     graph = helper.make_graph([node, relu], "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, h, w])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [wt, bt])
@@ -69,6 +81,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--batch", type=int, default=5)
+    ap.add_argument("--only", default="", help="the rows whose label contains this text")
     a = ap.parse_args()
     import numpy as np
     import onnxruntime as ort
@@ -79,11 +92,11 @@ def main() -> int:
     from cnn import cpu_line
     tg = get_target("host")
     on = dataclasses.replace(tg, dw_c8_width=1 << 30, direct_channels=16, direct_outputs=1 << 30,
-                             direct_outputs_s1=1 << 30, pointwise_pixels=1 << 30)
-    off = dataclasses.replace(tg, dw_c8_width=0, direct_channels=0, pointwise_pixels=0)
+                             direct_outputs_s1=1 << 30, pointwise_pixels=1 << 30, pointwise_kxk_pixels=1 << 30)
+    off = dataclasses.replace(tg, dw_c8_width=0, direct_channels=0, pointwise_pixels=0, pointwise_kxk_pixels=0)
     print(cpu_line())
     print(f"{'layer':26s} {'on ms':>8s} {'off ms':>8s} {'on / off':>18s} {'on / onnxruntime':>18s}")
-    for label, c, m, h, w, k, s, g in ROWS:
+    for label, c, m, h, w, k, s, g in (r for r in ROWS if a.only in r[0]):
         model = conv_model(c, m, h, w, k, s, g)
         sess = {key: edgeplan.Session(compile_model(model, target=t), threads=1)
                 for key, t in (("on", on), ("off", off))}

@@ -8,7 +8,10 @@ onnxruntime: lower is better for edgeplan).
     encoder      Whisper tiny.en's encoder on a 30 s window (log-mel in the graph)
     decoder step Whisper tiny.en's decoder_with_past at 20 cached tokens (inputs set per step as the
                  decoding loop sets them: token, offset, the cache; cross keys / values set once)
-    vad window   Silero VAD v6, one 512-sample window with its state (edgeplan: the state in the arena)
+    vad window   Silero VAD v6, one 512-sample window with its state (edgeplan: the state in the arena);
+                 from Python (both engines' calls), and from C: edgeplan-speech vad over 20 s of audio
+                 (its per-window figure, the plan's run alone) against onnxruntime's Python call per
+                 window over the same windows, rounds alternating
 
     python3 bench/speech_real.py [--runs N] [--cache DIR]
 
@@ -19,7 +22,9 @@ import argparse
 import importlib.util
 import os
 import platform
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -48,6 +53,42 @@ def alternate(f_ep, f_ort, runs: int) -> tuple:
         f_ort()
         b.append(time.perf_counter() - t)
     return statistics.median(a) * 1e3, statistics.median(b) * 1e3
+
+
+def _speech_tool():
+    lib = os.environ.get("EDGEPLAN_LIB")
+    for p in ([Path(lib).with_name("edgeplan-speech")] if lib else []) + [Path(sys.executable).with_name("edgeplan-speech")]:
+        if p.is_file():
+            return p
+    found = shutil.which("edgeplan-speech")
+    return Path(found) if found else None
+
+
+def _vad_from_c(tool, onnx_path, vo, rounds: int) -> tuple:
+    """edgeplan-speech vad's per-window latency against onnxruntime's Python call on the same windows."""
+    import wave
+    from edgeplan.vad import compile_vad
+    d = Path(tempfile.mkdtemp(prefix="edgeplan-vad-"))
+    compile_vad(onnx_path).save(d / "vad.eplan")
+    pcm = (np.random.default_rng(3).standard_normal(16000 * 20) * 3000).clip(-32768, 32767).astype("<i2")
+    with wave.open(str(d / "in.wav"), "wb") as f:
+        f.setnchannels(1), f.setsampwidth(2), f.setframerate(16000), f.writeframes(pcm.tobytes())
+    x = pcm.astype(np.float32) / 32768
+    wins = [np.concatenate([x[max(0, k - 64):k] if k else np.zeros(64, np.float32), x[k:k + 512]])[None]
+            for k in range(0, len(x) - 512 + 1, 512)]
+    state, sr = np.zeros((2, 1, 128), np.float32), np.array(16000, np.int64)
+    ep, ort_, ratios = [], [], []
+    for _ in range(rounds):
+        r = subprocess.run([str(tool), "vad", str(d / "vad.eplan"), str(d / "in.wav")], capture_output=True,
+                           text=True, check=True)
+        c_ms = float(r.stderr.split(" ms a window")[0].rsplit(" ", 1)[1])
+        t = time.perf_counter()
+        for w in wins:
+            state = vo.run(None, {"input": w, "state": state, "sr": sr})[1]
+        o_ms = (time.perf_counter() - t) * 1e3 / len(wins)
+        ep.append(c_ms), ort_.append(o_ms), ratios.append(c_ms / o_ms)
+    return ("vad window (C tool vs onnxruntime's Python call)", statistics.median(ep), statistics.median(ort_),
+            f"median of {rounds} per-round ratios {statistics.median(ratios):.2f}")
 
 
 def main() -> int:
@@ -119,6 +160,9 @@ def main() -> int:
     ep_ms, ort_ms = alternate(lambda: vad.session.run(input=w, copy=False),
                               lambda: vo.run(None, {"input": w, "state": state, "sr": sr}), a.runs * 20)
     rows.append(("vad window (Python call)", ep_ms, ort_ms, ""))
+    speech_tool = _speech_tool()
+    if speech_tool:
+        rows.append(_vad_from_c(speech_tool, cache / "silero_vad.onnx", vo, max(3, a.runs // 2)))
 
     cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")),
                platform.processor())

@@ -297,13 +297,14 @@ int EP_ISA_FN(conv2d_packed_f32)(const ep_op *op) {
 }
 
 /* ---- CONV2D POINTWISE: Y^T = X^T W^T, the pixels as the GEMM's rows ----
- * A 1x1 convolution on a small map has few pixels and many channels: as C = W X its pixels are the N of the
- * GEMM, whose 16-column strips a 7x7 map (49 pixels) fills to 77 %. Here the pixels are the rows (6-row
- * panels: 91 %) and the output channels the columns (W^T packed at compile time as the strips, as GEMM PACKED
- * packs B). Each chunk of pixels (as many as the scratch holds: Pc rows of C^T after Pc*C floats of A panels)
- * packs its input into A panels, runs the packed GEMM on the pool with bias and activation in the
- * micro-kernel's epilogue, and is written back to Y's planes through PK_T8 transposes; a residual is added
- * there, before the activation. */
+ * A convolution on a small map has few pixels and many channels: as C = W X its pixels are the N of the
+ * GEMM, whose 16-column strips a 7x7 map (49 pixels) fills to 77 %, and a 4-pixel map (a 1-D conv over a
+ * short window) to 25 %. Here the pixels are the rows (6-row panels: 91 % and 67 %) and the output channels
+ * the columns (W^T packed at compile time as the strips, as GEMM PACKED packs B). Each chunk of pixels (as
+ * many as the scratch holds: Pc rows of C^T after Pc*K floats of A panels, K = C*KH*KW) packs its im2col
+ * rows into A panels (a tap in the padding is 0; a 1x1 stride-1 conv without pads copies runs of X), runs
+ * the packed GEMM on the pool with bias and activation in the micro-kernel's epilogue, and is written back
+ * to Y's planes through PK_T8 transposes; a residual is added there, before the activation. */
 #ifndef PK_T8
 /* d[c * ldd + i] = s[i * lds + c], i, c < 8 */
 static void pk_t8_scalar(float *d, int64_t ldd, const float *s, int64_t lds) {
@@ -349,32 +350,55 @@ static void pk_pw_write(void *ctx, uint32_t t) {
 int EP_ISA_FN(conv2d_pointwise_f32)(const ep_op *op) {
     const ep_conv2d_params *p = (const ep_conv2d_params *)op->params;
     const ep_tensor *xt = op->in[0], *wt = op->in[1], *bt = ep_op_in(op, 2), *rt = ep_op_in(op, 3), *yt = op->out[0];
-    const int64_t N = xt->dims[0], C = xt->dims[1], M = yt->dims[1], P = yt->dims[2] * yt->dims[3];
+    const int64_t N = xt->dims[0], C = xt->dims[1], H = xt->dims[2], W = xt->dims[3];
+    const int64_t M = yt->dims[1], OW = yt->dims[3], P = yt->dims[2] * OW;
+    const int64_t KH = p->kernel[0], KW = p->kernel[1], K = C * KH * KW;
     if (N == 0 || M == 0 || P == 0) return EP_OK;
-    /* Pc pixels per chunk, a multiple of MR: Pc * C floats of A panels, then Pc * M of C^T */
-    int64_t Pc = (int64_t)(op->scratch_size / ((uint64_t)(C + M) * 4)) / PK_MR * PK_MR;
+    const int plain = KH == 1 && KW == 1 && p->stride[0] == 1 && p->stride[1] == 1 &&
+                      !p->pads[0] && !p->pads[1] && !p->pads[2] && !p->pads[3];
+    /* Pc pixels per chunk, a multiple of MR: Pc * K floats of A panels, then Pc * M of C^T */
+    int64_t Pc = (int64_t)(op->scratch_size / ((uint64_t)(K + M) * 4)) / PK_MR * PK_MR;
     if (Pc > (P + PK_MR - 1) / PK_MR * PK_MR) Pc = (P + PK_MR - 1) / PK_MR * PK_MR;
-    float *apan = (float *)op->scratch, *ct = apan + Pc * C;
+    float *apan = (float *)op->scratch, *ct = apan + Pc * K;
     const float *bias = bt ? (const float *)bt->data : NULL;
-    const int act_after = rt != NULL || C == 0;   /* the residual comes before the activation */
+    const int act_after = rt != NULL || K == 0;   /* the residual comes before the activation */
     pk_epi e = {NULL, bias, 0, NULL, M, act_after ? EP_ACT_NONE : p->act, p->act_alpha, p->act_beta};
-    const int64_t T = ep_pool_threads_for(op->pool, (uint64_t)N * (uint64_t)M * (uint64_t)C * (uint64_t)P);
+    const int64_t T = ep_pool_threads_for(op->pool, (uint64_t)N * (uint64_t)M * (uint64_t)K * (uint64_t)P);
     for (int64_t n = 0; n < N; n++) {
-        const float *x = (const float *)xt->data + n * C * P;
+        const float *x = (const float *)xt->data + n * C * H * W;
         for (int64_t p0 = 0; p0 < P; p0 += Pc) {
             const int64_t pc = pk_min(Pc, P - p0);
-            /* A panels [pc/MR][C][MR]: panel q, element (c, i) = X[c][p0 + q*MR + i], zero past pc */
+            /* A panels [pc/MR][K][MR]: panel q, element (k, i) = pixel p0 + q*MR + i's tap k, zero past pc */
             for (int64_t q = 0; q * PK_MR < pc; q++) {
-                float *d = apan + q * C * PK_MR;
+                float *d = apan + q * K * PK_MR;
                 const int64_t i0 = p0 + q * PK_MR, cnt = pk_min(PK_MR, P - i0);
-                for (int64_t c = 0; c < C; c++) {
-                    const float *src = x + c * P + i0;
-                    for (int64_t i = 0; i < cnt; i++) d[c * PK_MR + i] = src[i];
-                    for (int64_t i = cnt; i < PK_MR; i++) d[c * PK_MR + i] = 0.0f;
+                if (plain) {   /* 1x1, stride 1, no pads: the output's pixels are the input's */
+                    for (int64_t c = 0; c < C; c++) {
+                        const float *src = x + c * H * W + i0;
+                        for (int64_t i = 0; i < cnt; i++) d[c * PK_MR + i] = src[i];
+                        for (int64_t i = cnt; i < PK_MR; i++) d[c * PK_MR + i] = 0.0f;
+                    }
+                    continue;
                 }
+                int64_t ih0[PK_MR], iw0[PK_MR];   /* each pixel's window corner in the input */
+                for (int64_t i = 0; i < cnt; i++) {
+                    ih0[i] = (i0 + i) / OW * p->stride[0] - p->pads[0];
+                    iw0[i] = (i0 + i) % OW * p->stride[1] - p->pads[1];
+                }
+                for (int64_t c = 0, k = 0; c < C; c++)
+                    for (int64_t kh = 0; kh < KH; kh++)
+                        for (int64_t kw = 0; kw < KW; kw++, k++) {
+                            const float *xc = x + c * H * W;
+                            float *dk = d + k * PK_MR;
+                            for (int64_t i = 0; i < cnt; i++) {
+                                const int64_t ih = ih0[i] + kh * p->dilation[0], iw = iw0[i] + kw * p->dilation[1];
+                                dk[i] = ih >= 0 && ih < H && iw >= 0 && iw < W ? xc[ih * W + iw] : 0.0f;
+                            }
+                            for (int64_t i = cnt; i < PK_MR; i++) dk[i] = 0.0f;
+                        }
             }
-            if (C > 0) {
-                pk_gemm_par(op->pool, pc, M, C, apan, EP_DTYPE_F32, C, 1, PK_MR, wt->data, wt->dtype, ct, M, &e);
+            if (K > 0) {
+                pk_gemm_par(op->pool, pc, M, K, apan, EP_DTYPE_F32, K, 1, PK_MR, wt->data, wt->dtype, ct, M, &e);
             } else {   /* an empty sum: the bias alone */
                 for (int64_t i = 0; i < pc; i++)
                     for (int64_t m = 0; m < M; m++) ct[i * M + m] = bias ? bias[m] : 0.0f;

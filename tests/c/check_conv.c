@@ -2,8 +2,8 @@
  * POINTWISE, CONV_TRANSPOSE2D variant PACKED): every table's kernel against the reference (tests/c/ep_check.h).
  *
  * Each generated convolution runs through every variant it qualifies for: variant 0 on the plain OIHW weights,
- * DEPTHWISE and DW_C8 when groups == C == M, DIRECT when groups == 1, POINTWISE (W^T packed here as GEMM-B strips)
- * for 1x1 stride-1 unpadded groups-1 convolutions, PACKED (weights packed here per group as plan_format.h lays
+ * DEPTHWISE and DW_C8 when groups == C == M, DIRECT and POINTWISE (W^T packed here as GEMM-B strips) when
+ * groups == 1, PACKED (weights packed here per group as plan_format.h lays
  * them out) for any groups. Shapes:
  * odd sizes, the tails of every blocking (MR 6, NR 16, KC 256, 16- and 32-column rows), C up to 300, strides
  * 1..3, dilation 2, asymmetric pads, groups, bias, residual and fused activations. The variants with scratch
@@ -93,21 +93,20 @@ static void conv_check(ep_conv2d_params *p, int N, int C, int M, int H, int W, i
         c.extra[0] = c.scratch * (uint64_t)chk_int(1, 3);
         chk_kernels(&c);
     }
-    if (G == 1 && KH == 1 && KW == 1 && p->stride[0] == 1 && p->stride[1] == 1 && !p->pads[0] && !p->pads[1] &&
-        !p->pads[2] && !p->pads[3]) {
-        ep_tensor wt = chk_pack_blocks(w.data, C, M, 1, C, EP_PACK_NR);   /* W^T as GEMM-B strips */
+    if (G == 1) {
+        ep_tensor wt = chk_pack_blocks(w.data, K, M, 1, K, EP_PACK_NR);   /* W^T [K][M] as GEMM-B strips */
         c.in[1] = &wt;
         c.variant = EP_CONV2D_VARIANT_POINTWISE;   /* one MR-pixel chunk, then more pixels per chunk */
         c.n_extra = 0;
         chk_kernels(&c);
-        CHECK(c.scratch == (uint64_t)EP_PACK_MR * (C + M) * 4, "%s: pointwise scratch %llu", what,
+        CHECK(c.scratch == (uint64_t)EP_PACK_MR * (K + M) * 4, "%s: pointwise scratch %llu", what,
               (unsigned long long)c.scratch);
         c.n_extra = 1;
         c.extra[0] = c.scratch * (uint64_t)chk_int(1, 12);
         chk_kernels(&c);
         ep_tensor bad = wt;   /* hostile plans: strips of the wrong shape, or plain weights */
-        bad.dims[1] = C + 1;
-        refused(&c, &bad, "pointwise C+1");
+        bad.dims[1] = K + 1;
+        refused(&c, &bad, "pointwise K+1");
         bad.dims[1] = C, bad.dims[2] = EP_PACK_NR - 1;
         refused(&c, &bad, "pointwise NR-1");
         refused(&c, &w, "plain weights as pointwise");

@@ -87,7 +87,9 @@ WINO_ANY = Target("winograd-any", packed=True, winograd=True, pack_bytes=64 * 10
                                   dict(c=11, m=11, groups=11, h=6, w=70), dict(c=17, m=17, groups=17, stride=2, w=30),
                                   dict(c=3, m=16, stride=2, h=20, w=37), dict(c=3, m=13, k=5, stride=2),
                                   dict(c=4, m=32, stride=2, h=11, w=50, residual=False), dict(c=3, m=16, h=12, w=40),
-                                  dict(k=1, c=40, m=37, h=7, w=8), dict(k=1, c=300, m=16, h=5, w=5, act=K.EP_ACT_NONE)])
+                                  dict(k=1, c=40, m=37, h=7, w=8), dict(k=1, c=300, m=16, h=5, w=5, act=K.EP_ACT_NONE),
+                                  dict(c=40, m=37, h=3, w=4), dict(c=24, m=20, h=2, w=5, stride=2, k=5),
+                                  dict(c=20, m=18, h=1, w=7, residual=False)])
 def test_conv_variants_match_generic(case):
     feeds = None
     outs = []
@@ -102,7 +104,7 @@ def test_conv_variants_match_generic(case):
         for mask in ((0,) if target == "generic" else (0, NO_AVX2)):
             outs.append(Session(plan, cpu_features_mask=mask).run(feeds)["y"])
         if (target is WINO_ANY and case.get("c", 5) >= 16 and case.get("groups", 1) == 1 and case.get("k", 3) == 3
-                and case.get("stride", 1) == 1):
+                and case.get("stride", 1) == 1 and case.get("h", 9) * case.get("w", 13) >= WINO_ANY.winograd_min_pixels):
             assert g.ops[0].variant == K.EP_CONV2D_VARIANT_WINOGRAD
         if target == "x86-64":
             c, groups, stride = case.get("c", 5), case.get("groups", 1), case.get("stride", 1)
@@ -114,6 +116,10 @@ def test_conv_variants_match_generic(case):
             if groups == 1 and case.get("k", 3) == 1 and stride == 1:   # 1x1 on maps of <= 64 pixels
                 small = case.get("h", 9) * case.get("w", 13) <= 64
                 assert g.ops[0].variant == (K.EP_CONV2D_VARIANT_POINTWISE if small else K.EP_CONV2D_VARIANT_PACKED)
+            y = g.ops[0].outputs[0].shape
+            if groups == 1 and c > 16 and case.get("k", 3) > 1 and y[2] * y[3] <= 12:   # k x k, few pixels
+                assert g.ops[0].variant == K.EP_CONV2D_VARIANT_POINTWISE
+                assert int.from_bytes(plan.to_bytes()[6:8], "little") == 11   # POINTWISE past 1x1 needs 1.11
     for o in outs[1:]:
         assert rel_err(o, outs[0]) <= 1e-5
 

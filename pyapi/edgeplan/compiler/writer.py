@@ -103,6 +103,10 @@ def _minor_version(graph: Graph) -> int:
     if any(op.kind == "conv2d" and op.variant in (K.EP_CONV2D_VARIANT_DW_C8, K.EP_CONV2D_VARIANT_DIRECT,
                                                    K.EP_CONV2D_VARIANT_POINTWISE) for op in graph.ops):
         v = max(v, 10)     # 1.10: CONV2D's variants DW_C8, DIRECT and POINTWISE
+    if any(op.kind == "conv2d" and op.variant == K.EP_CONV2D_VARIANT_POINTWISE
+           and (tuple(op.params["kernel"]) != (1, 1) or tuple(op.params["stride"]) != (1, 1) or any(op.params["pads"]))
+           for op in graph.ops):
+        v = max(v, 11)     # 1.11: POINTWISE on any kernel, stride and pads (a 1.10 reader: EP_ERR_PLAN_PARAMS)
     if any(op.kind == "if" and int(op.params.get("fail", 0)) for op in graph.ops):
         v = max(v, 3)      # 1.3: IF as a run-time bound check
     if any(op.kind in ("conv2d", "gemm", "invres") and any(

@@ -419,11 +419,11 @@ typedef struct ep_io_rec {
  *     rows; its slot is C * Hb * sw * PW floats, Hb = (min(OH, EP_CONV_DIRECT_ROWS)-1)*sh + (KH-1)*dh + 1,
  *     PW = ceil(OW/16)*16 + (KW-1)*dw/sw.
  *   Scratch holds at least one slot; the kernels run as many threads as it holds slots.
- * Variant POINTWISE (1x1, stride 1, no pads, groups 1; 1.10) computes Y^T = X^T W^T with the pixels as the GEMM's
- *   rows: W is W^T as GEMM-B strips [ceil(M/16)][C][16] (element (c, m) at (m/16)*C*16 + c*16 + m%16, zero past
- *   M; f32, or 16-bit weights as PACKED's). Scratch: a chunk of Pc pixels (a multiple of EP_PACK_MR, at least
- *   one panel): their input as A panels [Pc/MR][C][MR], then their C^T rows [Pc][M]; (C + M) * MR * 4 bytes at
- *   least. */
+ * Variant POINTWISE (groups 1; 1.10 for 1x1, stride 1, no pads; 1.11 for any kernel, stride, dilation and pads)
+ *   computes Y^T = X^T W^T with the pixels as the GEMM's rows: W is W^T as GEMM-B strips [ceil(M/16)][K][16],
+ *   K = C*KH*KW in (c, kh, kw) order (element (k, m) at (m/16)*K*16 + k*16 + m%16, zero past M; f32, or 16-bit
+ *   weights as PACKED's). Scratch: a chunk of Pc pixels (a multiple of EP_PACK_MR, at least one panel): their
+ *   im2col rows as A panels [Pc/MR][K][MR], then their C^T rows [Pc][M]; (K + M) * MR * 4 bytes at least. */
 #define EP_CONV_DIRECT_ROWS 4
 typedef struct ep_conv2d_params {
     int32_t kernel[2];      /* kh, kw */

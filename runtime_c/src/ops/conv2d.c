@@ -13,8 +13,8 @@
  * The reference kernel needs no scratch. Variants (EP_CONV2D_VARIANT_*, plan_format.h): PACKED and
  * WINOGRAD take pre-packed weights whose exact shape is checked against the declared output (M) and
  * the params; each variant's minimum scratch is computed here. PACKED's weights may be f16 or bf16 (1.7).
- * DW_C8 (groups == C == M) and DIRECT (groups 1) take variant 0's weights; POINTWISE (1x1, stride 1, no pads,
- * groups 1) takes W^T as GEMM-B strips, f32 or 16-bit (1.10). */
+ * DW_C8 (groups == C == M) and DIRECT (groups 1) take variant 0's weights; POINTWISE (groups 1; 1x1, stride 1,
+ * no pads in 1.10, any kernel in 1.11) takes W^T as GEMM-B strips, f32 or 16-bit. */
 #include <stdint.h>
 #include "shape_check.h"
 
@@ -45,11 +45,10 @@ static int conv_packed_weights(const ep_op *op, const ep_conv2d_params *p, int64
     const int64_t m = y->dims[1], g = p->groups;
     if (m < 1) return EP_ERR_PLAN_SHAPE;
     const int64_t panels = (m + EP_PACK_MR - 1) / EP_PACK_MR;
-    if (op->variant == EP_CONV2D_VARIANT_POINTWISE) {   /* 1x1, stride 1, no pads, groups 1: W^T as strips */
-        if (g != 1 || p->kernel[0] != 1 || p->kernel[1] != 1 || p->stride[0] != 1 || p->stride[1] != 1 ||
-            p->pads[0] || p->pads[1] || p->pads[2] || p->pads[3])
-            return EP_ERR_PLAN_PARAMS;
-        if (w->dims[0] != (m + EP_PACK_NR - 1) / EP_PACK_NR || w->dims[1] != C || w->dims[2] != EP_PACK_NR)
+    if (op->variant == EP_CONV2D_VARIANT_POINTWISE) {   /* groups 1: W^T [C*KH*KW][M] as strips */
+        if (g != 1) return EP_ERR_PLAN_PARAMS;
+        const int64_t k = conv_mul(conv_mul(C, p->kernel[0]), p->kernel[1]);
+        if (k < 0 || w->dims[0] != (m + EP_PACK_NR - 1) / EP_PACK_NR || w->dims[1] != k || w->dims[2] != EP_PACK_NR)
             return EP_ERR_PLAN_SHAPE;
     } else if (op->variant == EP_CONV2D_VARIANT_PACKED) {
         if (C % g != 0 || m % g != 0) return EP_ERR_PLAN_SHAPE;
@@ -107,10 +106,12 @@ static int conv_variant_scratch(const ep_op *op, const ep_conv2d_params *p, cons
         s = conv_mul(conv_mul(conv_mul(conv_mul(C, hb), sw), pw), 4);
         break;
     }
-    case EP_CONV2D_VARIANT_POINTWISE:   /* MR pixels: their input as one A panel, their output rows of C^T */
+    case EP_CONV2D_VARIANT_POINTWISE: {   /* MR pixels: their im2col rows as one A panel, their rows of C^T */
         if (empty) return EP_OK;
-        s = conv_mul(conv_mul(EP_PACK_MR, C + M), 4);
+        const int64_t k = conv_mul(conv_mul(C, p->kernel[0]), p->kernel[1]);
+        s = k < 0 ? -1 : conv_mul(conv_mul(EP_PACK_MR, k + M), 4);
         break;
+    }
     case EP_CONV2D_VARIANT_WINOGRAD:
         s = conv_mul(conv_mul(36 * EP_PACK_NR, C + (M + EP_PACK_MR - 1) / EP_PACK_MR * EP_PACK_MR), 4);
         break;

@@ -262,10 +262,10 @@ def conv_direct_scratch(p: dict, c: int, oh: int, ow: int, slots: int = 1) -> in
     return c * hb * sw * pw * 4 * max(1, slots)
 
 
-def conv_pointwise_scratch(c: int, m: int, pixels: int, pack_bytes: int) -> int:
-    """POINTWISE: a chunk of MR-multiple pixels, their A panels (C floats each) and C^T rows (M floats each), as
-    many as pack_bytes holds (>= MR), at most the map's."""
-    per = (c + m) * 4
+def conv_pointwise_scratch(k: int, m: int, pixels: int, pack_bytes: int) -> int:
+    """POINTWISE: a chunk of MR-multiple pixels, their A panels (K = C*KH*KW floats each: im2col rows) and C^T
+    rows (M floats each), as many as pack_bytes holds (>= MR), at most the map's."""
+    per = (k + m) * 4
     rows = max(MR, min(-(-pixels // MR) * MR, pack_bytes // per // MR * MR))
     return rows * per
 
@@ -284,8 +284,9 @@ def winograd_ok(p: dict, c: int, m: int, oh: int, ow: int, tg) -> bool:
 
 def select_conv2d(graph, op, tg, upgrades: list) -> None:
     """Depthwise (groups == C == M: DW_C8 on narrow maps, else DEPTHWISE), DIRECT (groups 1, few input
-    channels) or packed (any other groups) variant; where Winograd applies (groups 1), it is offered as an
-    Upgrade (its filters take more bytes) with the packed variant as the fallback."""
+    channels), POINTWISE (groups 1 on small maps: the pixels as the GEMM's rows) or packed (any other
+    groups) variant; where Winograd applies (groups 1), it is offered as an Upgrade (its
+    filters take more bytes) with POINTWISE or PACKED as the fallback."""
     p = op.params
     x, w = op.inputs[0], op.inputs[1]
     y = op.outputs[0]
@@ -318,6 +319,13 @@ def select_conv2d(graph, op, tg, upgrades: list) -> None:
             graph.replace_const(op, 1, lambda: pack_conv_weights(wd, g), "packed", g)
             op.scratch = conv_packed_scratch(c // g * kh * kw, oh * ow, tg.pack_bytes)
 
+        def pixel_rows():   # few pixels (a 1-D conv over a short window): W^T [C*KH*KW][M] as GEMM-B strips
+            op.variant = K.EP_CONV2D_VARIANT_POINTWISE
+            graph.replace_const(op, 1, lambda: pack_gemm_b(np.ascontiguousarray(wd.reshape(m, -1).T)), "pointwise")
+            op.scratch = conv_pointwise_scratch(c * kh * kw, m, oh * ow, tg.pack_bytes)
+
+        plain = pixel_rows if g == 1 and oh * ow <= tg.pointwise_kxk_pixels else packed
+
         if winograd_ok(p, c, m, oh, ow, tg) and not op.exact:
             tiles = -(-oh // 4) * -(-ow // 4)
             extra = 4 * c * (36 * -(-m // MR) * MR - 9 * m)
@@ -327,9 +335,9 @@ def select_conv2d(graph, op, tg, upgrades: list) -> None:
                     op.variant = K.EP_CONV2D_VARIANT_WINOGRAD
                     graph.replace_const(op, 1, lambda: pack_winograd_weights(wd), "wino")
                     op.scratch = winograd_scratch(c, m, tiles, tg.pack_bytes)
-                upgrades.append(Upgrade(saved / extra, extra, winograd, packed))
+                upgrades.append(Upgrade(saved / extra, extra, winograd, plain))
                 return
-        packed()
+        plain()
 
 
 def select_conv_transpose2d(graph, op, tg, upgrades: list) -> None:
