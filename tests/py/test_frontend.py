@@ -262,6 +262,12 @@ def run_graph(g: graph.Graph, feeds: dict) -> list:
             ys = [np.take(ins[0], ins[1].astype(np.int64), axis=p["axis"])]
         elif k == "copy":
             ys = [ins[0].copy()]
+        elif k == "layernorm":   # Y only (the models here do not ask for Mean / InvStdDev)
+            x = ins[0].astype(np.float64)
+            ax = tuple(range(p["axis"], x.ndim))
+            d = x - x.mean(axis=ax, keepdims=True)
+            y = d / np.sqrt((d * d).mean(axis=ax, keepdims=True) + p["epsilon"]) * ins[1]
+            ys = [y + ins[2] if len(ins) > 2 else y]
         else:
             raise NotImplementedError(k)
         assert len(ys) == len(op.outputs), op
@@ -741,6 +747,46 @@ def test_gelu_fuses_into_gemm_and_conv_epilogues():
     g = check(model)
     assert sorted(kinds(g)) == ["conv2d", "gemm"]
     assert all(op.params["act"] == K.EP_ACT_GELU for op in g.ops)
+
+
+def _layernorm_model(square="pow", affine=True, opset=13, axes=(-1,), shape=(2, 7, 12), extra_use=False):
+    """layer_norm as exporters before opset 17 write it: ReduceMean, Sub, Pow 2 (or Mul), ReduceMean, Add eps,
+    Sqrt, Div, then Mul by a scale and Add of a bias."""
+    def mean(i, o, name):
+        if opset >= 18:
+            return helper.make_node("ReduceMean", [i, "axes"], [o], name=name)
+        return helper.make_node("ReduceMean", [i], [o], axes=list(axes), name=name)
+    nodes = [mean("x", "mu", "mean"), helper.make_node("Sub", ["x", "mu"], ["d"], name="sub"),
+             helper.make_node("Pow", ["d", "two"], ["d2"], name="pow") if square == "pow"
+             else helper.make_node("Mul", ["d", "d"], ["d2"], name="sq"),
+             mean("d2", "var", "var"), helper.make_node("Add", ["var", "eps"], ["ve"], name="addeps"),
+             helper.make_node("Sqrt", ["ve"], ["sd"], name="sqrt"),
+             helper.make_node("Div", ["d", "sd"], ["n" if affine else "y"], name="div")]
+    inner = shape[len(shape) - len(axes):]
+    inits = [("two", np.array(2, np.float32)), ("eps", np.array(1e-5, np.float32))]
+    if opset >= 18:
+        inits.append(("axes", np.array(axes, np.int64)))
+    if affine:
+        nodes += [helper.make_node("Mul", ["n", "gamma"], ["ng"], name="gamma"),
+                  helper.make_node("Add", ["ng", "beta"], ["y"], name="beta")]
+        inits += [("gamma", _w(*inner) + 1), ("beta", _w(inner[-1]))]
+    outs = [("y", F, None)]
+    if extra_use:   # the mean is an output too: the chain stays as it is
+        outs.append(("mu", F, None))
+    return make_model(nodes, [("x", F, shape)], outs, inits, opset=opset)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(square="mul"), dict(affine=False), dict(opset=18),
+                                dict(axes=(-2, -1), shape=(3, 5, 4, 6)), dict(opset=18, axes=(1, 2), shape=(2, 9, 8))])
+def test_decomposed_layernorm_fuses(kw):
+    """The ReduceMean / Sub / Pow / ReduceMean / Add / Sqrt / Div chain (+ scale and bias) becomes one layernorm."""
+    g = check(_layernorm_model(**kw))
+    assert kinds(g) == ["layernorm"], kinds(g)
+
+
+def test_layernorm_chain_with_a_shared_mean_is_left_alone():
+    g = check(_layernorm_model(extra_use=True))
+    assert "layernorm" not in kinds(g)
 
 
 def _attention_model(mask_shape=None, div=False, v_batch=(1, 2), opset=17):

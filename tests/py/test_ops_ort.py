@@ -773,3 +773,32 @@ def test_attention_fused_matches_ort(seed):
     ops = [o["op"] for o in read_plan(edgeplan.compile(model).to_bytes())["ops"]]
     assert "attention" in ops and "softmax" not in ops and "matmul" not in ops, ops
     check(model, feeds)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_decomposed_layernorm_fused_matches_ort(seed):
+    """layer_norm as exported before opset 17 (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add) runs
+    as one LAYERNORM: over the channels of a VITS-style [B, T, C] and over the last two dims."""
+    rng = np.random.default_rng(seed)
+    shape, axes = [((1, 31, 192), [-1]), ((2, 7, 5, 6), [2, 3]), ((3, 1), [-1]), ((1, 96, 384), [-1])][seed]
+    x = f32(rng, *shape) * 3 + 1
+    inner = shape[len(shape) - len(axes):]
+    nodes = [helper.make_node("ReduceMean", ["x"], ["mu"], axes=axes),
+             helper.make_node("Sub", ["x", "mu"], ["d"]),
+             helper.make_node("Pow", ["d", "two"], ["d2"]) if seed != 1 else helper.make_node("Mul", ["d", "d"], ["d2"]),
+             helper.make_node("ReduceMean", ["d2"], ["var"], axes=axes),
+             helper.make_node("Add", ["var", "eps"], ["ve"]),
+             helper.make_node("Sqrt", ["ve"], ["sd"]),
+             helper.make_node("Div", ["d", "sd"], ["n"]),
+             helper.make_node("Mul", ["n", "gamma"], ["ng"]),
+             helper.make_node("Add", ["ng", "beta"], ["y"])]
+    inits = [numpy_helper.from_array(a, n) for n, a in
+             (("two", np.array(2, np.float32)), ("eps", np.array(1e-5, np.float32)),
+              ("gamma", f32(rng, *inner)), ("beta", f32(rng, inner[-1])))]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    from edgeplan.plan import read_plan
+    ops = [o["op"] for o in read_plan(edgeplan.compile(model).to_bytes())["ops"]]
+    assert ops == ["layernorm"], ops
+    check(model, {"x": x})

@@ -391,6 +391,96 @@ class _Fuser:
         mm.outputs = [mm2.outputs[0]]
         self.dead.update(chain + [mm2])
 
+    def _mean_axes(self, n, r):
+        """The axes of ReduceMean n (keepdims 1) when they are the trailing ones of a rank-r input, as the first
+        of them; else None."""
+        if n.op_type != "ReduceMean" or n.domain != "" or int(n.attrs.get("keepdims", 1)) != 1:
+            return None
+        if n.input(1):
+            a = self.m.const(n.input(1))
+            if a is None:
+                return None
+            axes = [int(v) for v in a.reshape(-1)]
+        else:
+            axes = [int(v) for v in n.attrs.get("axes", [])]
+        axes = sorted(v + r if v < 0 else v for v in axes)
+        if not axes or axes != list(range(r - len(axes), r)):
+            return None
+        return axes[0]
+
+    def layernorm_pattern(self, rm):
+        """ReduceMean(x) -> Sub -> Pow 2 (or Mul by itself) -> ReduceMean -> Add eps -> Sqrt -> Div, then an
+        optional Mul by a scale and Add of a bias along the normalised dims (how exporters before opset 17
+        write layer_norm) -> LayerNormalization."""
+        m = self.m
+        x = rm.inputs[0]
+        xs = m.shape(x)
+        if xs is None or m.values[x].dtype != np.float32 or x in self.outs or rm.outputs[0] in self.outs:
+            return
+        r = len(xs)
+        axis = self._mean_axes(rm, r)
+        if axis is None:
+            return
+        sub = self.sole_user(rm.outputs[0])
+        if sub is None or sub.op_type != "Sub" or sub.inputs != [x, rm.outputs[0]] or m.shape(sub.outputs[0]) != xs:
+            return
+        d = sub.outputs[0]
+        us = self.users(d)
+        if d in self.outs or len(us) != 2:
+            return
+        sq = next((u for u in us if (u.op_type == "Pow" and u.inputs[0] == d and self._scalar_const(u, d) == 2.0)
+                   or (u.op_type == "Mul" and u.inputs == [d, d])), None)
+        div = next((u for u in us if u.op_type == "Div" and len(u.inputs) == 2 and u.inputs[0] == d), None)
+        if sq is None or div is None or sq is div:
+            return
+        rm2 = self.sole_user(sq.outputs[0])
+        if rm2 is None or self._mean_axes(rm2, r) != axis or rm2.inputs[0] != sq.outputs[0]:
+            return
+        add = self.sole_user(rm2.outputs[0])
+        eps = self._scalar_const(add, rm2.outputs[0]) if add is not None and add.op_type == "Add" else None
+        if eps is None or eps < 0:
+            return
+        sqrt = self.sole_user(add.outputs[0])
+        if sqrt is None or sqrt.op_type != "Sqrt" or div.inputs[1] != sqrt.outputs[0] or self.sole_user(sqrt.outputs[0]) is not div:
+            return
+        inner = tuple(xs[axis:])
+
+        def along(n, y):   # the other operand of n, a constant that broadcasts along the normalised dims only
+            o = [i for i in n.inputs if i != y] if n is not None and len(n.inputs) == 2 else []
+            k = m.const(o[0]) if len(o) == 1 else None
+            if k is None or k.dtype != np.float32 or k.ndim > r or any(v != 1 for v in k.shape[:max(0, k.ndim - len(inner))]):
+                return None
+            try:
+                return np.ascontiguousarray(np.broadcast_to(k.reshape(k.shape[max(0, k.ndim - len(inner)):]), inner))
+            except ValueError:
+                return None
+
+        dead, last = [rm, sub, sq, rm2, add, sqrt], div
+        scale = bias = None
+        u = self.sole_user(div.outputs[0]) if div.outputs[0] not in self.outs else None
+        if u is not None and u.op_type == "Mul":
+            scale = along(u, div.outputs[0])
+            if scale is not None:
+                dead.append(last)
+                last = u
+                u = self.sole_user(u.outputs[0]) if u.outputs[0] not in self.outs else None
+        if u is not None and u.op_type == "Add":
+            bias = along(u, last.outputs[0])
+            if bias is not None:
+                dead.append(last)
+                last = u
+        if scale is None:
+            scale = np.ones(inner, np.float32)
+        self.notes.append(f"ReduceMean '{rm.name}' + {len(dead)} nodes -> LayerNormalization")
+        ins = [x, m.add_const(f"{rm.name}/ln_scale", scale)]
+        if bias is not None:
+            ins.append(m.add_const(f"{rm.name}/ln_bias", bias))
+        last.op_type, last.domain, last.proto = "LayerNormalization", "", None
+        last.attrs = {"axis": axis, "epsilon": float(eps)}
+        last.inputs = ins
+        self.cons.setdefault(x, []).append(last)
+        self.dead.update(dead)
+
     def pad_into_conv(self, n):
         """Pad(constant 0, spatial dims only) whose only consumer is Conv n -> the conv's pads."""
         m = self.m
@@ -428,6 +518,9 @@ class _Fuser:
         for n in list(self.m.nodes):
             if n.domain == "" and n.op_type == "Add" and n not in self.dead:
                 self.hardswish_pattern(n)
+        for n in list(self.m.nodes):
+            if n.domain == "" and n.op_type == "ReduceMean" and n not in self.dead and not n.exact:
+                self.layernorm_pattern(n)
         for n in list(self.m.nodes):
             if n.domain == "" and n.op_type == "MatMul" and n not in self.dead and not n.exact:
                 self.attention_pattern(n)
