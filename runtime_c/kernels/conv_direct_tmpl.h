@@ -154,7 +154,7 @@ static void c8_task(void *ctx, uint32_t t) {
                         const float *rr = res + c * OH * OW + oh * OW + ow0;
                         for (int64_t q = 0; q < cnt; q++) dst[c][q] += rr[q];
                     }
-                    ep_act_apply_f32(p->act, dst[c], cnt, p->act_alpha, p->act_beta);
+                    EP_ISA_ACT_APPLY(p->act, dst[c], cnt, p->act_alpha, p->act_beta);
                 }
             }
     }
@@ -255,7 +255,7 @@ static __attribute__((noinline)) void dc_act_row(float *y, int64_t n, const ep_c
     int64_t i = 0;
     if (DW_ACT_VEC(p->act))
         for (; i + DV_N <= n; i += DV_N) DV_ST(y + i, DV_ACT(DV_LD(y + i), p));
-    ep_act_apply_f32(p->act, y + i, n - i, p->act_alpha, p->act_beta);
+    EP_ISA_ACT_APPLY(p->act, y + i, n - i, p->act_alpha, p->act_beta);
 }
 
 static void dc_task(void *ctx, uint32_t t) {

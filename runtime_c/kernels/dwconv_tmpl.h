@@ -112,14 +112,14 @@ static void dw_plane_rows(const float *pad, const float *wc, DV bias, float *y, 
                           const ep_conv2d_params *p) {
     const int64_t sh = p->stride[0], sw = p->stride[1];
     if (dw_plane_special(pad, wc, bias, y, res, OH, OW, PW, kwo, small, tail, p)) {
-        if (!DW_ACT_VEC(p->act)) ep_act_apply_f32(p->act, y, OH * OW, p->act_alpha, p->act_beta);
+        if (!DW_ACT_VEC(p->act)) EP_ISA_ACT_APPLY(p->act, y, OH * OW, p->act_alpha, p->act_beta);
         return;
     }
     for (int64_t oh = 0; oh < OH; oh++) {
         float *yr = y + oh * OW;
         dw_row(pad + oh * sh * sw * PW, wc, bias, yr, res ? res + oh * OW : NULL, OW, p->kernel[0], p->kernel[1],
                p->dilation[0] * sw * PW, kwo, small, p->dilation[1], sw, PW, tail, p);
-        if (!DW_ACT_VEC(p->act)) ep_act_apply_f32(p->act, yr, OW, p->act_alpha, p->act_beta);
+        if (!DW_ACT_VEC(p->act)) EP_ISA_ACT_APPLY(p->act, yr, OW, p->act_alpha, p->act_beta);
     }
 }
 

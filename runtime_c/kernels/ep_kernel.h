@@ -176,6 +176,11 @@ static inline ep_range ep_task_range(int64_t n, int64_t parts, uint32_t t) {
 float ep_act_f32(int kind, float x, float alpha, float beta);
 /* Applies an activation to n contiguous floats in place. */
 void ep_act_apply_f32(int kind, float *x, int64_t n, float alpha, float beta);
+/* The pass the shared kernel templates finish a row or tile with when their registers did not apply the
+ * activation: an ISA header may name its own (neon.h: vector forms of the transcendental kinds). */
+#ifndef EP_ISA_ACT_APPLY
+#define EP_ISA_ACT_APPLY ep_act_apply_f32
+#endif
 
 /* Per-opcode descriptions (shape functions); defined in src/ops_info.c. */
 const ep_op_info *ep_op_info_get(uint32_t opcode);

@@ -55,7 +55,7 @@ static void gr_task(void *ctx, uint32_t t) {
     }
     if (p->act != EP_ACT_NONE && n1 > rg.lo * 4)   /* once over each row's range, not per 4 columns */
         for (int64_t i = 0; i < M; i++)
-            ep_act_apply_f32(p->act, y + i * N + rg.lo * 4, n1 - rg.lo * 4, p->act_alpha, p->act_beta);
+            EP_ISA_ACT_APPLY(p->act, y + i * N + rg.lo * 4, n1 - rg.lo * 4, p->act_alpha, p->act_beta);
 }
 
 int EP_ISA_FN(gemm_rows_f32)(const ep_op *op) {

@@ -343,7 +343,7 @@ static void pk_pw_write(void *ctx, uint32_t t) {
         float *yr = j->y + m * P;
         if (j->res)
             for (int64_t i = 0; i < pc; i++) yr[i] += j->res[m * P + i];
-        ep_act_apply_f32(j->p->act, yr, pc, j->p->act_alpha, j->p->act_beta);
+        EP_ISA_ACT_APPLY(j->p->act, yr, pc, j->p->act_alpha, j->p->act_beta);
     }
 }
 
@@ -430,7 +430,7 @@ int EP_ISA_FN(gemm_packed_f32)(const ep_op *op) {
                 for (int64_t j = 0; j < N; j++) yr[j] += e.bias_col[i * e.bias_col_ld + j];
             if (e.res)
                 for (int64_t j = 0; j < N; j++) yr[j] += e.res[i * N + j];
-            if (p->act != EP_ACT_NONE) ep_act_apply_f32(p->act, yr, N, p->act_alpha, p->act_beta);
+            if (p->act != EP_ACT_NONE) EP_ISA_ACT_APPLY(p->act, yr, N, p->act_alpha, p->act_beta);
         }
         return EP_OK;
     }

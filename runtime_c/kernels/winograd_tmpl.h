@@ -79,7 +79,7 @@ static void wg_output_strip(float *y, const float *res, const float *mo, int64_t
                 if (rr) v += rr[b];
                 yr[b] = v;
             }
-            if (p->act != EP_ACT_NONE) ep_act_apply_f32(p->act, yr, nw, p->act_alpha, p->act_beta);
+            if (p->act != EP_ACT_NONE) EP_ISA_ACT_APPLY(p->act, yr, nw, p->act_alpha, p->act_beta);
         }
     }
 }

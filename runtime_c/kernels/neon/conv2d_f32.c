@@ -31,7 +31,7 @@ static void conv_epilogue(float *yp, int64_t n, float bias, const float *rp, con
         if (rp) v += rp[i];
         yp[i] = va ? ep_act_f32(p->act, v, p->act_alpha, p->act_beta) : v;
     }
-    if (!va) ep_act_apply_f32(p->act, yp, n, p->act_alpha, p->act_beta);
+    if (!va) ep_neon_act_apply(p->act, yp, n, p->act_alpha, p->act_beta);
 }
 
 /* 4 inputs xr[i*sw] (sw 1 or 2; safe2: the 8th float of a vld2q is inside the row). */

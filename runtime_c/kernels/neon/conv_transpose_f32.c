@@ -40,7 +40,7 @@ static void ct_tile(int64_t K, const float *a, const float *b, const float *bias
             if (bias) v = vaddq_f32(v, vld1q_f32(bias + 4 * j));
             vst1q_f32(ti + 4 * j, vec ? neon_act4(act, alpha, beta, v) : v);
         }
-        if (!vec) ep_act_apply_f32(act, ti, EP_PACK_NR, alpha, beta);
+        if (!vec) ep_neon_act_apply(act, ti, EP_PACK_NR, alpha, beta);
     }
 }
 

@@ -30,7 +30,7 @@ static __attribute__((noinline)) void rm_epi4(const pk_epi *e, int i, float *ci,
         vst1q_f32(ci, neon_act4(e->act, e->alpha, e->beta, v));
     } else {
         vst1q_f32(ci, v);
-        ep_act_apply_f32(e->act, ci, 4, e->alpha, e->beta);
+        ep_neon_act_apply(e->act, ci, 4, e->alpha, e->beta);
     }
 }
 
@@ -91,7 +91,7 @@ static void rm_tile1(int mr, int64_t kc, const float *a, int64_t lda, const floa
             if (e->bias_row) s += e->bias_row[i];
             if (e->bias_col) s += e->bias_col[i * e->bias_col_ld];
             if (e->res) s += e->res[i * e->res_ld];
-            s = ep_act_f32(e->act, s, e->alpha, e->beta);
+            ep_neon_act_apply(e->act, &s, 1, e->alpha, e->beta);   /* rm_epi4's formula, one lane */
         }
         c[i * ldc] = s;
     }
@@ -128,7 +128,8 @@ void ep_neon_gemm_rm(int64_t M, int64_t N, int64_t K, const float *a, int64_t ld
                 if (e->bias_row) s += e->bias_row[i];
                 if (e->bias_col) s += e->bias_col[i * e->bias_col_ld + j];
                 if (e->res) s += e->res[i * e->res_ld + j];
-                ci[j] = ep_act_f32(e->act, s, e->alpha, e->beta);
+                ci[j] = s;
+                ep_neon_act_apply(e->act, ci + j, 1, e->alpha, e->beta);
             }
         }
         return;

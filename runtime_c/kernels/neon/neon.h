@@ -13,4 +13,11 @@ void ep_kernels_init_neon(ep_kernel_table *t, uint64_t cpu_features);
 /* A SOFTMAX row (softmax_f32.c), for the ATTENTION kernel. */
 void ep_neon_softmax_row(float *y, const float *x, int64_t n);
 
+/* y[0, n) = act(y) (act_f32.c): the transcendental kinds in vector form, the others as the reference; the
+ * epilogues' pass for the kinds neon_act4 leaves to the caller. The shared templates call it as
+ * EP_ISA_ACT_APPLY. */
+void ep_neon_act_apply(int act, float *y, int64_t n, float alpha, float beta);
+#undef EP_ISA_ACT_APPLY
+#define EP_ISA_ACT_APPLY ep_neon_act_apply
+
 #endif

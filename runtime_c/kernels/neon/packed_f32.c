@@ -26,7 +26,7 @@ static __attribute__((noinline)) void pk_epi_row(const pk_epi *e, int i, float *
         for (int j = 0; j < 4; j++) vst1q_f32(ci + 4 * j, neon_act4(e->act, e->alpha, e->beta, v[j]));
     } else {
         for (int j = 0; j < 4; j++) vst1q_f32(ci + 4 * j, v[j]);
-        ep_act_apply_f32(e->act, ci, PK_NR, e->alpha, e->beta);
+        ep_neon_act_apply(e->act, ci, PK_NR, e->alpha, e->beta);
     }
 }
 
