@@ -70,15 +70,20 @@ NEON_MATH_INLINE float32x4_t neon_erfc4(float32x4_t a) {
     return vreinterpretq_f32_u32(vbicq_u32(vreinterpretq_u32_f32(e), gone));
 }
 
-/* 0.5 x erfc(-x / sqrt 2): 2 - erfc(a) for x >= 0, erfc(a) below, a = |x| / sqrt 2 (x86_gelu8) */
-NEON_MATH_INLINE float32x4_t neon_gelu4(float32x4_t x) {
-    const float32x4_t e = neon_erfc4(vmulq_f32(vabsq_f32(x), vdupq_n_f32(0.70710678118654752f)));
+/* 0.5 x erfc(-x / sqrt 2): 2 - erfc(a) for x >= 0, erfc(a) below, a = |x| / sqrt 2 (x86_gelu8); the
+ * _from form takes erfc (kernels/neon/act_f32.c calls one out-of-line erfc for GELU and erf) */
+NEON_MATH_INLINE float32x4_t neon_gelu_arg4(float32x4_t x) { return vmulq_f32(vabsq_f32(x), vdupq_n_f32(0.70710678118654752f)); }
+NEON_MATH_INLINE float32x4_t neon_gelu_from4(float32x4_t x, float32x4_t e) {
     const float32x4_t s = vbslq_f32(vcgeq_f32(x, vdupq_n_f32(0.0f)), vsubq_f32(vdupq_n_f32(2.0f), e), e);
     return vmulq_f32(vmulq_f32(vdupq_n_f32(0.5f), x), s);
 }
+NEON_MATH_INLINE float32x4_t neon_gelu4(float32x4_t x) { return neon_gelu_from4(x, neon_erfc4(neon_gelu_arg4(x))); }
 
-/* erf: |x| < 0.5 the Taylor series x P(x^2) to x^13, else 1 - erfc(|x|) with the sign of x (x86_erf8) */
-NEON_MATH_INLINE float32x4_t neon_erf4(float32x4_t x) {
+/* erf: |x| < 0.5 the Taylor series x P(x^2) to x^13, else 1 - erfc(|x|) with the sign of x (x86_erf8); the
+ * _from form takes erfc(|x|) */
+NEON_MATH_INLINE float32x4_t neon_erf_from4(float32x4_t x, float32x4_t e);
+NEON_MATH_INLINE float32x4_t neon_erf4(float32x4_t x) { return neon_erf_from4(x, neon_erfc4(vabsq_f32(x))); }
+NEON_MATH_INLINE float32x4_t neon_erf_from4(float32x4_t x, float32x4_t e) {
     const float32x4_t ax = vabsq_f32(x), z = vmulq_f32(x, x);
     static const float c[7] = {1.20553329817896646e-4f, -8.54832702345085e-4f, 5.22397762544218775e-3f,
                                -2.68661706451312520e-2f, 1.12837916709551257e-1f, -3.76126389031837538e-1f,
@@ -88,7 +93,7 @@ NEON_MATH_INLINE float32x4_t neon_erf4(float32x4_t x) {
     const float32x4_t small = vmulq_f32(x, p);
     const uint32x4_t sign = vandq_u32(vreinterpretq_u32_f32(x), vdupq_n_u32(0x80000000u));
     const float32x4_t big = vreinterpretq_f32_u32(
-        vorrq_u32(vreinterpretq_u32_f32(vsubq_f32(vdupq_n_f32(1.0f), neon_erfc4(ax))), sign));
+        vorrq_u32(vreinterpretq_u32_f32(vsubq_f32(vdupq_n_f32(1.0f), e)), sign));
     return vbslq_f32(vcltq_f32(ax, vdupq_n_f32(0.5f)), small, big);
 }
 
