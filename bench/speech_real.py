@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """edgeplan vs onnxruntime on the real speech models (a benchmark, not a test): one process, one
-thread each, the two engines' calls alternating, the median of each and their ratio (edgeplan /
-onnxruntime: lower is better for edgeplan).
+thread each, the two engines' calls alternating, the median of each and the median of the per-round
+ratios (edgeplan / onnxruntime: lower is better for edgeplan), with their range.
 
     voice        Piper en_US-joe-medium on one sentence (edgeplan: its 96-id plan, ids padded;
                  onnxruntime: the ids alone), noise scales 0
@@ -43,6 +43,7 @@ def _load(name, path):
 
 
 def alternate(f_ep, f_ort, runs: int) -> tuple:
+    """(edgeplan's median ms, onnxruntime's median ms, the median of the per-round ratios, their range)"""
     f_ep(), f_ort()
     a, b = [], []
     for _ in range(runs):
@@ -52,7 +53,13 @@ def alternate(f_ep, f_ort, runs: int) -> tuple:
         t = time.perf_counter()
         f_ort()
         b.append(time.perf_counter() - t)
-    return statistics.median(a) * 1e3, statistics.median(b) * 1e3
+    r = [x / y for x, y in zip(a, b)]
+    return statistics.median(a) * 1e3, statistics.median(b) * 1e3, statistics.median(r), (min(r), max(r))
+
+
+def _row(name, t, note=""):
+    ep_ms, ort_ms, ratio, (lo, hi) = t
+    return (name, ep_ms, ort_ms, f"{note}{'; ' if note else ''}ratio range {lo:.2f}..{hi:.2f}", ratio)
 
 
 def _speech_tool():
@@ -119,12 +126,11 @@ def main() -> int:
     x[0, :len(ids)] = ids
     sc = np.array([0, 1, 0], np.float32)
     audio_s = len(v.speak(ids, 0, 1, 0)) / v.rate
-    ep_ms, ort_ms = alternate(lambda: sess.run(input=x, input_lengths=np.array([len(ids)], np.int64), scales=sc),
-                              lambda: o.run(None, {"input": np.array([ids], np.int64),
-                                                   "input_lengths": np.array([len(ids)], np.int64), "scales": sc}),
-                              a.runs)
-    rows.append((f"voice ({audio_s:.2f} s of audio)", ep_ms, ort_ms, f"RTF {ep_ms / 1e3 / audio_s:.3f} vs "
-                                                                     f"{ort_ms / 1e3 / audio_s:.3f}"))
+    t = alternate(lambda: sess.run(input=x, input_lengths=np.array([len(ids)], np.int64), scales=sc),
+                  lambda: o.run(None, {"input": np.array([ids], np.int64),
+                                       "input_lengths": np.array([len(ids)], np.int64), "scales": sc}), a.runs)
+    rows.append(_row(f"voice ({audio_s:.2f} s of audio)", t,
+                     f"RTF {t[0] / 1e3 / audio_s:.3f} vs {t[1] / 1e3 / audio_s:.3f}"))
 
     # whisper
     tool = _load("whisper_ct2", ROOT / "tools" / "whisper_ct2.py")
@@ -134,8 +140,8 @@ def main() -> int:
     asr = Whisper(wd)
     enc, enc_o = asr.sessions["encoder"], ort.InferenceSession(str(wd / "encoder.onnx"), so)
     audio = (np.random.default_rng(0).standard_normal((1, 480000)) * 0.05).astype(np.float32)
-    ep_ms, ort_ms = alternate(lambda: enc.run(audio=audio), lambda: enc_o.run(None, {"audio": audio}), a.runs)
-    rows.append(("whisper encoder (30 s window)", ep_ms, ort_ms, ""))
+    rows.append(_row("whisper encoder (30 s window)",
+                     alternate(lambda: enc.run(audio=audio), lambda: enc_o.run(None, {"audio": audio}), a.runs)))
     e = enc.run(audio=audio)
     past, past_o = asr.sessions["decoder_with_past"], ort.InferenceSession(str(wd / "decoder_with_past.onnx"), so)
     P = 20
@@ -147,9 +153,9 @@ def main() -> int:
         past.set_input(k, v)
     tok, off = np.array([[440]], np.int64), np.array([P], np.int64)
     feeds_o = dict(cross, tokens=tok, offset=off, past_k=pk, past_v=pv)
-    ep_ms, ort_ms = alternate(lambda: past.run(tokens=tok, offset=off, past_k=pk, past_v=pv, copy=False),
-                              lambda: past_o.run(None, feeds_o), a.runs * 3)
-    rows.append((f"whisper decoder step ({P} cached)", ep_ms, ort_ms, ""))
+    rows.append(_row(f"whisper decoder step ({P} cached)",
+                     alternate(lambda: past.run(tokens=tok, offset=off, past_k=pk, past_v=pv, copy=False),
+                               lambda: past_o.run(None, feeds_o), a.runs * 3)))
 
     # vad
     from edgeplan.vad import SileroVad
@@ -158,9 +164,9 @@ def main() -> int:
     w = (np.random.default_rng(2).standard_normal((1, 576)) * 0.1).astype(np.float32)
     state = np.zeros((2, 1, 128), np.float32)
     sr = np.array(16000, np.int64)
-    ep_ms, ort_ms = alternate(lambda: vad.session.run(input=w, copy=False),
-                              lambda: vo.run(None, {"input": w, "state": state, "sr": sr}), a.runs * 20)
-    rows.append(("vad window (Python call)", ep_ms, ort_ms, ""))
+    rows.append(_row("vad window (Python call)",
+                     alternate(lambda: vad.session.run(input=w, copy=False),
+                               lambda: vo.run(None, {"input": w, "state": state, "sr": sr}), a.runs * 20)))
     speech_tool = _speech_tool()
     if speech_tool:
         rows.append(_vad_from_c(speech_tool, cache / "silero_vad.onnx", vo, max(3, a.runs // 2)))
@@ -170,10 +176,10 @@ def main() -> int:
     flags = open("/proc/cpuinfo").read()
     isa = "AVX-512 present" if " avx512f" in flags else "AVX2"
     print(f"{cpu} ({isa}; edgeplan's x86 kernels are AVX2), 1 thread, medians of {a.runs}+ alternating calls\n")
-    print("| case | edgeplan ms | onnxruntime ms | ratio | |")
+    print("| case | edgeplan ms | onnxruntime ms | ratio (median of per-round ratios) | |")
     print("|---|---|---|---|---|")
-    for name, ep_ms, ort_ms, note, *ratio in rows:
-        print(f"| {name} | {ep_ms:.2f} | {ort_ms:.2f} | {(ratio[0] if ratio else ep_ms / ort_ms):.2f} | {note} |")
+    for name, ep_ms, ort_ms, note, ratio in rows:
+        print(f"| {name} | {ep_ms:.2f} | {ort_ms:.2f} | {ratio:.2f} | {note} |")
     return 0
 
 
