@@ -21,20 +21,23 @@
 #include "ref_util.h"
 #include "winograd_common.h"
 
-int ep_ref_conv2d_packed_f32(const ep_op *op) {
+/* CONV2D PACKED and POINTWISE: the im2col sum of every output, weight k of output channel m at
+ * wm(m) + k * step (PACKED: MR-row panels per group; POINTWISE: W^T as NR-column strips, groups 1). */
+static int ref_conv_laid_out(const ep_op *op, int pointwise) {
     const ep_conv2d_params *p = (const ep_conv2d_params *)op->params;
     const ep_tensor *xt = op->in[0], *wt = op->in[1], *bt = ep_op_in(op, 2), *rt = ep_op_in(op, 3), *yt = op->out[0];
     const int64_t N = xt->dims[0], C = xt->dims[1], H = xt->dims[2], W = xt->dims[3];
     const int64_t M = yt->dims[1], OH = yt->dims[2], OW = yt->dims[3], K = wt->dims[1];
-    const int64_t KH = p->kernel[0], KW = p->kernel[1], G = p->groups, Cg = C / G, Mg = M / G;
-    const int64_t gpanels = (Mg + EP_PACK_MR - 1) / EP_PACK_MR;
+    const int64_t KH = p->kernel[0], KW = p->kernel[1], G = pointwise ? 1 : p->groups, Cg = C / G, Mg = M / G;
+    const int64_t gpanels = (Mg + EP_PACK_MR - 1) / EP_PACK_MR, step = pointwise ? EP_PACK_NR : EP_PACK_MR;
     const float *x = (const float *)xt->data;
     const float *b = bt ? (const float *)bt->data : NULL, *r = rt ? (const float *)rt->data : NULL;
     float *y = (float *)yt->data;
     for (int64_t n = 0; n < N; n++)
         for (int64_t m = 0; m < M; m++) {
             const int64_t g = m / Mg, mg = m % Mg;
-            const int64_t wm = (g * gpanels + mg / EP_PACK_MR) * K * EP_PACK_MR + mg % EP_PACK_MR;   /* w[k] at wm + k * MR */
+            const int64_t wm = pointwise ? (m / EP_PACK_NR) * K * EP_PACK_NR + m % EP_PACK_NR
+                                         : (g * gpanels + mg / EP_PACK_MR) * K * EP_PACK_MR + mg % EP_PACK_MR;
             const int64_t plane = (n * M + m) * OH * OW;
             for (int64_t oh = 0; oh < OH; oh++)
                 for (int64_t ow = 0; ow < OW; ow++) {
@@ -46,7 +49,7 @@ int ep_ref_conv2d_packed_f32(const ep_op *op) {
                                 const int64_t iw = ow * p->stride[1] - p->pads[1] + kw * p->dilation[1];
                                 const int in = ih >= 0 && ih < H && iw >= 0 && iw < W;
                                 s += (in ? x[((n * C + c) * H + ih) * W + iw] : 0.0f) *
-                                     rl_weight(wt->data, wt->dtype, wm + k * EP_PACK_MR);
+                                     rl_weight(wt->data, wt->dtype, wm + k * step);
                             }
                     float *yo = y + plane + oh * OW + ow;
                     *yo = s;
@@ -58,43 +61,12 @@ int ep_ref_conv2d_packed_f32(const ep_op *op) {
     return EP_OK;
 }
 
+int ep_ref_conv2d_packed_f32(const ep_op *op) { return ref_conv_laid_out(op, 0); }
+
 /* CONV2D POINTWISE (groups 1): W^T as GEMM-B strips [ceil(M/NR)][K][NR], K = C*KH*KW in (c, kh, kw) order,
  * element (k, m) at (m / NR) * K * NR + k * NR + m % NR; PACKED's sums (k in order from 0.0f, a tap in the
  * padding contributing x = 0), so variant 0's values. */
-int ep_ref_conv2d_pointwise_f32(const ep_op *op) {
-    const ep_conv2d_params *p = (const ep_conv2d_params *)op->params;
-    const ep_tensor *xt = op->in[0], *wt = op->in[1], *bt = ep_op_in(op, 2), *rt = ep_op_in(op, 3), *yt = op->out[0];
-    const int64_t N = xt->dims[0], C = xt->dims[1], H = xt->dims[2], W = xt->dims[3];
-    const int64_t M = yt->dims[1], OH = yt->dims[2], OW = yt->dims[3], K = wt->dims[1];
-    const int64_t KH = p->kernel[0], KW = p->kernel[1];
-    const float *x = (const float *)xt->data;
-    const float *b = bt ? (const float *)bt->data : NULL, *r = rt ? (const float *)rt->data : NULL;
-    float *y = (float *)yt->data;
-    for (int64_t n = 0; n < N; n++)
-        for (int64_t m = 0; m < M; m++) {
-            const int64_t wm = (m / EP_PACK_NR) * K * EP_PACK_NR + m % EP_PACK_NR;   /* w[k] at wm + k * NR */
-            const int64_t plane = (n * M + m) * OH * OW;
-            for (int64_t oh = 0; oh < OH; oh++)
-                for (int64_t ow = 0; ow < OW; ow++) {
-                    float s = 0.0f;
-                    for (int64_t c = 0, k = 0; c < C; c++)
-                        for (int64_t kh = 0; kh < KH; kh++)
-                            for (int64_t kw = 0; kw < KW; kw++, k++) {
-                                const int64_t ih = oh * p->stride[0] - p->pads[0] + kh * p->dilation[0];
-                                const int64_t iw = ow * p->stride[1] - p->pads[1] + kw * p->dilation[1];
-                                const int in = ih >= 0 && ih < H && iw >= 0 && iw < W;
-                                s += (in ? x[((n * C + c) * H + ih) * W + iw] : 0.0f) *
-                                     rl_weight(wt->data, wt->dtype, wm + k * EP_PACK_NR);
-                            }
-                    float *yo = y + plane + oh * OW + ow;
-                    *yo = s;
-                    if (b) *yo += b[m];
-                    if (r) *yo += r[plane + oh * OW + ow];
-                }
-            if (p->act != EP_ACT_NONE) ep_act_apply_f32(p->act, y + plane, OH * OW, p->act_alpha, p->act_beta);
-        }
-    return EP_OK;
-}
+int ep_ref_conv2d_pointwise_f32(const ep_op *op) { return ref_conv_laid_out(op, 1); }
 
 /* GEMM PACKED and ROWS: B[k, j] at b + col(j) + k * k_step (PACKED: strips, ROWS: the rows of B's transpose). */
 static int ref_gemm_laid_out(const ep_op *op, int rows) {
