@@ -1,5 +1,6 @@
 """Writes the fuzz targets' seed corpus (tests/fuzz/corpus/<target>/): small compiled zoo plans, alone and as the
-members of a shared-arena group, each with a control byte appended (fuzz_plan.c), wav files of every sample width the reader takes (fuzz_wav.c), and small
+members of a shared-arena group, a speech-shaped plan (fused ATTENTION, a 1-D CONV2D POINTWISE over a short
+window, a fused layer norm), each with a control byte appended (fuzz_plan.c), wav files of every sample width the reader takes (fuzz_wav.c), and small
 .npy arrays of float32, int8, int32 and float16 with 1-4 dims (fuzz_npy.c), and the virtual NPU blobs of an int8
 plan partitioned for two NPU profiles, one blob per run of ops (conv, depthwise, add + pointwise, gemm), each with
 a control byte appended (fuzz_vnpu.c).
@@ -14,6 +15,29 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 
 
+def _speech_model():
+    """Conv1d over 6 samples (4 outputs: POINTWISE), a layer norm written as ReduceMean / Pow / Sqrt (fused),
+    then one attention head over the 4 frames (MatMul, scale, mask, Softmax, MatMul: fused)."""
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(5)
+    f = lambda *s: (rng.standard_normal(s) * 0.3).astype(np.float32)  # noqa: E731
+    n = helper.make_node
+    nodes = [n("Conv", ["x", "w"], ["c"], kernel_shape=[3], name="conv"),
+             n("Transpose", ["c"], ["t"], perm=[0, 2, 1]),
+             n("ReduceMean", ["t"], ["mu"], axes=[-1]), n("Sub", ["t", "mu"], ["d"]), n("Pow", ["d", "two"], ["d2"]),
+             n("ReduceMean", ["d2"], ["var"], axes=[-1]), n("Add", ["var", "eps"], ["ve"]), n("Sqrt", ["ve"], ["sd"]),
+             n("Div", ["d", "sd"], ["h"]),
+             n("Transpose", ["h"], ["ht"], perm=[0, 2, 1]), n("MatMul", ["h", "ht"], ["s"]),
+             n("Mul", ["s", "scale"], ["ss"]), n("Add", ["ss", "mask"], ["sm"]), n("Softmax", ["sm"], ["p"], axis=-1),
+             n("MatMul", ["p", "h"], ["y"])]
+    inits = [numpy_helper.from_array(a, k) for k, a in (
+        ("w", f(24, 20, 3)), ("two", np.array(2, np.float32)), ("eps", np.array(1e-5, np.float32)),
+        ("scale", np.array(0.35, np.float32)), ("mask", np.triu(np.full((4, 4), -1e9, np.float32), 1)))]
+    g = helper.make_graph(nodes, "speech", [helper.make_tensor_value_info("x", TensorProto.FLOAT, (1, 20, 6))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
 def plans(out: Path):
     import edgeplan
     from edgeplan import models
@@ -21,6 +45,7 @@ def plans(out: Path):
     seeds = {
         "tiny": edgeplan.compile(models.build("tiny", size=16)),
         "kws": edgeplan.compile(models.build("kws", hidden=16), dims={"T": (1, 12)}, state={"h_in": "h_out"}),
+        "speech": edgeplan.compile(_speech_model()),
     }
     # the two as members of a shared-arena group (a GROUP record, state in the member's own range)
     group = edgeplan.plan_group([seeds["tiny"], seeds["kws"]], names=["tiny", "kws"])
