@@ -974,3 +974,17 @@ def test_decomposed_hardswish_fuses_into_the_conv(form):
     inits[3] = ("sixc", np.array(5.0, np.float32))   # Clip(x + 3, 0, 5): not HardSwish
     g = check(make_model(nodes, [("x", F, (1, 3, 6, 6))], [("y", F, None)], inits))
     assert not any("HardSwish" in f for f in g.fused) and "binary" in kinds(g)
+
+
+def test_decomposed_layernorm_fuses_in_a_run_time_shaped_plan():
+    """A variable length outside the normalised dims keeps one op list: the fused layernorm at every length."""
+    import edgeplan
+    from edgeplan.plan import read_plan
+    m = _layernorm_model()
+    m.graph.input[0].type.tensor_type.shape.dim[1].dim_param = "T"
+    plan = edgeplan.compile(m, dims={"T": (1, 50)})
+    assert [o["op"] for o in read_plan(plan.to_bytes())["ops"]] == ["layernorm"]
+    s = edgeplan.Session(plan)
+    for T in (1, 7, 50):
+        x = RNG.standard_normal((2, T, 12)).astype(np.float32)
+        np.testing.assert_allclose(s.run({"x": x})["y"], _ort_run(m, {"x": x})[0], rtol=1e-5, atol=1e-5)

@@ -444,6 +444,8 @@ class _Fuser:
         if sqrt is None or sqrt.op_type != "Sqrt" or div.inputs[1] != sqrt.outputs[0] or self.sole_user(sqrt.outputs[0]) is not div:
             return
         inner = tuple(xs[axis:])
+        if any(not isinstance(v, (int, np.integer)) or v < 1 for v in inner):   # a run-time extent: not fused
+            return
 
         def along(n, y):   # the other operand of n, a constant that broadcasts along the normalised dims only
             o = [i for i in n.inputs if i != y] if n is not None and len(n.inputs) == 2 else []
