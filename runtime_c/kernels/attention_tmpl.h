@@ -5,8 +5,8 @@
  *                                             from 0, whatever the tile: the MATMUL kernel's own values);
  *   AT_SOFTMAX_ROW(y, x, n)                    its SOFTMAX kernel's row.
  * So every element is what the ISA's MATMUL, BINARY and SOFTMAX kernels compute one after the other, bit
- * for bit, while S stays in scratch: a task takes a band of `rows` rows of one batch, computes their S
- * (rows x N) in its slot, scales and masks it, takes the softmax of each row in place, then multiplies the
+ * for bit, while S stays in scratch: a task takes a band of min(rows, M) rows of one batch, computes their S
+ * (band x N) in its slot, scales and masks it, takes the softmax of each row in place, then multiplies the
  * band by V into Y. Threads: the (batch, band) pairs are split into contiguous ranges, one per slot. */
 #include <string.h>
 #include "ep_ops.h"

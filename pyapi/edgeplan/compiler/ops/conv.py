@@ -282,6 +282,15 @@ def winograd_ok(p: dict, c: int, m: int, oh: int, ow: int, tg) -> bool:
             and min(c, m) >= tg.winograd_min_channels and oh * ow >= tg.winograd_min_pixels)
 
 
+def select_pointwise(graph, op, wd: np.ndarray, tg) -> None:
+    """POINTWISE (groups 1): W^T [C*KH*KW][M] as GEMM-B strips, a chunk of pixels' im2col rows in scratch."""
+    m, k = wd.shape[0], int(np.prod(wd.shape[1:]))
+    y = op.outputs[0].shape
+    op.variant = K.EP_CONV2D_VARIANT_POINTWISE
+    graph.replace_const(op, 1, lambda: pack_gemm_b(np.ascontiguousarray(wd.reshape(m, k).T)), "pointwise")
+    op.scratch = conv_pointwise_scratch(k, m, y[2] * y[3], tg.pack_bytes)
+
+
 def select_conv2d(graph, op, tg, upgrades: list) -> None:
     """Depthwise (groups == C == M: DW_C8 on narrow maps, else DEPTHWISE), DIRECT (groups 1, few input
     channels), POINTWISE (groups 1 on small maps: the pixels as the GEMM's rows) or packed (any other
@@ -310,19 +319,15 @@ def select_conv2d(graph, op, tg, upgrades: list) -> None:
         op.scratch = conv_direct_scratch(p, c, oh, ow, min(-(-oh // DIRECT_ROWS) * n, tg.threads))
     elif (g == 1 and (kh, kw) == (1, 1) and tuple(p["stride"]) == (1, 1) and not any(p["pads"])
           and oh * ow <= tg.pointwise_pixels):
-        op.variant = K.EP_CONV2D_VARIANT_POINTWISE
-        graph.replace_const(op, 1, lambda: pack_gemm_b(np.ascontiguousarray(wd.reshape(m, c).T)), "pointwise")
-        op.scratch = conv_pointwise_scratch(c, m, oh * ow, tg.pack_bytes)
+        select_pointwise(graph, op, wd, tg)
     else:
         def packed():
             op.variant = K.EP_CONV2D_VARIANT_PACKED
             graph.replace_const(op, 1, lambda: pack_conv_weights(wd, g), "packed", g)
             op.scratch = conv_packed_scratch(c // g * kh * kw, oh * ow, tg.pack_bytes)
 
-        def pixel_rows():   # few pixels (a 1-D conv over a short window): W^T [C*KH*KW][M] as GEMM-B strips
-            op.variant = K.EP_CONV2D_VARIANT_POINTWISE
-            graph.replace_const(op, 1, lambda: pack_gemm_b(np.ascontiguousarray(wd.reshape(m, -1).T)), "pointwise")
-            op.scratch = conv_pointwise_scratch(c * kh * kw, m, oh * ow, tg.pack_bytes)
+        def pixel_rows():   # few pixels (a 1-D conv over a short window)
+            select_pointwise(graph, op, wd, tg)
 
         plain = pixel_rows if g == 1 and oh * ow <= tg.pointwise_kxk_pixels else packed
 

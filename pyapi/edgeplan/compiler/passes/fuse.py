@@ -458,19 +458,15 @@ class _Fuser:
                 return None
 
         dead, last = [rm, sub, sq, rm2, add, sqrt], div
-        scale = bias = None
-        u = self.sole_user(div.outputs[0]) if div.outputs[0] not in self.outs else None
-        if u is not None and u.op_type == "Mul":
-            scale = along(u, div.outputs[0])
-            if scale is not None:
+        affine = {}
+        for kind in ("Mul", "Add"):   # the scale, then the bias, each optional
+            u = self.sole_user(last.outputs[0]) if last.outputs[0] not in self.outs else None
+            k = along(u, last.outputs[0]) if u is not None and u.op_type == kind else None
+            if k is not None:
+                affine[kind] = k
                 dead.append(last)
                 last = u
-                u = self.sole_user(u.outputs[0]) if u.outputs[0] not in self.outs else None
-        if u is not None and u.op_type == "Add":
-            bias = along(u, last.outputs[0])
-            if bias is not None:
-                dead.append(last)
-                last = u
+        scale, bias = affine.get("Mul"), affine.get("Add")
         if scale is None:
             scale = np.ones(inner, np.float32)
         self.notes.append(f"ReduceMean '{rm.name}' + {len(dead)} nodes -> LayerNormalization")
