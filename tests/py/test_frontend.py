@@ -988,3 +988,21 @@ def test_decomposed_layernorm_fuses_in_a_run_time_shaped_plan():
     for T in (1, 7, 50):
         x = RNG.standard_normal((2, T, 12)).astype(np.float32)
         np.testing.assert_allclose(s.run({"x": x})["y"], _ort_run(m, {"x": x})[0], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("eps", [float("nan"), float("inf"), -1.0])
+def test_layernorm_chain_with_an_epsilon_layernorm_cannot_hold_stays_a_chain(eps):
+    """The chain's value is defined for any epsilon; LAYERNORM takes 0..1e30, so outside it the chain stays."""
+    m = _layernorm_model()
+    for i in m.graph.initializer:
+        if i.name == "eps":
+            i.CopyFrom(numpy_helper.from_array(np.array(eps, np.float32), "eps"))
+    g = lower(m)
+    assert "layernorm" not in kinds(g)
+
+
+def test_layernormalization_with_a_nan_epsilon_is_refused_by_name():
+    node = helper.make_node("LayerNormalization", ["x", "s"], ["y"], epsilon=float("nan"), name="ln")
+    model = make_model([node], [("x", F, (2, 4))], [("y", F, None)], [("s", np.ones(4, np.float32))])
+    with pytest.raises(Exception, match="ln.*epsilon nan"):
+        lower(model)

@@ -80,6 +80,8 @@ def lower_layernorm(ctx, n):
     if int(n.attrs.get("stash_type", 1)) != 1:
         raise NodeError(f"stash_type {n.attrs.get('stash_type')} is unsupported (only 1: float32)")
     eps = float(n.attrs.get("epsilon", 1e-5))
+    if not 0.0 <= eps <= 1e30:   # LAYERNORM's range (plan_format.h); NaN fails it too
+        raise NodeError(f"epsilon {eps} is not in 0..1e30")
     norm_shape = X.shape[axis:]
     S = ctx.input(n, 1, "Scale")
     Bt = ctx.input(n, 2, optional=True)

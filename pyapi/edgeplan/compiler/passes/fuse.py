@@ -438,7 +438,7 @@ class _Fuser:
             return
         add = self.sole_user(rm2.outputs[0])
         eps = self._scalar_const(add, rm2.outputs[0]) if add is not None and add.op_type == "Add" else None
-        if eps is None or eps < 0:
+        if eps is None or not 0.0 <= eps <= 1e30:   # LAYERNORM's range (NaN too stays a chain)
             return
         sqrt = self.sole_user(add.outputs[0])
         if sqrt is None or sqrt.op_type != "Sqrt" or div.inputs[1] != sqrt.outputs[0] or self.sole_user(sqrt.outputs[0]) is not div:
