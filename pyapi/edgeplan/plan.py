@@ -233,7 +233,7 @@ def read_plan(data: bytes) -> dict:
         tensors.append(dict(name=name(t.name), dtype=str(EP_TO_NUMPY.get(t.dtype, t.dtype)),
                             storage="const" if t.storage == K.EP_STORAGE_CONST else "arena",
                             shape=list(t.dims[0:t.rank]), offset=t.offset, nbytes=t.nbytes, flags=t.flags,
-                            dim_sym=list(t.dim_sym[0:t.rank])))
+                            dim_sym=list(t.dim_sym[0:t.rank]), layout=t.layout))
     opio = []
     if K.EP_SECTION_OPIO in by_kind:
         s = by_kind[K.EP_SECTION_OPIO]
@@ -329,8 +329,9 @@ def inspect_text(data: bytes) -> str:
         q = scales.get(x["name"])
         q = f"  scale {q[0]:.6g} zero point {q[1]}" if isinstance(q, list) and len(q) == 2 and all(
             isinstance(v, (int, float)) for v in q) else ""
+        lay = "  layout C8 [N][C/8][H][W][8]" if x["layout"] == K.EP_LAYOUT_C8 else ""
         out.append(f"  %{i:<4} {x['storage']:<5} {x['offset']:>10} +{x['nbytes']:<10} {x['dtype']:<8} "
-                   f"{_shape_str(x, y)} {x['name']}{q}")
+                   f"{_shape_str(x, y)} {x['name']}{q}{lay}")
     out += placement_text(p["meta"].get("partitions"))
     fused = p["meta"].get("fused")
     if isinstance(fused, list) and fused:

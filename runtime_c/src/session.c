@@ -59,6 +59,7 @@ static void bind_tensor(ep_tensor *t, const ep_tensor_rec *r, uint32_t index, co
     t->dtype = r->dtype;
     t->storage = r->storage;
     t->flags = r->flags;
+    t->layout = r->layout;
     t->index = index;
     t->nbytes = r->nbytes;
     for (int d = 0; d < r->rank; d++) t->dims[d] = r->dims[d];
@@ -66,6 +67,26 @@ static void bind_tensor(ep_tensor *t, const ep_tensor_rec *r, uint32_t index, co
         t->data = (void *)(uintptr_t)(v->consts + r->offset);   /* weights used in place, read-only */
     else
         t->data = region + r->offset;
+}
+
+/* An op whose shape function does not check layouts takes PLAIN tensors only, except an element-wise op
+ * whose operands all have one shape and one layout. */
+static int check_layouts(const ep_bound_op *b, const ep_op_info *info, uint32_t i, ep_err *e) {
+    const ep_op *op = &b->op;
+    if (info->layout == 1) return EP_OK;
+    const ep_tensor *first = NULL;
+    int blocked = 0, same = 1;
+    for (uint32_t k = 0; k < (uint32_t)op->n_in + op->n_out; k++) {
+        const ep_tensor *t = k < op->n_in ? op->in[k] : op->out[k - op->n_in];
+        if (!t) continue;
+        blocked |= t->layout != EP_LAYOUT_PLAIN;
+        if (!first) first = t;
+        else same &= t->layout == first->layout && t->rank == first->rank &&
+                     !memcmp(t->dims, first->dims, sizeof(int32_t) * t->rank);
+    }
+    if (blocked && !(info->layout == 2 && same))
+        return ep_fail(e, EP_ERR_PLAN_TENSOR, "op %u (%s): an operand's layout is not one this op reads", i, info->name);
+    return EP_OK;
 }
 
 /* Runs the op's shape function and checks the result against the plan's declared outputs. */
@@ -239,6 +260,7 @@ ep_status ep_session_open(ep_session **out, const void *plan, size_t plan_len, v
         b->op.variant = r->variant;
         b->op.scratch = r->scratch_size ? s->region + r->scratch_offset : NULL;
         b->op.scratch_size = r->scratch_size;
+        if ((rc = check_layouts(b, info, i, &err))) return rc;
         if ((rc = check_shapes(b, info, i, &v, &err))) return rc;
         if ((rc = check_aliasing(b, info, i, &v, &err))) return rc;
         if (info->data_dep && !EP_HAVE_DYNAMIC)

@@ -18,10 +18,13 @@
  * 2s, pad s/2, s = 2, 4, 8), dilation, output_padding; weights packed here from the layout's definition in
  * plan_format.h (independent of select.py); the reference kernel of the variant must equal variant 0 bit for
  * bit (the same sums in the same order), the others within chk_tol_accum / chk_tol_dot of C*KH*KW terms.
- * INVRES (the fused inverted-residual block): tests/c/check_invres.h. */
+ * INVRES (the fused inverted-residual block): tests/c/check_invres.h. The C8 layout's variants BLOCKED_DW and
+ * BLOCKED_PW and REORDER: tests/c/check_blocked_dw.h and check_blocked_pw.h. */
 #define EP_CHECK_KERNELS
 #include "ep_check.h"
 #include "check_invres.h"
+#include "check_blocked_dw.h"
+#include "check_blocked_pw.h"
 
 /* A refused shape: the shape function of op (in[1] replaced by bad) must not accept it. */
 static void refused(chk_case *c, ep_tensor *bad, const char *why) {
@@ -405,5 +408,7 @@ static const chk_gen GENS[] = {{"conv", gen_conv, 300}, {"conv_dw", gen_conv_dw,
     {"conv_small", gen_conv_small, 50}, {"conv_1x1", gen_conv_1x1, 20}, {"conv_dw33", gen_conv_dw33, 40},
     {"conv_pw", gen_conv_pw, 150},
     {"conv_dw_small", gen_conv_dw_small, 60}, {"winograd", gen_winograd, 300},
-    {"conv_transpose", gen_conv_transpose, 300}, {"conv_transpose_small", gen_conv_transpose_small, 60}};
+    {"conv_transpose", gen_conv_transpose, 300}, {"conv_transpose_small", gen_conv_transpose_small, 60},
+    {"conv_blocked_dw", gen_conv_blocked_dw, 300}, {"conv_blocked_pw", gen_conv_blocked_pw, 300},
+    {"reorder", gen_reorder, 100}};
 int main(int argc, char **argv) { return chk_main(argc, argv, "check_conv", GENS, CHK_COUNT(GENS)); }

@@ -254,7 +254,7 @@ static const chk_level CHK_LEVELS[] = {
 #define CHK_N_LEVELS (int)(sizeof(CHK_LEVELS) / sizeof(CHK_LEVELS[0]))
 /* The op-table families each check file covers (ops.def EP_OP family column). */
 static const char *const CHK_FAMILIES[][4] = {
-    {"check_conv", "conv"},
+    {"check_conv", "conv", "layout"},
     {"check_linear", "linear"},
     {"check_elementwise", "elementwise"},
     {"check_pool", "pool"},

@@ -1,5 +1,5 @@
 """Fused inverted-residual blocks (compiler/passes/blocks.py, the INVRES op): the fused plan equals the plan of
-the three separate convolutions bit for bit, on the AVX2 kernels and on the portable reference, at any thread
+the three separate convolutions (on plain layout) bit for bit, on the AVX2 kernels and on the portable reference, at any thread
 count; MobileNetV2's arena shrinks; and only blocks whose intermediate tensors nothing else reads are fused."""
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from conftest import rel_err, zoo
 
 NO_AVX2 = 1 << 62
 X86 = get_target("x86-64")
-UNFUSED = dataclasses.replace(X86, blocks=False)
+UNFUSED = dataclasses.replace(X86, blocks=False, blocked=False)
 
 
 def _block(c, ce, m, h, w, k=3, s=1, d=1, res=False, expand=True, n=1, extra_use=False):
@@ -51,8 +51,8 @@ def _block(c, ce, m, h, w, k=3, s=1, d=1, res=False, expand=True, n=1, extra_use
 
 
 def _same(model, target, threads=(1, 2, 3), masks=(0, NO_AVX2)):
-    fused = compile_model(model, target=target)
-    plain = compile_model(model, target=dataclasses.replace(target, blocks=False))
+    fused = compile_model(model, target=dataclasses.replace(target, blocked=False))
+    plain = compile_model(model, target=dataclasses.replace(target, blocks=False, blocked=False))
     inp = model.graph.input[0]
     x = np.random.default_rng(0).standard_normal(
         [d.dim_value for d in inp.type.tensor_type.shape.dim]).astype(np.float32)

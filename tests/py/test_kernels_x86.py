@@ -3,6 +3,8 @@ the pre-packed weight layouts, the C shape functions' checks, and the zoo models
 on the AVX2+FMA kernels and with the CPU features masked off (the portable reference fallbacks)."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -55,7 +57,9 @@ def test_zoo_uses_the_variants_and_needs_no_features():
     plan = compile_model(model, target="x86-64")
     from edgeplan.runtime import plan_info
     assert plan_info(plan.data)["required_features"] == 0
-    assert plan.data[6:8] == (10).to_bytes(2, "little")           # 1.10: DW_C8 and DIRECT
+    assert plan.data[6:8] == (12).to_bytes(2, "little")           # 1.12: the C8 layout (DW_C8, DIRECT: 1.10)
+    flat = compile_model(model, target=dataclasses.replace(get_target("x86-64"), blocked=False))
+    assert flat.data[6:8] == (10).to_bytes(2, "little")           # 1.10: DW_C8 and DIRECT
     generic = compile_model(model, target="generic")
     assert generic.report["arena_bytes"] <= plan.report["arena_bytes"]
 

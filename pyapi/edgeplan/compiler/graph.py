@@ -36,6 +36,7 @@ class Tensor:
     is_output: bool = False
     is_state: bool = False                 # streaming state: kept across runs (compiler/dynamic.py)
     dim_sym: tuple = ()                    # per dim: 0 static, k + 1 = symbol k of Graph.syms
+    layout: int = 0                        # EP_LAYOUT_* (passes/layout.py): PLAIN, or C8 [N][C/8][H][W][8]
 
     @property
     def is_const(self) -> bool:

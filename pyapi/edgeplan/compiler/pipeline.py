@@ -12,6 +12,7 @@ from .cost import op_costs
 from .kernelset import features, kernel_set
 from .memplan import plan_memory
 from .passes.blocks import fuse_blocks
+from .passes.layout import assign_layouts
 from .passes.select import select_kernels
 from .passes.weights16 import store_weights16
 from .target import get_target
@@ -28,13 +29,15 @@ def compile_graph(graph: Graph, *, source: str = "", required_features: int = 0,
     offloading become DELEGATE ops (compiler/partition)."""
     tg = get_target(target)
     if weights is not None:
-        tg = dataclasses.replace(tg, winograd=False)   # its float32 filters are 4x the filter
+        # Winograd's float32 filters are 4x the filter; the C8 variants' weights are float32 only
+        tg = dataclasses.replace(tg, winograd=False, blocked=False)
     dyn = None
     if int8_dynamic:
         from .passes.int8_dynamic import int8_dynamic as rewrite
         dyn = rewrite(graph)
     select_kernels(graph, tg)
     fuse_blocks(graph, tg)
+    assign_layouts(graph, tg)
     w16 = store_weights16(graph, weights) if weights is not None else None
     if npu is not None:
         from .partition import partition

@@ -58,20 +58,22 @@ class Target:
     # other groups-1 convolutions run POINTWISE (their im2col rows packed per 6 pixels) up to this many output
     # pixels: PACKED's one 16-pixel strip is then at most 75 % full (a 1-D conv over a short window)
     pointwise_kxk_pixels: int = 0
+    # activations between depthwise and 1x1 convolutions in the channel-blocked layout C8 (passes/layout.py)
+    blocked: bool = False
 
 
 TARGETS = {
     "generic": Target("generic"),
     "x86-64": Target("x86-64", packed=True, winograd=True, pack_bytes=256 * 1024, winograd_budget=0.5,
                       block_bytes=512 * 1024, dw_c8_width=DW_C8_WIDTH, direct_channels=DIRECT_CHANNELS,
-                      pointwise_pixels=POINTWISE_PIXELS, pointwise_kxk_pixels=POINTWISE_KXK_PIXELS),
+                      pointwise_pixels=POINTWISE_PIXELS, pointwise_kxk_pixels=POINTWISE_KXK_PIXELS, blocked=True),
     "x86-64-compact": Target("x86-64-compact", packed=True, pack_bytes=256 * 1024, ct_expand=1.0,
                              block_bytes=512 * 1024, dw_c8_width=DW_C8_WIDTH, direct_channels=DIRECT_CHANNELS,
-                             pointwise_pixels=POINTWISE_PIXELS, pointwise_kxk_pixels=POINTWISE_KXK_PIXELS),
+                             pointwise_pixels=POINTWISE_PIXELS, pointwise_kxk_pixels=POINTWISE_KXK_PIXELS, blocked=True),
     # NEON boards (kernels/neon/ overrides PACKED, DEPTHWISE, WINOGRAD, DW_C8, DIRECT and POINTWISE)
     "aarch64": Target("aarch64", packed=True, winograd=True, pack_bytes=128 * 1024, winograd_budget=0.5,
                        block_bytes=256 * 1024, dw_c8_width=DW_C8_WIDTH, direct_channels=DIRECT_CHANNELS,
-                       pointwise_pixels=POINTWISE_PIXELS, pointwise_kxk_pixels=POINTWISE_KXK_PIXELS),
+                       pointwise_pixels=POINTWISE_PIXELS, pointwise_kxk_pixels=POINTWISE_KXK_PIXELS, blocked=True),
 }
 
 

@@ -107,6 +107,8 @@ def _minor_version(graph: Graph) -> int:
            and (tuple(op.params["kernel"]) != (1, 1) or tuple(op.params["stride"]) != (1, 1) or any(op.params["pads"]))
            for op in graph.ops):
         v = max(v, 11)     # 1.11: POINTWISE on any kernel, stride and pads (a 1.10 reader: EP_ERR_PLAN_PARAMS)
+    if any(t.layout != K.EP_LAYOUT_PLAIN for t in graph.tensors):
+        v = max(v, 12)     # 1.12: tensor layouts (C8), REORDER and CONV2D's BLOCKED variants
     if any(op.kind == "if" and int(op.params.get("fail", 0)) for op in graph.ops):
         v = max(v, 3)      # 1.3: IF as a run-time bound check
     if any(op.kind in ("conv2d", "gemm", "invres") and any(
@@ -192,7 +194,7 @@ def write_plan(graph: Graph, mem: MemoryPlan, *, required_features: int = 0, met
                 dtype=DTYPES[np.dtype(t.dtype)], storage=storage, rank=len(shape), flags=flags,
                 name=names.add(t.name), offset=offset, nbytes=t.nbytes,
                 dims=shape + [0] * (K.EP_MAX_RANK - len(shape)), dim_sym=sym + [0] * (K.EP_MAX_RANK - len(sym)),
-                quant=K.EP_NO_QUANT))
+                quant=K.EP_NO_QUANT, layout=int(t.layout)))
         except FieldError as e:
             raise CompileError([Problem(None, None, f"tensor '{t.name}' does not fit the plan: {e}")]) from None
 

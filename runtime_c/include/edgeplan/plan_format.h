@@ -15,7 +15,7 @@
 /* EP_CDEF_BEGIN */
 #define EP_PLAN_MAGIC 0x4E4C5045
 #define EP_PLAN_VERSION_MAJOR 1
-#define EP_PLAN_VERSION_MINOR 11
+#define EP_PLAN_VERSION_MINOR 12
 #define EP_MAX_RANK 8
 #define EP_SECTION_ALIGN 64
 #define EP_ARENA_ALIGN 64
@@ -107,8 +107,19 @@ typedef struct ep_tensor_rec {
     int32_t dims[8];        /* upper bound of each dimension (>= 0) */
     uint8_t dim_sym[8];     /* 0: static; k: the dim is symbol k-1 of SYMS (1.1), dims[d] its upper bound */
     uint32_t quant;         /* index into QUANT or EP_NO_QUANT */
-    uint32_t reserved;
+    uint8_t layout;         /* EP_LAYOUT_* (1.12; 0 before) */
+    uint8_t reserved[3];    /* 0 */
 } ep_tensor_rec;
+
+/* Tensor layouts (ep_tensor_rec.layout). Every tensor is PLAIN (row-major in its dims' order) unless its record
+ * says otherwise. C8 (1.12): a rank-4 f32 activation [N,C,H,W] of static dims, C a multiple of 8, stored as
+ * [N][C/8][H][W][8]: element (n, c, h, w) at (((n*(C/8) + c/8)*H + h)*W + w)*8 + c%8, the same bytes as PLAIN.
+ * Only arena tensors that are neither plan inputs, outputs nor state are C8. An op reads and writes C8
+ * tensors only where its shape function says so (CONV2D variants BLOCKED_DW and BLOCKED_PW, REORDER), or, for
+ * the element-wise ops (UNARY, BINARY), when all its operands have one shape and one layout. */
+#define EP_LAYOUT_PLAIN 0
+#define EP_LAYOUT_C8 1
+#define EP_LAYOUT_BLOCK 8     /* channels per C8 block */
 
 /* ---- op record: 40 bytes ---- */
 typedef struct ep_op_rec {
@@ -265,11 +276,12 @@ typedef struct ep_io_rec {
 #define EP_OP_QUANTIZE_ROWS 61
 #define EP_OP_DQGEMM 62
 #define EP_OP_ATTENTION 63
-#define EP_OP_COUNT 64         /* one past the last opcode */
+#define EP_OP_REORDER 64
+#define EP_OP_COUNT 65         /* one past the last opcode */
 /* kernel variants (ep_op_rec.variant): DEFAULT (0) is every op's plain layout; the others'
  * layouts are described below */
 #define EP_VARIANT_DEFAULT 0
-#define EP_MAX_VARIANTS 7
+#define EP_MAX_VARIANTS 9
 #define EP_CONV2D_VARIANT_DEFAULT 0
 #define EP_CONV2D_VARIANT_PACKED 1
 #define EP_CONV2D_VARIANT_DEPTHWISE 2
@@ -277,6 +289,8 @@ typedef struct ep_io_rec {
 #define EP_CONV2D_VARIANT_DW_C8 4
 #define EP_CONV2D_VARIANT_DIRECT 5
 #define EP_CONV2D_VARIANT_POINTWISE 6
+#define EP_CONV2D_VARIANT_BLOCKED_DW 7
+#define EP_CONV2D_VARIANT_BLOCKED_PW 8
 #define EP_CONV_TRANSPOSE2D_VARIANT_DEFAULT 0
 #define EP_CONV_TRANSPOSE2D_VARIANT_PACKED 1
 #define EP_GEMM_VARIANT_DEFAULT 0
@@ -348,6 +362,7 @@ typedef struct ep_io_rec {
 #define EP_DQGEMM_VARIANT_DEFAULT 0
 #define EP_DQGEMM_VARIANT_PACKED 1
 #define EP_ATTENTION_VARIANT_DEFAULT 0
+#define EP_REORDER_VARIANT_DEFAULT 0
 /* EP_OPS_END */
 
 
@@ -409,6 +424,12 @@ typedef struct ep_io_rec {
 
 /* ---- op parameter structs (PARAMS section) ---- */
 
+/* REORDER (1.12): in X, out Y, f32 [N,C,H,W] of the same dims, one of them in layout PLAIN and the other in
+ * C8: Y holds X's values in its own layout (ep_tensor_rec.layout). */
+typedef struct ep_reorder_params {
+    int32_t reserved[2];    /* 0 */
+} ep_reorder_params;
+
 /* CONV2D: in X[N,C,H,W] f32, W[M,C/groups,KH,KW], B[M] (optional),
  * R[N,M,OH,OW] residual (optional); out Y[N,M,OH,OW].
  * Y = act(conv(X, W) + B + R).
@@ -423,7 +444,12 @@ typedef struct ep_io_rec {
  *   computes Y^T = X^T W^T with the pixels as the GEMM's rows: W is W^T as GEMM-B strips [ceil(M/16)][K][16],
  *   K = C*KH*KW in (c, kh, kw) order (element (k, m) at (m/16)*K*16 + k*16 + m%16, zero past M; f32, or 16-bit
  *   weights as PACKED's). Scratch: a chunk of Pc pixels (a multiple of EP_PACK_MR, at least one panel): their
- *   im2col rows as A panels [Pc/MR][K][MR], then their C^T rows [Pc][M]; (K + M) * MR * 4 bytes at least. */
+ *   im2col rows as A panels [Pc/MR][K][MR], then their C^T rows [Pc][M]; (K + M) * MR * 4 bytes at least.
+ * Variants BLOCKED_DW and BLOCKED_PW (1.12) read X and R and write Y in layout C8 (every other variant: PLAIN);
+ *   W and B are PLAIN, f32, and no scratch is needed:
+ *   BLOCKED_DW, depthwise (groups == C == M), any kernel, stride, dilation and pads: W as [C/8][KH*KW][8]
+ *     (tap (kh, kw) of channel c at (c/8)*KH*KW*8 + (kh*KW + kw)*8 + c%8);
+ *   BLOCKED_PW, 1x1, stride 1, no pads, groups 1: W^T as GEMM-B strips [ceil(M/16)][C][16] (POINTWISE's, K = C). */
 #define EP_CONV_DIRECT_ROWS 4
 typedef struct ep_conv2d_params {
     int32_t kernel[2];      /* kh, kw */
@@ -1211,6 +1237,7 @@ EP_RECORD_SIZE(ep_op_rec, 40);
 EP_RECORD_SIZE(ep_sym_rec, 32);
 EP_RECORD_SIZE(ep_io_rec, 8);
 EP_RECORD_SIZE(ep_conv2d_params, 56);
+EP_RECORD_SIZE(ep_reorder_params, 8);
 EP_RECORD_SIZE(ep_conv_transpose2d_params, 64);
 EP_RECORD_SIZE(ep_invres_params, 80);
 EP_RECORD_SIZE(ep_gemm_params, 16);

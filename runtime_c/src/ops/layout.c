@@ -1,4 +1,4 @@
-/* Shape functions: CONCAT, SPLIT, SLICE, TRANSPOSE, PAD, GATHER.
+/* Shape functions: CONCAT, SPLIT, SLICE, TRANSPOSE, REORDER, PAD, GATHER.
  * Params and shapes are untrusted plan bytes: every field is checked here so the
  * kernels can trust them. For SPLIT and SLICE the output extents come from the
  * declared output tensors; they are checked so no kernel can read out of bounds. */
@@ -111,6 +111,22 @@ int ep_shape_transpose(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     }
     *scratch = 0;
     return set_shape(&out[0], x->rank, dims, x->dtype);
+}
+
+/* REORDER: f32 [N,C,H,W] to the same dims in the other layout (PLAIN <-> C8). */
+int ep_shape_reorder(const ep_op *op, ep_shape *out, uint64_t *scratch) {
+    int rc = chk_single(op);
+    if (rc != EP_OK) return rc;
+    const ep_reorder_params *p = (const ep_reorder_params *)op->params;
+    const ep_tensor *x = op->in[0], *y = op->out[0];
+    if (p->reserved[0] || p->reserved[1]) return EP_ERR_PLAN_PARAMS;
+    if ((rc = ep_chk_f32(x, 4, 4)) != EP_OK) return rc;
+    /* the plan checked that a C8 tensor is a static f32 [N,C,H,W] with C a multiple of 8 */
+    if (!y || (x->layout == EP_LAYOUT_C8) + (y->layout == EP_LAYOUT_C8) != 1 || x->layout + y->layout != EP_LAYOUT_C8)
+        return EP_ERR_PLAN_TENSOR;
+    const int64_t dims[4] = {x->dims[0], x->dims[1], x->dims[2], x->dims[3]};
+    *scratch = 0;
+    return set_shape(&out[0], 4, dims, x->dtype);
 }
 
 static int pad_int_dtype(uint8_t dt) {

@@ -1,0 +1,173 @@
+"""Channel-blocked activations: the tensors between depthwise and pointwise convolutions in layout C8
+(plan_format.h "Tensor layouts": [N][C/8][H][W][8]), where a pixel's 8 channels are one AVX2 vector or two
+NEON q registers. The depthwise convolution then vectorises across channels at any map size, and the 1x1
+convolution reads its GEMM operand in place, with no im2col packing.
+
+Runs after kernel selection and block fusion (pipeline.compile_graph), on the ops they made:
+  1. Candidates. A depthwise conv (DEPTHWISE or DW_C8) becomes BLOCKED_DW, a 1x1 stride-1 unpadded groups-1
+     conv (PACKED or POINTWISE) BLOCKED_PW, when its output can be C8 (a static f32 [N,C,H,W] arena tensor
+     with C a multiple of 8, not a plan input, output or state, not viewed by a reshape) and its input and
+     residual are static f32 [N,C,H,W] with C a multiple of 8 (a plain one gets a C8 copy). An element-wise
+     op (UNARY, BINARY without broadcasting) on such operands follows a C8 input.
+  2. Regions. The C8 ops joined by C8 tensors form regions; each edge to a plain op (or from one) costs a
+     REORDER, a pass over the tensor. A region is kept when it holds a depthwise conv or at least two convs;
+     a lone 1x1 conv between plain ops stays plain (two reorders for one layer).
+  3. Rewrite. The kept convs take the BLOCKED variants with their weights repacked from the plain filter, and
+     a REORDER is inserted before the first op that needs the other layout of a tensor (one per tensor and
+     direction).
+Graphs with IF / ELSE branches are left plain. Plan inputs and outputs are always plain."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..._cdef import K
+from ..graph import Graph, Op, Tensor
+from ..ops.linear import pack_gemm_b
+
+BLK = K.EP_LAYOUT_BLOCK
+C8 = K.EP_LAYOUT_C8
+DW_FROM = (K.EP_CONV2D_VARIANT_DEPTHWISE, K.EP_CONV2D_VARIANT_DW_C8)
+PW_FROM = (K.EP_CONV2D_VARIANT_PACKED, K.EP_CONV2D_VARIANT_POINTWISE)
+
+
+def _plain_weights(graph: Graph, t: Tensor):
+    """The OIHW float32 filter that kernel selection packed into t (or t itself when it is unpacked)."""
+    for old, new in graph.repacked.values():
+        if new is t:
+            t = old
+            break
+    s = t.storage()
+    if s.data is None or np.dtype(s.dtype) != np.float32 or len(t.shape) != 4:
+        return None
+    return np.asarray(s.data, np.float32).reshape(t.shape)
+
+
+def _conv_kind(graph: Graph, op: Op):
+    """"dw" or "pw" when op can run on C8 tensors (with its plain filter), else None."""
+    if op.kind != "conv2d" or len(op.inputs[0].shape) != 4:
+        return None
+    p = op.params
+    c, m = int(op.inputs[0].shape[1]), int(op.outputs[0].shape[1])
+    g = int(p.get("groups", 1))
+    if op.variant in DW_FROM and g == c == m:
+        kind = "dw"
+    elif (op.variant in PW_FROM and g == 1 and tuple(p["kernel"]) == (1, 1) and tuple(p["stride"]) == (1, 1)
+          and not any(p["pads"])):
+        kind = "pw"
+    else:
+        return None
+    if np.dtype(op.inputs[1].dtype) != np.float32 or _plain_weights(graph, op.inputs[1]) is None:
+        return None
+    return kind
+
+
+def _pack(kind: str, w: np.ndarray) -> np.ndarray:
+    m, cg, kh, kw = w.shape
+    if kind == "dw":   # [C/8][KH*KW][8]
+        return np.ascontiguousarray(w.reshape(m // BLK, BLK, kh * kw).transpose(0, 2, 1))
+    return pack_gemm_b(np.ascontiguousarray(w.reshape(m, cg).T))   # W^T as GEMM-B strips
+
+
+def assign_layouts(graph: Graph, tg) -> Graph:
+    if not getattr(tg, "blocked", False) or any(op.kind in ("if", "else") for op in graph.ops):
+        return graph
+    viewed = {id(t.view_of) for t in graph.tensors if t.view_of is not None}
+
+    def reorderable(t) -> bool:   # a C8 copy can be made of it
+        return (t is not None and len(t.shape) == 4 and np.dtype(t.dtype) == np.float32 and not any(t.dim_sym)
+                and int(t.shape[1]) % BLK == 0 and not t.is_const)
+
+    def can_c8(t) -> bool:        # it can itself be C8
+        return (reorderable(t) and t.view_of is None and id(t) not in viewed
+                and not (t.is_input or t.is_output or t.is_state))
+
+    # 1. candidates, in op order: the convs, and the element-wise ops that follow a C8 input
+    kind, c8 = {}, set()      # id(op) -> "dw" / "pw" / "ew"; ids of the tensors that would be C8
+    for op in graph.ops:
+        k = _conv_kind(graph, op)
+        acts = [op.inputs[0], op.outputs[0]] + ([op.inputs[3]] if len(op.inputs) > 3 and op.inputs[3] is not None else [])
+        if k is not None and can_c8(op.outputs[0]) and all(reorderable(t) for t in acts):
+            kind[id(op)] = k
+            c8.add(id(op.outputs[0]))
+        elif op.kind in ("unary", "binary") and len(op.outputs) == 1:
+            ts = [t for t in op.inputs if t is not None] + op.outputs
+            if (can_c8(op.outputs[0]) and all(reorderable(t) and tuple(t.shape) == tuple(op.outputs[0].shape) for t in ts)
+                    and any(id(t) in c8 for t in op.inputs if t is not None)):
+                kind[id(op)] = "ew"
+                c8.add(id(op.outputs[0]))
+
+    # 2. regions: union-find over the candidates joined by a tensor one produces and another reads
+    parent = {i: i for i in kind}
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    producer = {id(t): op for op in graph.ops for t in op.outputs}
+    for op in graph.ops:
+        if id(op) not in kind:
+            continue
+        for t in op.inputs:
+            src = producer.get(id(t)) if t is not None else None
+            if src is not None and id(src) in kind:
+                parent[find(id(op))] = find(id(src))
+    members: dict = {}
+    for op in graph.ops:
+        if id(op) in kind:
+            members.setdefault(find(id(op)), []).append(op)
+    keep = set()
+    for ops in members.values():
+        convs = [o for o in ops if kind[id(o)] != "ew"]
+        if any(kind[id(o)] == "dw" for o in convs) or len(convs) >= 2:
+            keep.update(id(o) for o in ops)
+    if not keep:
+        return graph
+
+    # an element-wise op kept only if one of its C8 inputs comes from a kept op (regions are whole, so this
+    # holds); the C8 tensors are the kept ops' outputs
+    blocked = {id(o.outputs[0]) for o in graph.ops if id(o) in keep}
+    for op in graph.ops:
+        if id(op) not in keep:
+            continue
+        k = kind[id(op)]
+        if k in ("dw", "pw"):
+            w = _plain_weights(graph, op.inputs[1])
+            op.variant = K.EP_CONV2D_VARIANT_BLOCKED_DW if k == "dw" else K.EP_CONV2D_VARIANT_BLOCKED_PW
+            graph.replace_const(op, 1, lambda w=w, k=k: _pack(k, w), "c8" + k)
+            op.scratch = 0
+        op.outputs[0].layout = C8
+
+    # 3. reorders before the first op that needs a tensor in the other layout
+    made: dict = {}
+    ops = []
+    n_reorders = 0
+    for op in graph.ops:
+        wants_c8 = id(op) in keep
+        for i, t in enumerate(op.inputs):
+            if t is None:
+                continue
+            if op.kind == "conv2d" and wants_c8 and i in (1, 2):
+                continue   # weights and bias stay plain
+            is_c8 = id(t) in blocked
+            if is_c8 == wants_c8:
+                continue
+            key = (id(t), wants_c8)
+            if key not in made:
+                other = Tensor(f"{t.name}:{'c8' if wants_c8 else 'plain'}", t.dtype, tuple(t.shape))
+                if wants_c8:
+                    other.layout = C8
+                graph.tensors.append(other)
+                ops.append(Op("reorder", [t], [other], {"reserved": [0, 0]}, name=t.name))
+                made[key] = other
+                n_reorders += 1
+            op.inputs[i] = made[key]
+        ops.append(op)
+    graph.ops[:] = ops
+    n_dw = sum(1 for o in graph.ops if id(o) in keep and kind[id(o)] == "dw")
+    n_pw = sum(1 for o in graph.ops if id(o) in keep and kind[id(o)] == "pw")
+    graph.fused.append(f"layout C8: {n_dw} depthwise and {n_pw} pointwise convs, "
+                       f"{sum(1 for o in graph.ops if id(o) in keep and kind[id(o)] == 'ew')} element-wise ops, "
+                       f"{n_reorders} reorders")
+    return graph

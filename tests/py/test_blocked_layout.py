@@ -1,0 +1,169 @@
+"""The channel-blocked layout C8 (plan_format.h "Tensor layouts", compiler/passes/layout.py): which tensors the
+compiler blocks, that blocked plans compute what onnxruntime computes, and that the runtime refuses plans whose
+layouts an op cannot read."""
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import edgeplan
+from edgeplan.compiler.pipeline import compile_model
+from edgeplan._cdef import K, ffi
+from edgeplan.compiler.writer import crc32c
+from edgeplan.plan import read_plan
+
+RNG = np.random.default_rng(7)
+
+
+def _w(name, *shape, scale=0.3):
+    return numpy_helper.from_array((RNG.standard_normal(shape) * scale).astype(np.float32), name)
+
+
+def _model(nodes, inits, x_shape, y_shape, extra_outputs=()):
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)]
+                          + [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in extra_outputs],
+                          inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _inverted_residual(c=16, ce=48, hw=14, stride=1, act="Relu"):
+    """expand 1x1 -> act -> depthwise 3x3 -> act -> project 1x1 -> + x -> q = r * sigmoid(r) -> q * s, a
+    per-channel scale (a broadcast Mul, which reads plain tensors only)."""
+    oh = (hw - 1) // stride + 1
+    nodes = [helper.make_node("Conv", ["x", "we", "be"], ["e"], kernel_shape=[1, 1]),
+             helper.make_node(act, ["e"], ["ea"]),
+             helper.make_node("Conv", ["ea", "wd", "bd"], ["d"], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                              group=ce, strides=[stride, stride]),
+             helper.make_node(act, ["d"], ["da"]),
+             helper.make_node("Conv", ["da", "wp", "bp"], ["p"], kernel_shape=[1, 1])]
+    if stride == 1:
+        nodes.append(helper.make_node("Add", ["p", "x"], ["r"]))
+    else:
+        nodes.append(helper.make_node("Identity", ["p"], ["r"]))
+    nodes += [helper.make_node("Sigmoid", ["r"], ["sg"]),
+              helper.make_node("Mul", ["r", "sg"], ["q"]),
+              helper.make_node("Mul", ["q", "s"], ["y"])]
+    inits = [_w("we", ce, c, 1, 1), _w("be", ce), _w("wd", ce, 1, 3, 3), _w("bd", ce), _w("wp", c, ce, 1, 1),
+             _w("bp", c), _w("s", 1, c, 1, 1)]
+    return _model(nodes, inits, [1, c, hw, hw], [1, c, oh, oh])
+
+
+def _ort(model, x):
+    s = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return s.run(None, {"x": x})[0]
+
+
+def _layouts(plan):
+    p = read_plan(plan.to_bytes())
+    return p, {t["name"]: t["layout"] for t in p["tensors"]}
+
+
+@pytest.mark.parametrize("stride,act", [(1, "Relu"), (2, "Relu"), (1, "HardSigmoid")])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_depthwise_block_runs_blocked_and_matches_onnxruntime(stride, act, threads):
+    m = _inverted_residual(stride=stride, act=act)
+    x = RNG.standard_normal((1, 16, 14, 14)).astype(np.float32)
+    plan = compile_model(m, target="x86-64")
+    p, lay = _layouts(plan)
+    assert p["header"]["version"] == "1.12"
+    variants = {(o["op"], o["variant"]) for o in p["ops"]}
+    assert ("conv2d", K.EP_CONV2D_VARIANT_BLOCKED_DW) in variants
+    assert ("conv2d", K.EP_CONV2D_VARIANT_BLOCKED_PW) in variants
+    kinds = [o["op"] for o in p["ops"]]
+    # x enters once (plain -> C8), the broadcast Mul needs plain (C8 -> plain); the rest stays plain
+    assert kinds.count("reorder") == 2
+    assert lay["x"] == 0 and lay["y"] == 0
+    assert any(v == K.EP_LAYOUT_C8 for v in lay.values())
+    assert "layout C8" in " ".join(plan.report["fused"])
+    got = edgeplan.Session(plan, threads=threads).run({"x": x})["y"]
+    want = _ort(m, x)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
+
+
+def test_element_wise_ops_between_blocked_convs_stay_blocked():
+    """dw -> Neg -> dw -> * (the Neg's output) -> 1x1: the element-wise ops read and write C8 tensors."""
+    c = 24
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["a"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=c),
+             helper.make_node("Neg", ["a"], ["b"]),
+             helper.make_node("Conv", ["b", "w2"], ["d"], kernel_shape=[5, 5], pads=[2, 2, 2, 2], group=c),
+             helper.make_node("Mul", ["d", "b"], ["e"]),
+             helper.make_node("Conv", ["e", "w3"], ["y"], kernel_shape=[1, 1])]
+    m = _model(nodes, [_w("w1", c, 1, 3, 3), _w("w2", c, 1, 5, 5), _w("w3", 8, c, 1, 1)], [2, c, 9, 11],
+               [2, 8, 9, 11])
+    plan = compile_model(m, target="x86-64")
+    p, lay = _layouts(plan)
+    assert [o["op"] for o in p["ops"]].count("reorder") == 2   # x in, the 1x1's output (y) is plain
+    for name in ("b", "d", "e"):
+        assert lay[name] == K.EP_LAYOUT_C8, name
+    x = RNG.standard_normal((2, c, 9, 11)).astype(np.float32)
+    want = _ort(m, x)
+    np.testing.assert_allclose(edgeplan.Session(plan).run({"x": x})["y"], want, rtol=1e-4, atol=1e-5)
+
+
+def test_a_lone_pointwise_conv_and_the_generic_target_stay_plain():
+    nodes = [helper.make_node("Conv", ["x", "w"], ["a"], kernel_shape=[1, 1]),
+             helper.make_node("MaxPool", ["a"], ["y"], kernel_shape=[2, 2], strides=[2, 2])]
+    m = _model(nodes, [_w("w", 16, 16, 1, 1)], [1, 16, 8, 8], [1, 16, 4, 4])
+    p, lay = _layouts(compile_model(m, target="x86-64"))
+    assert not any(lay.values()) and "reorder" not in [o["op"] for o in p["ops"]]
+    p, lay = _layouts(compile_model(_inverted_residual(), target="generic"))
+    assert not any(lay.values()) and p["header"]["version"] != "1.12"
+
+
+def test_channels_not_a_multiple_of_8_stay_plain():
+    m = _inverted_residual(c=12, ce=36)
+    plan = compile_model(m, target="x86-64")
+    _, lay = _layouts(plan)
+    assert not any(lay.values())
+    x = RNG.standard_normal((1, 12, 14, 14)).astype(np.float32)
+    np.testing.assert_allclose(edgeplan.Session(plan).run({"x": x})["y"], _ort(m, x), rtol=1e-4, atol=1e-4)
+
+
+# ---- hostile plans: layouts an op cannot read are refused at open ----
+
+def _patch_tensor(data: bytes, name: str, **fields) -> bytes:
+    p = read_plan(data)
+    sec = next(s for s in p["sections"] if s["kind"] == "tensors")
+    i = next(k for k, t in enumerate(p["tensors"]) if t["name"] == name)
+    buf = bytearray(data)
+    rec = ffi.cast("ep_tensor_rec *", ffi.from_buffer(buf) + sec["offset"] + i * sec["record_size"])
+    for k, v in fields.items():
+        if k == "reserved":
+            rec.reserved[0] = v
+        else:
+            setattr(rec, k, v)
+    buf[12:16] = b"\0\0\0\0"
+    buf[12:16] = crc32c(bytes(buf)).to_bytes(4, "little")
+    return bytes(buf)
+
+
+@pytest.fixture(scope="module")
+def blocked_plan():
+    return compile_model(_inverted_residual(), target="x86-64").to_bytes()
+
+
+@pytest.mark.parametrize("name,fields,why", [
+    ("x", dict(layout=K.EP_LAYOUT_C8), "layout C8 needs"),            # a plan input
+    ("y", dict(layout=K.EP_LAYOUT_C8), "layout C8 needs"),            # a plan output
+    ("ea", dict(layout=2), "unknown layout"),
+    ("ea", dict(reserved=1), "reserved"),
+    ("q:plain", dict(layout=K.EP_LAYOUT_C8), "inconsistent|not one this op reads"),   # the broadcast Mul's input
+    ("s", dict(layout=K.EP_LAYOUT_C8), "layout C8 needs"),            # a constant
+    ("ea", dict(layout=K.EP_LAYOUT_PLAIN), "inconsistent"),          # a BLOCKED conv's output made plain
+])
+def test_a_layout_an_op_cannot_read_is_refused_at_open(blocked_plan, name, fields, why):
+    _, lay = _layouts(edgeplan.Plan(blocked_plan, {}))
+    assert lay["ea"] == K.EP_LAYOUT_C8 and lay["q"] == K.EP_LAYOUT_C8 and lay["q:plain"] == K.EP_LAYOUT_PLAIN
+    bad = _patch_tensor(blocked_plan, name, **fields)
+    with pytest.raises(edgeplan.EdgeplanError, match=why):
+        edgeplan.Session(bad)
+
+
+def test_a_c8_tensor_with_channels_not_a_multiple_of_8_is_refused():
+    m = _model([helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Neg", ["a"], ["y"])], [],
+               [1, 12, 4, 4], [1, 12, 4, 4])
+    data = compile_model(m, target="x86-64").to_bytes()
+    with pytest.raises(edgeplan.EdgeplanError, match="layout C8 needs"):
+        edgeplan.Session(_patch_tensor(data, "a", layout=K.EP_LAYOUT_C8))
