@@ -1,6 +1,7 @@
 """Writes the fuzz targets' seed corpus (tests/fuzz/corpus/<target>/): small compiled zoo plans, alone and as the
 members of a shared-arena group, a speech-shaped plan (fused ATTENTION, a 1-D CONV2D POINTWISE over a short
-window, a fused layer norm), each with a control byte appended (fuzz_plan.c), wav files of every sample width the reader takes (fuzz_wav.c), and small
+window, a fused layer norm), an inverted-residual block in the channel-blocked layout (REORDER, CONV2D
+BLOCKED_PW and BLOCKED_DW, an element-wise op on C8 tensors), each with a control byte appended (fuzz_plan.c), wav files of every sample width the reader takes (fuzz_wav.c), and small
 .npy arrays of float32, int8, int32 and float16 with 1-4 dims (fuzz_npy.c), and the virtual NPU blobs of an int8
 plan partitioned for two NPU profiles, one blob per run of ops (conv, depthwise, add + pointwise, gemm), each with
 a control byte appended (fuzz_vnpu.c).
@@ -38,6 +39,23 @@ def _speech_model():
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
 
 
+def _blocked_model():
+    """1x1 expand -> Relu -> depthwise 3x3 -> Neg -> 1x1 project + x: every tensor between the two reorders C8."""
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(6)
+    f = lambda *s: (rng.standard_normal(s) * 0.3).astype(np.float32)  # noqa: E731
+    n = helper.make_node
+    nodes = [n("Conv", ["x", "we"], ["e"], kernel_shape=[1, 1]), n("Relu", ["e"], ["ea"]),
+             n("Conv", ["ea", "wd"], ["d"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=16),
+             n("Neg", ["d"], ["dn"]), n("Conv", ["dn", "wp"], ["p"], kernel_shape=[1, 1]),
+             n("Add", ["p", "x"], ["y"])]
+    inits = [numpy_helper.from_array(a, k) for k, a in (("we", f(16, 8, 1, 1)), ("wd", f(16, 1, 3, 3)),
+                                                        ("wp", f(8, 16, 1, 1)))]
+    g = helper.make_graph(nodes, "blocked", [helper.make_tensor_value_info("x", TensorProto.FLOAT, (1, 8, 5, 6))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
 def plans(out: Path):
     import edgeplan
     from edgeplan import models
@@ -46,6 +64,7 @@ def plans(out: Path):
         "tiny": edgeplan.compile(models.build("tiny", size=16)),
         "kws": edgeplan.compile(models.build("kws", hidden=16), dims={"T": (1, 12)}, state={"h_in": "h_out"}),
         "speech": edgeplan.compile(_speech_model()),
+        "blocked": edgeplan.compile(_blocked_model()),
     }
     # the two as members of a shared-arena group (a GROUP record, state in the member's own range)
     group = edgeplan.plan_group([seeds["tiny"], seeds["kws"]], names=["tiny", "kws"])
