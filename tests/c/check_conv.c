@@ -19,12 +19,13 @@
  * plan_format.h (independent of select.py); the reference kernel of the variant must equal variant 0 bit for
  * bit (the same sums in the same order), the others within chk_tol_accum / chk_tol_dot of C*KH*KW terms.
  * INVRES (the fused inverted-residual block): tests/c/check_invres.h. The C8 layout's variants BLOCKED_DW and
- * BLOCKED_PW and REORDER: tests/c/check_blocked_dw.h and check_blocked_pw.h. */
+ * BLOCKED_PW and REORDER, BLOCKED_CONV: tests/c/check_blocked_dw.h, check_blocked_pw.h and check_blocked_conv.h. */
 #define EP_CHECK_KERNELS
 #include "ep_check.h"
 #include "check_invres.h"
 #include "check_blocked_dw.h"
 #include "check_blocked_pw.h"
+#include "check_blocked_conv.h"
 
 /* A refused shape: the shape function of op (in[1] replaced by bad) must not accept it. */
 static void refused(chk_case *c, ep_tensor *bad, const char *why) {
@@ -410,5 +411,5 @@ static const chk_gen GENS[] = {{"conv", gen_conv, 300}, {"conv_dw", gen_conv_dw,
     {"conv_dw_small", gen_conv_dw_small, 60}, {"winograd", gen_winograd, 300},
     {"conv_transpose", gen_conv_transpose, 300}, {"conv_transpose_small", gen_conv_transpose_small, 60},
     {"conv_blocked_dw", gen_conv_blocked_dw, 300}, {"conv_blocked_pw", gen_conv_blocked_pw, 300},
-    {"reorder", gen_reorder, 100}};
+    {"reorder", gen_reorder, 100}, {"conv_blocked_conv", gen_conv_blocked_conv, 300}};
 int main(int argc, char **argv) { return chk_main(argc, argv, "check_conv", GENS, CHK_COUNT(GENS)); }

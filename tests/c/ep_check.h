@@ -694,7 +694,9 @@ static int chk_kernels(chk_case *c) {
         int same = t->rank == 0 || (t->rank == shp[o].rank && t->dtype == shp[o].dtype);
         for (int d = 0; same && t->rank && d < t->rank; d++) same = t->dims[d] == shp[o].dims[d];
         if (!same) chk_report(c, 0, "shape function", "output %d: not the shape the generator declared", o);
+        const uint8_t layout = t->layout;   /* the declared layout (C8 for the blocked variants' outputs) */
         *t = chk_mk(NULL, shp[o].dtype, shp[o].rank, shp[o].dims);
+        t->layout = layout;
     }
     chk_cases++;
     chk_case_in_iter++;

@@ -281,7 +281,7 @@ typedef struct ep_io_rec {
 /* kernel variants (ep_op_rec.variant): DEFAULT (0) is every op's plain layout; the others'
  * layouts are described below */
 #define EP_VARIANT_DEFAULT 0
-#define EP_MAX_VARIANTS 9
+#define EP_MAX_VARIANTS 10
 #define EP_CONV2D_VARIANT_DEFAULT 0
 #define EP_CONV2D_VARIANT_PACKED 1
 #define EP_CONV2D_VARIANT_DEPTHWISE 2
@@ -291,6 +291,7 @@ typedef struct ep_io_rec {
 #define EP_CONV2D_VARIANT_POINTWISE 6
 #define EP_CONV2D_VARIANT_BLOCKED_DW 7
 #define EP_CONV2D_VARIANT_BLOCKED_PW 8
+#define EP_CONV2D_VARIANT_BLOCKED_CONV 9
 #define EP_CONV_TRANSPOSE2D_VARIANT_DEFAULT 0
 #define EP_CONV_TRANSPOSE2D_VARIANT_PACKED 1
 #define EP_GEMM_VARIANT_DEFAULT 0
@@ -449,7 +450,11 @@ typedef struct ep_reorder_params {
  *   W and B are PLAIN, f32, and no scratch is needed:
  *   BLOCKED_DW, depthwise (groups == C == M), any kernel, stride, dilation and pads: W as [C/8][KH*KW][8]
  *     (tap (kh, kw) of channel c at (c/8)*KH*KW*8 + (kh*KW + kw)*8 + c%8);
- *   BLOCKED_PW, 1x1, stride 1, no pads, groups 1: W^T as GEMM-B strips [ceil(M/16)][C][16] (POINTWISE's, K = C). */
+ *   BLOCKED_PW, 1x1, stride 1, no pads, groups 1: W^T as GEMM-B strips [ceil(M/16)][C][16] (POINTWISE's, K = C).
+ * Variant BLOCKED_CONV (1.12), groups 1, any kernel, stride, dilation and pads: Y and R in C8; X in C8, or PLAIN
+ *   (any C: a stem reading the image); W^T as GEMM-B strips [ceil(M/16)][K][16], K = C*KH*KW, in (c/8, kh, kw,
+ *   c%8) order for a C8 X (row ((c/8*KH + kh)*KW + kw)*8 + c%8) and in (c, kh, kw) order for a PLAIN X (row
+ *   (c*KH + kh)*KW + kw); f32; no scratch. */
 #define EP_CONV_DIRECT_ROWS 4
 typedef struct ep_conv2d_params {
     int32_t kernel[2];      /* kh, kw */

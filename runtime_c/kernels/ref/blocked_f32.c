@@ -1,5 +1,5 @@
 /* Reference kernels of the channel-blocked layout C8 (plan_format.h, "Tensor layouts"): REORDER and CONV2D's
- * variants BLOCKED_DW and BLOCKED_PW. The numerical spec of their ISA kernels.
+ * variants BLOCKED_DW, BLOCKED_PW and BLOCKED_CONV. The numerical spec of their ISA kernels.
  *
  * An element (n, c, h, w) of a C8 tensor [N,C,H,W] is at (((n*C/8 + c/8)*H + h)*W + w)*8 + c%8.
  * The convolutions compute what CONV2D variant 0 computes (ep_conv2d_params): each output starts at 0.0f and
@@ -85,6 +85,40 @@ int ep_ref_conv2d_blocked_pw_f32(const ep_op *op) {
                     for (int64_t c = 0; c < C; c++)
                         acc += x[c8_at(n, c, h, ww, C, H, W)] * w[(m / EP_PACK_NR) * C * EP_PACK_NR + c * EP_PACK_NR + m % EP_PACK_NR];
                     const int64_t at = c8_at(n, m, h, ww, M, H, W);
+                    y[at] = c8_epilogue(acc, p, b, r, m, at);
+                }
+    return EP_OK;
+}
+
+/* Groups 1, any kernel, stride, dilation and pads; X in C8 or PLAIN; W^T as GEMM-B strips [ceil(M/16)][K][16]
+ * with K in (c/8, kh, kw, c%8) order for a C8 X, (c, kh, kw) for a PLAIN one. */
+int ep_ref_conv2d_blocked_conv_f32(const ep_op *op) {
+    const ep_conv2d_params *p = (const ep_conv2d_params *)op->params;
+    const ep_tensor *xt = op->in[0], *bt = ep_op_in(op, 2), *rt = ep_op_in(op, 3), *yt = op->out[0];
+    const int64_t N = xt->dims[0], C = xt->dims[1], H = xt->dims[2], W = xt->dims[3], M = yt->dims[1];
+    const int64_t OH = yt->dims[2], OW = yt->dims[3], KH = p->kernel[0], KW = p->kernel[1], K = C * KH * KW;
+    const int c8 = xt->layout == EP_LAYOUT_C8;
+    const float *x = (const float *)xt->data, *w = (const float *)op->in[1]->data;
+    const float *b = bt ? (const float *)bt->data : NULL, *r = rt ? (const float *)rt->data : NULL;
+    float *y = (float *)yt->data;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t oh = 0; oh < OH; oh++)
+                for (int64_t ow = 0; ow < OW; ow++) {
+                    float acc = 0.0f;
+                    for (int64_t c = 0; c < C; c++)
+                        for (int64_t kh = 0; kh < KH; kh++) {
+                            const int64_t ih = oh * p->stride[0] - p->pads[0] + kh * p->dilation[0];
+                            if (ih < 0 || ih >= H) continue;
+                            for (int64_t kw = 0; kw < KW; kw++) {
+                                const int64_t iw = ow * p->stride[1] - p->pads[1] + kw * p->dilation[1];
+                                if (iw < 0 || iw >= W) continue;
+                                const int64_t k = c8 ? ((c / BLK * KH + kh) * KW + kw) * BLK + c % BLK : (c * KH + kh) * KW + kw;
+                                const float xv = c8 ? x[c8_at(n, c, ih, iw, C, H, W)] : x[((n * C + c) * H + ih) * W + iw];
+                                acc += xv * w[(m / EP_PACK_NR) * K * EP_PACK_NR + k * EP_PACK_NR + m % EP_PACK_NR];
+                            }
+                        }
+                    const int64_t at = c8_at(n, m, oh, ow, M, OH, OW);
                     y[at] = c8_epilogue(acc, p, b, r, m, at);
                 }
     return EP_OK;

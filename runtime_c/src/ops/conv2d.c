@@ -14,9 +14,10 @@
  * WINOGRAD take pre-packed weights whose exact shape is checked against the declared output (M) and
  * the params; each variant's minimum scratch is computed here. PACKED's weights may be f16 or bf16 (1.7).
  * DW_C8 (groups == C == M) and DIRECT (groups 1) take variant 0's weights; POINTWISE (groups 1; 1x1, stride 1,
- * no pads in 1.10, any kernel in 1.11) takes W^T as GEMM-B strips, f32 or 16-bit. BLOCKED_DW and BLOCKED_PW
- * (1.12) read X and R and write Y in layout C8, with W packed as plan_format.h says, f32, and no scratch; every
- * other variant takes PLAIN tensors (a wrong layout -> EP_ERR_PLAN_TENSOR). */
+ * no pads in 1.10, any kernel in 1.11) takes W^T as GEMM-B strips, f32 or 16-bit. BLOCKED_DW, BLOCKED_PW and
+ * BLOCKED_CONV (1.12) read X and R and write Y in layout C8 (BLOCKED_CONV's X may be PLAIN), with W packed as
+ * plan_format.h says, f32, and no scratch; every other variant takes PLAIN tensors (a wrong layout ->
+ * EP_ERR_PLAN_TENSOR). */
 #include <stdint.h>
 #include "shape_check.h"
 
@@ -29,10 +30,11 @@ static int conv_packed_rank(int variant) { return variant == EP_CONV2D_VARIANT_W
 static int conv_is_packed(int variant) {
     return variant == EP_CONV2D_VARIANT_PACKED || variant == EP_CONV2D_VARIANT_WINOGRAD ||
            variant == EP_CONV2D_VARIANT_POINTWISE || variant == EP_CONV2D_VARIANT_BLOCKED_DW ||
-           variant == EP_CONV2D_VARIANT_BLOCKED_PW;
+           variant == EP_CONV2D_VARIANT_BLOCKED_PW || variant == EP_CONV2D_VARIANT_BLOCKED_CONV;
 }
 static int conv_blocked(int variant) {
-    return variant == EP_CONV2D_VARIANT_BLOCKED_DW || variant == EP_CONV2D_VARIANT_BLOCKED_PW;
+    return variant == EP_CONV2D_VARIANT_BLOCKED_DW || variant == EP_CONV2D_VARIANT_BLOCKED_PW ||
+           variant == EP_CONV2D_VARIANT_BLOCKED_CONV;
 }
 
 /* a * b for non-negative operands, or -1 when the product passes EP_CONV_MAX_SCRATCH */
@@ -61,6 +63,11 @@ static int conv_packed_weights(const ep_op *op, const ep_conv2d_params *p, int64
             p->pads[0] || p->pads[1] || p->pads[2] || p->pads[3])
             return EP_ERR_PLAN_PARAMS;
         if (w->dims[0] != (m + EP_PACK_NR - 1) / EP_PACK_NR || w->dims[1] != C || w->dims[2] != EP_PACK_NR)
+            return EP_ERR_PLAN_SHAPE;
+    } else if (op->variant == EP_CONV2D_VARIANT_BLOCKED_CONV) {   /* groups 1: W^T [C*KH*KW][M] as strips */
+        const int64_t k = conv_mul(conv_mul(C, p->kernel[0]), p->kernel[1]);
+        if (g != 1) return EP_ERR_PLAN_PARAMS;
+        if (k < 0 || w->dims[0] != (m + EP_PACK_NR - 1) / EP_PACK_NR || w->dims[1] != k || w->dims[2] != EP_PACK_NR)
             return EP_ERR_PLAN_SHAPE;
     } else if (op->variant == EP_CONV2D_VARIANT_POINTWISE) {   /* groups 1: W^T [C*KH*KW][M] as strips */
         if (g != 1) return EP_ERR_PLAN_PARAMS;
@@ -130,7 +137,8 @@ static int conv_variant_scratch(const ep_op *op, const ep_conv2d_params *p, cons
         break;
     }
     case EP_CONV2D_VARIANT_BLOCKED_DW:
-    case EP_CONV2D_VARIANT_BLOCKED_PW: return EP_OK;
+    case EP_CONV2D_VARIANT_BLOCKED_PW:
+    case EP_CONV2D_VARIANT_BLOCKED_CONV: return EP_OK;
     case EP_CONV2D_VARIANT_WINOGRAD:
         s = conv_mul(conv_mul(36 * EP_PACK_NR, C + (M + EP_PACK_MR - 1) / EP_PACK_MR * EP_PACK_MR), 4);
         break;
@@ -161,7 +169,8 @@ int ep_shape_conv2d(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     /* X, Y and R in C8 for the BLOCKED variants, PLAIN for the others; W and B always PLAIN (the plan checked
      * that a C8 tensor is a static [N,C,H,W] with C a multiple of 8) */
     const int lay = conv_blocked(op->variant) ? EP_LAYOUT_C8 : EP_LAYOUT_PLAIN;
-    if (x->layout != lay || w->layout || (b && b->layout) || (r && r->layout != lay) || !op->out ||
+    const int x_any = op->variant == EP_CONV2D_VARIANT_BLOCKED_CONV && x->layout == EP_LAYOUT_PLAIN;  /* a stem */
+    if ((x->layout != lay && !x_any) || w->layout || (b && b->layout) || (r && r->layout != lay) || !op->out ||
         op->out[0]->layout != lay)
         return EP_ERR_PLAN_TENSOR;
 
