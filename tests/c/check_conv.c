@@ -405,11 +405,35 @@ static void conv_transpose_gen(int kind, int wide, int iter) {
 static void gen_conv_transpose(int iter) { conv_transpose_gen(iter % 4 < 2 ? iter % 4 : 2, 1, iter); }
 static void gen_conv_transpose_small(int iter) { conv_transpose_gen(iter % 3, 0, iter); }
 
+/* CONCAT and SPLIT read C8 operands only when all are C8 and the axis is 1 (whole blocks per image). */
+static void gen_chunk_layouts(int iter) {
+    (void)iter;
+    ep_tensor a = chk_mk(NULL, EP_DTYPE_F32, 4, CHK_DIMS(1, 8, 3, 4)), b = a;
+    ep_tensor y1 = chk_mk(NULL, EP_DTYPE_F32, 4, CHK_DIMS(1, 16, 3, 4)), y2 = chk_mk(NULL, EP_DTYPE_F32, 4, CHK_DIMS(1, 8, 6, 4));
+    ep_tensor *in[2] = {&a, &b}, *o1[1] = {&y1}, *o2[1] = {&y2};
+    ep_shape sh[2];
+    uint64_t scratch;
+    for (int lay = 0; lay < 2; lay++)
+        for (int axis = 1; axis <= 2; axis++) {
+            const ep_axis_params p = {axis, 0};
+            a.layout = b.layout = y1.layout = y2.layout = (uint8_t)lay;
+            ep_op cat = chk_op(EP_OP_CONCAT, &p, in, 2, axis == 1 ? o1 : o2, 1);
+            ep_op split = chk_op(EP_OP_SPLIT, &p, axis == 1 ? o1 : o2, 1, in, 2);
+            const int ok = lay == EP_LAYOUT_PLAIN || axis == 1;
+            CHECK((ep_op_info_get(EP_OP_CONCAT)->shape(&cat, sh, &scratch) == EP_OK) == ok, "concat layout %d axis %d", lay, axis);
+            CHECK((ep_op_info_get(EP_OP_SPLIT)->shape(&split, sh, &scratch) == EP_OK) == ok, "split layout %d axis %d", lay, axis);
+            b.layout = (uint8_t)!lay;   /* mixed layouts: refused */
+            CHECK(ep_op_info_get(EP_OP_CONCAT)->shape(&cat, sh, &scratch) != EP_OK, "concat mixed layouts");
+            CHECK(ep_op_info_get(EP_OP_SPLIT)->shape(&split, sh, &scratch) != EP_OK, "split mixed layouts");
+        }
+}
+
 static const chk_gen GENS[] = {{"conv", gen_conv, 300}, {"conv_dw", gen_conv_dw, 300}, {"invres", gen_invres, 400},
     {"conv_small", gen_conv_small, 50}, {"conv_1x1", gen_conv_1x1, 20}, {"conv_dw33", gen_conv_dw33, 40},
     {"conv_pw", gen_conv_pw, 150},
     {"conv_dw_small", gen_conv_dw_small, 60}, {"winograd", gen_winograd, 300},
     {"conv_transpose", gen_conv_transpose, 300}, {"conv_transpose_small", gen_conv_transpose_small, 60},
     {"conv_blocked_dw", gen_conv_blocked_dw, 300}, {"conv_blocked_pw", gen_conv_blocked_pw, 300},
-    {"reorder", gen_reorder, 100}, {"conv_blocked_conv", gen_conv_blocked_conv, 300}};
+    {"reorder", gen_reorder, 100}, {"conv_blocked_conv", gen_conv_blocked_conv, 300},
+    {"chunk_layouts", gen_chunk_layouts, 1}};
 int main(int argc, char **argv) { return chk_main(argc, argv, "check_conv", GENS, CHK_COUNT(GENS)); }

@@ -167,3 +167,47 @@ def test_a_c8_tensor_with_channels_not_a_multiple_of_8_is_refused():
     data = compile_model(m, target="x86-64").to_bytes()
     with pytest.raises(edgeplan.EdgeplanError, match="layout C8 needs"):
         edgeplan.Session(_patch_tensor(data, "a", layout=K.EP_LAYOUT_C8))
+
+
+def _c2f(c=16):
+    """A YOLOv8-style C2f block: 1x1 conv -> Split (channels) -> 3x3 conv on one half -> Concat -> 1x1 conv."""
+    h = c // 2
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["a"], kernel_shape=[1, 1]),
+             helper.make_node("Relu", ["a"], ["ar"]),
+             helper.make_node("Split", ["ar", "sp"], ["s0", "s1"], axis=1),
+             helper.make_node("Conv", ["s1", "w2"], ["b"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Sigmoid", ["b"], ["bs"]),
+             helper.make_node("Mul", ["b", "bs"], ["bm"]),
+             helper.make_node("Concat", ["s0", "s1", "bm"], ["cat"], axis=1),
+             helper.make_node("Conv", ["cat", "w3"], ["y"], kernel_shape=[1, 1])]
+    inits = [_w("w1", c, c, 1, 1), _w("w2", h, h, 3, 3), _w("w3", c, c + h, 1, 1),
+             numpy_helper.from_array(np.array([h, h], np.int64), "sp")]
+    return _model(nodes, inits, [1, c, 10, 12], [1, c, 10, 12])
+
+
+def test_concat_and_split_along_channels_stay_blocked():
+    m = _c2f()
+    plan = compile_model(m, target="x86-64")
+    p, lay = _layouts(plan)
+    kinds = {o["op"]: o for o in p["ops"]}
+    assert "split" in kinds and "concat" in kinds
+    t = p["tensors"]
+    for op in ("split", "concat"):
+        assert all(t[i]["layout"] == K.EP_LAYOUT_C8 for i in kinds[op]["inputs"] + kinds[op]["outputs"]), op
+    variants = {o["variant"] for o in p["ops"] if o["op"] == "conv2d"}
+    assert K.EP_CONV2D_VARIANT_BLOCKED_CONV in variants
+    x = RNG.standard_normal((1, 16, 10, 12)).astype(np.float32)
+    for threads in (1, 2):
+        got = edgeplan.Session(plan, threads=threads).run({"x": x})["y"]
+        np.testing.assert_allclose(got, _ort(m, x), rtol=1e-4, atol=1e-4)
+
+
+def test_a_concat_of_mixed_layouts_is_refused():
+    """A concat whose output alone is C8 (CONCAT moves whole chunks: its operands share one layout; the C8 axis
+    rule is checked in tests/c/check_conv.c, chunk_layouts)."""
+    m = _model([helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Neg", ["x"], ["b"]),
+                helper.make_node("Concat", ["a", "b"], ["c"], axis=1), helper.make_node("Neg", ["c"], ["y"])],
+               [], [1, 8, 3, 4], [1, 16, 3, 4])
+    data = compile_model(m, target="x86-64").to_bytes()
+    with pytest.raises(edgeplan.EdgeplanError, match=r"op 2 \(concat .*inconsistent"):
+        edgeplan.Session(_patch_tensor(data, "c", layout=K.EP_LAYOUT_C8))

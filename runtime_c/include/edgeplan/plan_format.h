@@ -115,8 +115,9 @@ typedef struct ep_tensor_rec {
  * says otherwise. C8 (1.12): a rank-4 f32 activation [N,C,H,W] of static dims, C a multiple of 8, stored as
  * [N][C/8][H][W][8]: element (n, c, h, w) at (((n*(C/8) + c/8)*H + h)*W + w)*8 + c%8, the same bytes as PLAIN.
  * Only arena tensors that are neither plan inputs, outputs nor state are C8. An op reads and writes C8
- * tensors only where its shape function says so (CONV2D variants BLOCKED_DW and BLOCKED_PW, REORDER), or, for
- * the element-wise ops (UNARY, BINARY), when all its operands have one shape and one layout. */
+ * tensors only where its shape function says so (CONV2D variants BLOCKED_DW, BLOCKED_PW and BLOCKED_CONV,
+ * REORDER, and CONCAT / SPLIT along axis 1 with every operand C8), or, for the element-wise ops (UNARY, BINARY),
+ * when all its operands have one shape and one layout. */
 #define EP_LAYOUT_PLAIN 0
 #define EP_LAYOUT_C8 1
 #define EP_LAYOUT_BLOCK 8     /* channels per C8 block */

@@ -28,6 +28,18 @@ static int set_shape(ep_shape *s, int rank, const int64_t *dims, uint8_t dtype) 
     return EP_OK;
 }
 
+/* CONCAT and SPLIT move whole [C_k][H][W] chunks per image: in C8 along axis 1 the same chunks hold the C_k/8
+ * blocks (every C_k a multiple of 8, plan.c), so the kernels are the plain ones. All operands PLAIN, or all C8
+ * with axis 1. */
+static int chk_chunk_layouts(const ep_op *op, int32_t axis) {
+    const uint8_t lay = op->in[0]->layout;
+    for (int k = 0; k < op->n_in + op->n_out; k++) {
+        const ep_tensor *t = k < op->n_in ? op->in[k] : op->out[k - op->n_in];
+        if (t->layout != lay) return EP_ERR_PLAN_TENSOR;
+    }
+    return lay == EP_LAYOUT_PLAIN || axis == 1 ? EP_OK : EP_ERR_PLAN_TENSOR;
+}
+
 int ep_shape_concat(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     int rc = ep_chk_arity(op, 1, 0xFFFF, 1, 1);
     if (rc != EP_OK) return rc;
@@ -37,6 +49,7 @@ int ep_shape_concat(const ep_op *op, ep_shape *out, uint64_t *scratch) {
         if ((rc = ep_chk_tensor(op->in[k])) != EP_OK) return rc;
     const ep_tensor *x0 = op->in[0];
     if (p->axis < 0 || p->axis >= x0->rank) return EP_ERR_PLAN_PARAMS;
+    if ((rc = chk_chunk_layouts(op, p->axis)) != EP_OK) return rc;
     int64_t dims[EP_MAX_RANK];
     for (int i = 0; i < x0->rank; i++) dims[i] = x0->dims[i];
     dims[p->axis] = 0;
@@ -60,9 +73,11 @@ int ep_shape_split(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     const ep_tensor *x = op->in[0];
     if (!p || p->axis < 0 || p->axis >= x->rank) return EP_ERR_PLAN_PARAMS;
     int64_t total = 0;
+    for (int k = 0; k < op->n_out; k++)
+        if ((rc = ep_chk_tensor(op->out[k])) != EP_OK) return rc;
+    if ((rc = chk_chunk_layouts(op, p->axis)) != EP_OK) return rc;
     for (int k = 0; k < op->n_out; k++) {
         const ep_tensor *y = op->out[k];
-        if ((rc = ep_chk_tensor(y)) != EP_OK) return rc;
         if (y->rank != x->rank) return EP_ERR_PLAN_SHAPE;
         for (int i = 0; i < x->rank; i++)
             if (i != p->axis && y->dims[i] != x->dims[i]) return EP_ERR_PLAN_SHAPE;

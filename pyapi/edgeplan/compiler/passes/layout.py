@@ -5,10 +5,12 @@ convolution reads its GEMM operand in place, with no im2col packing.
 
 Runs after kernel selection and block fusion (pipeline.compile_graph), on the ops they made:
   1. Candidates. A depthwise conv (DEPTHWISE or DW_C8) becomes BLOCKED_DW, a 1x1 stride-1 unpadded groups-1
-     conv (PACKED or POINTWISE) BLOCKED_PW, when its output can be C8 (a static f32 [N,C,H,W] arena tensor
+     conv (PACKED or POINTWISE) BLOCKED_PW, another groups-1 conv (PACKED, POINTWISE or DIRECT; Winograd
+     layers keep their variant) BLOCKED_CONV, which reads its input in either layout, when its output can be C8 (a static f32 [N,C,H,W] arena tensor
      with C a multiple of 8, not a plan input, output or state, not viewed by a reshape) and its input and
      residual are static f32 [N,C,H,W] with C a multiple of 8 (a plain one gets a C8 copy). An element-wise
-     op (UNARY, BINARY without broadcasting) on such operands follows a C8 input.
+     op (UNARY, BINARY without broadcasting) on such operands follows a C8 input, and so do CONCAT and SPLIT
+     along the channels (their chunks are whole C8 blocks).
   2. Regions. The C8 ops joined by C8 tensors form regions; each edge to a plain op (or from one) costs a
      REORDER, a pass over the tensor. A region is kept when it holds a depthwise conv or at least two convs;
      a lone 1x1 conv between plain ops stays plain (two reorders for one layer).
@@ -28,6 +30,7 @@ BLK = K.EP_LAYOUT_BLOCK
 C8 = K.EP_LAYOUT_C8
 DW_FROM = (K.EP_CONV2D_VARIANT_DEPTHWISE, K.EP_CONV2D_VARIANT_DW_C8)
 PW_FROM = (K.EP_CONV2D_VARIANT_PACKED, K.EP_CONV2D_VARIANT_POINTWISE)
+CONV_FROM = (K.EP_CONV2D_VARIANT_PACKED, K.EP_CONV2D_VARIANT_POINTWISE, K.EP_CONV2D_VARIANT_DIRECT)
 
 
 def _plain_weights(graph: Graph, t: Tensor):
@@ -43,7 +46,8 @@ def _plain_weights(graph: Graph, t: Tensor):
 
 
 def _conv_kind(graph: Graph, op: Op):
-    """"dw" or "pw" when op can run on C8 tensors (with its plain filter), else None."""
+    """"dw", "pw" or "conv" (dense, groups 1: BLOCKED_CONV) when op can write a C8 output (with its plain
+    filter), else None. Winograd layers keep their variant."""
     if op.kind != "conv2d" or len(op.inputs[0].shape) != 4:
         return None
     p = op.params
@@ -54,6 +58,8 @@ def _conv_kind(graph: Graph, op: Op):
     elif (op.variant in PW_FROM and g == 1 and tuple(p["kernel"]) == (1, 1) and tuple(p["stride"]) == (1, 1)
           and not any(p["pads"])):
         kind = "pw"
+    elif op.variant in CONV_FROM and g == 1:
+        kind = "conv"
     else:
         return None
     if np.dtype(op.inputs[1].dtype) != np.float32 or _plain_weights(graph, op.inputs[1]) is None:
@@ -61,11 +67,13 @@ def _conv_kind(graph: Graph, op: Op):
     return kind
 
 
-def _pack(kind: str, w: np.ndarray) -> np.ndarray:
+def _pack(kind: str, w: np.ndarray, x_c8: bool) -> np.ndarray:
     m, cg, kh, kw = w.shape
     if kind == "dw":   # [C/8][KH*KW][8]
         return np.ascontiguousarray(w.reshape(m // BLK, BLK, kh * kw).transpose(0, 2, 1))
-    return pack_gemm_b(np.ascontiguousarray(w.reshape(m, cg).T))   # W^T as GEMM-B strips
+    if kind == "conv" and x_c8:   # W^T rows in (c/8, kh, kw, c%8) order
+        w = w.reshape(m, cg // BLK, BLK, kh, kw).transpose(0, 1, 3, 4, 2)
+    return pack_gemm_b(np.ascontiguousarray(w.reshape(m, cg * kh * kw).T))   # W^T as GEMM-B strips
 
 
 def assign_layouts(graph: Graph, tg) -> Graph:
@@ -85,7 +93,8 @@ def assign_layouts(graph: Graph, tg) -> Graph:
     kind, c8 = {}, set()      # id(op) -> "dw" / "pw" / "ew"; ids of the tensors that would be C8
     for op in graph.ops:
         k = _conv_kind(graph, op)
-        acts = [op.inputs[0], op.outputs[0]] + ([op.inputs[3]] if len(op.inputs) > 3 and op.inputs[3] is not None else [])
+        acts = ([op.inputs[0]] if k != "conv" else []) + [op.outputs[0]] + (
+            [op.inputs[3]] if len(op.inputs) > 3 and op.inputs[3] is not None else [])
         if k is not None and can_c8(op.outputs[0]) and all(reorderable(t) for t in acts):
             kind[id(op)] = k
             c8.add(id(op.outputs[0]))
@@ -95,6 +104,11 @@ def assign_layouts(graph: Graph, tg) -> Graph:
                     and any(id(t) in c8 for t in op.inputs if t is not None)):
                 kind[id(op)] = "ew"
                 c8.add(id(op.outputs[0]))
+        elif op.kind in ("concat", "split") and int(op.params.get("axis", -1)) == 1:
+            if (all(can_c8(t) for t in op.outputs) and all(reorderable(t) for t in op.inputs)
+                    and any(id(t) in c8 for t in op.inputs)):
+                kind[id(op)] = "chunk"
+                c8.update(id(t) for t in op.outputs)
 
     # 2. regions: union-find over the candidates joined by a tensor one produces and another reads
     parent = {i: i for i in kind}
@@ -119,7 +133,7 @@ def assign_layouts(graph: Graph, tg) -> Graph:
             members.setdefault(find(id(op)), []).append(op)
     keep = set()
     for ops in members.values():
-        convs = [o for o in ops if kind[id(o)] != "ew"]
+        convs = [o for o in ops if kind[id(o)] in ("dw", "pw", "conv")]
         if any(kind[id(o)] == "dw" for o in convs) or len(convs) >= 2:
             keep.update(id(o) for o in ops)
     if not keep:
@@ -127,17 +141,21 @@ def assign_layouts(graph: Graph, tg) -> Graph:
 
     # an element-wise op kept only if one of its C8 inputs comes from a kept op (regions are whole, so this
     # holds); the C8 tensors are the kept ops' outputs
-    blocked = {id(o.outputs[0]) for o in graph.ops if id(o) in keep}
+    blocked = {id(t) for o in graph.ops if id(o) in keep for t in o.outputs}
     for op in graph.ops:
         if id(op) not in keep:
             continue
         k = kind[id(op)]
-        if k in ("dw", "pw"):
+        if k in ("dw", "pw", "conv"):
             w = _plain_weights(graph, op.inputs[1])
-            op.variant = K.EP_CONV2D_VARIANT_BLOCKED_DW if k == "dw" else K.EP_CONV2D_VARIANT_BLOCKED_PW
-            graph.replace_const(op, 1, lambda w=w, k=k: _pack(k, w), "c8" + k)
+            x_c8 = k != "conv" or id(op.inputs[0]) in blocked
+            op.variant = {"dw": K.EP_CONV2D_VARIANT_BLOCKED_DW, "pw": K.EP_CONV2D_VARIANT_BLOCKED_PW,
+                          "conv": K.EP_CONV2D_VARIANT_BLOCKED_CONV}[k]
+            graph.replace_const(op, 1, lambda w=w, k=k, x_c8=x_c8: _pack(k, w, x_c8),
+                                "c8" + k + ("" if x_c8 else "-plain"))
             op.scratch = 0
-        op.outputs[0].layout = C8
+        for t in op.outputs:
+            t.layout = C8
 
     # 3. reorders before the first op that needs a tensor in the other layout
     made: dict = {}
@@ -148,8 +166,8 @@ def assign_layouts(graph: Graph, tg) -> Graph:
         for i, t in enumerate(op.inputs):
             if t is None:
                 continue
-            if op.kind == "conv2d" and wants_c8 and i in (1, 2):
-                continue   # weights and bias stay plain
+            if op.kind == "conv2d" and wants_c8 and (i in (1, 2) or (i == 0 and kind[id(op)] == "conv")):
+                continue   # weights and bias stay plain; BLOCKED_CONV reads X as it is
             is_c8 = id(t) in blocked
             if is_c8 == wants_c8:
                 continue
@@ -165,9 +183,7 @@ def assign_layouts(graph: Graph, tg) -> Graph:
             op.inputs[i] = made[key]
         ops.append(op)
     graph.ops[:] = ops
-    n_dw = sum(1 for o in graph.ops if id(o) in keep and kind[id(o)] == "dw")
-    n_pw = sum(1 for o in graph.ops if id(o) in keep and kind[id(o)] == "pw")
-    graph.fused.append(f"layout C8: {n_dw} depthwise and {n_pw} pointwise convs, "
-                       f"{sum(1 for o in graph.ops if id(o) in keep and kind[id(o)] == 'ew')} element-wise ops, "
-                       f"{n_reorders} reorders")
+    n = {k: sum(1 for o in graph.ops if id(o) in keep and kind[id(o)] == k) for k in ("dw", "pw", "conv", "ew", "chunk")}
+    graph.fused.append(f"layout C8: {n['dw']} depthwise, {n['pw']} pointwise and {n['conv']} dense convs, "
+                       f"{n['ew']} element-wise ops, {n['chunk']} concat / split, {n_reorders} reorders")
     return graph
