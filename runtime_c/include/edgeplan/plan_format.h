@@ -116,7 +116,8 @@ typedef struct ep_tensor_rec {
  * [N][C/8][H][W][8]: element (n, c, h, w) at (((n*(C/8) + c/8)*H + h)*W + w)*8 + c%8, the same bytes as PLAIN.
  * Only arena tensors that are neither plan inputs, outputs nor state are C8. An op reads and writes C8
  * tensors only where its shape function says so (CONV2D variants BLOCKED_DW, BLOCKED_PW and BLOCKED_CONV,
- * REORDER, and CONCAT / SPLIT along axis 1 with every operand C8), or, for the element-wise ops (UNARY, BINARY),
+ * REORDER, CONCAT / SPLIT along axis 1 with every operand C8, the C8 variants of MAXPOOL, AVGPOOL and
+ * GLOBAL_AVGPOOL), or, for the element-wise ops (UNARY, BINARY),
  * when all its operands have one shape and one layout. */
 #define EP_LAYOUT_PLAIN 0
 #define EP_LAYOUT_C8 1
@@ -303,8 +304,11 @@ typedef struct ep_io_rec {
 #define EP_BINARY_VARIANT_DEFAULT 0
 #define EP_MAXPOOL_VARIANT_DEFAULT 0
 #define EP_MAXPOOL_VARIANT_INDICES 1
+#define EP_MAXPOOL_VARIANT_C8 2
 #define EP_AVGPOOL_VARIANT_DEFAULT 0
+#define EP_AVGPOOL_VARIANT_C8 1
 #define EP_GLOBAL_AVGPOOL_VARIANT_DEFAULT 0
+#define EP_GLOBAL_AVGPOOL_VARIANT_C8 1
 #define EP_CONCAT_VARIANT_DEFAULT 0
 #define EP_SPLIT_VARIANT_DEFAULT 0
 #define EP_SLICE_VARIANT_DEFAULT 0
@@ -579,7 +583,10 @@ typedef struct ep_pool_params {
     int32_t ceil_mode;
 } ep_pool_params;
 
-/* GLOBAL_AVGPOOL: in X[N,C,H,W]; out Y[N,C,1,1]. */
+/* Variants C8 (1.12) of MAXPOOL (one output) and AVGPOOL: X and Y in layout C8, the same params and values as
+ * variant 0; no scratch. */
+/* GLOBAL_AVGPOOL: in X[N,C,H,W]; out Y[N,C,1,1]. Variant C8 (1.12): X [N,C,H,W] in layout C8, Y PLAIN (whose
+ * bytes at H = W = 1 are the same in either layout); each (n, c) summed in (h, w) order; no scratch. */
 typedef struct ep_global_pool_params {
     int32_t reserved;
     int32_t reserved2;

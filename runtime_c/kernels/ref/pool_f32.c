@@ -14,7 +14,9 @@
  *   The padded count clips windows that run past the end padding (ceil_mode), as
  *   onnxruntime does. A zero divisor gives 0.
  * GLOBAL_AVGPOOL: the float sum of each (n, c) slice in memory order divided by its
- *   element count (0 for an empty slice). */
+ *   element count (0 for an empty slice).
+ * The C8 variants (X, and Y but for GLOBAL_AVGPOOL's, in layout C8) compute the same values in the same order,
+ * each channel's elements 8 floats apart. */
 #include "ep_ops.h"
 #include "pool_common.h"   /* the geometry and the per-output windows, shared with the ISA kernels */
 #include "ref_util.h"
@@ -62,6 +64,68 @@ int ep_ref_global_avgpool_f32(const ep_op *op) {
         const float *xp = x + pl * size;
         float s = 0.0f;
         for (int64_t i = 0; i < size; i++) s += xp[i];
+        y[pl] = size > 0 ? s / (float)size : 0.0f;
+    }
+    return EP_OK;
+}
+
+/* One (n, c) plane of a C8 tensor: element (h, w) at xp[(h*W + w)*8]. */
+static inline float c8_max_at(const ep_pool_geom *g, const ep_pool_row *r, const float *xp, int64_t ow) {
+    const int64_t w0 = ow * g->sw - g->pl;
+    int64_t kw0, kw1;
+    rl_tap_range(w0, g->dw, g->KW, g->W, &kw0, &kw1);
+    float m = -FLT_MAX;
+    for (int64_t kh = r->kh0; kh < r->kh1; kh++)
+        for (int64_t kw = kw0; kw < kw1; kw++) {
+            const float v = xp[((r->h0 + kh * g->dh) * g->W + w0 + kw * g->dw) * EP_LAYOUT_BLOCK];
+            if (v > m) m = v;
+        }
+    return m;
+}
+
+static inline float c8_avg_at(const ep_pool_geom *g, const ep_pool_row *r, const float *xp, int64_t ow) {
+    const int64_t w0 = ow * g->sw - g->pl;
+    int64_t kw0, kw1, pw0, pw1;
+    rl_tap_range(w0, g->dw, g->KW, g->W, &kw0, &kw1);
+    rl_tap_range(w0 + g->pl, g->dw, g->KW, g->W + g->pl + g->pr, &pw0, &pw1);
+    float s = 0.0f;
+    for (int64_t kh = r->kh0; kh < r->kh1; kh++)
+        for (int64_t kw = kw0; kw < kw1; kw++) s += xp[((r->h0 + kh * g->dh) * g->W + w0 + kw * g->dw) * EP_LAYOUT_BLOCK];
+    const int64_t count = g->count_include_pad ? (r->ph1 - r->ph0) * (pw1 - pw0) : (r->kh1 - r->kh0) * (kw1 - kw0);
+    return count > 0 ? s / (float)count : 0.0f;
+}
+
+static int pool_c8_run(const ep_op *op, int is_max) {
+    ep_pool_geom g;
+    ep_pool_geom_init(op, &g);
+    const float *x = (const float *)op->in[0]->data;
+    float *y = (float *)op->out[0]->data;
+    if (rl_is_empty(op->out[0])) return EP_OK;
+    for (int64_t pl = 0; pl < g.planes; pl++) {   /* pl = n*C + c: block pl/8 (C % 8 == 0), lane pl%8 */
+        const float *xp = x + pl / EP_LAYOUT_BLOCK * g.H * g.W * EP_LAYOUT_BLOCK + pl % EP_LAYOUT_BLOCK;
+        float *yp = y + pl / EP_LAYOUT_BLOCK * g.OH * g.OW * EP_LAYOUT_BLOCK + pl % EP_LAYOUT_BLOCK;
+        for (int64_t oh = 0; oh < g.OH; oh++) {
+            ep_pool_row r;
+            ep_pool_row_init(&g, oh, &r);
+            for (int64_t ow = 0; ow < g.OW; ow++)
+                yp[(oh * g.OW + ow) * EP_LAYOUT_BLOCK] = is_max ? c8_max_at(&g, &r, xp, ow) : c8_avg_at(&g, &r, xp, ow);
+        }
+    }
+    return EP_OK;
+}
+
+int ep_ref_maxpool_c8_f32(const ep_op *op) { return pool_c8_run(op, 1); }
+int ep_ref_avgpool_c8_f32(const ep_op *op) { return pool_c8_run(op, 0); }
+
+int ep_ref_global_avgpool_c8_f32(const ep_op *op) {
+    const ep_tensor *xt = op->in[0];
+    const int64_t planes = (int64_t)xt->dims[0] * xt->dims[1], size = (int64_t)xt->dims[2] * xt->dims[3];
+    const float *x = (const float *)xt->data;
+    float *y = (float *)op->out[0]->data;
+    for (int64_t pl = 0; pl < planes; pl++) {
+        const float *xp = x + pl / EP_LAYOUT_BLOCK * size * EP_LAYOUT_BLOCK + pl % EP_LAYOUT_BLOCK;
+        float s = 0.0f;
+        for (int64_t i = 0; i < size; i++) s += xp[i * EP_LAYOUT_BLOCK];
         y[pl] = size > 0 ? s / (float)size : 0.0f;
     }
     return EP_OK;

@@ -38,6 +38,8 @@ static int pool_shape(const ep_op *op, ep_shape *out, uint64_t *scratch, int n_o
     int rc;
     if ((rc = ep_chk_f32(x, 4, 4)) != EP_OK) return rc;
     if ((rc = ep_chk_f32(y, 4, 4)) != EP_OK) return rc;
+    const int c8 = op->variant == (op->opcode == EP_OP_MAXPOOL ? EP_MAXPOOL_VARIANT_C8 : EP_AVGPOOL_VARIANT_C8);
+    if (x->layout != (c8 ? EP_LAYOUT_C8 : EP_LAYOUT_PLAIN) || y->layout != x->layout) return EP_ERR_PLAN_TENSOR;
 
     if ((rc = ep_chk_window(p->kernel, p->stride, p->dilation, p->pads)) != EP_OK) return rc;
     if ((p->count_include_pad != 0 && p->count_include_pad != 1) ||
@@ -79,6 +81,10 @@ int ep_shape_global_avgpool(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     int rc;
     if ((rc = ep_chk_f32(x, 3, EP_MAX_RANK)) != EP_OK) return rc;
     if (p->reserved != 0 || p->reserved2 != 0) return EP_ERR_PLAN_PARAMS;
+    /* C8: X in C8 (a static [N,C,H,W], plan.c), Y plain; else both plain */
+    if (!op->out || !op->out[0] || op->out[0]->layout != EP_LAYOUT_PLAIN ||
+        x->layout != (op->variant == EP_GLOBAL_AVGPOOL_VARIANT_C8 ? EP_LAYOUT_C8 : EP_LAYOUT_PLAIN))
+        return EP_ERR_PLAN_TENSOR;
 
     ep_shape_from_tensor(&out[0], x);
     for (int i = 2; i < x->rank; i++) out[0].dims[i] = 1;

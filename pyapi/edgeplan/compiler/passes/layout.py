@@ -10,7 +10,8 @@ Runs after kernel selection and block fusion (pipeline.compile_graph), on the op
      with C a multiple of 8, not a plan input, output or state, not viewed by a reshape) and its input and
      residual are static f32 [N,C,H,W] with C a multiple of 8 (a plain one gets a C8 copy). An element-wise
      op (UNARY, BINARY without broadcasting) on such operands follows a C8 input, and so do CONCAT and SPLIT
-     along the channels (their chunks are whole C8 blocks).
+     along the channels (their chunks are whole C8 blocks), MAXPOOL and AVGPOOL, and GLOBAL_AVGPOOL (whose
+     [N,C,1,1] output stays plain: a region's exit without a reorder).
   2. Regions. The C8 ops joined by C8 tensors form regions; each edge to a plain op (or from one) costs a
      REORDER, a pass over the tensor. A region is kept when it holds a depthwise conv or at least two convs;
      a lone 1x1 conv between plain ops stays plain (two reorders for one layer).
@@ -104,6 +105,13 @@ def assign_layouts(graph: Graph, tg) -> Graph:
                     and any(id(t) in c8 for t in op.inputs if t is not None)):
                 kind[id(op)] = "ew"
                 c8.add(id(op.outputs[0]))
+        elif (op.kind in ("maxpool", "avgpool") and len(op.outputs) == 1 and op.variant == K.EP_VARIANT_DEFAULT
+              and can_c8(op.outputs[0]) and reorderable(op.inputs[0]) and id(op.inputs[0]) in c8):
+            kind[id(op)] = "pool"
+            c8.add(id(op.outputs[0]))
+        elif (op.kind == "global_avgpool" and op.variant == K.EP_VARIANT_DEFAULT and reorderable(op.inputs[0])
+              and id(op.inputs[0]) in c8):
+            kind[id(op)] = "gap"   # a region's exit: its [N,C,1,1] output stays plain
         elif op.kind in ("concat", "split") and int(op.params.get("axis", -1)) == 1:
             if (all(can_c8(t) for t in op.outputs) and all(reorderable(t) for t in op.inputs)
                     and any(id(t) in c8 for t in op.inputs)):
@@ -141,7 +149,7 @@ def assign_layouts(graph: Graph, tg) -> Graph:
 
     # an element-wise op kept only if one of its C8 inputs comes from a kept op (regions are whole, so this
     # holds); the C8 tensors are the kept ops' outputs
-    blocked = {id(t) for o in graph.ops if id(o) in keep for t in o.outputs}
+    blocked = {id(t) for o in graph.ops if id(o) in keep and kind[id(o)] != "gap" for t in o.outputs}
     for op in graph.ops:
         if id(op) not in keep:
             continue
@@ -154,8 +162,13 @@ def assign_layouts(graph: Graph, tg) -> Graph:
             graph.replace_const(op, 1, lambda w=w, k=k, x_c8=x_c8: _pack(k, w, x_c8),
                                 "c8" + k + ("" if x_c8 else "-plain"))
             op.scratch = 0
+        elif k in ("pool", "gap"):
+            op.variant = {"maxpool": K.EP_MAXPOOL_VARIANT_C8, "avgpool": K.EP_AVGPOOL_VARIANT_C8,
+                          "global_avgpool": K.EP_GLOBAL_AVGPOOL_VARIANT_C8}[op.kind]
+            op.scratch = 0
         for t in op.outputs:
-            t.layout = C8
+            if id(t) in blocked:
+                t.layout = C8
 
     # 3. reorders before the first op that needs a tensor in the other layout
     made: dict = {}
@@ -183,7 +196,9 @@ def assign_layouts(graph: Graph, tg) -> Graph:
             op.inputs[i] = made[key]
         ops.append(op)
     graph.ops[:] = ops
-    n = {k: sum(1 for o in graph.ops if id(o) in keep and kind[id(o)] == k) for k in ("dw", "pw", "conv", "ew", "chunk")}
+    n = {k: sum(1 for o in graph.ops if id(o) in keep and kind[id(o)] == k)
+         for k in ("dw", "pw", "conv", "ew", "chunk", "pool", "gap")}
     graph.fused.append(f"layout C8: {n['dw']} depthwise, {n['pw']} pointwise and {n['conv']} dense convs, "
-                       f"{n['ew']} element-wise ops, {n['chunk']} concat / split, {n_reorders} reorders")
+                       f"{n['ew']} element-wise ops, {n['chunk']} concat / split, {n['pool'] + n['gap']} pooling, "
+                       f"{n_reorders} reorders")
     return graph
