@@ -211,3 +211,31 @@ def test_a_concat_of_mixed_layouts_is_refused():
     data = compile_model(m, target="x86-64").to_bytes()
     with pytest.raises(edgeplan.EdgeplanError, match=r"op 2 \(concat .*inconsistent"):
         edgeplan.Session(_patch_tensor(data, "c", layout=K.EP_LAYOUT_C8))
+
+
+@pytest.mark.parametrize("pool", ["MaxPool", "AveragePool"])
+def test_pooling_stays_blocked_and_global_pooling_leaves_the_region(pool):
+    """stem 3x3 conv (reads the plain image) -> depthwise -> pool -> 1x1 -> GlobalAveragePool: no reorder at
+    all, the pools take their C8 variants, and the global pool's [N,C,1,1] output is plain."""
+    c = 16
+    nodes = [helper.make_node("Conv", ["x", "w0"], ["a"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2]),
+             helper.make_node("Relu", ["a"], ["ar"]),
+             helper.make_node("Conv", ["ar", "w1"], ["b"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=c),
+             helper.make_node(pool, ["b"], ["p"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 0, 0],
+                              **({"count_include_pad": 1} if pool == "AveragePool" else {})),
+             helper.make_node("Conv", ["p", "w2"], ["q"], kernel_shape=[1, 1]),
+             helper.make_node("GlobalAveragePool", ["q"], ["y"])]
+    m = _model(nodes, [_w("w0", c, 3, 3, 3), _w("w1", c, 1, 3, 3), _w("w2", 24, c, 1, 1)], [2, 3, 21, 17],
+               [2, 24, 1, 1])
+    plan = compile_model(m, target="x86-64")
+    p, lay = _layouts(plan)
+    ops = {o["op"]: o for o in p["ops"]}
+    assert "reorder" not in ops
+    pk = "maxpool" if pool == "MaxPool" else "avgpool"
+    assert ops[pk]["variant"] == (K.EP_MAXPOOL_VARIANT_C8 if pk == "maxpool" else K.EP_AVGPOOL_VARIANT_C8)
+    assert ops["global_avgpool"]["variant"] == K.EP_GLOBAL_AVGPOOL_VARIANT_C8
+    assert lay["p"] == K.EP_LAYOUT_C8 and lay["y"] == K.EP_LAYOUT_PLAIN
+    x = RNG.standard_normal((2, 3, 21, 17)).astype(np.float32)
+    for threads in (1, 2):
+        np.testing.assert_allclose(edgeplan.Session(plan, threads=threads).run({"x": x})["y"], _ort(m, x),
+                                   rtol=1e-4, atol=1e-5)
