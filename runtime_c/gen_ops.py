@@ -24,8 +24,7 @@ OPS_DEF = HERE / "ops.def"
 HEADER = HERE / "include" / "edgeplan" / "plan_format.h"
 OPTABLE = ROOT / "pyapi" / "edgeplan" / "compiler" / "optable.py"
 
-FLAGS = {"EP_OPF_INPLACE": 1, "EP_OPF_DATA_DEP": 2, "EP_OPF_OUT_DECLARED": 4, "EP_OPF_CONTROL": 8, "EP_OPF_VIEW": 16, "EP_OPF_LAYOUT": 32,
-         "EP_OPF_ANY_LAYOUT": 64}
+FLAGS = {"EP_OPF_INPLACE": 1, "EP_OPF_DATA_DEP": 2, "EP_OPF_OUT_DECLARED": 4, "EP_OPF_CONTROL": 8, "EP_OPF_VIEW": 16, "EP_OPF_LAYOUT": 32}
 VARIADIC = 0xFFFF
 MAX_OP_OUTPUTS = 64   # EP_MAX_OP_OUTPUTS (kernels/ep_kernel.h)
 ISAS = ("ref", "x86", "neon", "neon_dotprod")   # neon_dotprod: SDOT kernels, bound by the neon table on EP_CPU_DOTPROD

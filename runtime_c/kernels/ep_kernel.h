@@ -89,8 +89,8 @@ typedef int (*ep_shape_fn)(const ep_op *op, ep_shape *out, uint64_t *scratch_byt
 #define EP_OPF_CONTROL 8            /* run by the executor itself (IF / ELSE), never through its kernel */
 #define EP_OPF_VIEW 16              /* output 0 is a view of input 0: it starts at input 0's bytes (its record
                                      * may be larger: the capacity of its bounds) and the kernel moves no data */
-#define EP_OPF_LAYOUT 32            /* the shape function checks its operands' layouts (ep_tensor.layout) */
-#define EP_OPF_ANY_LAYOUT 64        /* element-wise: operands of one shape may all be in any one layout */
+#define EP_OPF_LAYOUT 32            /* the shape function checks its operands' layouts (ep_tensor.layout); the
+                                     * other ops take PLAIN tensors only */
 
 /* Static description of an opcode. */
 typedef struct ep_op_info {   /* 32 bytes on 64-bit targets: one per opcode in every build */
@@ -104,8 +104,7 @@ typedef struct ep_op_info {   /* 32 bytes on 64-bit targets: one per opcode in e
                                 * shape function returns the capacity (the declared bound) */
     uint8_t control : 1;       /* 1: IF / ELSE, run by the executor (session.c) */
     uint8_t view : 1;          /* 1: output 0 is a view of input 0 (RESHAPE_DYN) */
-    uint8_t layout : 2;        /* 0: PLAIN operands only; 1: the shape function checks layouts (EP_OPF_LAYOUT);
-                                * 2: element-wise, any one layout for operands of one shape (EP_OPF_ANY_LAYOUT) */
+    uint8_t layout : 1;        /* 1: the shape function checks layouts (EP_OPF_LAYOUT); 0: PLAIN operands only */
 } ep_op_info;
 
 /* Kernel table: one entry per opcode x variant; NULL means unsupported. */

@@ -10,7 +10,7 @@ static const ep_op_info OPS[EP_OP_COUNT] = {
                    .min_out = o0, .max_out = o1, .shape = EP_HAVE_OP_##N ? ep_shape_##n : 0, \
                    .inplace = ((F) & EP_OPF_INPLACE) != 0, .data_dep = ((F) & EP_OPF_DATA_DEP) != 0, \
                    .control = ((F) & EP_OPF_CONTROL) != 0, .view = ((F) & EP_OPF_VIEW) != 0, \
-                   .layout = ((F) & EP_OPF_LAYOUT) ? 1 : ((F) & EP_OPF_ANY_LAYOUT) ? 2 : 0},
+                   .layout = ((F) & EP_OPF_LAYOUT) != 0},
 #include "ops.def"
 };
 

@@ -69,23 +69,14 @@ static void bind_tensor(ep_tensor *t, const ep_tensor_rec *r, uint32_t index, co
         t->data = region + r->offset;
 }
 
-/* An op whose shape function does not check layouts takes PLAIN tensors only, except an element-wise op
- * whose operands all have one shape and one layout. */
+/* An op whose shape function does not check layouts (ops.def EP_OPF_LAYOUT) takes PLAIN tensors only. */
 static int check_layouts(const ep_bound_op *b, const ep_op_info *info, uint32_t i, ep_err *e) {
     const ep_op *op = &b->op;
-    if (info->layout == 1) return EP_OK;
-    const ep_tensor *first = NULL;
-    int blocked = 0, same = 1;
-    for (uint32_t k = 0; k < (uint32_t)op->n_in + op->n_out; k++) {
+    for (uint32_t k = 0; !info->layout && k < (uint32_t)op->n_in + op->n_out; k++) {
         const ep_tensor *t = k < op->n_in ? op->in[k] : op->out[k - op->n_in];
-        if (!t) continue;
-        blocked |= t->layout != EP_LAYOUT_PLAIN;
-        if (!first) first = t;
-        else same &= t->layout == first->layout && t->rank == first->rank &&
-                     !memcmp(t->dims, first->dims, sizeof(int32_t) * t->rank);
+        if (t && t->layout)
+            return ep_fail(e, EP_ERR_PLAN_TENSOR, "op %u (%s): takes plain tensors only", i, info->name);
     }
-    if (blocked && !(info->layout == 2 && same))
-        return ep_fail(e, EP_ERR_PLAN_TENSOR, "op %u (%s): an operand's layout is not one this op reads", i, info->name);
     return EP_OK;
 }
 

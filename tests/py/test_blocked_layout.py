@@ -145,12 +145,12 @@ def blocked_plan():
 
 
 @pytest.mark.parametrize("name,fields,why", [
-    ("x", dict(layout=K.EP_LAYOUT_C8), "layout C8 needs"),            # a plan input
-    ("y", dict(layout=K.EP_LAYOUT_C8), "layout C8 needs"),            # a plan output
+    ("x", dict(layout=K.EP_LAYOUT_C8), "C8 needs"),                   # a plan input
+    ("y", dict(layout=K.EP_LAYOUT_C8), "C8 needs"),                   # a plan output
     ("ea", dict(layout=2), "unknown layout"),
-    ("ea", dict(reserved=1), "reserved"),
-    ("q:plain", dict(layout=K.EP_LAYOUT_C8), "inconsistent|not one this op reads"),   # the broadcast Mul's input
-    ("s", dict(layout=K.EP_LAYOUT_C8), "layout C8 needs"),            # a constant
+    ("ea", dict(reserved=1), "unknown layout"),
+    ("q:plain", dict(layout=K.EP_LAYOUT_C8), "inconsistent"),         # the broadcast Mul's input
+    ("s", dict(layout=K.EP_LAYOUT_C8), "C8 needs"),                   # a constant
     ("ea", dict(layout=K.EP_LAYOUT_PLAIN), "inconsistent"),          # a BLOCKED conv's output made plain
 ])
 def test_a_layout_an_op_cannot_read_is_refused_at_open(blocked_plan, name, fields, why):
@@ -165,7 +165,7 @@ def test_a_c8_tensor_with_channels_not_a_multiple_of_8_is_refused():
     m = _model([helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Neg", ["a"], ["y"])], [],
                [1, 12, 4, 4], [1, 12, 4, 4])
     data = compile_model(m, target="x86-64").to_bytes()
-    with pytest.raises(edgeplan.EdgeplanError, match="layout C8 needs"):
+    with pytest.raises(edgeplan.EdgeplanError, match="C8 needs"):
         edgeplan.Session(_patch_tensor(data, "a", layout=K.EP_LAYOUT_C8))
 
 
@@ -239,3 +239,29 @@ def test_pooling_stays_blocked_and_global_pooling_leaves_the_region(pool):
     for threads in (1, 2):
         np.testing.assert_allclose(edgeplan.Session(plan, threads=threads).run({"x": x})["y"], _ort(m, x),
                                    rtol=1e-4, atol=1e-5)
+
+
+def test_an_op_that_reads_plain_tensors_only_refuses_a_c8_operand():
+    """Two depthwise convs (C8) then Softmax over the channels (plain only, after a reorder): a plan whose
+    Softmax reads the C8 tensor itself is refused, naming the op."""
+    c = 8
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["a"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=c),
+             helper.make_node("Conv", ["a", "w2"], ["b"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=c),
+             helper.make_node("Softmax", ["b"], ["y"], axis=1)]
+    m = _model(nodes, [_w("w1", c, 1, 3, 3), _w("w2", c, 1, 3, 3)], [1, c, 5, 5], [1, c, 5, 5])
+    data = compile_model(m, target="x86-64").to_bytes()
+    p = read_plan(data)
+    names = [t["name"] for t in p["tensors"]]
+    assert p["tensors"][names.index("b")]["layout"] == K.EP_LAYOUT_C8
+    k = next(i for i, o in enumerate(p["ops"]) if o["op"] == "softmax")
+    ops = next(s for s in p["sections"] if s["kind"] == "ops")
+    opio = next(s for s in p["sections"] if s["kind"] == "opio")
+    buf = bytearray(data)
+    rec = ffi.cast("ep_op_rec *", ffi.from_buffer(buf) + ops["offset"] + k * ops["record_size"])
+    io = ffi.cast("uint32_t *", ffi.from_buffer(buf) + opio["offset"])
+    io[rec.io_first] = names.index("b")   # the softmax reads b, not its plain copy
+    buf[12:16] = b"\0\0\0\0"
+    buf[12:16] = crc32c(bytes(buf)).to_bytes(4, "little")
+    edgeplan.Session(data)
+    with pytest.raises(edgeplan.EdgeplanError, match=r"softmax.*plain tensors only"):
+        edgeplan.Session(bytes(buf))

@@ -170,6 +170,7 @@ int ep_shape_conv2d(const ep_op *op, ep_shape *out, uint64_t *scratch) {
      * that a C8 tensor is a static [N,C,H,W] with C a multiple of 8) */
     const int lay = conv_blocked(op->variant) ? EP_LAYOUT_C8 : EP_LAYOUT_PLAIN;
     const int x_any = op->variant == EP_CONV2D_VARIANT_BLOCKED_CONV && x->layout == EP_LAYOUT_PLAIN;  /* a stem */
+    if (lay == EP_LAYOUT_C8 && !x_any && x->dims[1] % EP_LAYOUT_BLOCK) return EP_ERR_PLAN_SHAPE;   /* whole blocks */
     if ((x->layout != lay && !x_any) || w->layout || (b && b->layout) || (r && r->layout != lay) || !op->out ||
         op->out[0]->layout != lay)
         return EP_ERR_PLAN_TENSOR;

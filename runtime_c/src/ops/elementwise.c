@@ -1,6 +1,7 @@
 /* Shape functions: UNARY (f32), BINARY (numpy broadcasting; f32 or integers), COPY.
  * Params and shapes are untrusted plan bytes: every field is checked here so the
  * kernels can trust them. */
+#include <string.h>
 #include "shape_check.h"
 
 /* EP_OK when t is present and well formed: rank <= 8, dims >= 0, known dtype,
@@ -20,6 +21,7 @@ int ep_shape_unary(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     const ep_unary_params *p = (const ep_unary_params *)op->params;
     if (!p || p->kind == EP_ACT_NONE || !act_ok(p->kind)) return EP_ERR_PLAN_PARAMS;
     if (op->in[0]->dtype != EP_DTYPE_F32) return EP_ERR_PLAN_TENSOR;
+    if (!op->out || !op->out[0] || op->out[0]->layout != op->in[0]->layout) return EP_ERR_PLAN_TENSOR;
     ep_shape_from_tensor(&out[0], op->in[0]);
     *scratch = 0;
     return EP_OK;
@@ -35,6 +37,10 @@ int ep_shape_binary(const ep_op *op, ep_shape *out, uint64_t *scratch) {
         return EP_ERR_PLAN_PARAMS;   /* the math kinds are the unary op's only */
     const ep_tensor *a = op->in[0], *b = op->in[1];
     if (a->dtype != b->dtype || !bin_dtype_ok(a->dtype)) return EP_ERR_PLAN_TENSOR;
+    /* C8 operands (element-wise, position-free): all three C8, no broadcasting */
+    const int c8 = (a->layout == EP_LAYOUT_C8) + (b->layout == EP_LAYOUT_C8) + (op->out && op->out[0] && op->out[0]->layout == EP_LAYOUT_C8);
+    if (c8 && (c8 != 3 || a->rank != b->rank || memcmp(a->dims, b->dims, sizeof(int32_t) * a->rank)))
+        return EP_ERR_PLAN_TENSOR;
     if (a->dtype != EP_DTYPE_F32 && (p->act != EP_ACT_NONE || p->kind == EP_BIN_PRELU))
         return EP_ERR_PLAN_PARAMS;   /* integers: no PRELU, no fused activation */
     if (a->dtype == EP_DTYPE_F32 && p->kind >= EP_BIN_BITAND)
