@@ -13,8 +13,8 @@ Runs after kernel selection and block fusion (pipeline.compile_graph), on the op
      along the channels (their chunks are whole C8 blocks), MAXPOOL and AVGPOOL, and GLOBAL_AVGPOOL (whose
      [N,C,1,1] output stays plain: a region's exit without a reorder).
   2. Regions. The C8 ops joined by C8 tensors form regions; each edge to a plain op (or from one) costs a
-     REORDER, a pass over the tensor. A region is kept when it holds a depthwise conv or at least two convs;
-     a lone 1x1 conv between plain ops stays plain (two reorders for one layer).
+     REORDER, a pass over the tensor. A region is kept when its convs' time saved (the measured rates of RATE:
+     plain variant against C8 kernel) exceeds its reorders' time (REORDER_GBS).
   3. Rewrite. The kept convs take the BLOCKED variants with their weights repacked from the plain filter, and
      a REORDER is inserted before the first op that needs the other layout of a tensor (one per tensor and
      direction).
@@ -75,6 +75,43 @@ def _pack(kind: str, w: np.ndarray, x_c8: bool) -> np.ndarray:
     if kind == "conv" and x_c8:   # W^T rows in (c/8, kh, kw, c%8) order
         w = w.reshape(m, cg // BLK, BLK, kh, kw).transpose(0, 1, 3, 4, 2)
     return pack_gemm_b(np.ascontiguousarray(w.reshape(m, cg * kh * kw).T))   # W^T as GEMM-B strips
+
+
+# Rates on one AVX2 core of the variants a C8 conv replaces and of the C8 kernels (GFLOP/s, the MobileNetV2 and
+# YOLO-style layers of docs/kernels.md "The channel-blocked layout C8"), and of REORDER (GB/s read + written).
+RATE = {"dw": (17.0, 48.0), "pw": (65.0, 88.0), "conv": (62.0, 83.0)}
+REORDER_GBS = 60.0
+
+
+def _flops(op: Op) -> float:
+    y, x = op.outputs[0], op.inputs[0]
+    kh, kw = op.params["kernel"]
+    cg = int(x.shape[1]) // int(op.params.get("groups", 1))
+    return 2.0 * float(np.prod(y.shape)) * cg * kh * kw
+
+
+def _region_gain(ops, kind, producer, consumers) -> float:
+    """Seconds a region saves in C8: its convs' time at the plain rates less at the C8 rates, less the
+    reorders at its edges (a tensor entering that a C8 op reads, a C8 tensor an outside op reads)."""
+    ids = {id(o) for o in ops}
+    gain, edges = 0.0, {}
+    for op in ops:
+        k = kind[id(op)]
+        if k in RATE:
+            plain, c8 = RATE[k]
+            gain += _flops(op) * (1.0 / plain - 1.0 / c8) * 1e-9
+        ins = [op.inputs[0], op.inputs[3] if len(op.inputs) > 3 else None] if k in RATE else op.inputs
+        for i, t in enumerate(ins):
+            if t is None or (k == "conv" and i == 0):
+                continue   # BLOCKED_CONV reads a plain input as it is
+            src = producer.get(id(t))
+            if src is None or id(src) not in ids:
+                edges[(id(t), 1)] = t.nbytes
+        if k != "gap":
+            for t in op.outputs:
+                if any(id(c) not in ids for c in consumers.get(id(t), ())):
+                    edges[(id(t), 0)] = t.nbytes
+    return gain - sum(2.0 * b for b in edges.values()) / (REORDER_GBS * 1e9)
 
 
 def assign_layouts(graph: Graph, tg) -> Graph:
@@ -139,10 +176,14 @@ def assign_layouts(graph: Graph, tg) -> Graph:
     for op in graph.ops:
         if id(op) in kind:
             members.setdefault(find(id(op)), []).append(op)
+    consumers: dict = {}
+    for op in graph.ops:
+        for t in op.inputs:
+            if t is not None:
+                consumers.setdefault(id(t), []).append(op)
     keep = set()
     for ops in members.values():
-        convs = [o for o in ops if kind[id(o)] in ("dw", "pw", "conv")]
-        if any(kind[id(o)] == "dw" for o in convs) or len(convs) >= 2:
+        if _region_gain(ops, kind, producer, consumers) > 0:
             keep.update(id(o) for o in ops)
     if not keep:
         return graph
