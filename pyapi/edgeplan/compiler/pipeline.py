@@ -36,8 +36,12 @@ def compile_graph(graph: Graph, *, source: str = "", required_features: int = 0,
         from .passes.int8_dynamic import int8_dynamic as rewrite
         dyn = rewrite(graph)
     select_kernels(graph, tg)
-    fuse_blocks(graph, tg)
-    assign_layouts(graph, tg)
+    if tg.c8_before_blocks:
+        assign_layouts(graph, tg)
+        fuse_blocks(graph, tg)
+    else:
+        fuse_blocks(graph, tg)
+        assign_layouts(graph, tg)
     w16 = store_weights16(graph, weights) if weights is not None else None
     if npu is not None:
         from .partition import partition

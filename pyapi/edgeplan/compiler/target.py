@@ -58,18 +58,24 @@ class Target:
     # other groups-1 convolutions run POINTWISE (their im2col rows packed per 6 pixels) up to this many output
     # pixels: PACKED's one 16-pixel strip is then at most 75 % full (a 1-D conv over a short window)
     pointwise_kxk_pixels: int = 0
-    # activations between depthwise and 1x1 convolutions in the channel-blocked layout C8 (passes/layout.py)
+    # activations between convolutions in the channel-blocked layout C8 (passes/layout.py)
     blocked: bool = False
+    # C8 is chosen before the inverted-residual blocks are fused (INVRES then takes only what stayed plain):
+    # on x86 the C8 kernels run MobileNetV2's blocks faster than the fused op, with the expanded tensors in the
+    # arena; on the boards the fused op keeps them out of the smaller L2 and the arena (docs/kernels.md)
+    c8_before_blocks: bool = False
 
 
 TARGETS = {
     "generic": Target("generic"),
     "x86-64": Target("x86-64", packed=True, winograd=True, pack_bytes=256 * 1024, winograd_budget=0.5,
                       block_bytes=512 * 1024, dw_c8_width=DW_C8_WIDTH, direct_channels=DIRECT_CHANNELS,
-                      pointwise_pixels=POINTWISE_PIXELS, pointwise_kxk_pixels=POINTWISE_KXK_PIXELS, blocked=True),
+                      pointwise_pixels=POINTWISE_PIXELS, pointwise_kxk_pixels=POINTWISE_KXK_PIXELS, blocked=True,
+                      c8_before_blocks=True),
     "x86-64-compact": Target("x86-64-compact", packed=True, pack_bytes=256 * 1024, ct_expand=1.0,
                              block_bytes=512 * 1024, dw_c8_width=DW_C8_WIDTH, direct_channels=DIRECT_CHANNELS,
-                             pointwise_pixels=POINTWISE_PIXELS, pointwise_kxk_pixels=POINTWISE_KXK_PIXELS, blocked=True),
+                             pointwise_pixels=POINTWISE_PIXELS, pointwise_kxk_pixels=POINTWISE_KXK_PIXELS, blocked=True,
+                             c8_before_blocks=True),
     # NEON boards (kernels/neon/ overrides PACKED, DEPTHWISE, WINOGRAD, DW_C8, DIRECT and POINTWISE)
     "aarch64": Target("aarch64", packed=True, winograd=True, pack_bytes=128 * 1024, winograd_budget=0.5,
                        block_bytes=256 * 1024, dw_c8_width=DW_C8_WIDTH, direct_channels=DIRECT_CHANNELS,
