@@ -1,17 +1,17 @@
 /* Checks of the C8 layout's dense convolution (CONV2D BLOCKED_CONV): included by check_conv.c, after
  * check_blocked_pw.h (bpw_block, bpw_refused).
  *
- * Random convolutions of groups 1: X in C8 (C a multiple of 8 up to 256) or PLAIN (C 1..5, the stems, and
- * larger odd C), M a multiple of 8 up to 256 (M = 8 mod 16 included: the strip with 8 real columns), N 1..2,
- * maps 1..60 with odd sizes, kernels 1..7 (3 and 5 most), strides 1..3, dilation 1..2, asymmetric pads 0..3
- * (pads larger than the kernel needs, 1x1 maps under a 3x3 pad 1 kernel: pixels with few or no valid taps),
- * bias, residual and the fused activations conv_check draws. The shapes reach every path of the ISA kernels:
- * row tiles and their tails, border columns as column tiles, several k-blocks (C*KH*KW past 256), the 12-pixel
- * tiles of a half strip. R and Y (and a C8 X) are blocked here from plain data; W^T is packed from a random plain
- * [M,C,KH,KW] filter as GEMM-B strips [ceil(M/16)][K][16], K = C*KH*KW, with its rows in (c/8, kh, kw, c%8)
- * order for a C8 X and (c, kh, kw) order for a PLAIN one. Every kernel is held to chk_tol_accum(K) against the
- * variant's reference and to chk_tol_dot(K) against variant 0 on the plain data (blocked here). The shape
- * function must refuse strips of a wrong shape, plain weights, groups 2, and Y or R in PLAIN. */
+ * Random convolutions of groups 1: X in C8 (C a multiple of 8 up to 256) or PLAIN (C 1..5, the stems, and larger
+ * odd C), M a multiple of 8 up to 256 (M = 8 mod 16 included: the strip with 8 real columns), N 1..2, maps 1..60
+ * with odd sizes, kernels 1..7 (3 and 5 most), strides 1..3, dilation 1..2, asymmetric pads 0..3 (pads larger than
+ * the kernel needs, 1x1 maps under a 3x3 pad 1 kernel: pixels with few or no valid taps), bias, residual and the
+ * fused activations conv_check draws. The shapes reach every path of the ISA kernels: row tiles and their tails (a
+ * tile repeating its last pixel, 1-pixel tiles), border columns as column tiles, several k-blocks (C*KH*KW past
+ * 256), the 8-channel tiles of a half strip. R and Y (and a C8 X) are blocked here from plain data; W^T is packed
+ * from a random plain [M,C,KH,KW] filter as GEMM-B strips [ceil(M/16)][K][16], K = C*KH*KW, with its rows in (c/8,
+ * kh, kw, c%8) order for a C8 X and (c, kh, kw) order for a PLAIN one. Every kernel is held to chk_tol_accum(K)
+ * against the variant's reference and to chk_tol_dot(K) against variant 0 on the plain data (blocked here). The
+ * shape function must refuse strips of a wrong shape, plain weights, groups 2, and Y or R in PLAIN. */
 
 /* W[M][C][KH][KW] as W^T [K][M] strips, rows in (c/8, kh, kw, c%8) order (c8) or (c, kh, kw) order */
 static ep_tensor bcv_pack(const float *w, int M, int C, int KH, int KW, int c8) {

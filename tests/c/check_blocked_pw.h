@@ -1,12 +1,12 @@
 /* Checks of the C8 layout's pointwise convolution (CONV2D BLOCKED_PW) and of REORDER: included by check_conv.c.
  *
- * BLOCKED_PW: random C and M (multiples of 8 up to ~1000 in some cases, M = 8 mod 16 included, so that both
- * register tiles, the k-blocks and the half strip run), N 1..2, H*W from 1 to a few thousand pixels (the tails
- * of every pixel tile), bias, residual and the fused activations conv_check draws. X, R and Y are blocked here
- * from plain data (independently of REORDER) and W^T is packed as GEMM-B strips [ceil(M/16)][C][16]. Every
- * kernel is held to chk_tol_accum(C) against the variant's reference and to chk_tol_dot(C) against variant 0 on
- * the plain data (blocked here). The shape function must refuse strips of a wrong shape, a 3x3 kernel,
- * stride 2, pads, groups 2, and X, Y or R in PLAIN.
+ * BLOCKED_PW: random C and M (multiples of 8 up to ~1000 in some cases, M = 8 mod 16 included, so that both tile
+ * widths, the k-blocks and the half strip run), N 1..2, H*W from 1 to a few thousand pixels (every tail: a tile
+ * repeating its last pixel, 1-pixel tiles), bias, residual and the fused activations conv_check draws. X, R and Y
+ * are blocked here from plain data (independently of REORDER) and W^T is packed as GEMM-B strips
+ * [ceil(M/16)][C][16]. Every kernel is held to chk_tol_accum(C) against the variant's reference and to
+ * chk_tol_dot(C) against variant 0 on the plain data (blocked here). The shape function must refuse strips of a
+ * wrong shape, a 3x3 kernel, stride 2, pads, groups 2, and X, Y or R in PLAIN.
  * REORDER: random N, C (a multiple of 8), H and W (1 and odd included), both directions, every kernel equal to
  * the layout's definition bit for bit (it moves data). chk_kernels declares its outputs afresh after the shape
  * function (layout PLAIN), so the direction to C8 runs here through every table's kernel, on one thread and on

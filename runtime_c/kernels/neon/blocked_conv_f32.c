@@ -3,16 +3,10 @@
  *
  * Direct convolution, no im2col, organised as the AVX2 kernel (kernels/x86/blocked_conv_f32.c: row and column
  * tiles, the tap box of each, k-blocks, tasks): every output receives its valid taps in W^T's row order with
- * FMA from 0, then the bias, the residual and the activation, whatever the thread count. Register tiles: 6
- * pixels x 16 channels (24 accumulators) or 8 x 8 for a strip with 8 real columns (M = 8 mod 16). For a C8 X a
- * tap's 8 channels of a pixel are two q registers, used by lane (FMLA by element); for a PLAIN X each pixel's
- * value is loaded replicated (LD1R). B is a 16-column row of W^T, four q loaded two at a time. */
-#include <arm_neon.h>
-#include "neon.h"
-#include "neon_act.h"
+ * FMA from 0, then the bias, the residual and the activation, whatever the thread count, on the tiles of
+ * blocked_gemm.h. */
+#include "blocked_gemm.h"
 
-#define BLK EP_LAYOUT_BLOCK
-#define BC_NR EP_PACK_NR
 #define BC_KR 256        /* rows of W^T per k-block (at least one unit) */
 #define BC_PC 192        /* output pixels per row chunk, about (6 rows at least) */
 
@@ -26,133 +20,6 @@ typedef struct bc_job {
     const ep_conv2d_params *p;
 } bc_job;
 
-/* One tile: x at its first pixel's first valid tap (kh0, kw0) in the k-block's first unit, the next pixel xps
- * floats further; nu units (xcs apart in X, wcs in W^T), nkh valid kh (xrs, wrs apart), nkw valid kw (xks apart
- * in X, lanes * 16 floats in W^T); w at the row of that tap in the strip. y (and r) at the tile's first output
- * block, the next pixel yps floats further, the second block ys. */
-typedef struct bc_tile {
-    const float *x, *w, *b, *r;
-    float *y;
-    int64_t xps, nu, xcs, wcs, nkh, xrs, wrs, nkw, xks, yps, ys;
-    int first, last;
-    const ep_conv2d_params *p;
-} bc_tile;
-
-/* The tile of np pixels x nb blocks, lanes channels per unit (compile-time constants); kwc: a->nkw as a
- * compile-time constant, or 0. */
-NEON_INLINE void bc_tile_n(const int np, const int nb, const int lanes, const int kwc, const bc_tile *a) {
-    const float *x = a->x, *w = a->w;
-    const int64_t xps = a->xps, nu = a->nu, xcs = a->xcs, wcs = a->wcs, nkh = a->nkh, xrs = a->xrs, wrs = a->wrs;
-    const int64_t nkw = kwc ? kwc : a->nkw, xks = a->xks, yps = a->yps, ys = a->ys;
-    float *y = a->y;
-    float32x4_t acc[8][4], av[8];
-#pragma GCC unroll 8
-    for (int i = 0; i < np; i++)
-#pragma GCC unroll 4
-        for (int q = 0; q < 2 * nb; q++)
-            acc[i][q] = a->first ? vdupq_n_f32(0.0f) : vld1q_f32(y + (q / 2) * ys + i * yps + (q % 2) * 4);
-    for (int64_t u = 0; u < nu; u++, x += xcs, w += wcs) {
-        const float *xr = x, *wr = w;
-        for (int64_t kh = 0; kh < nkh; kh++, xr += xrs, wr += wrs) {
-            const float *xk = xr, *wk = wr;
-#pragma GCC unroll 7
-            for (int64_t kw = 0; kw < nkw; kw++, xk += xks, wk += lanes * BC_NR) {
-                if (lanes == 1) {   /* one channel: each pixel's value replicated */
-                    const float32x4_t b0 = vld1q_f32(wk), b1 = vld1q_f32(wk + 4);
-                    const float32x4_t b2 = nb > 1 ? vld1q_f32(wk + 8) : b0, b3 = nb > 1 ? vld1q_f32(wk + 12) : b1;
-#pragma GCC unroll 8
-                    for (int i = 0; i < np; i++) {
-                        const float32x4_t v = vld1q_dup_f32(xk + i * xps);
-                        acc[i][0] = vfmaq_f32(acc[i][0], b0, v);
-                        acc[i][1] = vfmaq_f32(acc[i][1], b1, v);
-                        if (nb > 1) {
-                            acc[i][2] = vfmaq_f32(acc[i][2], b2, v);
-                            acc[i][3] = vfmaq_f32(acc[i][3], b3, v);
-                        }
-                    }
-                    continue;
-                }
-#pragma GCC unroll 2
-                for (int h = 0; h < BLK; h += 4) {   /* 8 channels: 4 at a time, by lane */
-#pragma GCC unroll 8
-                    for (int i = 0; i < np; i++) av[i] = vld1q_f32(xk + i * xps + h);
-                    const float *wh = wk + h * BC_NR;
-#define BC_K(L)                                                                                                        \
-                    {                                                                                                  \
-                        const float32x4_t b0 = vld1q_f32(wh + L * BC_NR), b1 = vld1q_f32(wh + L * BC_NR + 4);          \
-                        _Pragma("GCC unroll 8") for (int i = 0; i < np; i++) {                                         \
-                            acc[i][0] = vfmaq_laneq_f32(acc[i][0], b0, av[i], L);                                      \
-                            acc[i][1] = vfmaq_laneq_f32(acc[i][1], b1, av[i], L);                                      \
-                        }                                                                                              \
-                        if (nb > 1) {                                                                                  \
-                            const float32x4_t b2 = vld1q_f32(wh + L * BC_NR + 8), b3 = vld1q_f32(wh + L * BC_NR + 12); \
-                            _Pragma("GCC unroll 8") for (int i = 0; i < np; i++) {                                     \
-                                acc[i][2] = vfmaq_laneq_f32(acc[i][2], b2, av[i], L);                                  \
-                                acc[i][3] = vfmaq_laneq_f32(acc[i][3], b3, av[i], L);                                  \
-                            }                                                                                          \
-                        }                                                                                              \
-                    }
-                    BC_K(0) BC_K(1) BC_K(2) BC_K(3)
-#undef BC_K
-                }
-            }
-        }
-    }
-    const ep_conv2d_params *p = a->p;
-    const int last = a->last, vec = neon_act_vector(p->act);
-#pragma GCC unroll 2
-    for (int j = 0; j < nb; j++) {
-        const float *b = a->b;
-        const float32x4_t b0 = b ? vld1q_f32(b + j * BLK) : vdupq_n_f32(0.0f), b1 = b ? vld1q_f32(b + j * BLK + 4) : b0;
-#pragma GCC unroll 8
-        for (int i = 0; i < np; i++) {
-            const int64_t at = j * ys + i * yps;
-            float32x4_t v0 = acc[i][2 * j], v1 = acc[i][2 * j + 1];
-            if (last) {
-                if (b) v0 = vaddq_f32(v0, b0), v1 = vaddq_f32(v1, b1);
-                if (a->r) v0 = vaddq_f32(v0, vld1q_f32(a->r + at)), v1 = vaddq_f32(v1, vld1q_f32(a->r + at + 4));
-                if (vec) {
-                    v0 = neon_act4(p->act, p->act_alpha, p->act_beta, v0);
-                    v1 = neon_act4(p->act, p->act_alpha, p->act_beta, v1);
-                }
-            }
-            vst1q_f32(y + at, v0), vst1q_f32(y + at + 4, v1);
-            if (last && !vec) ep_neon_act_apply(p->act, y + at, BLK, p->act_alpha, p->act_beta);
-        }
-    }
-}
-
-#define BC_TILES(NAME, LANES)                                                 \
-    static void NAME##2(int np, const bc_tile *a) {                           \
-        switch (np) {                                                         \
-        case 1: bc_tile_n(1, 2, LANES, 0, a); return;                         \
-        case 2: bc_tile_n(2, 2, LANES, 0, a); return;                         \
-        case 3: bc_tile_n(3, 2, LANES, 0, a); return;                         \
-        case 4: bc_tile_n(4, 2, LANES, 0, a); return;                         \
-        case 5: bc_tile_n(5, 2, LANES, 0, a); return;                         \
-        default:                                                              \
-            if (LANES == 1 && a->nkw == 3) bc_tile_n(6, 2, LANES, 3, a);      \
-            else if (LANES == 1 && a->nkw == 7) bc_tile_n(6, 2, LANES, 7, a); \
-            else bc_tile_n(6, 2, LANES, 0, a);                                \
-            return;                                                           \
-        }                                                                     \
-    }                                                                         \
-        static void NAME##1(int np, const bc_tile *a) {                       \
-        switch (np) {                                                         \
-        case 1: bc_tile_n(1, 1, LANES, 0, a); return;                         \
-        case 2: bc_tile_n(2, 1, LANES, 0, a); return;                         \
-        case 3: bc_tile_n(3, 1, LANES, 0, a); return;                         \
-        case 4: bc_tile_n(4, 1, LANES, 0, a); return;                         \
-        case 5: bc_tile_n(5, 1, LANES, 0, a); return;                         \
-        case 6: bc_tile_n(6, 1, LANES, 0, a); return;                         \
-        case 7: bc_tile_n(7, 1, LANES, 0, a); return;                         \
-        default: bc_tile_n(8, 1, LANES, 0, a); return;                        \
-        }                                                                     \
-    }
-BC_TILES(bc_c8_, 8)
-BC_TILES(bc_plain_, 1)
-#undef BC_TILES
-
 static inline int64_t bc_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
 /* The taps k in [0, K) with 0 <= i0 + k*d < L: [*k0, *k1) (empty: *k0 == *k1). */
@@ -161,64 +28,58 @@ static inline void bc_valid(int64_t i0, int64_t d, int64_t K, int64_t L, int64_t
     *k0 = bc_min(lo, K), *k1 = hi > *k0 ? hi : *k0;
 }
 
-/* One tile of np pixels from output (oh, ow), the next pixel (down = 0) to the right or (down = 1) below, with
- * the tap box [kh0, kh0 + a->nkh) x [kw0, kw0 + a->nkw); x and w at the k-block's first unit, y and r at
- * image n's strip. */
-static void bc_one(const bc_job *j, bc_tile *a, int nb, int np, int down, int64_t oh, int64_t ow, int64_t kh0,
-                   int64_t kw0, const float *x, const float *w, float *y, const float *r) {
+/* A run of np pixels from output (oh, ow), the next pixel (down = 0) to the right or (down = 1) below, with
+ * the tap box [kh0, kh0 + a->nkh) x [kw0, kw0 + nkw); x and w at the k-block's first unit, y and r at image
+ * n's strip. The tile's groups of rows consecutive in X and W^T: a C8 unit's 8 lanes for each kw, or for a
+ * PLAIN X the kw of a kernel row when they are adjacent in X (dw = 1, up to 8), else each kw alone. */
+static void bc_one(const bc_job *j, bg_tile *a, int nb, int64_t np, int down, int64_t oh, int64_t ow, int64_t kh0,
+                   int64_t kw0, int64_t nkw, const float *x, const float *w, float *y, const float *r) {
     const int64_t L = j->lanes, ih = oh * j->sh - j->pt + kh0 * j->dh, iw = ow * j->sw - j->pl + kw0 * j->dw;
     const int64_t at = (oh * j->OW + ow) * BLK;
-    a->x = a->nkh && a->nkw ? x + (ih * j->W + iw) * L : x;   /* no valid tap: x is not read */
-    a->w = w + (kh0 * j->KW + kw0) * L * BC_NR;
-    a->xps = down ? j->sh * j->W * L : j->sw * L;
-    a->yps = down ? j->OW * BLK : BLK;
+    const int row = L == 1 && j->dw == 1 && nkw <= BLK;
+    a->nr = L == BLK ? BLK : row ? nkw : 1;
+    a->nkw = row ? nkw > 0 : nkw;
+    a->x = a->nkh && nkw ? x + (ih * j->W + iw) * L : x;   /* no valid tap: x is not read */
+    a->w = w + (kh0 * j->KW + kw0) * L * BG_NR;
     a->y = y + at;
     a->r = r ? r + at : NULL;
-    if (L == BLK) {
-        if (nb == 2) bc_c8_2(np, a);
-        else bc_c8_1(np, a);
-    } else {
-        if (nb == 2) bc_plain_2(np, a);
-        else bc_plain_1(np, a);
-    }
+    bg_run(a, np, nb, down ? j->sh * j->W * L : j->sw * L, down ? j->OW * BLK : BLK);
 }
 
 /* Strip s of image n's output rows [r0, r1) over the k-block of units [u0, u0 + nu). */
 static void bc_strip(const bc_job *j, int64_t n, int64_t s, int64_t r0, int64_t r1, int64_t u0, int64_t nu, int first,
                      int last) {
-    const int64_t L = j->lanes, KH = j->KH, KW = j->KW, OW = j->OW, m0 = s * BC_NR;
+    const int64_t L = j->lanes, KH = j->KH, KW = j->KW, OW = j->OW, m0 = s * BG_NR;
     const int64_t yoff = (n * j->M + m0) * j->OH * OW;   /* the strip's first block (M is a multiple of 8) */
-    const int nb = j->M - m0 >= BC_NR ? 2 : 1, tn = nb == 2 ? 6 : 8;
-    const float *x = j->x + (n * j->units + u0) * j->H * j->W * L, *w = j->w + (s * j->K + u0 * KH * KW * L) * BC_NR;
+    const int nb = j->M - m0 >= BG_NR ? 2 : 1;
+    const float *x = j->x + (n * j->units + u0) * j->H * j->W * L, *w = j->w + (s * j->K + u0 * KH * KW * L) * BG_NR;
     const float *r = last && j->r ? j->r + yoff : NULL;
     float *y = j->y + yoff;
-    bc_tile a = {.b = last && j->b ? j->b + m0 : NULL, .nu = nu, .xcs = j->H * j->W * L, .wcs = KH * KW * L * BC_NR,
-                 .xrs = j->dh * j->W * L, .wrs = KW * L * BC_NR, .xks = j->dw * L, .ys = j->OH * OW * BLK,
+    bg_tile a = {.b = last && j->b ? j->b + m0 : NULL, .nu = nu, .xcs = j->H * j->W * L, .wcs = KH * KW * L * BG_NR,
+                 .xrs = j->dh * j->W * L, .wrs = KW * L * BG_NR, .xks = j->dw * L, .ys = j->OH * OW * BLK,
                  .first = first, .last = last, .p = j->p};
     int64_t kh0, kh1, kw0, kw1;
     /* row tiles over the interior columns */
     for (int64_t oh = r0; oh < r1; oh++) {
         bc_valid(oh * j->sh - j->pt, j->dh, KH, j->H, &kh0, &kh1);
-        a.nkh = kh1 - kh0, a.nkw = KW;
-        for (int64_t ow = j->ow_lo; ow < j->ow_hi; ow += tn)
-            bc_one(j, &a, nb, (int)bc_min(tn, j->ow_hi - ow), 0, oh, ow, kh0, 0, x, w, y, r);
+        a.nkh = kh1 - kh0;
+        if (j->ow_hi > j->ow_lo) bc_one(j, &a, nb, j->ow_hi - j->ow_lo, 0, oh, j->ow_lo, kh0, 0, KW, x, w, y, r);
     }
     /* column tiles over the border columns: runs of rows with one kh range */
     for (int64_t ow = 0; ow < OW; ow++) {
         if (ow == j->ow_lo) ow = j->ow_hi;
         if (ow >= OW) break;
         bc_valid(ow * j->sw - j->pl, j->dw, KW, j->W, &kw0, &kw1);
-        a.nkw = kw1 - kw0;
         for (int64_t oh = r0; oh < r1;) {
             int64_t h0, h1, run = 1;
             bc_valid(oh * j->sh - j->pt, j->dh, KH, j->H, &kh0, &kh1);
-            while (run < tn && oh + run < r1) {
+            while (oh + run < r1) {
                 bc_valid((oh + run) * j->sh - j->pt, j->dh, KH, j->H, &h0, &h1);
                 if (h0 != kh0 || h1 != kh1) break;
                 run++;
             }
             a.nkh = kh1 - kh0;
-            bc_one(j, &a, nb, (int)run, 1, oh, ow, kh0, kw0, x, w, y, r);
+            bc_one(j, &a, nb, run, 1, oh, ow, kh0, kw0, kw1 - kw0, x, w, y, r);
             oh += run;
         }
     }
@@ -246,7 +107,7 @@ int ep_neon_conv2d_blocked_conv_f32(const ep_op *op) {
     bc_job j = {(const float *)xt->data, (const float *)op->in[1]->data, bt ? (const float *)bt->data : NULL,
                 rt ? (const float *)rt->data : NULL, (float *)yt->data, xt->dims[2], xt->dims[3], M, OH, OW, KH, KW,
                 p->stride[0], p->stride[1], p->dilation[0], p->dilation[1], p->pads[0], p->pads[1], L, C / L,
-                C * KH * KW, 0, 0, (M + BC_NR - 1) / BC_NR, 1, 1, 1, p};
+                C * KH * KW, 0, 0, (M + BG_NR - 1) / BG_NR, 1, 1, 1, p};
     /* interior columns: ow*sw - pl >= 0 and ow*sw - pl + (KW-1)*dw <= W-1 */
     const int64_t span = (KW - 1) * j.dw, lo = (j.pl + j.sw - 1) / j.sw;
     j.ow_lo = bc_min(lo, OW);
