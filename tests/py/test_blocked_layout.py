@@ -16,6 +16,14 @@ from edgeplan.plan import read_plan
 RNG = np.random.default_rng(7)
 
 
+@pytest.fixture(autouse=True)
+def _small_models_go_c8(monkeypatch):
+    """These models are small: without a reorder's fixed cost their regions pay (the cost rule itself is
+    tested below, with it)."""
+    from edgeplan.compiler.passes import layout
+    monkeypatch.setattr(layout, "REORDER_OP_S", 0.0)
+
+
 def _w(name, *shape, scale=0.3):
     return numpy_helper.from_array((RNG.standard_normal(shape) * scale).astype(np.float32), name)
 
@@ -102,7 +110,9 @@ def test_element_wise_ops_between_blocked_convs_stay_blocked():
     np.testing.assert_allclose(edgeplan.Session(plan).run({"x": x})["y"], want, rtol=1e-4, atol=1e-5)
 
 
-def test_a_lone_pointwise_conv_and_the_generic_target_stay_plain():
+def test_a_lone_pointwise_conv_and_the_generic_target_stay_plain(monkeypatch):
+    from edgeplan.compiler.passes import layout
+    monkeypatch.setattr(layout, "REORDER_OP_S", 4e-6)
     nodes = [helper.make_node("Conv", ["x", "w"], ["a"], kernel_shape=[1, 1]),
              helper.make_node("MaxPool", ["a"], ["y"], kernel_shape=[2, 2], strides=[2, 2])]
     m = _model(nodes, [_w("w", 16, 16, 1, 1)], [1, 16, 8, 8], [1, 16, 4, 4])
@@ -265,3 +275,24 @@ def test_an_op_that_reads_plain_tensors_only_refuses_a_c8_operand():
     edgeplan.Session(data)
     with pytest.raises(edgeplan.EdgeplanError, match=r"softmax.*plain tensors only"):
         edgeplan.Session(bytes(buf))
+
+
+def test_a_squeeze_excite_vector_enters_c8_as_a_view():
+    """depthwise -> GlobalAveragePool -> 1x1 -> 1x1 (the SE block's vector): the [N,C,1,1] pool output feeds the
+    C8 1x1 convs as a view of the same bytes, with no REORDER op."""
+    c = 16
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["a"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=c),
+             helper.make_node("GlobalAveragePool", ["a"], ["g"]),
+             helper.make_node("Conv", ["g", "w2"], ["h"], kernel_shape=[1, 1]),
+             helper.make_node("Relu", ["h"], ["hr"]),
+             helper.make_node("Conv", ["hr", "w3"], ["y"], kernel_shape=[1, 1])]
+    m = _model(nodes, [_w("w1", c, 1, 3, 3), _w("w2", 8, c, 1, 1), _w("w3", c, 8, 1, 1)], [2, c, 9, 9],
+               [2, c, 1, 1])
+    plan = compile_model(m, target="x86-64")
+    p, lay = _layouts(plan)
+    t = {x["name"]: x for x in p["tensors"]}
+    assert t["g"]["layout"] == K.EP_LAYOUT_PLAIN and t["g:c8"]["layout"] == K.EP_LAYOUT_C8
+    assert t["g:c8"]["offset"] == t["g"]["offset"]
+    assert [o["op"] for o in p["ops"]].count("reorder") == 1   # x in
+    x = RNG.standard_normal((2, c, 9, 9)).astype(np.float32)
+    np.testing.assert_allclose(edgeplan.Session(plan).run({"x": x})["y"], _ort(m, x), rtol=1e-4, atol=1e-5)

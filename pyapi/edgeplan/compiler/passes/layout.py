@@ -81,6 +81,7 @@ def _pack(kind: str, w: np.ndarray, x_c8: bool) -> np.ndarray:
 # YOLO-style layers of docs/kernels.md "The channel-blocked layout C8"), and of REORDER (GB/s read + written).
 RATE = {"dw": (17.0, 48.0), "pw": (65.0, 88.0), "conv": (62.0, 83.0)}
 REORDER_GBS = 60.0
+REORDER_OP_S = 4e-6   # a reorder's fixed cost (dispatch, tails, small maps), seconds
 
 
 def _flops(op: Op) -> float:
@@ -105,13 +106,17 @@ def _region_gain(ops, kind, producer, consumers) -> float:
             if t is None or (k == "conv" and i == 0):
                 continue   # BLOCKED_CONV reads a plain input as it is
             src = producer.get(id(t))
-            if src is None or id(src) not in ids:
+            if (src is None or id(src) not in ids) and _spatial(t) > 1:
                 edges[(id(t), 1)] = t.nbytes
         if k != "gap":
             for t in op.outputs:
-                if any(id(c) not in ids for c in consumers.get(id(t), ())):
+                if any(id(c) not in ids for c in consumers.get(id(t), ())) and _spatial(t) > 1:
                     edges[(id(t), 0)] = t.nbytes
-    return gain - sum(2.0 * b for b in edges.values()) / (REORDER_GBS * 1e9)
+    return gain - sum(REORDER_OP_S + 2.0 * b / (REORDER_GBS * 1e9) for b in edges.values())
+
+
+def _spatial(t) -> int:   # a [N,C,1,1] tensor needs no reorder (the same bytes in both layouts)
+    return int(t.shape[2]) * int(t.shape[3])
 
 
 def assign_layouts(graph: Graph, tg) -> Graph:
@@ -227,13 +232,17 @@ def assign_layouts(graph: Graph, tg) -> Graph:
                 continue
             key = (id(t), wants_c8)
             if key not in made:
-                other = Tensor(f"{t.name}:{'c8' if wants_c8 else 'plain'}", t.dtype, tuple(t.shape))
+                # a [N,C,1,1] tensor has the same bytes in both layouts: a view, no op
+                flat = int(t.shape[2]) * int(t.shape[3]) == 1
+                other = Tensor(f"{t.name}:{'c8' if wants_c8 else 'plain'}", t.dtype, tuple(t.shape),
+                               view_of=t if flat else None)
                 if wants_c8:
                     other.layout = C8
                 graph.tensors.append(other)
-                ops.append(Op("reorder", [t], [other], {"reserved": [0, 0]}, name=t.name))
+                if not flat:
+                    ops.append(Op("reorder", [t], [other], {"reserved": [0, 0]}, name=t.name))
+                    n_reorders += 1
                 made[key] = other
-                n_reorders += 1
             op.inputs[i] = made[key]
         ops.append(op)
     graph.ops[:] = ops
