@@ -433,7 +433,7 @@ static const chk_gen GENS[] = {{"conv", gen_conv, 300}, {"conv_dw", gen_conv_dw,
     {"conv_pw", gen_conv_pw, 150},
     {"conv_dw_small", gen_conv_dw_small, 60}, {"winograd", gen_winograd, 300},
     {"conv_transpose", gen_conv_transpose, 300}, {"conv_transpose_small", gen_conv_transpose_small, 60},
-    {"conv_blocked_dw", gen_conv_blocked_dw, 300}, {"conv_blocked_pw", gen_conv_blocked_pw, 300},
-    {"reorder", gen_reorder, 100}, {"conv_blocked_conv", gen_conv_blocked_conv, 300},
+    {"conv_blocked_dw", gen_conv_blocked_dw, 200}, {"conv_blocked_pw", gen_conv_blocked_pw, 150},
+    {"reorder", gen_reorder, 100}, {"conv_blocked_conv", gen_conv_blocked_conv, 150},
     {"chunk_layouts", gen_chunk_layouts, 1}};
 int main(int argc, char **argv) { return chk_main(argc, argv, "check_conv", GENS, CHK_COUNT(GENS)); }
