@@ -194,7 +194,6 @@ static void c8_gavg_task(void *ctx, uint32_t t) {
     const c8_gjob *j = (const c8_gjob *)ctx;
     const ep_range rg = ep_task_range(j->blocks, j->parts, t);
     int64_t b = rg.lo;
-    for (; b + 4 <= rg.hi; b += 4) c8_gavg_blocks(j, b, 4);
     for (; b < rg.hi; b++) c8_gavg_blocks(j, b, 1);
 }
 

@@ -13,8 +13,9 @@
  * shared by the output rows that read it), then the maximum of the KH horizontal rows. Both passes scan in tap
  * order from -FLT_MAX and the accumulator is never NaN, so the result is still the first tap, in (kh, kw)
  * order, of the window's largest value: the reference's bits.
- * GLOBAL_AVGPOOL: per channel block one vector sum over the pixels in (h, w) order from 0.0f (4 blocks at a
- * time), divided by H*W: each channel's sum in the reference's order, its result bit for bit.
+ * GLOBAL_AVGPOOL: per channel block one vector sum over the pixels in (h, w) order from 0.0f (one block at a
+ * time, the same code whatever task holds it), divided by H*W: each channel's sum in the reference's order,
+ * its result bit for bit.
  * Tasks: MAX / AVG ranges of output rows in (image, channel block, row) order, GLOBAL_AVGPOOL ranges of blocks;
  * each output is computed by the same operations whatever the thread count. */
 #include <immintrin.h>
@@ -198,7 +199,6 @@ static void c8_gavg_task(void *ctx, uint32_t t) {
     const c8_gjob *j = (const c8_gjob *)ctx;
     const ep_range rg = ep_task_range(j->blocks, j->parts, t);
     int64_t b = rg.lo;
-    for (; b + 4 <= rg.hi; b += 4) c8_gavg_blocks(j, b, 4);
     for (; b < rg.hi; b++) c8_gavg_blocks(j, b, 1);
 }
 
