@@ -131,8 +131,8 @@ def test_a_model_in_float16_or_float64_matches_onnxruntime(dt, tol):
     m = _conv_model(dt) if dt == np.float16 else _mlp_model(dt)
     x = np.random.default_rng(2).standard_normal((1, 3, 16, 16) if dt == np.float16 else (4, 64)).astype(dt)
     plan = edgeplan.compile(m)
-    # 1.2 for the float16 / float64 tensors at the plan's edges; the CNN's narrow convs run DIRECT (1.10)
-    want = "edgeplan plan 1.10" if dt == np.float16 else "edgeplan plan 1.2"
+    # 1.2 for the float16 / float64 tensors at the plan's edges; the CNN's convs run on the C8 layout (1.12)
+    want = "edgeplan plan 1.12" if dt == np.float16 else "edgeplan plan 1.2"
     assert "float32" in plan.inspect() and plan.inspect().startswith(want)
     got = Session(plan).run(x=x)["y"]
     ref = _ort(m, {"x": x})["y"]

@@ -136,11 +136,13 @@ def assign_layouts(graph: Graph, tg) -> Graph:
     kind, c8 = {}, set()      # id(op) -> "dw" / "pw" / "ew"; ids of the tensors that would be C8
     for op in graph.ops:
         k = _conv_kind(graph, op)
-        acts = ([op.inputs[0]] if k != "conv" else []) + [op.outputs[0]] + (
+        acts = [] if k is None else ([op.inputs[0]] if k != "conv" else []) + op.outputs[:1] + (
             [op.inputs[3]] if len(op.inputs) > 3 and op.inputs[3] is not None else [])
         if k is not None and can_c8(op.outputs[0]) and all(reorderable(t) for t in acts):
             kind[id(op)] = k
             c8.add(id(op.outputs[0]))
+        elif not op.outputs:
+            continue
         elif op.kind in ("unary", "binary") and len(op.outputs) == 1:
             ts = [t for t in op.inputs if t is not None] + op.outputs
             if (can_c8(op.outputs[0]) and all(reorderable(t) and tuple(t.shape) == tuple(op.outputs[0].shape) for t in ts)
