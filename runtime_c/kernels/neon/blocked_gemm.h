@@ -1,35 +1,17 @@
 /* The NEON micro-kernel of the C8 layout's GEMM-shaped convolutions, CONV2D variants BLOCKED_PW and
- * BLOCKED_CONV (plan_format.h); included by blocked_pw_f32.c (which defines BG_PW 1 first) and
- * blocked_conv_f32.c. The tiles, their rows and their operations are the AVX2 kernel's (kernels/x86/
- * blocked_gemm.h): 6 output pixels x 16 output channels (24 q accumulators) or 6 x 8 for a strip with 8 real
- * columns, pixel i's value of a row at x + xo[i] + the row's offset, rows in W^T's order from 0 (or the partial
- * sums in Y) with FMA, then the bias, the residual and the activation, the same whatever tile computes an
- * output. A group of 8 rows (a C8 unit) loads each pixel's 8 values as two q registers and multiplies by lane
- * (FMLA by element); a smaller group (a PLAIN X) loads each value replicated (LD1R). B is a 16-column row of
- * W^T, four q loaded two at a time. */
+ * BLOCKED_CONV (plan_format.h; the tiles, their rows and their operations: kernels/blocked_gemm_common.h, their
+ * runs: kernels/blocked_gemm_tmpl.h); included by blocked_pw_f32.c (which defines BG_PW 1 first) and
+ * blocked_conv_f32.c. A tile of 6 output pixels x 16 output channels holds 24 q accumulators. A group of 8 rows
+ * (a C8 unit) loads each pixel's 8 values as two q registers and multiplies by lane (FMLA by element); a smaller
+ * group (a PLAIN X) loads each value replicated (LD1R). B is a 16-column row of W^T, four q loaded two at a
+ * time. */
 #ifndef EP_NEON_BLOCKED_GEMM_H
 #define EP_NEON_BLOCKED_GEMM_H
 #include <arm_neon.h>
 #include "neon.h"
 #include "neon_act.h"
 
-#define BLK EP_LAYOUT_BLOCK
-#define BG_NR EP_PACK_NR
-#define BG_NP 6
-#define BG_INLINE static inline __attribute__((always_inline))
-#ifndef BG_PW
-#define BG_PW 0           /* 1: every tile has nkh = nkw = 1 */
-#endif
-
-typedef struct bg_tile {
-    const float *x, *w, *b, *r;   /* b at the strip's first channel or NULL; r at the tile's output or NULL */
-    float *y;                     /* the tile's first output block; the second one ys floats further */
-    int64_t xo[BG_NP], yo[BG_NP]; /* pixel i at x + xo[i] and y + yo[i] (xo[0] = yo[0] = 0) */
-    int64_t ys, nu, xcs, wcs, nkh, xrs, wrs, nkw, xks, nr;
-    int64_t nt, xt, yt;           /* tiles in the call, the next one xt floats further in X, yt in Y and R */
-    int np, first, last;          /* np: the distinct pixels of a tile */
-    const ep_conv2d_params *p;
-} bg_tile;
+#include "blocked_gemm_common.h"
 
 /* The activations other than NONE, RELU and CLIP, in place on a tile's stored outputs at y. */
 static __attribute__((noinline)) void bg_act(const bg_tile *a, float *y, int nb) {
@@ -141,42 +123,5 @@ BG_INLINE void bg_tile_n(const int np, const int nb, const bg_tile *a) {
 }
 #undef BG_LANE
 
-static __attribute__((noinline)) void bg_tile_62(const bg_tile *a) { bg_tile_n(6, 2, a); }
-static __attribute__((noinline)) void bg_tile_61(const bg_tile *a) { bg_tile_n(6, 1, a); }
-static __attribute__((noinline)) void bg_tile_12(const bg_tile *a) { bg_tile_n(1, 2, a); }
-
-/* Tiles of np distinct pixels, xps floats apart in X and yps in Y */
-static void bg_pixels(bg_tile *a, int np, int64_t xps, int64_t yps) {
-    for (int i = 0; i < BG_NP; i++) {
-        const int k = i < np ? i : np - 1;
-        a->xo[i] = k * xps, a->yo[i] = k * yps;
-    }
-    a->np = np;
-}
-
-/* A run of n pixels x nb (1, 2) blocks: a->x, y and r at its first pixel, the next xps (X) and yps (Y, R)
- * floats further. The tail of n % 6 pixels: one tile repeating its last pixel, or (up to 3 pixels of 16
- * channels) 1-pixel tiles. */
-static void bg_run(bg_tile *a, int64_t n, int nb, int64_t xps, int64_t yps) {
-    void (*full)(const bg_tile *) = nb == 2 ? bg_tile_62 : bg_tile_61;
-    const int64_t done = n / BG_NP * BG_NP;
-    const int tail = (int)(n - done);
-    a->xt = BG_NP * xps, a->yt = BG_NP * yps;
-    if (done) {
-        bg_pixels(a, BG_NP, xps, yps);
-        a->nt = n / BG_NP;
-        full(a);
-    }
-    if (!tail) return;
-    a->x += done * xps, a->y += done * yps, a->r = a->r ? a->r + done * yps : NULL;
-    if (tail > 3 || nb == 1) {
-        bg_pixels(a, tail, xps, yps);
-        a->nt = 1;
-        full(a);
-        return;
-    }
-    bg_pixels(a, 1, xps, yps);
-    a->nt = tail, a->xt = xps, a->yt = yps;
-    bg_tile_12(a);
-}
+#include "blocked_gemm_tmpl.h"
 #endif

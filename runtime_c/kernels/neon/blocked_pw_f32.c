@@ -1,123 +1,30 @@
-/* NEON kernels of the C8 layout (plan_format.h, "Tensor layouts"): CONV2D variant BLOCKED_PW and REORDER.
- *
- * BLOCKED_PW is the GEMM Y^T[P][M] = X^T[P][C] W^T[C][M] over the P = H*W pixels of each image, on the tiles of
- * blocked_gemm.h, with the loop nest, tasks and k-blocks of the AVX2 kernel (kernels/x86/blocked_pw_f32.c):
- * every output sums its products in c order with FMA, then the bias, the residual and the activation, as the
- * reference, whatever the thread count. */
+/* NEON kernels of the C8 layout (plan_format.h, "Tensor layouts"): CONV2D variant BLOCKED_PW and REORDER,
+ * kernels/blocked_pw_tmpl.h on the tiles of blocked_gemm.h; REORDER transposes 4 pixels as two 4 x 4 (neon_tr4). */
 #define BG_PW 1
 #include "blocked_gemm.h"
 
-#define BP_KC 256        /* channels per k-block */
-#define BP_PC 192        /* pixels per chunk (a multiple of the tile's 6) */
-
-typedef struct bp_job {
-    const float *x, *w, *b, *r;
-    float *y;
-    int64_t C, M, P, strips;
-    int64_t chunks, groups;   /* pixel chunks per image, strip ranges per chunk */
-    int64_t nkb;              /* k-blocks */
-    const ep_conv2d_params *p;
-} bp_job;
-
-static inline int64_t bp_min(int64_t a, int64_t b) { return a < b ? a : b; }
-
-/* Strip s of image n's pixels [q0, q1) over k-block [c0, c0 + kc). */
-static void bp_strip(const bp_job *j, int64_t n, int64_t s, int64_t q0, int64_t q1, int64_t c0, int64_t kc, int first,
-                     int last) {
-    const int64_t C = j->C, M = j->M, P = j->P, m0 = s * BG_NR, off = n * M * P + m0 * P;
-    bg_tile a = {.w = j->w + (s * C + c0) * BG_NR, .b = last && j->b ? j->b + m0 : NULL, .ys = P * BLK,
-                 .nu = kc / BLK, .xcs = P * BLK, .wcs = BLK * BG_NR, .nkh = 1, .nkw = 1, .nr = BLK,
-                 .first = first, .last = last, .p = j->p};
-    const int nb = M - m0 >= BG_NR ? 2 : 1;   /* 1: 8 real columns */
-    a.x = j->x + n * C * P + c0 * P + q0 * BLK;
-    a.y = j->y + off + q0 * BLK;
-    a.r = last && j->r ? j->r + off + q0 * BLK : NULL;
-    bg_run(&a, q1 - q0, nb, BLK, BLK);
-}
-
-/* Task t: image n, pixel chunk, strip range; every k-block of it. */
-static void bp_task(void *ctx, uint32_t t) {
-    const bp_job *j = (const bp_job *)ctx;
-    const int64_t g = t % j->groups, ch = t / j->groups % j->chunks, n = t / j->groups / j->chunks;
-    const ep_range sr = ep_task_range(j->strips, j->groups, (uint32_t)g);
-    const int64_t p0 = ch * BP_PC, p1 = bp_min(j->P, p0 + BP_PC);
-    for (int64_t kb = 0; kb < j->nkb; kb++) {
-        const ep_range kr = ep_task_range(j->C / BLK, j->nkb, (uint32_t)kb);
-        const int64_t c0 = kr.lo * BLK, kc = (kr.hi - kr.lo) * BLK;
-        const int first = kb == 0, last = kb == j->nkb - 1;
-        for (int64_t s = sr.lo; s < sr.hi; s++) bp_strip(j, n, s, p0, p1, c0, kc, first, last);
-    }
-}
-
-int ep_neon_conv2d_blocked_pw_f32(const ep_op *op) {
-    const ep_tensor *xt = op->in[0], *bt = ep_op_in(op, 2), *rt = ep_op_in(op, 3), *yt = op->out[0];
-    const int64_t N = xt->dims[0], C = xt->dims[1], P = (int64_t)xt->dims[2] * xt->dims[3], M = yt->dims[1];
-    if (N == 0 || M == 0 || P == 0) return EP_OK;
-    bp_job j = {(const float *)xt->data, (const float *)op->in[1]->data, bt ? (const float *)bt->data : NULL,
-                rt ? (const float *)rt->data : NULL, (float *)yt->data, C, M, P, (M + BG_NR - 1) / BG_NR,
-                (P + BP_PC - 1) / BP_PC, 1, (C / BLK + BP_KC / BLK - 1) / (BP_KC / BLK),
-                (const ep_conv2d_params *)op->params};
-    if (j.nkb < 1) j.nkb = 1;   /* C = 0: the epilogue on empty sums */
-    const int64_t T = ep_pool_threads_for(op->pool, (uint64_t)N * (uint64_t)M * (uint64_t)C * (uint64_t)P);
-    if (T > 1) {   /* about 4 tasks per thread: split the strips when images and chunks are too few */
-        const int64_t units = N * j.chunks, want = 4 * T;
-        if (units < want) j.groups = bp_min(j.strips, (want + units - 1) / units);
-    }
-    ep_parallel_for(op->pool, (uint32_t)(N * j.chunks * j.groups), bp_task, &j);
-    return EP_OK;
-}
-
-/* ---------------- REORDER ---------------- */
-typedef struct ro_job {
-    const float *x;
-    float *y;
-    int64_t CB, P, parts;   /* channel blocks per image, pixels, pixel ranges per block */
-    int to_c8;
-} ro_job;
-
-/* Task t: one channel block of one image (8 plain rows of P pixels <-> P x 8 blocked), a range of its pixels
- * (whole groups of 8 but the last): 4 x 4 transposes, the tail pixels one at a time. */
-static void ro_task(void *ctx, uint32_t t) {
-    const ro_job *j = (const ro_job *)ctx;
-    const int64_t P = j->P, blk = t / j->parts;
-    const ep_range pr = ep_task_range((P + 7) / 8, j->parts, (uint32_t)(t % j->parts));
-    const int64_t hi = bp_min(P, pr.hi * 8);
-    const float *x = j->x + blk * P * BLK;
-    float *y = j->y + blk * P * BLK;
-    int64_t p = pr.lo * 8;
+/* Pixels [p, p + 4) of the 8 plain rows at x (P floats apart) to blocked y, and back. */
+NEON_INLINE void ro_to_c8(const float *x, float *y, int64_t P, int64_t p) {
     float32x4_t v[8];
-    if (j->to_c8) {
-        for (; p + 4 <= hi; p += 4) {
-            for (int c = 0; c < 8; c++) v[c] = vld1q_f32(x + c * P + p);
-            neon_tr4(v), neon_tr4(v + 4);
-            for (int i = 0; i < 4; i++) {
-                vst1q_f32(y + (p + i) * BLK, v[i]);
-                vst1q_f32(y + (p + i) * BLK + 4, v[i + 4]);
-            }
-        }
-        for (; p < hi; p++)
-            for (int c = 0; c < 8; c++) y[p * BLK + c] = x[c * P + p];
-    } else {
-        for (; p + 4 <= hi; p += 4) {
-            for (int i = 0; i < 4; i++) {
-                v[i] = vld1q_f32(x + (p + i) * BLK);
-                v[i + 4] = vld1q_f32(x + (p + i) * BLK + 4);
-            }
-            neon_tr4(v), neon_tr4(v + 4);
-            for (int c = 0; c < 8; c++) vst1q_f32(y + c * P + p, v[c]);
-        }
-        for (; p < hi; p++)
-            for (int c = 0; c < 8; c++) y[c * P + p] = x[p * BLK + c];
+    for (int c = 0; c < 8; c++) v[c] = vld1q_f32(x + c * P + p);
+    neon_tr4(v), neon_tr4(v + 4);
+    for (int i = 0; i < 4; i++) {
+        vst1q_f32(y + (p + i) * BLK, v[i]);
+        vst1q_f32(y + (p + i) * BLK + 4, v[i + 4]);
     }
 }
-
-int ep_neon_reorder_f32(const ep_op *op) {
-    const ep_tensor *xt = op->in[0], *yt = op->out[0];
-    const int64_t N = xt->dims[0], C = xt->dims[1], P = (int64_t)xt->dims[2] * xt->dims[3];
-    if (N == 0 || C == 0 || P == 0) return EP_OK;
-    ro_job j = {(const float *)xt->data, (float *)yt->data, C / BLK, P, 1, yt->layout == EP_LAYOUT_C8};
-    const int64_t blocks = N * j.CB, T = ep_pool_threads_for(op->pool, (uint64_t)blocks * (uint64_t)P * BLK);
-    if (T > 1 && blocks < 4 * T) j.parts = bp_min((4 * T + blocks - 1) / blocks, (P + 7) / 8);
-    ep_parallel_for(op->pool, (uint32_t)(blocks * j.parts), ro_task, &j);
-    return EP_OK;
+NEON_INLINE void ro_from_c8(const float *x, float *y, int64_t P, int64_t p) {
+    float32x4_t v[8];
+    for (int i = 0; i < 4; i++) {
+        v[i] = vld1q_f32(x + (p + i) * BLK);
+        v[i + 4] = vld1q_f32(x + (p + i) * BLK + 4);
+    }
+    neon_tr4(v), neon_tr4(v + 4);
+    for (int c = 0; c < 8; c++) vst1q_f32(y + c * P + p, v[c]);
 }
+
+#define RO_NP 4
+#define RO_TO_C8(x, y, P, p) ro_to_c8((x), (y), (P), (p))
+#define RO_FROM_C8(x, y, P, p) ro_from_c8((x), (y), (P), (p))
+
+#include "blocked_pw_tmpl.h"

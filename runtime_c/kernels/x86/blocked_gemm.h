@@ -1,40 +1,17 @@
 /* The AVX2+FMA micro-kernel of the C8 layout's GEMM-shaped convolutions, CONV2D variants BLOCKED_PW and
- * BLOCKED_CONV (plan_format.h); included by blocked_pw_f32.c (which defines BG_PW 1 first) and
- * blocked_conv_f32.c.
+ * BLOCKED_CONV (plan_format.h; the tiles: kernels/blocked_gemm_common.h, their runs: kernels/blocked_gemm_tmpl.h);
+ * included by blocked_pw_f32.c (which defines BG_PW 1 first) and blocked_conv_f32.c.
  *
- * A tile is 6 output pixels x 16 output channels (two C8 blocks of Y, 12 ymm accumulators, two ymm of B per row
- * of W^T) or 6 x 8 for a strip with 8 real columns. A is read from X in place, one broadcast per pixel and row:
- * pixel i's value of a row is at x + xo[i] + the row's offset. A tile's rows run over nu units (xcs floats
- * apart in X, wcs in W^T), nkh kernel rows (xrs, wrs), nkw groups (xks in X, nr * 16 floats in W^T) and the nr
- * rows of a group (consecutive in X and W^T, nr <= 8), which is W^T's row order; a pointwise convolution has
- * nkh = nkw = 1 and nr = 8. Every output sums its rows from 0 (first) or from the partial sums in Y with FMA;
- * the last k-block adds the bias and the residual and applies the activation. Those operations do not depend
- * on the tile that computes the output: a tile of np < 6 pixels repeats its last pixel's offsets (the copies
- * compute and store the same values), or for np <= 3 and 16 channels runs np 1-pixel tiles. The k loop steps 4
- * rows. */
+ * A tile of 6 output pixels x 16 output channels holds 12 ymm accumulators and loads two ymm of B per row of W^T
+ * (6 x 8: 6 accumulators, one ymm). A is read from X in place, one broadcast per pixel and row. The k loop steps
+ * 4 rows. */
 #ifndef EP_X86_BLOCKED_GEMM_H
 #define EP_X86_BLOCKED_GEMM_H
 #include <immintrin.h>
 #include "x86.h"
 #include "x86_act.h"
 
-#define BLK EP_LAYOUT_BLOCK
-#define BG_NR EP_PACK_NR
-#define BG_NP 6
-#define BG_INLINE static inline __attribute__((always_inline))
-#ifndef BG_PW
-#define BG_PW 0           /* 1: every tile has nkh = nkw = 1 */
-#endif
-
-typedef struct bg_tile {
-    const float *x, *w, *b, *r;   /* b at the strip's first channel or NULL; r at the tile's output or NULL */
-    float *y;                     /* the tile's first output block; the second one ys floats further */
-    int64_t xo[BG_NP], yo[BG_NP]; /* pixel i at x + xo[i] and y + yo[i] (xo[0] = yo[0] = 0) */
-    int64_t ys, nu, xcs, wcs, nkh, xrs, wrs, nkw, xks, nr;
-    int64_t nt, xt, yt;           /* tiles in the call, the next one xt floats further in X, yt in Y and R */
-    int np, first, last;          /* np: the distinct pixels of a tile */
-    const ep_conv2d_params *p;
-} bg_tile;
+#include "blocked_gemm_common.h"
 
 /* The activations other than NONE, RELU and CLIP, in place on a tile's stored outputs at y. */
 static __attribute__((noinline)) void bg_act(const bg_tile *a, float *y, int nb) {
@@ -127,42 +104,5 @@ BG_INLINE void bg_tile_n(const int np, const int nb, const bg_tile *a) {
 #undef BG_ROW
 #undef BG_PIX
 
-static __attribute__((noinline)) void bg_tile_62(const bg_tile *a) { bg_tile_n(6, 2, a); }
-static __attribute__((noinline)) void bg_tile_61(const bg_tile *a) { bg_tile_n(6, 1, a); }
-static __attribute__((noinline)) void bg_tile_12(const bg_tile *a) { bg_tile_n(1, 2, a); }
-
-/* Tiles of np distinct pixels, xps floats apart in X and yps in Y */
-static void bg_pixels(bg_tile *a, int np, int64_t xps, int64_t yps) {
-    for (int i = 0; i < BG_NP; i++) {
-        const int k = i < np ? i : np - 1;
-        a->xo[i] = k * xps, a->yo[i] = k * yps;
-    }
-    a->np = np;
-}
-
-/* A run of n pixels x nb (1, 2) blocks: a->x, y and r at its first pixel, the next xps (X) and yps (Y, R)
- * floats further. The tail of n % 6 pixels: one tile repeating its last pixel, or (up to 3 pixels of 16
- * channels) 1-pixel tiles. */
-static void bg_run(bg_tile *a, int64_t n, int nb, int64_t xps, int64_t yps) {
-    void (*full)(const bg_tile *) = nb == 2 ? bg_tile_62 : bg_tile_61;
-    const int64_t done = n / BG_NP * BG_NP;
-    const int tail = (int)(n - done);
-    a->xt = BG_NP * xps, a->yt = BG_NP * yps;
-    if (done) {
-        bg_pixels(a, BG_NP, xps, yps);
-        a->nt = n / BG_NP;
-        full(a);
-    }
-    if (!tail) return;
-    a->x += done * xps, a->y += done * yps, a->r = a->r ? a->r + done * yps : NULL;
-    if (tail > 3 || nb == 1) {
-        bg_pixels(a, tail, xps, yps);
-        a->nt = 1;
-        full(a);
-        return;
-    }
-    bg_pixels(a, 1, xps, yps);
-    a->nt = tail, a->xt = xps, a->yt = yps;
-    bg_tile_12(a);
-}
+#include "blocked_gemm_tmpl.h"
 #endif

@@ -1,0 +1,35 @@
+/* The tiles of the C8 layout's GEMM-shaped convolutions, CONV2D variants BLOCKED_PW and BLOCKED_CONV
+ * (plan_format.h): the tile descriptor, included by each ISA's blocked_gemm.h before its micro-kernel
+ * (bg_tile_n), which kernels/blocked_gemm_tmpl.h runs over the pixels.
+ *
+ * A tile is 6 output pixels x 16 output channels (two C8 blocks of Y) or 6 x 8 for a strip with 8 real columns.
+ * A is read from X in place: pixel i's value of a row is at x + xo[i] + the row's offset. A tile's rows run
+ * over nu units (xcs floats apart in X, wcs in W^T), nkh kernel rows (xrs, wrs), nkw groups (xks in X, nr * 16
+ * floats in W^T) and the nr rows of a group (consecutive in X and W^T, nr <= 8), which is W^T's row order; a
+ * pointwise convolution has nkh = nkw = 1 and nr = 8. Every output sums its rows from 0 (first) or from the
+ * partial sums in Y with FMA; the last k-block adds the bias and the residual and applies the activation. Those
+ * operations do not depend on the tile that computes the output: a tile of np < 6 pixels repeats its last
+ * pixel's offsets (the copies compute and store the same values), or for np <= 3 and 16 channels runs np
+ * 1-pixel tiles. */
+#ifndef EP_BLOCKED_GEMM_COMMON_H
+#define EP_BLOCKED_GEMM_COMMON_H
+#include "ep_kernel.h"
+
+#define BLK EP_LAYOUT_BLOCK
+#define BG_NR EP_PACK_NR
+#define BG_NP 6
+#define BG_INLINE static inline __attribute__((always_inline))
+#ifndef BG_PW
+#define BG_PW 0           /* 1: every tile has nkh = nkw = 1 */
+#endif
+
+typedef struct bg_tile {
+    const float *x, *w, *b, *r;   /* b at the strip's first channel or NULL; r at the tile's output or NULL */
+    float *y;                     /* the tile's first output block; the second one ys floats further */
+    int64_t xo[BG_NP], yo[BG_NP]; /* pixel i at x + xo[i] and y + yo[i] (xo[0] = yo[0] = 0) */
+    int64_t ys, nu, xcs, wcs, nkh, xrs, wrs, nkw, xks, nr;
+    int64_t nt, xt, yt;           /* tiles in the call, the next one xt floats further in X, yt in Y and R */
+    int np, first, last;          /* np: the distinct pixels of a tile */
+    const ep_conv2d_params *p;
+} bg_tile;
+#endif
