@@ -9,6 +9,7 @@
 
 typedef struct ep_pool_geom {
     int64_t planes, H, W, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl, pb, pr;
+    int64_t step;           /* floats between a plane's elements: 1, or 8 in layout C8 (one channel of a block) */
     int count_include_pad;
 } ep_pool_geom;
 
@@ -36,6 +37,7 @@ static inline void ep_pool_geom_init(const ep_op *op, ep_pool_geom *g) {
     g->pb = p->pads[2];
     g->pr = p->pads[3];
     g->count_include_pad = p->count_include_pad;
+    g->step = x->layout == EP_LAYOUT_C8 ? EP_LAYOUT_BLOCK : 1;
 }
 
 static inline void ep_pool_row_init(const ep_pool_geom *g, int64_t oh, ep_pool_row *r) {
@@ -44,7 +46,7 @@ static inline void ep_pool_row_init(const ep_pool_geom *g, int64_t oh, ep_pool_r
     rl_tap_range(r->h0 + g->pt, g->dh, g->KH, g->H + g->pt + g->pb, &r->ph0, &r->ph1);
 }
 
-/* MAXPOOL output (row r, column ow) of plane xp: the largest valid tap in (kh, kw) order from -FLT_MAX
+/* MAXPOOL output (row r, column ow) of plane xp (its element (h, w) at xp[(h*W + w)*step]): the largest valid tap in (kh, kw) order from -FLT_MAX
  * with '>' (a NaN tap is skipped). */
 static inline float ep_pool_max_at(const ep_pool_geom *g, const ep_pool_row *r, const float *xp, int64_t ow) {
     const int64_t w0 = ow * g->sw - g->pl;
@@ -52,9 +54,9 @@ static inline float ep_pool_max_at(const ep_pool_geom *g, const ep_pool_row *r, 
     rl_tap_range(w0, g->dw, g->KW, g->W, &kw0, &kw1);
     float m = -FLT_MAX;
     for (int64_t kh = r->kh0; kh < r->kh1; kh++) {
-        const float *xr = xp + (r->h0 + kh * g->dh) * g->W;
+        const float *xr = xp + (r->h0 + kh * g->dh) * g->W * g->step;
         for (int64_t kw = kw0; kw < kw1; kw++) {
-            const float v = xr[w0 + kw * g->dw];
+            const float v = xr[(w0 + kw * g->dw) * g->step];
             if (v > m) m = v;
         }
     }
@@ -93,8 +95,8 @@ static inline float ep_pool_avg_at(const ep_pool_geom *g, const ep_pool_row *r, 
     rl_tap_range(w0 + g->pl, g->dw, g->KW, g->W + g->pl + g->pr, &pw0, &pw1);
     float s = 0.0f;
     for (int64_t kh = r->kh0; kh < r->kh1; kh++) {
-        const float *xr = xp + (r->h0 + kh * g->dh) * g->W;
-        for (int64_t kw = kw0; kw < kw1; kw++) s += xr[w0 + kw * g->dw];
+        const float *xr = xp + (r->h0 + kh * g->dh) * g->W * g->step;
+        for (int64_t kw = kw0; kw < kw1; kw++) s += xr[(w0 + kw * g->dw) * g->step];
     }
     const int64_t count = g->count_include_pad ? (r->ph1 - r->ph0) * (pw1 - pw0) : (r->kh1 - r->kh0) * (kw1 - kw0);
     return count > 0 ? s / (float)count : 0.0f;

@@ -69,46 +69,21 @@ int ep_ref_global_avgpool_f32(const ep_op *op) {
     return EP_OK;
 }
 
-/* One (n, c) plane of a C8 tensor: element (h, w) at xp[(h*W + w)*8]. */
-static inline float c8_max_at(const ep_pool_geom *g, const ep_pool_row *r, const float *xp, int64_t ow) {
-    const int64_t w0 = ow * g->sw - g->pl;
-    int64_t kw0, kw1;
-    rl_tap_range(w0, g->dw, g->KW, g->W, &kw0, &kw1);
-    float m = -FLT_MAX;
-    for (int64_t kh = r->kh0; kh < r->kh1; kh++)
-        for (int64_t kw = kw0; kw < kw1; kw++) {
-            const float v = xp[((r->h0 + kh * g->dh) * g->W + w0 + kw * g->dw) * EP_LAYOUT_BLOCK];
-            if (v > m) m = v;
-        }
-    return m;
-}
-
-static inline float c8_avg_at(const ep_pool_geom *g, const ep_pool_row *r, const float *xp, int64_t ow) {
-    const int64_t w0 = ow * g->sw - g->pl;
-    int64_t kw0, kw1, pw0, pw1;
-    rl_tap_range(w0, g->dw, g->KW, g->W, &kw0, &kw1);
-    rl_tap_range(w0 + g->pl, g->dw, g->KW, g->W + g->pl + g->pr, &pw0, &pw1);
-    float s = 0.0f;
-    for (int64_t kh = r->kh0; kh < r->kh1; kh++)
-        for (int64_t kw = kw0; kw < kw1; kw++) s += xp[((r->h0 + kh * g->dh) * g->W + w0 + kw * g->dw) * EP_LAYOUT_BLOCK];
-    const int64_t count = g->count_include_pad ? (r->ph1 - r->ph0) * (pw1 - pw0) : (r->kh1 - r->kh0) * (kw1 - kw0);
-    return count > 0 ? s / (float)count : 0.0f;
-}
-
 static int pool_c8_run(const ep_op *op, int is_max) {
     ep_pool_geom g;
     ep_pool_geom_init(op, &g);
     const float *x = (const float *)op->in[0]->data;
     float *y = (float *)op->out[0]->data;
     if (rl_is_empty(op->out[0])) return EP_OK;
-    for (int64_t pl = 0; pl < g.planes; pl++) {   /* pl = n*C + c: block pl/8 (C % 8 == 0), lane pl%8 */
+    for (int64_t pl = 0; pl < g.planes; pl++) {   /* pl = n*C + c: block pl/8 (C % 8 == 0), lane pl%8; the
+                                                    * windows of pool_common.h step 8 floats (g.step) */
         const float *xp = x + pl / EP_LAYOUT_BLOCK * g.H * g.W * EP_LAYOUT_BLOCK + pl % EP_LAYOUT_BLOCK;
         float *yp = y + pl / EP_LAYOUT_BLOCK * g.OH * g.OW * EP_LAYOUT_BLOCK + pl % EP_LAYOUT_BLOCK;
         for (int64_t oh = 0; oh < g.OH; oh++) {
             ep_pool_row r;
             ep_pool_row_init(&g, oh, &r);
             for (int64_t ow = 0; ow < g.OW; ow++)
-                yp[(oh * g.OW + ow) * EP_LAYOUT_BLOCK] = is_max ? c8_max_at(&g, &r, xp, ow) : c8_avg_at(&g, &r, xp, ow);
+                yp[(oh * g.OW + ow) * EP_LAYOUT_BLOCK] = is_max ? ep_pool_max_at(&g, &r, xp, ow) : ep_pool_avg_at(&g, &r, xp, ow);
         }
     }
     return EP_OK;
