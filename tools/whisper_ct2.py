@@ -2,7 +2,7 @@
 """Whisper in CTranslate2's format (faster-whisper's model folders: model.bin, config.json,
 vocabulary.txt) to ONNX: the graphs `edgeplan asr` runs.
 
-    python3 tools/whisper_ct2.py CT2_DIR OUT_DIR
+    python3 tools/whisper_ct2.py CT2_DIR OUT_DIR [--seconds S]
 
 writes into OUT_DIR:
 - encoder.onnx: audio [1, 480000] (30 s at 16 kHz, zero-padded, as Whisper is trained) -> for each
@@ -16,6 +16,10 @@ writes into OUT_DIR:
   Alone, it decodes by full recompute (the whole sequence each step).
 - decoder_with_past.onnx: tokens [1, 1], offset [1] (the token's position), past_k, past_v
   [layers, 1, heads, P, head_dim] -> logits and present (P + 1): one step on the cache.
+- With --seconds S (S < 30, a multiple of 0.02 s), the window is S seconds: the encoder sees 100 S mel frames and
+  keeps the first 50 S of its 1500 positions, the decoder cross-attends to those. Whisper is trained on 30 s
+  windows; a shorter one (whisper.cpp's audio context) transcribes short commands at a fraction of the encoder's
+  cost (attention is quadratic in the positions), with some loss of accuracy on longer speech.
 - tokenizer.json (copied: vocabulary and special tokens) and whisper.json: the special ids, the ids
   the decoder suppresses (config.json's), the model sizes; whisper.txt: the same decoding facts as
   "key value" lines for the C tool (edgeplan-speech asr).
@@ -38,7 +42,7 @@ import numpy as np
 
 SAMPLE_RATE = 16000
 N_FFT, HOP, N_MELS_DEFAULT = 400, 160, 80
-CHUNK = 30 * SAMPLE_RATE                   # samples per window
+CHUNK = 30 * SAMPLE_RATE                   # samples per window (Whisper's)
 FRAMES = CHUNK // HOP                      # 3000 mel frames -> 1500 encoder positions
 NEG = -1e9                                 # masked attention score (finite: no NaN for a fully masked row)
 DTYPES = {0: np.float32, 1: np.int8, 2: np.int16, 3: np.int32, 4: np.float16}
@@ -220,19 +224,19 @@ def _split_rows(a, parts):
     return [a[i * n:(i + 1) * n] for i in range(parts)]
 
 
-def build_encoder(w: Weights, n_mels: int):
+def build_encoder(w: Weights, n_mels: int, frames: int = FRAMES):
     from onnx import TensorProto as T
     from onnx import helper
     g = G("whisper_encoder")
     h = w.scalar("encoder/num_heads")
-    pos = w("encoder/position_encodings/encodings")
+    pos = w("encoder/position_encodings/encodings")[:frames // 2]
     d = pos.shape[1]
     dh = d // h
     # log-mel: reflect pad n_fft / 2, STFT as a strided convolution, power, mel, log10, floor, scale
     x = g.op("Unsqueeze", ["audio", g.i64([1])])                                   # [1, 1, samples]
     x = g.op("Pad", [x, g.i64([0, 0, N_FFT // 2, 0, 0, N_FFT // 2])], mode="reflect")
     spec = g.op("Conv", [x, g.const(dft_kernels())], strides=[HOP])               # [1, 402, 3001]
-    spec = g.op("Slice", [spec, g.i64([0]), g.i64([FRAMES]), g.i64([2])])          # the last frame dropped
+    spec = g.op("Slice", [spec, g.i64([0]), g.i64([frames]), g.i64([2])])          # the last frame dropped
     nb = N_FFT // 2 + 1
     re_, im_ = g.op("Split", [spec, g.i64([nb, nb])], n_out=2, axis=1)
     power = g.op("Add", [g.op("Mul", [re_, re_]), g.op("Mul", [im_, im_])])       # [1, 201, 3000]
@@ -266,11 +270,11 @@ def build_encoder(w: Weights, n_mels: int):
         g.nodes.append(helper.make_node("Identity", [kt], [f"cross_k{i}"], name=f"cross_k{i}"))
         g.nodes.append(helper.make_node("Identity", [g.heads(g.linear(x, wv, bv), h, dh)], [f"cross_v{i}"],
                                         name=f"cross_v{i}"))
-        outs += [helper.make_tensor_value_info(f"cross_k{i}", T.FLOAT, [1, h, dh, FRAMES // 2]),
-                 helper.make_tensor_value_info(f"cross_v{i}", T.FLOAT, [1, h, FRAMES // 2, dh])]
+        outs += [helper.make_tensor_value_info(f"cross_k{i}", T.FLOAT, [1, h, dh, frames // 2]),
+                 helper.make_tensor_value_info(f"cross_v{i}", T.FLOAT, [1, h, frames // 2, dh])]
     g.nodes.append(helper.make_node("Identity", [x], ["hidden"], name="hidden_out"))
-    return g.model([helper.make_tensor_value_info("audio", T.FLOAT, [1, CHUNK])],
-                   outs + [helper.make_tensor_value_info("hidden", T.FLOAT, [1, FRAMES // 2, d])])
+    return g.model([helper.make_tensor_value_info("audio", T.FLOAT, [1, frames * HOP])],
+                   outs + [helper.make_tensor_value_info("hidden", T.FLOAT, [1, frames // 2, d])])
 
 
 def _ffn(g, w, p, x):
@@ -279,7 +283,7 @@ def _ffn(g, w, p, x):
     return g.linear(y, w(f"{p}/ffn/linear_1/weight"), w(f"{p}/ffn/linear_1/bias"))
 
 
-def build_decoder(w: Weights, with_past: bool):
+def build_decoder(w: Weights, with_past: bool, frames: int = FRAMES):
     """tokens -> logits of the last token, and the self-attention keys / values of every position."""
     from onnx import TensorProto as T
     from onnx import helper
@@ -336,8 +340,8 @@ def build_decoder(w: Weights, with_past: bool):
                 helper.make_tensor_value_info("past_k", T.FLOAT, [L, 1, h, "P", dh]),
                 helper.make_tensor_value_info("past_v", T.FLOAT, [L, 1, h, "P", dh])]
     for i in range(L):
-        ins += [helper.make_tensor_value_info(f"cross_k{i}", T.FLOAT, [1, h, dh, FRAMES // 2]),
-                helper.make_tensor_value_info(f"cross_v{i}", T.FLOAT, [1, h, FRAMES // 2, dh])]
+        ins += [helper.make_tensor_value_info(f"cross_k{i}", T.FLOAT, [1, h, dh, frames // 2]),
+                helper.make_tensor_value_info(f"cross_v{i}", T.FLOAT, [1, h, frames // 2, dh])]
     total = "P1" if with_past else "n"
     return g.model(ins, [helper.make_tensor_value_info("logits", T.FLOAT, [1, vocab]),
                          helper.make_tensor_value_info("present_k", T.FLOAT, [L, 1, h, total, dh]),
@@ -373,9 +377,19 @@ def whisper_txt(meta: dict) -> str:
     return "".join(f"{k} {','.join(map(str, v)) if isinstance(v, list) else v}\n" for k, v in rows.items())
 
 
-def convert(src, dst) -> dict:
+def window_frames(seconds: float) -> int:
+    """The mel frames of a window of `seconds` (even: two frames per encoder position)."""
+    frames = round(seconds * SAMPLE_RATE / HOP)
+    if not (2 <= frames <= FRAMES and frames % 2 == 0 and abs(frames * HOP - seconds * SAMPLE_RATE) < 1e-6):
+        raise ValueError(f"--seconds {seconds}: the window must be a multiple of {2 * HOP / SAMPLE_RATE} s, "
+                         f"at most {CHUNK // SAMPLE_RATE} s")
+    return frames
+
+
+def convert(src, dst, seconds: float = 30) -> dict:
     import onnx
     src, dst = Path(src), Path(dst)
+    frames = window_frames(seconds)
     w = Weights(read_ct2(src / "model.bin"))
     config = json.loads((src / "config.json").read_text()) if (src / "config.json").is_file() else {}
     vocab = (src / "vocabulary.txt").read_text(encoding="utf-8").split("\n")
@@ -383,14 +397,14 @@ def convert(src, dst) -> dict:
         vocab = vocab[:-1]
     n_mels = w.raw["encoder/conv1/weight"].shape[1]
     dst.mkdir(parents=True, exist_ok=True)
-    onnx.save(build_encoder(w, n_mels), dst / "encoder.onnx")
-    onnx.save(build_decoder(w, False), dst / "decoder.onnx")
-    onnx.save(build_decoder(w, True), dst / "decoder_with_past.onnx")
+    onnx.save(build_encoder(w, n_mels, frames), dst / "encoder.onnx")
+    onnx.save(build_decoder(w, False, frames), dst / "decoder.onnx")
+    onnx.save(build_decoder(w, True, frames), dst / "decoder_with_past.onnx")
     emb = w.raw["decoder/embeddings/weight"]
     meta = dict(special_ids(vocab, config), n_mels=n_mels, vocab=int(emb.shape[0]), layers=w.count("decoder"),
                 heads=w.scalar("decoder/num_heads"), d_model=int(emb.shape[1]),
                 max_tokens=int(w.raw["decoder/position_encodings/encodings"].shape[0]),
-                sample_rate=SAMPLE_RATE, window=CHUNK, source=str(src))
+                sample_rate=SAMPLE_RATE, window=frames * HOP, source=str(src))
     (dst / "whisper.json").write_text(json.dumps(meta, indent=1))
     (dst / "whisper.txt").write_text(whisper_txt(meta))
     (dst / "vocabulary.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
@@ -403,10 +417,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("src", help="a CTranslate2 Whisper folder (model.bin, config.json, vocabulary.txt)")
     ap.add_argument("dst", help="the folder to write encoder.onnx, decoder.onnx, decoder_with_past.onnx into")
+    ap.add_argument("--seconds", type=float, default=30,
+                    help="the window, 30 s as Whisper is trained; shorter runs the encoder on fewer positions")
     a = ap.parse_args(argv)
     try:
-        meta = convert(a.src, a.dst)
-    except (OSError, FormatError, KeyError) as e:
+        meta = convert(a.src, a.dst, a.seconds)
+    except (OSError, FormatError, KeyError, ValueError) as e:
         print(f"whisper_ct2: {e}", file=sys.stderr)
         return 1
     print(f"wrote {a.dst}: {meta['layers']} decoder layers, d {meta['d_model']}, {meta['vocab']} tokens")

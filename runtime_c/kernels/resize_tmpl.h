@@ -1,5 +1,7 @@
-/* RESIZE variant TABLE (plan_format.h): nearest or linear resampling of the last two dims, the leading dims
- * unchanged; compiled once per ISA. Exports EP_ISA_FN(resize_table_f32) (ep_kernel.h).
+/* RESIZE variants TABLE and C8 (plan_format.h): nearest or linear resampling of the last two dims, the leading
+ * dims unchanged; compiled once per ISA. Exports EP_ISA_FN(resize_table_f32) and EP_ISA_FN(resize_c8_f32)
+ * (ep_kernel.h). A pixel is B floats: 1 (TABLE), or a channel block of 8 (C8, whose planes are the blocks), each
+ * blended with its pixel's weights; the code is one driver instantiated for both.
  *
  * The taps of every output row and column (two source indices and two weights each) come from the reference's
  * own code (kernels/resize_common.h) and are written to the scratch once per run, so the source positions are
@@ -14,6 +16,8 @@
 #include <string.h>
 #include "ep_ops.h"
 #include "resize_common.h"
+
+#define RT_INLINE static inline __attribute__((always_inline))
 
 typedef struct rt_tap {
     int32_t i0, i1;   /* source indices, clamped into the input */
@@ -43,34 +47,39 @@ static void rt_axis(const rs_params *p, int d, int64_t in, int64_t out, rt_tap *
     }
 }
 
-/* Source row r of plane x interpolated along the width into h. */
-static void rt_hrow(float *h, const float *x, int64_t r, int64_t W, const rt_tap *tw, int64_t OW) {
-    const float *xr = x + r * W;
-    for (int64_t ow = 0; ow < OW; ow++) h[ow] = tw[ow].w0 * xr[tw[ow].i0] + tw[ow].w1 * xr[tw[ow].i1];
+/* Source row r of plane x (pixels of B floats) interpolated along the width into h. */
+RT_INLINE void rt_hrow(float *h, const float *x, int64_t r, int64_t W, const rt_tap *tw, int64_t OW, const int64_t B) {
+    const float *xr = x + r * W * B;
+    for (int64_t ow = 0; ow < OW; ow++) {
+        const float w0 = tw[ow].w0, w1 = tw[ow].w1, *a = xr + tw[ow].i0 * B, *b = xr + tw[ow].i1 * B;
+        for (int64_t k = 0; k < B; k++) h[ow * B + k] = w0 * a[k] + w1 * b[k];
+    }
 }
 
-static void rt_task(void *ctx, uint32_t t) {
-    const rt_job *j = (const rt_job *)ctx;
-    const int64_t H = j->H, W = j->W, OH = j->OH, OW = j->OW;
+RT_INLINE void rt_run(const rt_job *j, uint32_t t, const int64_t B) {
+    const int64_t H = j->H, W = j->W, OH = j->OH, OW = j->OW, RW = OW * B;
     int64_t lo, hi;
     ep_split_range(j->planes, j->parts, t, &lo, &hi);
     float *buf[2] = {NULL, NULL};
     if (j->linear) {
-        buf[0] = j->rows + (int64_t)t * 2 * OW;
-        buf[1] = buf[0] + OW;
+        buf[0] = j->rows + (int64_t)t * 2 * RW;
+        buf[1] = buf[0] + RW;
     }
     for (int64_t pl = lo; pl < hi; pl++) {
-        const float *x = (const float *)j->op->in[0]->data + pl * H * W;
-        float *y = (float *)j->op->out[0]->data + pl * OH * OW;
+        const float *x = (const float *)j->op->in[0]->data + pl * H * W * B;
+        float *y = (float *)j->op->out[0]->data + pl * OH * RW;
         if (!j->linear) {
             for (int64_t oh = 0; oh < OH; oh++) {
-                float *yr = y + oh * OW;
+                float *yr = y + oh * RW;
                 if (oh > 0 && j->th[oh].i0 == j->th[oh - 1].i0) {
-                    memcpy(yr, yr - OW, (size_t)OW * 4);
+                    memcpy(yr, yr - RW, (size_t)RW * 4);
                     continue;
                 }
-                const float *xr = x + (int64_t)j->th[oh].i0 * W;
-                for (int64_t ow = 0; ow < OW; ow++) yr[ow] = xr[j->tw[ow].i0];
+                const float *xr = x + (int64_t)j->th[oh].i0 * W * B;
+                for (int64_t ow = 0; ow < OW; ow++) {
+                    const float *src = xr + (int64_t)j->tw[ow].i0 * B;
+                    for (int64_t k = 0; k < B; k++) yr[ow * B + k] = src[k];
+                }
             }
             continue;
         }
@@ -86,24 +95,26 @@ static void rt_task(void *ctx, uint32_t t) {
                     continue;
                 }
                 const int v = tag[0] == want[1 - k] ? 1 : 0;   /* keep the buffer the other tap reads */
-                rt_hrow(buf[v], x, r, W, j->tw, OW);
+                rt_hrow(buf[v], x, r, W, j->tw, OW, B);
                 tag[v] = r;
                 h[k] = buf[v];
             }
-            float *yr = y + oh * OW;
+            float *yr = y + oh * RW;
             const float w0 = a.w0, w1 = a.w1;
             const float *h0 = h[0], *h1 = h[1];
-            for (int64_t ow = 0; ow < OW; ow++) yr[ow] = w0 * h0[ow] + w1 * h1[ow];
+            for (int64_t i = 0; i < RW; i++) yr[i] = w0 * h0[i] + w1 * h1[i];
         }
     }
 }
+static void rt_task(void *ctx, uint32_t t) { rt_run((const rt_job *)ctx, t, 1); }
+static void rt_task_c8(void *ctx, uint32_t t) { rt_run((const rt_job *)ctx, t, EP_LAYOUT_BLOCK); }
 
-int EP_ISA_FN(resize_table_f32)(const ep_op *op) {
+static int rt_resize(const ep_op *op, const int64_t B) {
     const ep_resize_params *q = (const ep_resize_params *)op->params;
     const ep_tensor *xt = op->in[0], *yt = op->out[0];
     const int r = xt->rank;
     const int64_t H = xt->dims[r - 2], W = xt->dims[r - 1], OH = yt->dims[r - 2], OW = yt->dims[r - 1];
-    const int64_t n = ep_numel(yt);
+    const int64_t n = ep_numel(yt) / B;   /* pixels */
     if (n == 0) return EP_OK;
     const rs_params p = {.mode = q->mode, .coord_mode = q->coord_mode, .nearest_mode = q->nearest_mode,
                          .exclude_outside = 0, .antialias = 0, .A = (double)q->cubic_coeff_a,
@@ -115,11 +126,14 @@ int EP_ISA_FN(resize_table_f32)(const ep_op *op) {
     const uint64_t tables = 16u * (uint64_t)(OH + OW);
     rt_job j = {op, th, tw, (float *)(void *)(tw + OW), n / (OH * OW), 1, H, W, OH, OW, linear};
     /* nearest needs no slot; the shape function made sure linear has one */
-    const int64_t slots = linear ? (int64_t)((op->scratch_size - tables) / (8u * (uint64_t)OW)) : j.planes;
-    int64_t T = ep_pool_threads_for(op->pool, (uint64_t)n * (linear ? 4u : 1u));
+    const int64_t slots = linear ? (int64_t)((op->scratch_size - tables) / (8u * (uint64_t)(OW * B))) : j.planes;
+    int64_t T = ep_pool_threads_for(op->pool, (uint64_t)(n * B) * (linear ? 4u : 1u));
     if (T > slots) T = slots;
     if (T > j.planes) T = j.planes;
     j.parts = T < 1 ? 1 : T;
-    ep_parallel_for(op->pool, (uint32_t)j.parts, rt_task, &j);
+    ep_parallel_for(op->pool, (uint32_t)j.parts, B == 1 ? rt_task : rt_task_c8, &j);
     return EP_OK;
 }
+
+int EP_ISA_FN(resize_table_f32)(const ep_op *op) { return rt_resize(op, 1); }
+int EP_ISA_FN(resize_c8_f32)(const ep_op *op) { return rt_resize(op, EP_LAYOUT_BLOCK); }

@@ -1,5 +1,5 @@
 /* Checks of the C8 layout's dense convolution (CONV2D BLOCKED_CONV): included by check_conv.c, after
- * check_blocked_pw.h (bpw_block, bpw_refused).
+ * check_blocked_pw.h (bpw_refused).
  *
  * Random convolutions of groups 1: X in C8 (C a multiple of 8 up to 256) or PLAIN (C 1..5, the stems, and larger
  * odd C), M a multiple of 8 up to 256 (M = 8 mod 16 included: the strip with 8 real columns), N 1..2, maps 1..60
@@ -39,9 +39,9 @@ static void bcv_check(ep_conv2d_params *p, int N, int C, int M, int H, int W, in
     ep_tensor b = chk_tensor_rand(1, CHK_DIMS(M), 1.0f), r = chk_tensor_rand(4, CHK_DIMS(N, M, OH, OW), 1.0f);
     ep_tensor xb = chk_mk(chk_alloc(chk_bytes(&x)), EP_DTYPE_F32, 4, x.dims);
     ep_tensor rb = chk_mk(chk_alloc(chk_bytes(&r)), EP_DTYPE_F32, 4, r.dims);
-    if (c8) bpw_block(xb.data, x.data, N, C, H, W, 1);
+    if (c8) chk_c8_block(xb.data, x.data, CHK_DIMS(N, C, H, W), 1);
     else memcpy(xb.data, x.data, chk_bytes(&x));
-    bpw_block(rb.data, r.data, N, M, OH, OW, 1);
+    chk_c8_block(rb.data, r.data, CHK_DIMS(N, M, OH, OW), 1);
     xb.layout = c8 ? EP_LAYOUT_C8 : EP_LAYOUT_PLAIN;
     rb.layout = EP_LAYOUT_C8;
     ep_tensor wt = bcv_pack(w.data, M, C, KH, KW, c8);
@@ -56,7 +56,7 @@ static void bcv_check(ep_conv2d_params *p, int N, int C, int M, int H, int W, in
     c.out[0] = chk_mk(NULL, EP_DTYPE_F32, 4, CHK_DIMS(N, M, OH, OW));
     chk_kernels(&c);
     float *spec = (float *)chk_alloc(chk_bytes(&c.out[0]));
-    bpw_block(spec, c.ref_out[0], N, M, OH, OW, 1);
+    chk_c8_block(spec, c.ref_out[0], CHK_DIMS(N, M, OH, OW), 1);
     chk_free(c.ref_out[0]);
     c.keep_ref = 0;
     c.spec[0] = spec;

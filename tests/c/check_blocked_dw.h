@@ -10,25 +10,6 @@
  * must equal variant 0 bit for bit (the same taps in the same order). The shape function must refuse packed
  * weights of a wrong shape, plain weights, groups != C, and X, Y or R in the PLAIN layout. */
 
-/* d = s blocked: element (n, c, h, w) of a plain [N,C,H,W] at (((n*C/8 + c/8)*H + h)*W + w)*8 + c%8 */
-static void bdw_block(float *d, const float *s, int N, int C, int H, int W) {
-    for (int n = 0; n < N; n++)
-        for (int c = 0; c < C; c++)
-            for (int h = 0; h < H; h++)
-                for (int w = 0; w < W; w++)
-                    d[((((int64_t)n * (C / 8) + c / 8) * H + h) * W + w) * 8 + c % 8] =
-                        s[(((int64_t)n * C + c) * H + h) * W + w];
-}
-
-/* A guarded C8 copy of a plain f32 tensor [N,C,H,W]. */
-static ep_tensor bdw_c8(const ep_tensor *t) {
-    ep_tensor b = chk_mk(NULL, EP_DTYPE_F32, 4, t->dims);
-    b.data = chk_alloc(chk_bytes(&b));
-    bdw_block((float *)b.data, (const float *)t->data, t->dims[0], t->dims[1], t->dims[2], t->dims[3]);
-    b.layout = EP_LAYOUT_C8;
-    return b;
-}
-
 /* The shape function must refuse the case as it stands. */
 static void bdw_refused(chk_case *c, const char *why) {
     ep_tensor *outs[1] = {&c->out[0]};
@@ -89,7 +70,7 @@ static void gen_conv_blocked_dw(int iter) {
         ep_op op = chk_op(EP_OP_CONV2D, &p, in, 4, out, 1);
         ep_ref_conv2d_f32(&op);
     }
-    ep_tensor x8 = bdw_c8(&x), r8 = bdw_c8(&r), y8 = bdw_c8(&y0);
+    ep_tensor x8 = chk_c8(&x), r8 = chk_c8(&r), y8 = chk_c8(&y0);
     /* W as [C/8][KH*KW][8]: tap (kh, kw) of channel c at (c/8)*KK*8 + (kh*KW + kw)*8 + c%8 */
     ep_tensor wp = chk_mk(NULL, EP_DTYPE_F32, 3, CHK_DIMS(C / 8, KK, 8));
     wp.data = chk_alloc(chk_bytes(&wp));

@@ -173,6 +173,78 @@ static void gen_binary_small(int iter) {   /* every activation (half NONE), plai
     binary_check(&p, r, ra, da, rb, db, 0);
 }
 
+/* ---------------- BINARY on C8 operands ---------------- */
+/* Y C8 [N,C,H,W] (C a multiple of 8); A C8 of Y's dims and B one value per (n, c) ([N,C,1,1] or [1,C,1,1] PLAIN
+ * or C8, [C,1,1]), per n ([N,1,1,1]), a scalar ([1]), or C8 of Y's dims too; either order. The spec: the op on the
+ * plain tensors (the reference, variant 0), blocked. The shape function must refuse a PLAIN operand of Y's dims,
+ * a per-pixel PLAIN operand ([1,C,H,1]), a C8 A with a PLAIN Y and a PLAIN A and B with a C8 Y of H*W > 1. */
+static int binary_refused(chk_case *c) {
+    ep_tensor *outs[1] = {&c->out[0]};
+    ep_op op = chk_op(c->opcode, c->params, c->in, c->n_in, outs, 1);
+    ep_shape sh[1];
+    uint64_t scratch;
+    return ep_op_info_get(c->opcode)->shape(&op, sh, &scratch) != EP_OK;
+}
+static void gen_binary_c8(int iter) {
+    static const int acts[] = {EP_ACT_NONE, EP_ACT_NONE, EP_ACT_RELU, EP_ACT_CLIP, EP_ACT_HARD_SIGMOID, EP_ACT_SIGMOID};
+    ep_binary_params p = {iter % (EP_BIN_FMOD + 1), acts[chk_rnd() % CHK_COUNT(acts)], 0.2f, 0.5f};
+    if (p.act == EP_ACT_CLIP) p.act_alpha = -0.5f, p.act_beta = 0.75f;
+    const int32_t yd[4] = {chk_int(1, 2), 8 * chk_int(1, iter % 4 ? 4 : 24), chk_int(1, 13), chk_int(1, iter % 3 ? 13 : 40)};
+    const int form = chk_int(0, 6), b_first = chk_rnd() & 1;
+    int32_t bd[4] = {yd[0], yd[1], 1, 1};
+    int br = 4;
+    if (form == 1) bd[0] = 1;
+    if (form == 2) br = 3, bd[0] = yd[1], bd[1] = bd[2] = 1;
+    if (form == 3) br = 1, bd[0] = 1;
+    if (form == 4) bd[1] = 1;
+    if (form == 6) memcpy(bd, yd, sizeof bd);
+    ep_tensor a = chk_tensor_rand(4, yd, 1.0f), b = chk_tensor_rand(br, bd, 1.0f);
+    float *fa = (float *)a.data, *fb = (float *)b.data;
+    for (size_t i = 0; i < chk_bytes(&a) / 4; i++)
+        if (chk_rnd() % 8 == 0) fa[i] = elem_value(0);
+    if (p.kind == EP_BIN_POW) {   /* positive bases */
+        for (size_t i = 0; i < chk_bytes(&a) / 4; i++) fa[i] = fabsf(fa[i]) + 0.1f;
+        for (size_t i = 0; i < chk_bytes(&b) / 4; i++) fb[i] = fabsf(fb[i]) + 0.1f;
+    }
+    /* the spec on the plain tensors */
+    ep_tensor y0 = chk_mk(NULL, EP_DTYPE_F32, 4, yd);
+    y0.data = chk_alloc(chk_bytes(&y0));
+    {
+        ep_tensor *in[2] = {b_first ? &b : &a, b_first ? &a : &b}, *out[1] = {&y0};
+        ep_op op = chk_op(EP_OP_BINARY, &p, in, 2, out, 1);
+        ep_ref_binary_f32(&op);
+    }
+    ep_tensor a8 = chk_c8(&a), y8 = chk_c8(&y0), b8 = b;
+    if (form == 0 || form == 1 || form == 5 || form == 6) b8 = chk_c8(&b);
+    if (form == 0 || form == 1) b8.layout = EP_LAYOUT_PLAIN;   /* [n,C,1,1]: the same bytes in both layouts */
+    char what[160];
+    snprintf(what, sizeof what, "c8 binary kind %d act %d y[%d,%d,%d,%d] b form %d%s", p.kind, p.act, yd[0], yd[1],
+             yd[2], yd[3], form, b_first ? " (first)" : "");
+    const int trans = is_transcendental(p.act);
+    chk_case c = {.what = what, .opcode = EP_OP_BINARY, .params = &p, .in = {b_first ? &b8 : &a8, b_first ? &a8 : &b8},
+                  .n_in = 2, .n_out = 1, .tol = elem_tol(p.act), .tol_for = elem_tol_for(p.act),
+                  .spec = {(const float *)y8.data}, .spec_tol = trans ? elem_tol(p.act) : CHK_EXACT_VALUE};
+    c.out[0] = chk_mk(NULL, EP_DTYPE_F32, 4, yd);
+    c.out[0].layout = EP_LAYOUT_C8;
+    chk_kernels(&c);
+
+    /* hostile plans */
+    const int ia = b_first ? 1 : 0, ib = 1 - ia;
+    c.out[0] = chk_mk(NULL, EP_DTYPE_F32, 4, yd);
+    c.out[0].layout = EP_LAYOUT_PLAIN;
+    CHECK(binary_refused(&c), "%s: a PLAIN Y accepted", what);
+    c.out[0].layout = EP_LAYOUT_C8;
+    c.in[ia] = &a;
+    CHECK(!binary_refused(&c) == ((int64_t)yd[2] * yd[3] == 1), "%s: a PLAIN A of Y's dims %s", what,
+          binary_refused(&c) ? "refused" : "accepted");
+    c.in[ia] = &a8;
+    ep_tensor px = chk_mk(a.data, EP_DTYPE_F32, 4, CHK_DIMS(1, yd[1], yd[2], 1));
+    c.in[ib] = &px;
+    CHECK(!binary_refused(&c) == (yd[2] == 1), "%s: a per-pixel PLAIN B %s", what, binary_refused(&c) ? "refused" : "accepted");
+    chk_free(a.data), chk_free(b.data), chk_free(y0.data), chk_free(a8.data), chk_free(y8.data);
+    if (b8.data != b.data) chk_free(b8.data);
+}
+
 /* ---------------- BINARY on integers ---------------- */
 static void gen_binary_int(int iter) {
     static const uint8_t dts[5] = {EP_DTYPE_I8, EP_DTYPE_U8, EP_DTYPE_I16, EP_DTYPE_I32, EP_DTYPE_I64};
@@ -215,5 +287,6 @@ static void gen_binary_int(int iter) {
 }
 
 static const chk_gen GENS[] = {{"unary", gen_unary, 300}, {"unary_small", gen_unary_small, 60},
-    {"binary", gen_binary, 300}, {"binary_small", gen_binary_small, 120}, {"binary_int", gen_binary_int, 300}};
+    {"binary", gen_binary, 300}, {"binary_small", gen_binary_small, 120}, {"binary_int", gen_binary_int, 300},
+    {"binary_c8", gen_binary_c8, 200}};
 int main(int argc, char **argv) { return chk_main(argc, argv, "check_elementwise", GENS, CHK_COUNT(GENS)); }

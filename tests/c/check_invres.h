@@ -93,6 +93,7 @@ static void gen_invres(int iter) {
                                {p.pads[0], p.pads[1], p.pads[2], p.pads[3]}, CE, p.act[1], p.act_alpha[1], p.act_beta[1]};
         ep_conv2d_params pp = {{1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1, p.act[2], p.act_alpha[2], p.act_beta[2]};
         for (int ti = 0; ti < chk_n_tables; ti++) {
+            if (ti ? !chk_checked_here(ti, EP_OP_INVRES, 0) : chk_above_baseline) continue;
             const ep_kernel_table *t = &chk_tables[ti].t;
             ep_tensor e = x;
             float *edata = NULL;

@@ -148,21 +148,6 @@ static void gen_global_avgpool(int iter) {
 
 /* ---- C8 variants ---- */
 
-/* A guarded C8 copy of a plain f32 tensor [N,C,H,W] (C a multiple of 8): element (n, c, h, w) at
- * (((n*C/8 + c/8)*H + h)*W + w)*8 + c%8. */
-static ep_tensor pool_c8(const ep_tensor *t) {
-    const int64_t N = t->dims[0], C = t->dims[1], HW = (int64_t)t->dims[2] * t->dims[3];
-    ep_tensor b = chk_mk(NULL, EP_DTYPE_F32, 4, t->dims);
-    float *d = (float *)chk_alloc(chk_bytes(&b));
-    const float *s = (const float *)t->data;
-    for (int64_t n = 0; n < N; n++)
-        for (int64_t c = 0; c < C; c++)
-            for (int64_t i = 0; i < HW; i++) d[((n * (C / 8) + c / 8) * HW + i) * 8 + c % 8] = s[(n * C + c) * HW + i];
-    b.data = d;
-    b.layout = EP_LAYOUT_C8;
-    return b;
-}
-
 /* Special values into the plain x (iteration-dependent): single NaN, +-inf, -FLT_MAX, signed zeros, inputs of
  * mostly signed zeros, and runs of NaN or -inf along a row (windows whose taps are all skipped by MAX). */
 static void pool_specials(ep_tensor *x, int iter) {
@@ -211,7 +196,7 @@ static void pool_c8_gen(int iter, uint16_t opcode) {
         if (opcode == EP_OP_MAXPOOL) ep_ref_maxpool_f32(&op);
         else ep_ref_avgpool_f32(&op);
     }
-    ep_tensor x8 = pool_c8(&x), y8 = pool_c8(&y0);
+    ep_tensor x8 = chk_c8(&x), y8 = chk_c8(&y0);
     char what[200];
     pool_what(what, sizeof what, "c8 ", xd, &p);
     const uint8_t v8 = opcode == EP_OP_MAXPOOL ? EP_MAXPOOL_VARIANT_C8 : EP_AVGPOOL_VARIANT_C8;
@@ -255,7 +240,7 @@ static void gen_global_avgpool_c8(int iter) {
         ep_op op = chk_op(EP_OP_GLOBAL_AVGPOOL, &p, in, 1, out, 1);
         ep_ref_global_avgpool_f32(&op);
     }
-    ep_tensor x8 = pool_c8(&x);
+    ep_tensor x8 = chk_c8(&x);
     char what[64];
     snprintf(what, sizeof what, "c8 x[%d,%d,%d,%d]", xd[0], xd[1], xd[2], xd[3]);
     chk_case c = {.what = what, .opcode = EP_OP_GLOBAL_AVGPOOL, .variant = EP_GLOBAL_AVGPOOL_VARIANT_C8, .params = &p,

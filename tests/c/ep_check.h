@@ -28,7 +28,10 @@
  *       check file covers (CHK_FAMILIES).
  * A failure names the op, variant, table (ISA), kernel, shape, seed, iteration and the worst error and its index;
  * `check_<family> --seed S --only GEN --iter I` reruns that case alone. EP_CHECK_DUMP=file writes a hash of every
- * run's outputs, to compare two builds bit for bit (a kernel change that must not change results). */
+ * run's outputs, to compare two builds bit for bit (a kernel change that must not change results).
+ * EP_CHECK_ABOVE_BASELINE=1 checks only the kernels that differ from the baseline table's (the lowest ISA level the
+ * CPU has): a run of the same binary and seed on a baseline CPU checks the rest with the same cases (CI runs the
+ * aarch64 suite under qemu's cortex-a72, then only the dotprod / fp16 kernels under its max CPU). */
 #ifndef EP_CHECK_H
 #define EP_CHECK_H
 
@@ -148,6 +151,26 @@ static inline ep_op chk_op(uint16_t opcode, const void *params, ep_tensor *const
     op.n_out = (uint16_t)n_out;
     op.opcode = opcode;
     return op;
+}
+/* The layout C8 of an f32 [N,C,H,W] (C a multiple of 8): element (n, c, h, w) of the plain tensor at
+ * (((n*C/8 + c/8)*H + h)*W + w)*8 + c%8. chk_c8_block copies plain s into C8 d (to_c8) or C8 s into plain d;
+ * chk_c8 returns a guarded C8 copy of a plain tensor. */
+static inline void chk_c8_block(float *d, const float *s, const int32_t *dims, int to_c8) {
+    const int64_t N = dims[0], C = dims[1], P = (int64_t)dims[2] * dims[3];
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t q = 0; q < P; q++) {
+                const int64_t plain = (n * C + c) * P + q, blocked = ((n * (C / 8) + c / 8) * P + q) * 8 + c % 8;
+                if (to_c8) d[blocked] = s[plain];
+                else d[plain] = s[blocked];
+            }
+}
+static inline ep_tensor chk_c8(const ep_tensor *t) {
+    ep_tensor b = chk_mk(NULL, EP_DTYPE_F32, 4, t->dims);
+    b.data = chk_alloc(chk_bytes(&b));
+    chk_c8_block((float *)b.data, (const float *)t->data, t->dims, 1);
+    b.layout = EP_LAYOUT_C8;
+    return b;
 }
 /* A guarded f32 tensor of random values in [-scale, scale). */
 static inline ep_tensor chk_tensor_rand(int rank, const int32_t *dims, float scale) {
@@ -290,7 +313,8 @@ typedef struct chk_table {
     ep_kernel_table t;
 } chk_table;
 static chk_table chk_tables[CHK_N_LEVELS + 1];
-static int chk_n_tables;   /* [0] is the reference table */
+static int chk_n_tables;   /* [0] is the reference table, then the tables from the highest level down */
+static int chk_above_baseline;   /* EP_CHECK_ABOVE_BASELINE: skip the kernels the baseline table has too */
 static ep_pool chk_pool;
 static int chk_pass_k[CHK_N_LEVELS + 1][EP_OP_COUNT][EP_MAX_VARIANTS];
 static int chk_fail_k[CHK_N_LEVELS + 1][EP_OP_COUNT][EP_MAX_VARIANTS];
@@ -665,9 +689,16 @@ static float *chk_magnitude(const chk_case *c, ep_kernel_fn ref, int o) {
 
 /* 1 when some table's kernel of (op, variant) is not the reference's: a generator may skip building large inputs
  * for a case nothing would check. */
+/* Table ti's kernel for (op, v) is checked in this run: not the reference's, and not the baseline table's when
+ * EP_CHECK_ABOVE_BASELINE leaves those to the baseline CPU's run. */
+static int chk_checked_here(int ti, int op, int v) {
+    const ep_kernel_fn fn = chk_tables[ti].t.fn[op][v];
+    if (ti == 0 || fn == chk_tables[0].t.fn[op][v]) return 0;
+    return !(chk_above_baseline && chk_n_tables > 1 && fn == chk_tables[chk_n_tables - 1].t.fn[op][v]);
+}
 static int chk_isa_kernel(int op, int v) {
     for (int ti = 1; ti < chk_n_tables; ti++)
-        if (chk_tables[ti].t.fn[op][v] != chk_tables[0].t.fn[op][v]) return 1;
+        if (chk_checked_here(ti, op, v)) return 1;
     return 0;
 }
 
@@ -701,7 +732,8 @@ static int chk_kernels(chk_case *c) {
     chk_cases++;
     chk_case_in_iter++;
     const ep_kernel_fn ref = chk_tables[0].t.fn[c->opcode][c->variant];
-    const int isa = chk_isa_kernel(c->opcode, c->variant), any = isa || c->spec[0] != NULL;
+    const int isa = chk_isa_kernel(c->opcode, c->variant);
+    const int any = isa || (c->spec[0] != NULL && !chk_above_baseline);
     if (!ref) {
         chk_report(c, 0, "table", "no reference kernel");
         return 1;
@@ -735,7 +767,7 @@ static int chk_kernels(chk_case *c) {
         int seen = 0;
         for (int k = 0; k < ti; k++) seen |= tested[k] == fn;
         tested[ti] = fn;
-        if (!fn || seen) continue;
+        if (!fn || seen || (ti && !chk_checked_here(ti, c->opcode, c->variant))) continue;
         const chk_tol *tol = ti ? chk_tol_of(c, ti) : &c->tol;
         /* runs: scratch min + extras, then in place; each on 1 thread, then on the pool (the reference: one
          * thread; only its run against the spec when no other table has a kernel for the op) */
@@ -815,6 +847,10 @@ static int chk_main(int argc, char **argv, const char *family, const chk_gen *ge
     }
     printf("%s: seed 0x%llx\n", family, (unsigned long long)seed);
     chk_tables_init();
+    chk_above_baseline = getenv("EP_CHECK_ABOVE_BASELINE") && atoi(getenv("EP_CHECK_ABOVE_BASELINE"));
+    if (chk_above_baseline)
+        printf("EP_CHECK_ABOVE_BASELINE: only the kernels that differ from table %s's (a run on that level checks "
+               "the rest)\n", chk_tables[chk_n_tables - 1].name);
     printf("threads: %u (every kernel is run again on them)\n", ep_pool_start(&chk_pool, (uint32_t)threads));
     chk_pool.min_work = 0;   /* split even the smallest op */
     for (int g = 0; g < n_gens; g++) {
@@ -840,6 +876,7 @@ static int chk_main(int argc, char **argv, const char *family, const chk_gen *ge
                 int seen = 0;
                 for (int k = 0; k < ti; k++) seen |= chk_tables[k].t.fn[o][v] == fn;
                 if (!fn || seen || !chk_family_mine(chk_op_family(o))) continue;
+                if (ti && !chk_checked_here(ti, o, v)) continue;   /* the baseline table's, checked on its level */
                 if (ti == 0 && !chk_pass_k[0][o][v] && !chk_fail_k[0][o][v]) continue;   /* ref: run only as a reference */
                 printf("  %-13s %-17s %-10s %-38s %7d passed %d failed\n", chk_tables[ti].name, chk_op_name(o),
                        chk_variant_name(o, v), chk_kernel_name(ti, o, v), chk_pass_k[ti][o][v], chk_fail_k[ti][o][v]);

@@ -179,6 +179,23 @@ def test_a_c8_tensor_with_channels_not_a_multiple_of_8_is_refused():
         edgeplan.Session(_patch_tensor(data, "a", layout=K.EP_LAYOUT_C8))
 
 
+def _rewire(data: bytes, op: str, slot: int, name: str, was: str = None) -> bytes:
+    """The plan with input `slot` of its first `op` pointed at tensor `name` (its CRC made right again)."""
+    p = read_plan(data)
+    names = [t["name"] for t in p["tensors"]]
+    k = next(i for i, o in enumerate(p["ops"]) if o["op"] == op)
+    ops = next(s for s in p["sections"] if s["kind"] == "ops")
+    opio = next(s for s in p["sections"] if s["kind"] == "opio")
+    buf = bytearray(data)
+    rec = ffi.cast("ep_op_rec *", ffi.from_buffer(buf) + ops["offset"] + k * ops["record_size"])
+    io = ffi.cast("uint32_t *", ffi.from_buffer(buf) + opio["offset"])
+    assert was is None or io[rec.io_first + slot] == names.index(was)
+    io[rec.io_first + slot] = names.index(name)
+    buf[12:16] = b"\0\0\0\0"
+    buf[12:16] = crc32c(bytes(buf)).to_bytes(4, "little")
+    return bytes(buf)
+
+
 def _c2f(c=16):
     """A YOLOv8-style C2f block: 1x1 conv -> Split (channels) -> 3x3 conv on one half -> Concat -> 1x1 conv."""
     h = c // 2
@@ -263,18 +280,10 @@ def test_an_op_that_reads_plain_tensors_only_refuses_a_c8_operand():
     p = read_plan(data)
     names = [t["name"] for t in p["tensors"]]
     assert p["tensors"][names.index("b")]["layout"] == K.EP_LAYOUT_C8
-    k = next(i for i, o in enumerate(p["ops"]) if o["op"] == "softmax")
-    ops = next(s for s in p["sections"] if s["kind"] == "ops")
-    opio = next(s for s in p["sections"] if s["kind"] == "opio")
-    buf = bytearray(data)
-    rec = ffi.cast("ep_op_rec *", ffi.from_buffer(buf) + ops["offset"] + k * ops["record_size"])
-    io = ffi.cast("uint32_t *", ffi.from_buffer(buf) + opio["offset"])
-    io[rec.io_first] = names.index("b")   # the softmax reads b, not its plain copy
-    buf[12:16] = b"\0\0\0\0"
-    buf[12:16] = crc32c(bytes(buf)).to_bytes(4, "little")
+    bad = _rewire(data, "softmax", 0, "b")   # the softmax reads b, not its plain copy
     edgeplan.Session(data)
     with pytest.raises(edgeplan.EdgeplanError, match=r"softmax.*plain tensors only"):
-        edgeplan.Session(bytes(buf))
+        edgeplan.Session(bad)
 
 
 def test_a_squeeze_excite_vector_enters_c8_as_a_view():
@@ -296,3 +305,76 @@ def test_a_squeeze_excite_vector_enters_c8_as_a_view():
     assert [o["op"] for o in p["ops"]].count("reorder") == 1   # x in
     x = RNG.standard_normal((2, c, 9, 9)).astype(np.float32)
     np.testing.assert_allclose(edgeplan.Session(plan).run({"x": x})["y"], _ort(m, x), rtol=1e-4, atol=1e-5)
+
+
+def _se_lab_resize(c=16, mode="nearest"):
+    """A PP-LCNet / MobileNetV3-style stretch: depthwise -> * scalar + scalar (a learnable affine block) -> SE
+    (GlobalAveragePool -> 1x1 -> Relu -> 1x1 -> HardSigmoid -> * x) -> - per-channel [C,1,1] -> Resize x2 ->
+    1x1. The broadcast operands stay what they are (constants, the SE's [N,C,1,1] vector) and the resize runs
+    on C8: no reorder inside."""
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["a0"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=c),
+             helper.make_node("Relu", ["a0"], ["a"]),
+             helper.make_node("Mul", ["k", "a"], ["am"]),
+             helper.make_node("Add", ["am", "t"], ["at"]),
+             helper.make_node("GlobalAveragePool", ["at"], ["g"]),
+             helper.make_node("Conv", ["g", "w2"], ["h"], kernel_shape=[1, 1]),
+             helper.make_node("Relu", ["h"], ["hr"]),
+             helper.make_node("Conv", ["hr", "w3"], ["e"], kernel_shape=[1, 1]),
+             helper.make_node("HardSigmoid", ["e"], ["es"]),
+             helper.make_node("Mul", ["at", "es"], ["se"]),
+             helper.make_node("Sub", ["se", "pc"], ["sb"]),
+             helper.make_node("Resize", ["sb", "", "sc"], ["r"], mode=mode),
+             helper.make_node("Conv", ["r", "w4"], ["y"], kernel_shape=[1, 1])]
+    inits = [_w("w1", c, 1, 3, 3), numpy_helper.from_array(np.array([1.5], np.float32), "k"),
+             numpy_helper.from_array(np.array(0.25, np.float32), "t"), _w("w2", 8, c, 1, 1), _w("w3", c, 8, 1, 1),
+             _w("pc", c, 1, 1), numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "sc"),
+             _w("w4", 8, c, 1, 1)]
+    return _model(nodes, inits, [2, c, 7, 9], [2, 8, 14, 18])
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_broadcast_operands_and_resize_stay_blocked(mode, threads):
+    m = _se_lab_resize(mode=mode)
+    plan = compile_model(m, target="x86-64")
+    p, lay = _layouts(plan)
+    assert p["header"]["version"] == "1.13"
+    for name in ("a", "am", "at", "se", "sb", "r"):
+        assert lay[name] == K.EP_LAYOUT_C8, name
+    assert lay["g"] == K.EP_LAYOUT_PLAIN and lay["k"] == lay["t"] == lay["pc"] == K.EP_LAYOUT_PLAIN
+    assert ("resize", K.EP_RESIZE_VARIANT_C8) in {(o["op"], o["variant"]) for o in p["ops"]}
+    assert [o["op"] for o in p["ops"]].count("reorder") == 2   # x in, r out (y, a plan output, is plain)
+    x = RNG.standard_normal((2, 16, 7, 9)).astype(np.float32)
+    want = _ort(m, x)
+    got = edgeplan.Session(plan, threads=threads).run({"x": x})["y"]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
+
+
+@pytest.mark.parametrize("name,fields,why", [
+    ("t", dict(layout=K.EP_LAYOUT_C8), "C8 needs"),   # a scalar constant
+    ("r", dict(layout=K.EP_LAYOUT_PLAIN), "inconsistent"),   # RESIZE C8 writing a plain tensor
+])
+def test_broadcast_and_resize_layouts_are_checked_at_open(name, fields, why):
+    data = compile_model(_se_lab_resize(), target="x86-64").to_bytes()
+    edgeplan.Session(data)
+    with pytest.raises(edgeplan.EdgeplanError, match=why):
+        edgeplan.Session(_patch_tensor(data, name, **fields))
+
+
+def test_a_full_size_plain_operand_of_a_c8_binary_is_refused():
+    """A C8 BINARY broadcasts only per-channel, per-image and scalar operands: pointed at the plain x of the
+    output's dims, the Mul is refused at open, naming the op."""
+    c = 8
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["a0"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=c),
+             helper.make_node("Relu", ["a0"], ["a"]),
+             helper.make_node("Mul", ["a", "k"], ["b"]),
+             helper.make_node("Conv", ["b", "w2"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=c)]
+    m = _model(nodes, [_w("w1", c, 1, 3, 3), _w("k", c, 1, 1), _w("w2", c, 1, 3, 3)], [1, c, 5, 5], [1, c, 5, 5])
+    data = compile_model(m, target="x86-64").to_bytes()
+    p = read_plan(data)
+    names = [t["name"] for t in p["tensors"]]
+    assert p["tensors"][names.index("b")]["layout"] == K.EP_LAYOUT_C8
+    bad = _rewire(data, "binary", 1, "x", was="k")   # the Mul's B: the plain input, [1, 8, 5, 5]
+    edgeplan.Session(data)
+    with pytest.raises(edgeplan.EdgeplanError, match=r"binary"):
+        edgeplan.Session(bad)

@@ -32,12 +32,12 @@ def speech_tool():
     return found
 
 
-def whisper_plans(d: Path) -> Path:
-    """The converted Whisper tiny.en with its three plans compiled, in d."""
+def whisper_plans(d: Path, seconds: float = 30) -> Path:
+    """The converted Whisper tiny.en (its window `seconds` long) with its three plans compiled, in d."""
     spec = importlib.util.spec_from_file_location("whisper_ct2", ROOT / "tools" / "whisper_ct2.py")
     tool = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tool)
-    tool.convert(pinned("whisper_tiny_en_ct2"), d)
+    tool.convert(pinned("whisper_tiny_en_ct2"), d, seconds)
     from edgeplan.whisper import GRAPHS, Whisper
     asr = Whisper(d)
     for g in GRAPHS:

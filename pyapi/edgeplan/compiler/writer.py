@@ -109,6 +109,10 @@ def _minor_version(graph: Graph) -> int:
         v = max(v, 11)     # 1.11: POINTWISE on any kernel, stride and pads (a 1.10 reader: EP_ERR_PLAN_PARAMS)
     if any(t.layout != K.EP_LAYOUT_PLAIN for t in graph.tensors):
         v = max(v, 12)     # 1.12: tensor layouts (C8), REORDER and CONV2D's BLOCKED variants
+    if any((op.kind == "resize" and op.variant == K.EP_RESIZE_VARIANT_C8)
+           or (op.kind == "binary" and op.outputs[0].layout == K.EP_LAYOUT_C8
+               and any(tuple(t.shape) != tuple(op.outputs[0].shape) for t in op.inputs)) for op in graph.ops):
+        v = max(v, 13)     # 1.13: RESIZE's variant C8, BINARY broadcasting over a C8 output
     if any(op.kind == "if" and int(op.params.get("fail", 0)) for op in graph.ops):
         v = max(v, 3)      # 1.3: IF as a run-time bound check
     if any(op.kind in ("conv2d", "gemm", "invres") and any(

@@ -15,7 +15,7 @@
 /* EP_CDEF_BEGIN */
 #define EP_PLAN_MAGIC 0x4E4C5045
 #define EP_PLAN_VERSION_MAJOR 1
-#define EP_PLAN_VERSION_MINOR 12
+#define EP_PLAN_VERSION_MINOR 13
 #define EP_MAX_RANK 8
 #define EP_SECTION_ALIGN 64
 #define EP_ARENA_ALIGN 64
@@ -117,8 +117,10 @@ typedef struct ep_tensor_rec {
  * Only arena tensors that are neither plan inputs, outputs nor state are C8. An op reads and writes C8
  * tensors only where its shape function says so (CONV2D variants BLOCKED_DW, BLOCKED_PW and BLOCKED_CONV,
  * REORDER, CONCAT / SPLIT along axis 1 with every operand C8, the C8 variants of MAXPOOL, AVGPOOL and
- * GLOBAL_AVGPOOL), or, for the element-wise ops (UNARY, BINARY),
- * when all its operands have one shape and one layout. */
+ * GLOBAL_AVGPOOL, RESIZE's variant C8 (1.13)), or, for the element-wise ops (UNARY, BINARY), when all its operands
+ * have one shape and one layout; BINARY (1.13) also broadcasts over a C8 Y's pixels an operand of one value per
+ * (n, c), per n or a scalar (aligned right to [n, c, h, w]: h = w = 1, c 1 or C, n 1 or N; PLAIN, or C8 at
+ * rank 4). */
 #define EP_LAYOUT_PLAIN 0
 #define EP_LAYOUT_C8 1
 #define EP_LAYOUT_BLOCK 8     /* channels per C8 block */
@@ -316,6 +318,7 @@ typedef struct ep_io_rec {
 #define EP_PAD_VARIANT_DEFAULT 0
 #define EP_RESIZE_VARIANT_DEFAULT 0
 #define EP_RESIZE_VARIANT_TABLE 1
+#define EP_RESIZE_VARIANT_C8 2
 #define EP_SOFTMAX_VARIANT_DEFAULT 0
 #define EP_REDUCE_VARIANT_DEFAULT 0
 #define EP_GATHER_VARIANT_DEFAULT 0
@@ -733,6 +736,8 @@ typedef struct ep_reduce_params {
  * (scale 1, same extent); params as variant 0. Scratch: the taps of each output row, then of each output
  * column (int32 i0, i1; float w0, w1: 16 bytes each), then for linear s >= 1 slots of 2*OW floats (two
  * width-interpolated source rows; min(threads, s) planes are resampled at once). */
+/* RESIZE variant 2, C8 (1.13): TABLE's conditions and values at rank 4, X and Y in layout C8 (N and C kept);
+ * a plane is a channel block of 8, and the linear slots hold 2*OW*8 floats. */
 /* GEMM variant 1: B is [ceil(N/NR), K, NR] (N from the output; strip j column i is column
  * j*NR+i of B, zero past N). No scratch. */
 /* CONV_TRANSPOSE2D variant 1, polyphase packed, groups 1 (docs/kernels.md). Per axis (stride s, dilation d,

@@ -7,7 +7,9 @@
  * dims and one inner row whose A/B strides are 1 or 0, so same-shape, scalar and
  * per-channel-bias cases all end in a flat, vectorisable loop.
  * Y may alias A or B exactly when the shapes match: element i is written only
- * after A[i] and B[i] are read. */
+ * after A[i] and B[i] are read.
+ * C8 operands (plan_format.h): the same broadcasting over 5-D views of the bytes, [N, C/8, H, W, 8] for Y and a
+ * C8 operand, [n, C/8 or 1, 1, 1, 8 or 1] for a per-channel or scalar one (ref_util_elem.h ru_bin_c8_views). */
 #include "ep_ops.h"
 #include "ref_util_elem.h"
 
@@ -49,6 +51,8 @@ int ep_ref_binary_f32(const ep_op *op) {
     const ep_tensor *tb = op->in[1];
     const ep_tensor *ty = op->out[0];
     if (ty->dtype != EP_DTYPE_F32) return ep_ref_binary_int(op);   /* once per op */
+    ep_tensor v[3];
+    if (ru_bin_c8_views(ta, tb, ty, v)) ty = &v[0], ta = &v[1], tb = &v[2];   /* C8: the 5-D views */
     ru_bin_walk w;
     const int cr = ru_bin_begin(&w, ta, tb, ty);
     const float *a = (const float *)ta->data;

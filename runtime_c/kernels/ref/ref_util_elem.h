@@ -52,6 +52,26 @@ static inline void ru_bcast_strides(const ep_tensor *t, int r, int64_t *st) {
     }
 }
 
+/* BINARY with C8 operands is numpy broadcasting over 5-D views of the same bytes: Y and a C8 operand of Y's dims
+ * as [N, C/8, H, W, 8]; an operand of one value per (n, c) (the shape function allows no other; h = w = 1 once
+ * aligned right to [n, c, h, w]) as [n, C/8, 1, 1, 8] when it has the C channels, else [n, 1, 1, 1, 1]. v[0] is
+ * Y's view, v[1] A's, v[2] B's, all PLAIN. Returns 0 (no views) when Y is not C8. */
+static inline int ru_bin_c8_views(const ep_tensor *ta, const ep_tensor *tb, const ep_tensor *ty, ep_tensor v[3]) {
+    if (ty->layout != EP_LAYOUT_C8) return 0;
+    const ep_tensor *src[3] = {ty, ta, tb};
+    for (int i = 0; i < 3; i++) {
+        int32_t d[4] = {1, 1, 1, 1};
+        for (int k = 0; k < src[i]->rank; k++) d[4 - src[i]->rank + k] = src[i]->dims[k];
+        const int blk = d[1] == ty->dims[1];
+        v[i] = *src[i];
+        v[i].layout = EP_LAYOUT_PLAIN;
+        v[i].rank = 5;
+        v[i].dims[0] = d[0], v[i].dims[1] = blk ? d[1] / EP_LAYOUT_BLOCK : 1, v[i].dims[2] = d[2];
+        v[i].dims[3] = d[3], v[i].dims[4] = blk ? EP_LAYOUT_BLOCK : 1;
+    }
+    return 1;
+}
+
 /* The BINARY loop nest (the reference's, and the ISA kernels' through binary_rows.h): Y's shape with one element
  * stride per operand (0 where broadcast); dims of extent 1 dropped and neighbours contiguous for Y, A and B merged.
  * What is left is an odometer over the outer dims and one inner row of len elements whose A / B strides sa, sb

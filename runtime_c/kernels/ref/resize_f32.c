@@ -98,6 +98,28 @@ int ep_ref_resize_f32(const ep_op *op) {
     return rs_run(&p, op);
 }
 
+/* RESIZE C8: the same resampling over the 5-D view [N, C/8, H, W, 8] of X and Y's bytes, scale 1 on the
+ * channel blocks and on the 8 lanes (copied axes): each output element's taps, weights and double sum are the
+ * plain tensor's. */
+int ep_ref_resize_c8_f32(const ep_op *op) {
+    const ep_resize_params *q = (const ep_resize_params *)op->params;
+    ep_tensor v[2] = {*op->in[0], *op->out[0]};
+    for (int i = 0; i < 2; i++) {
+        v[i].rank = 5;
+        v[i].dims[4] = EP_LAYOUT_BLOCK;
+        v[i].dims[1] /= EP_LAYOUT_BLOCK;
+        v[i].layout = EP_LAYOUT_PLAIN;
+    }
+    const float scales[5] = {q->scales[0], 1.0f, q->scales[2], q->scales[3], 1.0f};
+    const rs_params p = {.mode = q->mode, .coord_mode = q->coord_mode, .nearest_mode = q->nearest_mode,
+                         .exclude_outside = q->exclude_outside, .antialias = 0, .A = (double)q->cubic_coeff_a,
+                         .extrapolation_value = q->extrapolation_value, .scales = scales};
+    ep_tensor *ins[1] = {&v[0]}, *outs[1] = {&v[1]};
+    ep_op sub = *op;
+    sub.in = ins, sub.out = outs;
+    return rs_run(&p, &sub);
+}
+
 int ep_ref_resize_ext_f32(const ep_op *op) {
     const ep_resize_ext_params *q = (const ep_resize_ext_params *)op->params;
     const rs_params p = {.mode = q->mode, .coord_mode = q->coord_mode, .nearest_mode = q->nearest_mode,

@@ -27,6 +27,26 @@ int ep_shape_unary(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     return EP_OK;
 }
 
+/* C8 operands (plan_format.h "Tensor layouts"): Y is C8 [N,C,H,W], and each input is either C8 with Y's dims,
+ * or one value per (n, c) broadcast over the pixels: rank <= 4 with, aligned right to [n, c, h, w], h = w = 1,
+ * c 1 or C and n 1 or N (PLAIN, or C8 when rank 4: [n, C, 1, 1] has the same bytes in both layouts). */
+static int bin_c8_operand_ok(const ep_tensor *t, const ep_tensor *y) {
+    if (t->layout == EP_LAYOUT_C8 && t->rank == 4 && !memcmp(t->dims, y->dims, sizeof(int32_t) * 4)) return 1;
+    if (t->layout != EP_LAYOUT_PLAIN && !(t->layout == EP_LAYOUT_C8 && t->dims[2] == 1 && t->dims[3] == 1))
+        return 0;
+    if (t->rank > 4) return 0;
+    int32_t d[4] = {1, 1, 1, 1};
+    for (int i = 0; i < t->rank; i++) d[4 - t->rank + i] = t->dims[i];
+    return d[2] == 1 && d[3] == 1 && (d[1] == 1 || d[1] == y->dims[1]) && (d[0] == 1 || d[0] == y->dims[0]);
+}
+static int bin_layouts_ok(const ep_tensor *a, const ep_tensor *b, const ep_tensor *y) {
+    const int c8 = a->layout == EP_LAYOUT_C8 || b->layout == EP_LAYOUT_C8 || (y && y->layout == EP_LAYOUT_C8);
+    if (!c8) return EP_OK;
+    if (!y || y->layout != EP_LAYOUT_C8 || y->rank != 4 || y->dims[1] % EP_LAYOUT_BLOCK || a->dtype != EP_DTYPE_F32)
+        return EP_ERR_PLAN_TENSOR;
+    return bin_c8_operand_ok(a, y) && bin_c8_operand_ok(b, y) ? EP_OK : EP_ERR_PLAN_TENSOR;
+}
+
 int ep_shape_binary(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     int rc = ep_chk_arity(op, 2, 2, 1, 1);
     if (rc == EP_OK) rc = ep_chk_tensor(op->in[0]);
@@ -37,10 +57,7 @@ int ep_shape_binary(const ep_op *op, ep_shape *out, uint64_t *scratch) {
         return EP_ERR_PLAN_PARAMS;   /* the math kinds are the unary op's only */
     const ep_tensor *a = op->in[0], *b = op->in[1];
     if (a->dtype != b->dtype || !bin_dtype_ok(a->dtype)) return EP_ERR_PLAN_TENSOR;
-    /* C8 operands (element-wise, position-free): all three C8, no broadcasting */
-    const int c8 = (a->layout == EP_LAYOUT_C8) + (b->layout == EP_LAYOUT_C8) + (op->out && op->out[0] && op->out[0]->layout == EP_LAYOUT_C8);
-    if (c8 && (c8 != 3 || a->rank != b->rank || memcmp(a->dims, b->dims, sizeof(int32_t) * a->rank)))
-        return EP_ERR_PLAN_TENSOR;
+    if ((rc = bin_layouts_ok(a, b, op->out ? op->out[0] : NULL)) != EP_OK) return rc;
     if (a->dtype != EP_DTYPE_F32 && (p->act != EP_ACT_NONE || p->kind == EP_BIN_PRELU))
         return EP_ERR_PLAN_PARAMS;   /* integers: no PRELU, no fused activation */
     if (a->dtype == EP_DTYPE_F32 && p->kind >= EP_BIN_BITAND)

@@ -1,6 +1,6 @@
 /* Shape functions: RESIZE and RESIZE_EXT (nearest, linear, cubic; f32). Output extents come from the
- * declared output tensor; scales, roi and enum fields are untrusted and checked here. RESIZE variant TABLE
- * (plan_format.h) has its conditions checked and its minimum scratch computed here. */
+ * declared output tensor; scales, roi and enum fields are untrusted and checked here. RESIZE variants TABLE
+ * and C8 (plan_format.h) have their conditions and layouts checked and their minimum scratch computed here. */
 #include <math.h>
 #include "shape_check.h"
 
@@ -45,19 +45,24 @@ int ep_shape_resize(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     ep_shape_from_tensor(&out[0], op->out[0]);
     out[0].dtype = op->in[0]->dtype;
     *scratch = 0;
+    const ep_tensor *x = op->in[0], *y = op->out[0];
+    const uint8_t lay = op->variant == EP_RESIZE_VARIANT_C8 ? EP_LAYOUT_C8 : EP_LAYOUT_PLAIN;
+    if (x->layout != lay || y->layout != lay) return EP_ERR_PLAN_TENSOR;
     switch (op->variant) {
     case EP_VARIANT_DEFAULT: return EP_OK;
-    case EP_RESIZE_VARIANT_TABLE: {
-        /* nearest / linear over the last two dims (rank >= 2), every other dim kept, no exclude_outside */
-        const ep_tensor *x = op->in[0], *y = op->out[0];
+    case EP_RESIZE_VARIANT_TABLE:
+    case EP_RESIZE_VARIANT_C8: {
+        /* nearest / linear over the last two dims (rank >= 2; C8: 4), every other dim kept, no exclude_outside */
         const int r = x->rank;
         if (r < 2 || p->exclude_outside || (p->mode != EP_RESIZE_NEAREST && p->mode != EP_RESIZE_LINEAR))
             return EP_ERR_PLAN_PARAMS;
+        if (lay == EP_LAYOUT_C8 && (r != 4 || x->dims[1] % EP_LAYOUT_BLOCK)) return EP_ERR_PLAN_TENSOR;
         for (int i = 0; i < r - 2; i++)
             if (p->scales[i] != 1.0f || y->dims[i] != x->dims[i]) return EP_ERR_PLAN_PARAMS;
         const uint64_t OH = (uint64_t)y->dims[r - 2], OW = (uint64_t)y->dims[r - 1];
+        const uint64_t px = lay == EP_LAYOUT_C8 ? EP_LAYOUT_BLOCK : 1;
         /* the taps of every output row and column, and one slot of two interpolated rows for linear */
-        *scratch = 16u * (OH + OW) + (p->mode == EP_RESIZE_LINEAR ? 8u * OW : 0u);
+        *scratch = 16u * (OH + OW) + (p->mode == EP_RESIZE_LINEAR ? 8u * OW * px : 0u);
         return EP_OK;
     }
     default: return EP_ERR_PLAN_OP;

@@ -9,9 +9,11 @@ Runs after kernel selection and block fusion (pipeline.compile_graph), on the op
      layers keep their variant) BLOCKED_CONV, which reads its input in either layout, when its output can be C8 (a static f32 [N,C,H,W] arena tensor
      with C a multiple of 8, not a plan input, output or state, not viewed by a reshape) and its input and
      residual are static f32 [N,C,H,W] with C a multiple of 8 (a plain one gets a C8 copy). An element-wise
-     op (UNARY, BINARY without broadcasting) on such operands follows a C8 input, and so do CONCAT and SPLIT
+     op (UNARY, BINARY) on such operands follows a C8 input (a BINARY operand of one value per channel, per
+     image or a scalar is broadcast as it is, in its own layout), and so do CONCAT and SPLIT
      along the channels (their chunks are whole C8 blocks), MAXPOOL and AVGPOOL, and GLOBAL_AVGPOOL (whose
-     [N,C,1,1] output stays plain: a region's exit without a reorder).
+     [N,C,1,1] output stays plain: a region's exit without a reorder), and RESIZE where TABLE runs (nearest or
+     linear over H and W).
   2. Regions. The C8 ops joined by C8 tensors form regions; each edge to a plain op (or from one) costs a
      REORDER, a pass over the tensor. A region is kept when its convs' time saved (the measured rates of RATE:
      plain variant against C8 kernel) exceeds its reorders' time (REORDER_GBS).
@@ -103,8 +105,8 @@ def _region_gain(ops, kind, producer, consumers) -> float:
             gain += _flops(op) * (1.0 / plain - 1.0 / c8) * 1e-9
         ins = [op.inputs[0], op.inputs[3] if len(op.inputs) > 3 else None] if k in RATE else op.inputs
         for i, t in enumerate(ins):
-            if t is None or (k == "conv" and i == 0):
-                continue   # BLOCKED_CONV reads a plain input as it is
+            if t is None or (k == "conv" and i == 0) or (k == "ew" and _broadcast(t, op.outputs[0])):
+                continue   # BLOCKED_CONV reads a plain input as it is; a broadcast operand is read as it is
             src = producer.get(id(t))
             if (src is None or id(src) not in ids) and _spatial(t) > 1:
                 edges[(id(t), 1)] = t.nbytes
@@ -113,6 +115,16 @@ def _region_gain(ops, kind, producer, consumers) -> float:
                 if any(id(c) not in ids for c in consumers.get(id(t), ())) and _spatial(t) > 1:
                     edges[(id(t), 0)] = t.nbytes
     return gain - sum(REORDER_OP_S + 2.0 * b / (REORDER_GBS * 1e9) for b in edges.values())
+
+
+def _broadcast(t, y) -> bool:
+    """t is a BINARY operand the runtime broadcasts over a C8 output y's pixels as it is (plan_format.h): one
+    value per (n, c), per n, or a scalar, static f32, of rank <= 4 (its layout stays what it is)."""
+    if (len(y.shape) != 4 or tuple(t.shape) == tuple(y.shape) or len(t.shape) > 4 or any(t.dim_sym)
+            or np.dtype(t.dtype) != np.float32):
+        return False
+    d = (1,) * (4 - len(t.shape)) + tuple(int(v) for v in t.shape)
+    return d[2] == d[3] == 1 and d[1] in (1, int(y.shape[1])) and d[0] in (1, int(y.shape[0]))
 
 
 def _spatial(t) -> int:   # a [N,C,1,1] tensor needs no reorder (the same bytes in both layouts)
@@ -144,14 +156,21 @@ def assign_layouts(graph: Graph, tg) -> Graph:
         elif not op.outputs:
             continue
         elif op.kind in ("unary", "binary") and len(op.outputs) == 1:
-            ts = [t for t in op.inputs if t is not None] + op.outputs
-            if (can_c8(op.outputs[0]) and all(reorderable(t) and tuple(t.shape) == tuple(op.outputs[0].shape) for t in ts)
-                    and any(id(t) in c8 for t in op.inputs if t is not None)):
+            y = op.outputs[0]
+            full = [t for t in op.inputs if t is not None and not _broadcast(t, y)]
+            if (can_c8(y) and all(reorderable(t) and tuple(t.shape) == tuple(y.shape) for t in full)
+                    and (op.kind == "binary" or len(full) == len(op.inputs))
+                    and any(id(t) in c8 for t in full)):
                 kind[id(op)] = "ew"
-                c8.add(id(op.outputs[0]))
+                c8.add(id(y))
         elif (op.kind in ("maxpool", "avgpool") and len(op.outputs) == 1 and op.variant == K.EP_VARIANT_DEFAULT
               and can_c8(op.outputs[0]) and reorderable(op.inputs[0]) and id(op.inputs[0]) in c8):
             kind[id(op)] = "pool"
+            c8.add(id(op.outputs[0]))
+        elif (op.kind == "resize" and op.variant == K.EP_RESIZE_VARIANT_TABLE and len(op.inputs) == 1
+              and len(op.outputs) == 1 and can_c8(op.outputs[0]) and reorderable(op.inputs[0])
+              and id(op.inputs[0]) in c8):
+            kind[id(op)] = "resize"   # TABLE's conditions hold: N and C kept
             c8.add(id(op.outputs[0]))
         elif (op.kind == "global_avgpool" and op.variant == K.EP_VARIANT_DEFAULT and reorderable(op.inputs[0])
               and id(op.inputs[0]) in c8):
@@ -210,6 +229,12 @@ def assign_layouts(graph: Graph, tg) -> Graph:
             graph.replace_const(op, 1, lambda w=w, k=k, x_c8=x_c8: _pack(k, w, x_c8),
                                 "c8" + k + ("" if x_c8 else "-plain"))
             op.scratch = 0
+        elif k == "resize":
+            op.variant = K.EP_RESIZE_VARIANT_C8
+            n, c, _, _ = (int(v) for v in op.inputs[0].shape)
+            oh, ow = int(op.outputs[0].shape[2]), int(op.outputs[0].shape[3])
+            slots = min(n * c // BLK, tg.threads) if op.params["mode"] == K.EP_RESIZE_LINEAR else 0
+            op.scratch = 16 * (oh + ow) + slots * 8 * ow * BLK   # TABLE's, with rows of 8-float pixels
         elif k in ("pool", "gap"):
             op.variant = {"maxpool": K.EP_MAXPOOL_VARIANT_C8, "avgpool": K.EP_AVGPOOL_VARIANT_C8,
                           "global_avgpool": K.EP_GLOBAL_AVGPOOL_VARIANT_C8}[op.kind]
@@ -229,6 +254,8 @@ def assign_layouts(graph: Graph, tg) -> Graph:
                 continue
             if op.kind == "conv2d" and wants_c8 and (i in (1, 2) or (i == 0 and kind[id(op)] == "conv")):
                 continue   # weights and bias stay plain; BLOCKED_CONV reads X as it is
+            if wants_c8 and kind[id(op)] == "ew" and _broadcast(t, op.outputs[0]):
+                continue   # a per-channel or scalar operand, read as it is
             is_c8 = id(t) in blocked
             if is_c8 == wants_c8:
                 continue
@@ -249,8 +276,8 @@ def assign_layouts(graph: Graph, tg) -> Graph:
         ops.append(op)
     graph.ops[:] = ops
     n = {k: sum(1 for o in graph.ops if id(o) in keep and kind[id(o)] == k)
-         for k in ("dw", "pw", "conv", "ew", "chunk", "pool", "gap")}
+         for k in ("dw", "pw", "conv", "ew", "chunk", "pool", "gap", "resize")}
     graph.fused.append(f"layout C8: {n['dw']} depthwise, {n['pw']} pointwise and {n['conv']} dense convs, "
                        f"{n['ew']} element-wise ops, {n['chunk']} concat / split, {n['pool'] + n['gap']} pooling, "
-                       f"{n_reorders} reorders")
+                       f"{n['resize']} resizes, {n_reorders} reorders")
     return graph
