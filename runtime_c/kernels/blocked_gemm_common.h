@@ -9,8 +9,8 @@
  * pointwise convolution has nkh = nkw = 1 and nr = 8. Every output sums its rows from 0 (first) or from the
  * partial sums in Y with FMA; the last k-block adds the bias and the residual and applies the activation. Those
  * operations do not depend on the tile that computes the output: a tile of np < 6 pixels repeats its last
- * pixel's offsets (the copies compute and store the same values), or for np <= 3 and 16 channels runs np
- * 1-pixel tiles. */
+ * pixel's offsets (the copies compute and store the same values), in a 6-pixel tile, or for np <= 4 and 16
+ * channels a 4-pixel one. */
 #ifndef EP_BLOCKED_GEMM_COMMON_H
 #define EP_BLOCKED_GEMM_COMMON_H
 #include "ep_kernel.h"

@@ -5,7 +5,7 @@
 
 static __attribute__((noinline)) void bg_tile_62(const bg_tile *a) { bg_tile_n(6, 2, a); }
 static __attribute__((noinline)) void bg_tile_61(const bg_tile *a) { bg_tile_n(6, 1, a); }
-static __attribute__((noinline)) void bg_tile_12(const bg_tile *a) { bg_tile_n(1, 2, a); }
+static __attribute__((noinline)) void bg_tile_42(const bg_tile *a) { bg_tile_n(4, 2, a); }
 
 /* Tiles of np distinct pixels, xps floats apart in X and yps in Y */
 static void bg_pixels(bg_tile *a, int np, int64_t xps, int64_t yps) {
@@ -17,8 +17,9 @@ static void bg_pixels(bg_tile *a, int np, int64_t xps, int64_t yps) {
 }
 
 /* A run of n pixels x nb (1, 2) blocks: a->x, y and r at its first pixel, the next xps (X) and yps (Y, R)
- * floats further. The tail of n % 6 pixels: one tile repeating its last pixel, or (up to 3 pixels of 16
- * channels) 1-pixel tiles. */
+ * floats further. The tail of n % 6 pixels: one tile repeating its last pixel, of 6 pixels, or of 4 for up to 4
+ * pixels of 16 channels (its 8 accumulators keep the FMA units as busy as 12 do: a row of W^T costs the FMA
+ * latency either way, so a short tail costs two-thirds of a full tile, not a full one). */
 static void bg_run(bg_tile *a, int64_t n, int nb, int64_t xps, int64_t yps) {
     void (*full)(const bg_tile *) = nb == 2 ? bg_tile_62 : bg_tile_61;
     const int64_t done = n / BG_NP * BG_NP;
@@ -31,13 +32,8 @@ static void bg_run(bg_tile *a, int64_t n, int nb, int64_t xps, int64_t yps) {
     }
     if (!tail) return;
     a->x += done * xps, a->y += done * yps, a->r = a->r ? a->r + done * yps : NULL;
-    if (tail > 3 || nb == 1) {
-        bg_pixels(a, tail, xps, yps);
-        a->nt = 1;
-        full(a);
-        return;
-    }
-    bg_pixels(a, 1, xps, yps);
-    a->nt = tail, a->xt = xps, a->yt = yps;
-    bg_tile_12(a);
+    bg_pixels(a, tail, xps, yps);
+    a->nt = 1;
+    if (tail > 4 || nb == 1) full(a);
+    else bg_tile_42(a);
 }
