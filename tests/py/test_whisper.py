@@ -186,3 +186,23 @@ def test_int8_dynamic_whisper_transcribes_the_recording_as_float_does(model, tmp
     r = _asr(folder, wav, "--int8")
     line = next(t for t in r.stdout.splitlines() if t.startswith("text: "))
     assert words(line[6:]) == words(TEXT), r.stdout
+
+
+def test_a_shorter_window_runs_the_encoder_on_its_first_positions(model, tmp_path):
+    """--seconds 10: the encoder takes 10 s of samples and keeps the first 500 of its 1500 positions, the
+    decoder cross-attends to those, whisper.json / whisper.txt give the window; the recording (9.96 s) still
+    transcribes to its text. A window that is not a whole number of encoder positions, or is longer
+    than Whisper's 30 s, is refused with a message."""
+    _, src, wav, _ = model
+    d = tmp_path / "w10"
+    meta = ct2tool.convert(src, d, 10)
+    assert meta["window"] == 10 * 16000 and "window 160000" in (d / "whisper.txt").read_text()
+    enc = onnx.load(d / "encoder.onnx", load_external_data=False)
+    dims = {v.name: [x.dim_value for x in v.type.tensor_type.shape.dim] for v in list(enc.graph.input) + list(enc.graph.output)}
+    assert dims["audio"] == [1, 160000] and dims["hidden"][1] == 500 and dims["cross_k0"][-1] == 500
+    r = _asr(d, wav)
+    assert f"text: {TEXT}" in r.stdout, r.stdout
+    for bad in ("0.015", "31"):
+        r = subprocess.run([sys.executable, str(ROOT / "tools" / "whisper_ct2.py"), str(src), str(tmp_path / "bad"),
+                            "--seconds", bad], capture_output=True, text=True)
+        assert r.returncode == 1 and "--seconds" in r.stderr and "Traceback" not in r.stderr, r.stderr
