@@ -43,7 +43,7 @@ static inline void ep_binary_c8_channels(const ep_binary_params *p, ep_bin_row_f
     for (int64_t n = 0; n < N; n++)
         for (int64_t cb = 0; cb < CB; cb++) {
             const float *pc = pv + ((vp->dims[0] > 1 ? n : 0) * CB + cb) * B;
-            for (int64_t i = 0; i < EP_BIN_C8_PIX * B; i++) rep[i] = pc[i % B];
+            for (int64_t i = 0; i < (P < EP_BIN_C8_PIX ? P : EP_BIN_C8_PIX) * B; i++) rep[i] = pc[i % B];
             const int64_t at = (n * CB + cb) * P * B;
             for (int64_t q = 0; q < P; q += EP_BIN_C8_PIX) {
                 const int64_t len = (P - q < EP_BIN_C8_PIX ? P - q : EP_BIN_C8_PIX) * B, o = at + q * B;
@@ -68,8 +68,8 @@ static inline int ep_binary_rows(const ep_op *op, ep_bin_row_fn (*row_for)(int k
         for (int s = 0; s < 2 && pix > 1; s++) {   /* s = 0: B per channel; s = 1: A per channel */
             const ep_tensor *full = s ? tb : ta, *per = s ? ta : tb;
             const ep_bin_row_fn fn = row_for(p->kind);
-            if (fn && !memcmp(full->dims, ty->dims, sizeof(int32_t) * 5) && per->dims[1] > 0 &&
-                per->dims[4] == EP_LAYOUT_BLOCK && per->dims[2] == 1 && per->dims[3] == 1) {
+            if (fn && !memcmp(full->dims, ty->dims, sizeof(int32_t) * 5) && per->dims[4] == EP_LAYOUT_BLOCK &&
+                per->dims[2] == 1 && per->dims[3] == 1) {
                 ep_binary_c8_channels(p, fn, ty, (const float *)full->data, per, s);
                 return EP_OK;
             }
