@@ -1,7 +1,8 @@
 """Writes the fuzz targets' seed corpus (tests/fuzz/corpus/<target>/): small compiled zoo plans, alone and as the
 members of a shared-arena group, a speech-shaped plan (fused ATTENTION, a 1-D CONV2D POINTWISE over a short
 window, a fused layer norm), an inverted-residual block in the channel-blocked layout (REORDER, CONV2D
-BLOCKED_PW and BLOCKED_DW, an element-wise op on C8 tensors), each with a control byte appended (fuzz_plan.c), wav files of every sample width the reader takes (fuzz_wav.c), and small
+BLOCKED_PW and BLOCKED_DW, an element-wise op on C8 tensors), a C8 stretch with broadcasting BINARY ops and a
+C8 RESIZE, each with a control byte appended (fuzz_plan.c), wav files of every sample width the reader takes (fuzz_wav.c), and small
 .npy arrays of float32, int8, int32 and float16 with 1-4 dims (fuzz_npy.c), and the virtual NPU blobs of an int8
 plan partitioned for two NPU profiles, one blob per run of ops (conv, depthwise, add + pointwise, gemm), each with
 a control byte appended (fuzz_vnpu.c).
@@ -56,6 +57,35 @@ def _blocked_model():
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
 
 
+def _blocked_broadcast_model():
+    """depthwise 3x3 -> Relu -> * a per-channel [C,1,1] -> + a scalar -> Resize x2 (nearest) -> 1x1: a C8 BINARY
+    broadcasting its constant operands and RESIZE's C8 variant (plan 1.13) between two reorders."""
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(7)
+    f = lambda *s: (rng.standard_normal(s) * 0.3).astype(np.float32)  # noqa: E731
+    n = helper.make_node
+    nodes = [n("Conv", ["x", "wd"], ["d"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=8), n("Relu", ["d"], ["dr"]),
+             n("Mul", ["dr", "k"], ["m"]), n("Add", ["m", "t"], ["a"]), n("Resize", ["a", "", "sc"], ["r"]),
+             n("Conv", ["r", "wp"], ["y"], kernel_shape=[1, 1])]
+    inits = [numpy_helper.from_array(a, k) for k, a in (
+        ("wd", f(8, 1, 3, 3)), ("k", f(8, 1, 1)), ("t", np.array([0.5], np.float32)),
+        ("sc", np.array([1, 1, 2, 2], np.float32)), ("wp", f(8, 8, 1, 1)))]
+    g = helper.make_graph(nodes, "blocked_bcast", [helper.make_tensor_value_info("x", TensorProto.FLOAT, (1, 8, 3, 4))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
+def _small_c8(model):
+    """The model compiled with reorders costed by their bytes only, so that its small maps still go C8."""
+    import edgeplan
+    from edgeplan.compiler.passes import layout
+    kept, layout.REORDER_OP_S = layout.REORDER_OP_S, 0.0
+    try:
+        return edgeplan.compile(model)
+    finally:
+        layout.REORDER_OP_S = kept
+
+
 def plans(out: Path):
     import edgeplan
     from edgeplan import models
@@ -65,6 +95,7 @@ def plans(out: Path):
         "kws": edgeplan.compile(models.build("kws", hidden=16), dims={"T": (1, 12)}, state={"h_in": "h_out"}),
         "speech": edgeplan.compile(_speech_model()),
         "blocked": edgeplan.compile(_blocked_model()),
+        "blocked-bcast": _small_c8(_blocked_broadcast_model()),
     }
     # the two as members of a shared-arena group (a GROUP record, state in the member's own range)
     group = edgeplan.plan_group([seeds["tiny"], seeds["kws"]], names=["tiny", "kws"])
