@@ -14,8 +14,10 @@ def test_cnn_bench_runs_and_writes_its_table(tmp_path):
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "tiny" in r.stdout and "ratio" in r.stdout and "speed-up over 1 thread" in r.stdout
+    assert "fastest calls" in r.stdout
     table = md.read_text()
     assert "| tiny | 1 |" in table and "| tiny | 2 |" in table and "ISA" in table
+    assert "ratio of the fastest calls" in table
 
 
 def test_cnn_bench_refuses_an_unknown_model():
