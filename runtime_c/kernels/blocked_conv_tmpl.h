@@ -136,6 +136,7 @@ int EP_ISA_FN(conv2d_blocked_conv_f32)(const ep_op *op) {
         const int64_t units = N * j.chunks;
         if (units < want) j.groups = bc_min(j.strips, (want + units - 1) / units);
     }
-    ep_parallel_for(op->pool, (uint32_t)(N * j.chunks * j.groups), bc_task, &j);
+    /* one thread: the tasks inline, without waking the pool's sleeping workers */
+    ep_parallel_for(T > 1 ? op->pool : NULL, (uint32_t)(N * j.chunks * j.groups), bc_task, &j);
     return EP_OK;
 }

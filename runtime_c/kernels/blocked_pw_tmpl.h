@@ -74,7 +74,8 @@ int EP_ISA_FN(conv2d_blocked_pw_f32)(const ep_op *op) {
         const int64_t units = N * j.chunks, want = 4 * T;
         if (units < want) j.groups = bp_min(j.strips, (want + units - 1) / units);
     }
-    ep_parallel_for(op->pool, (uint32_t)(N * j.chunks * j.groups), bp_task, &j);
+    /* one thread: the tasks inline, without waking the pool's sleeping workers */
+    ep_parallel_for(T > 1 ? op->pool : NULL, (uint32_t)(N * j.chunks * j.groups), bp_task, &j);
     return EP_OK;
 }
 
@@ -114,6 +115,6 @@ int EP_ISA_FN(reorder_f32)(const ep_op *op) {
     ro_job j = {(const float *)xt->data, (float *)yt->data, C / BLK, P, 1, yt->layout == EP_LAYOUT_C8};
     const int64_t blocks = N * j.CB, T = ep_pool_threads_for(op->pool, (uint64_t)blocks * (uint64_t)P * BLK);
     if (T > 1 && blocks < 4 * T) j.parts = bp_min((4 * T + blocks - 1) / blocks, (P + 7) / 8);
-    ep_parallel_for(op->pool, (uint32_t)(blocks * j.parts), ro_task, &j);
+    ep_parallel_for(T > 1 ? op->pool : NULL, (uint32_t)(blocks * j.parts), ro_task, &j);
     return EP_OK;
 }
