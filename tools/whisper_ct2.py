@@ -379,7 +379,7 @@ def whisper_txt(meta: dict) -> str:
 
 def window_frames(seconds: float) -> int:
     """The mel frames of a window of `seconds` (even: two frames per encoder position)."""
-    frames = round(seconds * SAMPLE_RATE / HOP)
+    frames = round(seconds * SAMPLE_RATE / HOP) if np.isfinite(seconds) else 0
     if not (2 <= frames <= FRAMES and frames % 2 == 0 and abs(frames * HOP - seconds * SAMPLE_RATE) < 1e-6):
         raise ValueError(f"--seconds {seconds}: the window must be a multiple of {2 * HOP / SAMPLE_RATE} s, "
                          f"at most {CHUNK // SAMPLE_RATE} s")

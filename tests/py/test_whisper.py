@@ -202,7 +202,7 @@ def test_a_shorter_window_runs_the_encoder_on_its_first_positions(model, tmp_pat
     assert dims["audio"] == [1, 160000] and dims["hidden"][1] == 500 and dims["cross_k0"][-1] == 500
     r = _asr(d, wav)
     assert f"text: {TEXT}" in r.stdout, r.stdout
-    for bad in ("0.015", "31"):
+    for bad in ("0.015", "31", "inf", "nan"):
         r = subprocess.run([sys.executable, str(ROOT / "tools" / "whisper_ct2.py"), str(src), str(tmp_path / "bad"),
                             "--seconds", bad], capture_output=True, text=True)
         assert r.returncode == 1 and "--seconds" in r.stderr and "Traceback" not in r.stderr, r.stderr

@@ -32,7 +32,8 @@ int ep_shape_unary(const ep_op *op, ep_shape *out, uint64_t *scratch) {
  * c 1 or C and n 1 or N (PLAIN, or C8 when rank 4: [n, C, 1, 1] has the same bytes in both layouts). */
 static int bin_c8_operand_ok(const ep_tensor *t, const ep_tensor *y) {
     if (t->layout == EP_LAYOUT_C8 && t->rank == 4 && !memcmp(t->dims, y->dims, sizeof(int32_t) * 4)) return 1;
-    if (t->layout != EP_LAYOUT_PLAIN && !(t->layout == EP_LAYOUT_C8 && t->dims[2] == 1 && t->dims[3] == 1))
+    if (t->layout != EP_LAYOUT_PLAIN && !(t->layout == EP_LAYOUT_C8 && t->rank == 4 && t->dims[2] == 1 &&
+                                          t->dims[3] == 1))
         return 0;
     if (t->rank > 4) return 0;
     int32_t d[4] = {1, 1, 1, 1};

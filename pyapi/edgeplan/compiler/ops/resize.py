@@ -205,11 +205,16 @@ def select_resize(graph, op, tg, upgrades: list) -> None:
         return
     if any(p["scales"][i] != 1.0 or x.shape[i] != y.shape[i] for i in range(r - 2)):
         return
-    oh, ow = int(y.shape[-2]), int(y.shape[-1])
-    planes = int(np.prod(y.shape[:-2], dtype=np.int64))
     op.variant = K.EP_RESIZE_VARIANT_TABLE
-    slots = min(planes, tg.threads) if p["mode"] == K.EP_RESIZE_LINEAR else 0
-    op.scratch = 16 * (oh + ow) + slots * 8 * ow
+    op.scratch = table_scratch(op, int(np.prod(y.shape[:-2], dtype=np.int64)), tg.threads)
+
+
+def table_scratch(op, planes: int, threads: int, pixel: int = 1) -> int:
+    """Scratch of RESIZE TABLE (pixel 1) or C8 (pixel 8, planes = channel blocks): the taps of every output row
+    and column, 16 bytes each, then for linear min(planes, threads) slots of two rows of pixel-float pixels."""
+    oh, ow = int(op.outputs[0].shape[-2]), int(op.outputs[0].shape[-1])
+    slots = min(planes, threads) if op.params["mode"] == K.EP_RESIZE_LINEAR else 0
+    return 16 * (oh + ow) + slots * 8 * ow * pixel
 
 
 SELECT = {"resize": select_resize}

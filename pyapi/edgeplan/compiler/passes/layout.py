@@ -28,6 +28,7 @@ import numpy as np
 from ..._cdef import K
 from ..graph import Graph, Op, Tensor
 from ..ops.linear import pack_gemm_b
+from ..ops.resize import table_scratch
 
 BLK = K.EP_LAYOUT_BLOCK
 C8 = K.EP_LAYOUT_C8
@@ -231,10 +232,8 @@ def assign_layouts(graph: Graph, tg) -> Graph:
             op.scratch = 0
         elif k == "resize":
             op.variant = K.EP_RESIZE_VARIANT_C8
-            n, c, _, _ = (int(v) for v in op.inputs[0].shape)
-            oh, ow = int(op.outputs[0].shape[2]), int(op.outputs[0].shape[3])
-            slots = min(n * c // BLK, tg.threads) if op.params["mode"] == K.EP_RESIZE_LINEAR else 0
-            op.scratch = 16 * (oh + ow) + slots * 8 * ow * BLK   # TABLE's, with rows of 8-float pixels
+            n, c = int(op.inputs[0].shape[0]), int(op.inputs[0].shape[1])
+            op.scratch = table_scratch(op, n * c // BLK, tg.threads, BLK)   # TABLE's, 8-float pixels
         elif k in ("pool", "gap"):
             op.variant = {"maxpool": K.EP_MAXPOOL_VARIANT_C8, "avgpool": K.EP_AVGPOOL_VARIANT_C8,
                           "global_avgpool": K.EP_GLOBAL_AVGPOOL_VARIANT_C8}[op.kind]
