@@ -271,6 +271,7 @@ class Session:
                         for out, n in ((False, len(self.inputs)), (True, len(self.outputs))) for i in range(n)}
         self._variable_outputs = any(t.is_variable for t in self.outputs)
         self._variable = self._variable_outputs or any(t.is_variable for t in self.inputs)
+        self._views = {}   # (output, i) -> (its TensorInfo, the arena view for it): a new shape makes a new view
 
     @property
     def partitions(self) -> list:
@@ -305,12 +306,17 @@ class Session:
         """Input or output i in the arena, as a slice of the arena's numpy array: the view keeps the
         arena's memory alive after the session is gone."""
         t = self.outputs[i] if output else self.inputs[i]
+        c = self._views.get((output, i))
+        if c is not None and c[0] is t:
+            return c[1]
         if t.nbytes == 0:
             return np.empty(t.shape, dtype=t.dtype)
         off = self._io_off[output, i]
         if not 0 <= off <= len(self._arena_raw) - t.nbytes:
             raise EdgeplanError(K.EP_ERR_INTERNAL, f"tensor {t.name!r} lies outside the arena")
-        return self._arena_raw[off:off + t.nbytes].view(t.dtype).reshape(t.shape)
+        v = self._arena_raw[off:off + t.nbytes].view(t.dtype).reshape(t.shape)
+        self._views[output, i] = (t, v)
+        return v
 
     def _live(self) -> None:
         if self._s is None:

@@ -70,6 +70,16 @@ static inline void ep_qconv_geo_init(ep_qconv_geo *g, const ep_qconv2d_params *p
     g->pad = (int8_t)p->x_zero;
 }
 
+/* A depthwise plane one column wide (W = KW = OW = 1, no left pad: a convolution along H only, as audio models
+ * over [T, 1] maps have) is the same bytes as one row: the geometry swapped to H = 1, so that the kernels, which
+ * vectorise along W, run along T. */
+static inline void ep_qconv_geo_column_as_row(ep_qconv_geo *g) {
+    if (g->W != 1 || g->KW != 1 || g->OW != 1 || g->pl != 0 || g->H == 1) return;
+    const ep_qconv_geo c = *g;
+    g->H = 1, g->W = c.H, g->OH = 1, g->OW = c.OH, g->KH = 1, g->KW = c.KH;
+    g->sh = c.sw, g->sw = c.sh, g->dh = c.dw, g->dw = c.dh, g->pt = 0, g->pl = c.pt;
+}
+
 /* Element k = (c, kh, kw) of the patch of output position (oh, ow) in the group's input planes xg. */
 static inline int8_t ep_qconv_tap(const ep_qconv_geo *g, const int8_t *xg, int64_t oh, int64_t ow, int64_t k) {
     const int64_t c = k / (g->KH * g->KW), r = k % (g->KH * g->KW);

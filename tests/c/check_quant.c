@@ -352,6 +352,21 @@ static void gen_qdw(int iter) {
     const int W = qc_extent(KW, p.dilation[1], p.pads[1] + p.pads[3], 1, iter % 3 == 0 ? 70 : 20);
     qconv_check(&p, chk_int(1, 2), C, C, H, W, iter % 4 != 1);
 }
+/* depthwise along H only (W = KW = 1: audio maps [T, 1]), long kernels, sometimes one output row (a streaming
+ * step) */
+static void gen_qdw_column(int iter) {
+    ep_qconv2d_params p;
+    memset(&p, 0, sizeof p);
+    static const int ks[] = {3, 5, 9, 13, 21, 2};
+    const int KH = ks[chk_int(0, 5)];
+    qc_window(&p, KH, 1, 2, 2, KH / 2 + 1);
+    p.pads[1] = p.pads[3] = 0;
+    const int C = chk_int(1, iter % 4 == 0 ? 70 : 12);
+    p.groups = C;
+    const int need = (KH - 1) * p.dilation[0] + 1 - p.pads[0] - p.pads[2];
+    const int H = iter % 3 == 0 ? (need < 1 ? 1 : need) : qc_extent(KH, p.dilation[0], p.pads[0] + p.pads[2], 1, 60);
+    qconv_check(&p, chk_int(1, 2), C, C, H, 1, iter % 4 != 1);
+}
 
 /* ---------------- QUANTIZE / DEQUANTIZE ---------------- */
 static float qc_pow2(int e) { return ldexpf(1.0f, e); }
@@ -660,7 +675,7 @@ static void gen_requant(int iter) {
 
 static const chk_gen GENS[] = {{"requant", gen_requant, 1},        {"qgemm", gen_qgemm, 320},
                                {"qgemm_vec", gen_qgemm_vec, 60},   {"qconv", gen_qconv, 320},
-                               {"qconv_wide", gen_qconv_wide, 40}, {"qdw", gen_qdw, 320},
+                               {"qconv_wide", gen_qconv_wide, 40}, {"qdw", gen_qdw, 320}, {"qdw_column", gen_qdw_column, 300},
                                {"quantize", gen_quantize, 320},    {"dequantize", gen_dequantize, 320},
                                {"qadd", gen_qadd, 320},            {"qlut", gen_qlut, 160},
                                {"dqgemm", gen_dqgemm, 320}};

@@ -137,6 +137,7 @@ int ep_neon_qconv2d_dw_i8(const ep_op *op) {
     const ep_tensor *xt = op->in[0], *yt = op->out[0];
     ep_qconv_geo g;
     ep_qconv_geo_init(&g, p, xt, yt);
+    ep_qconv_geo_column_as_row(&g);
     const int64_t N = xt->dims[0], C = xt->dims[1], planes = N * C;
     if (planes == 0 || g.OH * g.OW == 0) return EP_OK;
     const int64_t T = ep_pool_threads_for(op->pool, (uint64_t)planes * (uint64_t)(g.OH * g.OW) * (uint64_t)g.K);

@@ -366,6 +366,44 @@ static int qdw_fast(const qdw_job *j, int64_t pl) {
     return 1;
 }
 
+/* sum a[i] b[i] over n int8 pairs: 16 at a time by VPMADDWD on the sign-extended bytes (exact), the rest scalar */
+static int32_t qx_dot_i8(const int8_t *a, const int8_t *b, int64_t n) {
+    __m256i acc = _mm256_setzero_si256();
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(a + i))),
+                                                      _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(b + i)))));
+    __m128i h = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
+    if (i + 8 <= n) {
+        h = _mm_add_epi32(h, _mm_madd_epi16(_mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)(a + i))),
+                                            _mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)(b + i)))));
+        i += 8;
+    }
+    h = _mm_add_epi32(h, _mm_shuffle_epi32(h, _MM_SHUFFLE(1, 0, 3, 2)));
+    h = _mm_add_epi32(h, _mm_shuffle_epi32(h, _MM_SHUFFLE(2, 3, 0, 1)));
+    int32_t r = _mm_cvtsi128_si32(h);
+    for (; i < n; i++) r += a[i] * b[i];
+    return r;
+}
+
+/* The accumulator of output (oh, ow) whose taps all lie inside its row (dilation 1 along W): a dot product per
+ * kernel row, a row above or below the input adding x_zero times its weight sum */
+static int32_t qdw_one_inside(const ep_qconv_geo *g, const int8_t *xp, const int8_t *w, int32_t bias, int64_t oh,
+                              int64_t ow) {
+    int32_t acc = bias;
+    const int8_t *xc = xp + ow * g->sw - g->pl;
+    for (int64_t kh = 0; kh < g->KH; kh++) {
+        const int64_t ih = oh * g->sh - g->pt + kh * g->dh;
+        const int8_t *wr = w + kh * g->KW;
+        if (ih >= 0 && ih < g->H) {
+            acc += qx_dot_i8(xc + ih * g->W, wr, g->KW);
+        } else {
+            for (int64_t kw = 0; kw < g->KW; kw++) acc += g->pad * wr[kw];
+        }
+    }
+    return acc;
+}
+
 static void qdw_task(void *ctx, uint32_t t) {
     const qdw_job *j = (const qdw_job *)ctx;
     const ep_qconv_geo *g = j->g;
@@ -373,7 +411,7 @@ static void qdw_task(void *ctx, uint32_t t) {
     const int64_t KH = g->KH, KW = g->KW, sw = g->sw;
     const __m128i even = _mm_setr_epi8(0, 2, 4, 6, 9, 11, 13, 15, -1, -1, -1, -1, -1, -1, -1, -1);
     for (int64_t pl = r.lo; pl < r.hi; pl++) {
-        if (qdw_fast(j, pl)) continue;
+        if (g->OW >= 4 && qdw_fast(j, pl)) continue;   /* narrower rows waste most lanes: scalar */
         const int64_t c = pl % j->C;
         const int8_t *xp = j->x + pl * g->H * g->W, *w = j->w + c * KH * KW;
         int8_t *yp = j->y + pl * g->OH * g->OW;
@@ -434,8 +472,12 @@ static void qdw_task(void *ctx, uint32_t t) {
                     }
                 }
             }
-            for (; ow < g->OW; ow++)
-                yr[ow] = (int8_t)ep_requant(ep_qdw_one(g, xp, w, bias, oh, ow), m, s, j->lo, j->hi, j->zp);
+            for (; ow < g->OW; ow++) {
+                const int64_t iw = ow * sw - g->pl;
+                const int32_t acc = g->dw == 1 && iw >= 0 && iw + KW <= g->W ? qdw_one_inside(g, xp, w, bias, oh, ow)
+                                                                           : ep_qdw_one(g, xp, w, bias, oh, ow);
+                yr[ow] = (int8_t)ep_requant(acc, m, s, j->lo, j->hi, j->zp);
+            }
         }
     }
 }
@@ -445,6 +487,7 @@ int ep_x86_qconv2d_dw_i8(const ep_op *op) {
     const ep_tensor *xt = op->in[0], *yt = op->out[0];
     ep_qconv_geo g;
     ep_qconv_geo_init(&g, p, xt, yt);
+    ep_qconv_geo_column_as_row(&g);
     const int64_t N = xt->dims[0], C = xt->dims[1], planes = N * C;
     if (planes == 0 || g.OH * g.OW == 0) return EP_OK;
     const int64_t T = ep_pool_threads_for(op->pool, (uint64_t)planes * (uint64_t)(g.OH * g.OW) * (uint64_t)g.K);

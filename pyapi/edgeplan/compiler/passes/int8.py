@@ -57,7 +57,9 @@ def _quant_params(m: ir.Model, n: ir.Node):
             return None
         dt = _dt(m, n.input(2))
     else:
-        z, dt = 0, (np.dtype(np.uint8) if n.op_type == "QuantizeLinear" else _dt(m, n.inputs[0]))
+        to = int(n.attrs.get("output_dtype", 0) or 0)
+        z, dt = 0, (({3: np.dtype(np.int8)}.get(to, np.dtype(np.uint8) if to in (0, 2) else None))
+                    if n.op_type == "QuantizeLinear" else _dt(m, n.inputs[0]))
     if dt not in (np.dtype(np.int8), np.dtype(np.uint8)):
         return None
     return float(np.float32(s)), int(z), dt
@@ -563,23 +565,24 @@ def _luts(m: ir.Model, codes: set) -> int:
     return done
 
 
-def _boundaries(m: ir.Model, codes: set) -> None:
-    """Per-tensor QuantizeLinear whose codes an integer op reads, and DequantizeLinear of codes an integer op
-    (or a move of them) writes, as edgeplan Quantize / Dequantize (one runtime op each)."""
+def _boundaries(m: ir.Model) -> None:
+    """Every per-tensor QuantizeLinear (float32 to int8 / uint8 codes) and DequantizeLinear (of such codes, to
+    float32) not absorbed into an integer op, as edgeplan Quantize / Dequantize: one runtime op each where the
+    float rewrite (passes/qdq.py) takes four or five, with the same result. A QuantizeLinear that only
+    DequantizeLinear nodes read (an activation's fake quantisation) stays a pair for qdq.fold_pairs."""
     from onnx import helper
-    prod = m.producers()
     cons = m.consumers()
-    int_out = codes
-    int_in = {n.inputs[0] for n in m.nodes if n.domain == DOMAIN and n.op_type in INT8_OPS}
+    pairs = {n.outputs[0] for n in m.nodes if n.domain == "" and n.op_type == "QuantizeLinear" and n.outputs
+             and n.outputs[0] not in m.outputs and cons.get(n.outputs[0])
+             and all(u.domain == "" and u.op_type == "DequantizeLinear" for u in cons[n.outputs[0]])}
     out = []
     for n in m.nodes:
-        if n.domain == "" and n.op_type in ("QuantizeLinear", "DequantizeLinear"):
+        if n.domain == "" and n.op_type in ("QuantizeLinear", "DequantizeLinear") and not (
+                n.outputs[0] if n.op_type == "QuantizeLinear" else n.inputs[0]) in pairs:
             q = _quant_params(m, n)
             x = n.inputs[0]
-            hit = (n.outputs[0] in int_in or any(u.domain == DOMAIN for u in cons.get(n.outputs[0], []))) \
-                if n.op_type == "QuantizeLinear" else (x in int_out or getattr(prod.get(x), "op_type", "") == "Quantize")
-            if q is not None and hit and m.const(x) is None and (
-                    n.op_type == "DequantizeLinear" or _dt(m, x) == np.float32):
+            if q is not None and m.const(x) is None and (
+                    _dt(m, x) == np.float32 if n.op_type == "QuantizeLinear" else _dt(m, n.input(1)) == np.float32):
                 op = "Quantize" if n.op_type == "QuantizeLinear" else "Dequantize"
                 attrs = {"scale": q[0], "zero_point": q[1]}
                 if op == "Quantize":
@@ -587,7 +590,6 @@ def _boundaries(m: ir.Model, codes: set) -> None:
                 nn = ir.Node(op, [x], list(n.outputs), attrs, n.name, DOMAIN,
                              proto=helper.make_node(op, [x], list(n.outputs), name=n.name, domain=DOMAIN, **attrs))
                 out.append(nn)
-                prod[n.outputs[0]] = nn
                 continue
         out.append(n)
     m.nodes = out
@@ -649,7 +651,7 @@ def int8_ops(m: ir.Model, notes: list) -> None:
             break
     if luts:
         r.count["QLut"] = luts
-    _boundaries(m, codes)
+    _boundaries(m)
     held = set(codes)
     for n in m.nodes:
         if n.domain == DOMAIN:
