@@ -22,14 +22,17 @@
 #define BC_PC 192        /* output pixels per row chunk, about (6 rows at least) */
 
 typedef struct bc_job {
-    const float *x, *w, *b, *r;
+    const float *x, *b, *r;
+    const void *w;               /* f32, or 16-bit (converted per k-block: bg_weights) */
     float *y;
     int64_t H, W, M, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl;
     int64_t lanes, units, K;     /* channels per unit (8: C8 X, 1: PLAIN X), units per image, rows of W^T */
     int64_t ow_lo, ow_hi;        /* the columns whose taps all lie inside X */
     int64_t strips, chunks, groups, nkb;
     const ep_conv2d_params *p;
+    int wdt;                     /* W's dtype */
 } bc_job;
+_Static_assert(BC_KR <= BG_W16_ROWS, "a k-block of 16-bit weights fits the conversion buffer");
 
 static inline int64_t bc_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -57,13 +60,15 @@ static void bc_one(const bc_job *j, bg_tile *a, int nb, int64_t np, int down, in
     bg_run(a, np, nb, down ? j->sh * j->W * L : j->sw * L, down ? j->OW * BLK : BLK);
 }
 
-/* Strip s of image n's output rows [r0, r1) over the k-block of units [u0, u0 + nu). */
+/* Strip s of image n's output rows [r0, r1) over the k-block of units [u0, u0 + nu); wbuf: 16-bit weights'
+ * conversion buffer. */
 static void bc_strip(const bc_job *j, int64_t n, int64_t s, int64_t r0, int64_t r1, int64_t u0, int64_t nu, int first,
-                     int last) {
+                     int last, float *wbuf) {
     const int64_t L = j->lanes, KH = j->KH, KW = j->KW, OW = j->OW, m0 = s * BG_NR;
     const int64_t yoff = (n * j->M + m0) * j->OH * OW;   /* the strip's first block (M is a multiple of 8) */
     const int nb = j->M - m0 >= BG_NR ? 2 : 1;
-    const float *x = j->x + (n * j->units + u0) * j->H * j->W * L, *w = j->w + (s * j->K + u0 * KH * KW * L) * BG_NR;
+    const float *x = j->x + (n * j->units + u0) * j->H * j->W * L;
+    const float *w = bg_weights(j->w, j->wdt, s * j->K + u0 * KH * KW * L, nu * KH * KW * L, wbuf);
     const float *r = last && j->r ? j->r + yoff : NULL;
     float *y = j->y + yoff;
     bg_tile a = {.b = last && j->b ? j->b + m0 : NULL, .nu = nu, .xcs = j->H * j->W * L, .wcs = KH * KW * L * BG_NR,
@@ -97,16 +102,27 @@ static void bc_strip(const bc_job *j, int64_t n, int64_t s, int64_t r0, int64_t 
 }
 
 /* Task t: image n, row chunk, strip range; every k-block of it. */
-static void bc_task(void *ctx, uint32_t t) {
-    const bc_job *j = (const bc_job *)ctx;
+static void bc_task_w(const bc_job *j, uint32_t t, float *wbuf) {
     const int64_t g = t % j->groups, ch = t / j->groups % j->chunks, n = t / j->groups / j->chunks;
     const ep_range sr = ep_task_range(j->strips, j->groups, (uint32_t)g);
     const ep_range rr = ep_task_range(j->OH, j->chunks, (uint32_t)ch);
     for (int64_t kb = 0; kb < j->nkb; kb++) {
         const ep_range kr = ep_task_range(j->units, j->nkb, (uint32_t)kb);
         for (int64_t s = sr.lo; s < sr.hi; s++)
-            bc_strip(j, n, s, rr.lo, rr.hi, kr.lo, kr.hi - kr.lo, kb == 0, kb == j->nkb - 1);
+            bc_strip(j, n, s, rr.lo, rr.hi, kr.lo, kr.hi - kr.lo, kb == 0, kb == j->nkb - 1, wbuf);
     }
+}
+
+/* the conversion buffer (16 KiB) on the stack only for 16-bit weights */
+static __attribute__((noinline)) void bc_task_w16(const bc_job *j, uint32_t t) {
+    float wbuf[BG_W16_ROWS * BG_NR];
+    bc_task_w(j, t, wbuf);
+}
+
+static void bc_task(void *ctx, uint32_t t) {
+    const bc_job *j = (const bc_job *)ctx;
+    if (j->wdt == EP_DTYPE_F32) bc_task_w(j, t, NULL);
+    else bc_task_w16(j, t);
 }
 
 int EP_ISA_FN(conv2d_blocked_conv_f32)(const ep_op *op) {
@@ -115,10 +131,10 @@ int EP_ISA_FN(conv2d_blocked_conv_f32)(const ep_op *op) {
     const int64_t N = xt->dims[0], C = xt->dims[1], M = yt->dims[1], OH = yt->dims[2], OW = yt->dims[3];
     if (N == 0 || M == 0 || OH == 0 || OW == 0) return EP_OK;
     const int64_t L = xt->layout == EP_LAYOUT_C8 ? BLK : 1, KH = p->kernel[0], KW = p->kernel[1];
-    bc_job j = {(const float *)xt->data, (const float *)op->in[1]->data, bt ? (const float *)bt->data : NULL,
-                rt ? (const float *)rt->data : NULL, (float *)yt->data, xt->dims[2], xt->dims[3], M, OH, OW, KH, KW,
+    bc_job j = {(const float *)xt->data, bt ? (const float *)bt->data : NULL, rt ? (const float *)rt->data : NULL,
+                op->in[1]->data, (float *)yt->data, xt->dims[2], xt->dims[3], M, OH, OW, KH, KW,
                 p->stride[0], p->stride[1], p->dilation[0], p->dilation[1], p->pads[0], p->pads[1], L, C / L,
-                C * KH * KW, 0, 0, (M + BG_NR - 1) / BG_NR, 1, 1, 1, p};
+                C * KH * KW, 0, 0, (M + BG_NR - 1) / BG_NR, 1, 1, 1, p, op->in[1]->dtype};
     /* interior columns: ow*sw - pl >= 0 and ow*sw - pl + (KW-1)*dw <= W-1 */
     const int64_t span = (KW - 1) * j.dw, lo = (j.pl + j.sw - 1) / j.sw;
     j.ow_lo = bc_min(lo, OW);

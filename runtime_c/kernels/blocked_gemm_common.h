@@ -14,6 +14,7 @@
 #ifndef EP_BLOCKED_GEMM_COMMON_H
 #define EP_BLOCKED_GEMM_COMMON_H
 #include "ep_kernel.h"
+#include "float_bits.h"
 
 #define BLK EP_LAYOUT_BLOCK
 #define BG_NR EP_PACK_NR
@@ -22,6 +23,31 @@
 #ifndef BG_PW
 #define BG_PW 0           /* 1: every tile has nkh = nkw = 1 */
 #endif
+
+/* 16-bit weights (1.14): W^T of dtype F16 or BF16 is converted exactly to float32, a strip's k-block (at most
+ * BG_W16_ROWS rows of 16) at a time, into a buffer the tiles then read as float32 W^T: the sums are the float32
+ * plan's on the converted weights, bit for bit. The ISA's blocked_gemm.h may define BG_CVT_F16(d, s, n) and
+ * BG_CVT_BF16(d, s, n) (vector conversions) before including this file. */
+#define BG_W16_ROWS EP_BLOCKED_W16_ROWS
+#ifndef BG_CVT_F16
+#define BG_CVT_F16(d, s, n) for (int64_t i_ = 0; i_ < (n); i_++) (d)[i_] = ep_f16_to_f32((s)[i_])
+#endif
+#ifndef BG_CVT_BF16
+#define BG_CVT_BF16(d, s, n) for (int64_t i_ = 0; i_ < (n); i_++) (d)[i_] = ep_bf16_to_f32((s)[i_])
+#endif
+
+/* Rows [r, r + n) of the strips' W^T (elements 16 r .. 16 (r + n)) of dtype dt as float32: in place for F32,
+ * else converted into buf (n <= BG_W16_ROWS) */
+static inline const float *bg_weights(const void *w, int dt, int64_t r, int64_t n, float *buf) {
+    if (dt == EP_DTYPE_F32) return (const float *)w + r * BG_NR;
+    const uint16_t *s = (const uint16_t *)w + r * BG_NR;
+    if (dt == EP_DTYPE_F16) {
+        BG_CVT_F16(buf, s, n * BG_NR);
+    } else {
+        BG_CVT_BF16(buf, s, n * BG_NR);
+    }
+    return buf;
+}
 
 typedef struct bg_tile {
     const float *x, *w, *b, *r;   /* b at the strip's first channel or NULL; r at the tile's output or NULL */

@@ -22,21 +22,24 @@
 #define BP_PC 192        /* pixels per chunk (a multiple of the tile's 6) */
 
 typedef struct bp_job {
-    const float *x, *w, *b, *r;
+    const float *x, *b, *r;
+    const void *w;            /* f32, or 16-bit (converted per k-block: bg_weights) */
     float *y;
     int64_t C, M, P, strips;
     int64_t chunks, groups;   /* pixel chunks per image, strip ranges per chunk */
     int64_t nkb;              /* k-blocks */
     const ep_conv2d_params *p;
+    int wdt;                  /* W's dtype */
 } bp_job;
+_Static_assert(BP_KC <= BG_W16_ROWS, "a k-block of 16-bit weights fits the conversion buffer");
 
 static inline int64_t bp_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
-/* Strip s of image n's pixels [q0, q1) over k-block [c0, c0 + kc). */
+/* Strip s of image n's pixels [q0, q1) over k-block [c0, c0 + kc); wbuf: 16-bit weights' conversion buffer. */
 static void bp_strip(const bp_job *j, int64_t n, int64_t s, int64_t q0, int64_t q1, int64_t c0, int64_t kc, int first,
-                     int last) {
+                     int last, float *wbuf) {
     const int64_t C = j->C, M = j->M, P = j->P, m0 = s * BG_NR, off = n * M * P + m0 * P;
-    bg_tile a = {.w = j->w + (s * C + c0) * BG_NR, .b = last && j->b ? j->b + m0 : NULL, .ys = P * BLK,
+    bg_tile a = {.w = bg_weights(j->w, j->wdt, s * C + c0, kc, wbuf), .b = last && j->b ? j->b + m0 : NULL, .ys = P * BLK,
                  .nu = kc / BLK, .xcs = P * BLK, .wcs = BLK * BG_NR, .nkh = 1, .nkw = 1, .nr = BLK,
                  .first = first, .last = last, .p = j->p};
     const int nb = M - m0 >= BG_NR ? 2 : 1;   /* 1: 8 real columns */
@@ -47,8 +50,7 @@ static void bp_strip(const bp_job *j, int64_t n, int64_t s, int64_t q0, int64_t 
 }
 
 /* Task t: image n, pixel chunk, strip range; every k-block of it. */
-static void bp_task(void *ctx, uint32_t t) {
-    const bp_job *j = (const bp_job *)ctx;
+static void bp_task_w(const bp_job *j, uint32_t t, float *wbuf) {
     const int64_t g = t % j->groups, ch = t / j->groups % j->chunks, n = t / j->groups / j->chunks;
     const ep_range sr = ep_task_range(j->strips, j->groups, (uint32_t)g);
     const int64_t p0 = ch * BP_PC, p1 = bp_min(j->P, p0 + BP_PC);
@@ -56,18 +58,30 @@ static void bp_task(void *ctx, uint32_t t) {
         const ep_range kr = ep_task_range(j->C / BLK, j->nkb, (uint32_t)kb);
         const int64_t c0 = kr.lo * BLK, kc = (kr.hi - kr.lo) * BLK;
         const int first = kb == 0, last = kb == j->nkb - 1;
-        for (int64_t s = sr.lo; s < sr.hi; s++) bp_strip(j, n, s, p0, p1, c0, kc, first, last);
+        for (int64_t s = sr.lo; s < sr.hi; s++) bp_strip(j, n, s, p0, p1, c0, kc, first, last, wbuf);
     }
+}
+
+/* the conversion buffer (16 KiB) on the stack only for 16-bit weights */
+static __attribute__((noinline)) void bp_task_w16(const bp_job *j, uint32_t t) {
+    float wbuf[BG_W16_ROWS * BG_NR];
+    bp_task_w(j, t, wbuf);
+}
+
+static void bp_task(void *ctx, uint32_t t) {
+    const bp_job *j = (const bp_job *)ctx;
+    if (j->wdt == EP_DTYPE_F32) bp_task_w(j, t, NULL);
+    else bp_task_w16(j, t);
 }
 
 int EP_ISA_FN(conv2d_blocked_pw_f32)(const ep_op *op) {
     const ep_tensor *xt = op->in[0], *bt = ep_op_in(op, 2), *rt = ep_op_in(op, 3), *yt = op->out[0];
     const int64_t N = xt->dims[0], C = xt->dims[1], P = (int64_t)xt->dims[2] * xt->dims[3], M = yt->dims[1];
     if (N == 0 || M == 0 || P == 0) return EP_OK;
-    bp_job j = {(const float *)xt->data, (const float *)op->in[1]->data, bt ? (const float *)bt->data : NULL,
-                rt ? (const float *)rt->data : NULL, (float *)yt->data, C, M, P, (M + BG_NR - 1) / BG_NR,
-                (P + BP_PC - 1) / BP_PC, 1, (C / BLK + BP_KC / BLK - 1) / (BP_KC / BLK),
-                (const ep_conv2d_params *)op->params};
+    bp_job j = {(const float *)xt->data, bt ? (const float *)bt->data : NULL, rt ? (const float *)rt->data : NULL,
+                op->in[1]->data, (float *)yt->data, C, M, P, (M + BG_NR - 1) / BG_NR, (P + BP_PC - 1) / BP_PC, 1,
+                (C / BLK + BP_KC / BLK - 1) / (BP_KC / BLK), (const ep_conv2d_params *)op->params,
+                op->in[1]->dtype};
     if (j.nkb < 1) j.nkb = 1;   /* C = 0: the epilogue on empty sums */
     const int64_t T = ep_pool_threads_for(op->pool, (uint64_t)N * (uint64_t)M * (uint64_t)C * (uint64_t)P);
     if (T > 1) {   /* about 4 tasks per thread: split the strips when images and chunks are too few */

@@ -10,7 +10,9 @@
  * 256), the 8-channel tiles of a half strip. R and Y (and a C8 X) are blocked here from plain data; W^T is packed
  * from a random plain [M,C,KH,KW] filter as GEMM-B strips [ceil(M/16)][K][16], K = C*KH*KW, with its rows in (c/8,
  * kh, kw, c%8) order for a C8 X and (c, kh, kw) order for a PLAIN one. Every kernel is held to chk_tol_accum(K)
- * against the variant's reference and to chk_tol_dot(K) against variant 0 on the plain data (blocked here). The
+ * against the variant's reference and to chk_tol_dot(K) against variant 0 on the plain data (blocked here); in a
+ * third of the cases also to the same bytes with W^T stored as F16 or BF16 as with its rounded f32 values
+ * (chk_w16_exact), or, past EP_BLOCKED_W16_ROWS rows per input unit, to the shape function's refusal. The
  * shape function must refuse strips of a wrong shape, plain weights, groups 2, and Y or R in PLAIN. */
 
 /* W[M][C][KH][KW] as W^T [K][M] strips, rows in (c/8, kh, kw, c%8) order (c8) or (c, kh, kw) order */
@@ -66,6 +68,20 @@ static void bcv_check(ep_conv2d_params *p, int N, int C, int M, int H, int W, in
     c.out[0].layout = EP_LAYOUT_C8;
     chk_kernels(&c);
     CHECK(c.scratch == 0, "%s: scratch %llu", what, (unsigned long long)c.scratch);
+    if (chk_rnd() % 3 == 0) {   /* 16-bit weights: the bytes of their rounded f32 values, or refused */
+        ep_tensor wr = chk_mk(chk_alloc(chk_bytes(&wt)), EP_DTYPE_F32, wt.rank, wt.dims);
+        memcpy(wr.data, wt.data, chk_bytes(&wt));
+        ep_tensor w16 = chk_w16_round(&wr, (int)(chk_rnd() & 1));
+        c.in[1] = &wr, c.spec[0] = NULL;
+        if (KH * KW * (c8 ? 8 : 1) <= EP_BLOCKED_W16_ROWS) {
+            chk_w16_exact(&c, 1, &w16);
+        } else {
+            c.in[1] = &w16;
+            bpw_refused(&c, "16-bit weights with a unit past EP_BLOCKED_W16_ROWS rows");
+        }
+        c.in[1] = &wt, c.spec[0] = spec;
+        chk_free(wr.data), chk_free(w16.data);
+    }
     /* hostile plans: the shape function refuses them */
     c.out[0] = chk_mk(NULL, EP_DTYPE_F32, 4, CHK_DIMS(N, M, OH, OW));
     c.out[0].layout = EP_LAYOUT_C8;

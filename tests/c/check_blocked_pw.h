@@ -5,7 +5,8 @@
  * repeating its last pixel, 1-pixel tiles), bias, residual and the fused activations conv_check draws. X, R and Y
  * are blocked here from plain data (independently of REORDER) and W^T is packed as GEMM-B strips
  * [ceil(M/16)][C][16]. Every kernel is held to chk_tol_accum(C) against the variant's reference and to
- * chk_tol_dot(C) against variant 0 on the plain data (blocked here). The shape function must refuse strips of a
+ * chk_tol_dot(C) against variant 0 on the plain data (blocked here); in a third of the cases also to the same
+ * bytes with W^T stored as F16 or BF16 as with its rounded f32 values (chk_w16_exact). The shape function must refuse strips of a
  * wrong shape, a 3x3 kernel, stride 2, pads, groups 2, and X, Y or R in PLAIN.
  * REORDER: random N, C (a multiple of 8), H and W (1 and odd included), both directions, every kernel equal to
  * the layout's definition bit for bit (it moves data). chk_kernels declares its outputs afresh after the shape
@@ -62,6 +63,15 @@ static void bpw_check(int N, int C, int M, int H, int W, int has_b, int has_r) {
     c.out[0].layout = EP_LAYOUT_C8;
     chk_kernels(&c);
     CHECK(c.scratch == 0, "%s: scratch %llu", what, (unsigned long long)c.scratch);
+    if (chk_rnd() % 3 == 0) {   /* 16-bit weights: the bytes of their rounded f32 values */
+        ep_tensor wr = chk_mk(chk_alloc(chk_bytes(&wt)), EP_DTYPE_F32, wt.rank, wt.dims);
+        memcpy(wr.data, wt.data, chk_bytes(&wt));
+        ep_tensor w16 = chk_w16_round(&wr, (int)(chk_rnd() & 1));
+        c.in[1] = &wr, c.spec[0] = NULL;
+        chk_w16_exact(&c, 1, &w16);
+        c.in[1] = &wt, c.spec[0] = spec;
+        chk_free(wr.data), chk_free(w16.data);
+    }
     /* hostile plans: the shape function refuses them */
     c.out[0] = chk_mk(NULL, EP_DTYPE_F32, 4, CHK_DIMS(N, M, H, W));
     c.out[0].layout = EP_LAYOUT_C8;

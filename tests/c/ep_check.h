@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ep_ops.h"
+#include "float_bits.h"
 
 /* In a sanitizer build (meson -Db_sanitize=address,undefined) a report is a failure: the first one stops the test,
  * whatever the environment sets (the runtimes read these defaults first). Unused without sanitizers. */
@@ -806,6 +807,73 @@ static int chk_kernels(chk_case *c) {
     for (int i = 0; i < c->n_in; i++) free(snap[i]);
     for (int o = 0; o < c->n_out; o++) chk_free(mag[o]);
     return 1;
+}
+
+/* 16-bit weights (plan_format.h "16-bit weights"): *w16 is input wi of c (f32 weights) stored as F16 (f16 != 0)
+ * or BF16, and c's input wi is set to those rounded values in f32. Every table's kernel for c must then give the
+ * same bytes with the 16-bit weights as with their f32 values, on one thread and on the pool. The caller frees
+ * w16->data and the f32 copy (c->in[wi]->data is replaced: keep the original to free it). */
+static ep_tensor chk_w16_round(ep_tensor *w, int f16) {
+    const int64_t n = (int64_t)(chk_bytes(w) / 4);
+    ep_tensor h = chk_mk(chk_alloc((size_t)(n * 2 > 0 ? n * 2 : 1)), f16 ? EP_DTYPE_F16 : EP_DTYPE_BF16, w->rank, w->dims);
+    uint16_t *hv = (uint16_t *)h.data;
+    float *wv = (float *)w->data;
+    for (int64_t i = 0; i < n; i++) {
+        hv[i] = f16 ? ep_f32_to_f16(wv[i]) : ep_f32_to_bf16(wv[i]);
+        wv[i] = f16 ? ep_f16_to_f32(hv[i]) : ep_bf16_to_f32(hv[i]);
+    }
+    return h;
+}
+static void chk_w16_exact(chk_case *c, int wi, ep_tensor *w16) {
+    ep_tensor *w32 = c->in[wi];
+    ep_shape shp[CHK_MAX_OUT];
+    ep_tensor *souts[CHK_MAX_OUT];
+    for (int o = 0; o < c->n_out; o++) souts[o] = &c->out[o];
+    c->in[wi] = w16;
+    ep_op sop = chk_op(c->opcode, c->params, c->in, c->n_in, souts, c->n_out);
+    sop.variant = c->variant;
+    uint64_t scratch = 0;
+    const int src = ep_op_info_get(c->opcode)->shape(&sop, shp, &scratch);
+    c->in[wi] = w32;
+    if (src != EP_OK) {
+        chk_report(c, 0, "shape function", "refused 16-bit weights (%d)", src);
+        return;
+    }
+    void *snap[CHK_MAX_IN] = {0};
+    for (int i = 0; i < c->n_in; i++)
+        if (c->in[i]) {
+            snap[i] = malloc(chk_bytes(c->in[i]) + 1);
+            memcpy(snap[i], c->in[i]->data, chk_bytes(c->in[i]));
+        }
+    void *snap16 = malloc(chk_bytes(w16) + 1);
+    memcpy(snap16, w16->data, chk_bytes(w16));
+    ep_kernel_fn tested[CHK_N_LEVELS + 1] = {0};
+    for (int ti = 0; ti < chk_n_tables; ti++) {
+        const ep_kernel_fn fn = chk_tables[ti].t.fn[c->opcode][c->variant];
+        int seen = 0;
+        for (int k = 0; k < ti; k++) seen |= tested[k] == fn;
+        tested[ti] = fn;
+        if (!fn || seen || (ti && !chk_checked_here(ti, c->opcode, c->variant))) continue;
+        for (int run = 0; run < (ti && chk_pool.n_threads > 1 ? 2 : 1); run++) {
+            ep_pool *pool = run ? &chk_pool : NULL;
+            const char *how = run ? "threads, 16-bit weights" : "1 thread, 16-bit weights";
+            chk_run_bufs a, b;
+            int ok = chk_run(c, ti, fn, how, scratch, pool, -1, snap, &a);
+            c->in[wi] = w16;
+            void *save = snap[wi];
+            snap[wi] = snap16;
+            ok &= chk_run(c, ti, fn, how, scratch, pool, -1, snap, &b);
+            snap[wi] = save;
+            c->in[wi] = w32;
+            for (int o = 0; ok && o < c->n_out; o++)
+                if (memcmp(a.y[o], b.y[o], chk_bytes(&c->out[o])))
+                    ok = 0, chk_report(c, ti, how, "output %d differs from the f32 weights' (the rounded values)", o);
+            if (ok) chk_passed(c, ti);
+            chk_run_free(c, &a), chk_run_free(c, &b);
+        }
+    }
+    for (int i = 0; i < c->n_in; i++) free(snap[i]);
+    free(snap16);
 }
 
 /* ---------------- a family's main ---------------- */

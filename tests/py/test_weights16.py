@@ -78,6 +78,16 @@ def test_16bit_plan_equals_float32_on_rounded_weights(name, build, fmt, monkeypa
             assert np.array_equal(got[k], want_m[k]), (name, fmt, hex(mask), k)
 
 
+def test_16bit_weights_stay_on_the_c8_layout():
+    """A 16-bit plan keeps the C8 convolutions of its float32 plan, their W^T in 16 bits (plan 1.14)."""
+    model = zoo().build("mobilenetv2", size=64)
+    p32, p16 = edgeplan.compile(model), edgeplan.compile(model, quantize="fp16")
+    blocked = [k for k in p32.report["kernels"] if k[2].startswith("blocked")]
+    assert blocked and all(k in p16.report["kernels"] for k in blocked)
+    assert int.from_bytes(p16.data[6:8], "little") == 14 and int.from_bytes(p32.data[6:8], "little") < 14
+    assert p16.report["const_bytes"] <= 0.55 * p32.report["const_bytes"]
+
+
 def test_16bit_threads_bit_identical():
     model = zoo().build("mobilenetv2", size=64)
     plan = edgeplan.compile(model, quantize="fp16")

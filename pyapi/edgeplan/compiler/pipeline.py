@@ -29,8 +29,8 @@ def compile_graph(graph: Graph, *, source: str = "", required_features: int = 0,
     offloading become DELEGATE ops (compiler/partition)."""
     tg = get_target(target)
     if weights is not None:
-        # Winograd's float32 filters are 4x the filter; the C8 variants' weights are float32 only
-        tg = dataclasses.replace(tg, winograd=False, blocked=False)
+        # Winograd's float32 filters are 4x the filter
+        tg = dataclasses.replace(tg, winograd=False)
     dyn = None
     if int8_dynamic:
         from .passes.int8_dynamic import int8_dynamic as rewrite

@@ -15,7 +15,7 @@
 /* EP_CDEF_BEGIN */
 #define EP_PLAN_MAGIC 0x4E4C5045
 #define EP_PLAN_VERSION_MAJOR 1
-#define EP_PLAN_VERSION_MINOR 13
+#define EP_PLAN_VERSION_MINOR 14
 #define EP_MAX_RANK 8
 #define EP_SECTION_ALIGN 64
 #define EP_ARENA_ALIGN 64
@@ -462,7 +462,11 @@ typedef struct ep_reorder_params {
  * Variant BLOCKED_CONV (1.12), groups 1, any kernel, stride, dilation and pads: Y and R in C8; X in C8, or PLAIN
  *   (any C: a stem reading the image); W^T as GEMM-B strips [ceil(M/16)][K][16], K = C*KH*KW, in (c/8, kh, kw,
  *   c%8) order for a C8 X (row ((c/8*KH + kh)*KW + kw)*8 + c%8) and in (c, kh, kw) order for a PLAIN X (row
- *   (c*KH + kh)*KW + kw); f32; no scratch. */
+ *   (c*KH + kh)*KW + kw); f32; no scratch.
+ * 16-bit weights on C8 (1.14): BLOCKED_PW's and BLOCKED_CONV's W^T may be F16 or BF16 (as PACKED's, "16-bit
+ *   weights" below), BLOCKED_CONV's only when one input unit's rows, KH*KW*8 for a C8 X or KH*KW for a PLAIN one,
+ *   are at most EP_BLOCKED_W16_ROWS (the kernels convert a k-block of whole units at a time). */
+#define EP_BLOCKED_W16_ROWS 256
 #define EP_CONV_DIRECT_ROWS 4
 typedef struct ep_conv2d_params {
     int32_t kernel[2];      /* kh, kw */

@@ -7,6 +7,7 @@
 #include "pack_common.h"
 #include "neon.h"
 #include "neon_act.h"
+#include "cvt16_neon.h"
 
 /* Once per tile row, not per k: kept out of line so the 12 micro-kernel instances stay small. */
 static __attribute__((noinline)) void pk_epi_row(const pk_epi *e, int i, float *ci, float32x4_t *v) {
@@ -102,23 +103,8 @@ static inline void pk_even16(float *d, const float *s) {
 }
 #define PK_EVEN16(d, s) pk_even16((d), (s))
 
-#if defined(__aarch64__)
-/* n halves to float32 (FCVTL, exact; ARMv8.0 AdvSIMD) */
-static inline void pk_cvt_f16_neon(float *d, const uint16_t *s, int64_t n) {
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4) vst1q_f32(d + i, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(s + i))));
-    pk_cvt_f16_scalar(d + i, s + i, n - i);
-}
-#define PK_CVT_F16(d, s, n) pk_cvt_f16_neon((d), (s), (n))
-#endif
-
-/* n bfloat16 to float32: the bits moved up 16 (USHLL) */
-static inline void pk_cvt_bf16_neon(float *d, const uint16_t *s, int64_t n) {
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4) vst1q_f32(d + i, vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(s + i), 16)));
-    pk_cvt_bf16(d + i, s + i, n - i);
-}
-#define PK_CVT_BF16(d, s, n) pk_cvt_bf16_neon((d), (s), (n))
+#define PK_CVT_F16(d, s, n) neon_cvt_f16((d), (s), (n))
+#define PK_CVT_BF16(d, s, n) neon_cvt_bf16((d), (s), (n))
 
 /* d[c * ldd + i] = s[i * lds + c], i, c < 8, as four 4 x 4 blocks: CONV2D POINTWISE's write-back */
 static inline void pk_t8_neon(float *d, int64_t ldd, const float *s, int64_t lds) {

@@ -3,8 +3,10 @@
  *
  * An element (n, c, h, w) of a C8 tensor [N,C,H,W] is at (((n*C/8 + c/8)*H + h)*W + w)*8 + c%8.
  * The convolutions compute what CONV2D variant 0 computes (ep_conv2d_params): each output starts at 0.0f and
- * receives its taps in (c, kh, kw) order, then B, then R, then the activation. */
+ * receives its taps in (c, kh, kw) order, then B, then R, then the activation. BLOCKED_PW's and BLOCKED_CONV's
+ * weights may be 16-bit (1.14), each element converted exactly to float32 where it is read (rl_weight). */
 #include "ep_ops.h"
+#include "ref_util.h"
 
 #define BLK EP_LAYOUT_BLOCK
 
@@ -74,7 +76,9 @@ int ep_ref_conv2d_blocked_pw_f32(const ep_op *op) {
     const ep_conv2d_params *p = (const ep_conv2d_params *)op->params;
     const ep_tensor *xt = op->in[0], *bt = ep_op_in(op, 2), *rt = ep_op_in(op, 3), *yt = op->out[0];
     const int64_t N = xt->dims[0], C = xt->dims[1], H = xt->dims[2], W = xt->dims[3], M = yt->dims[1];
-    const float *x = (const float *)xt->data, *w = (const float *)op->in[1]->data;
+    const float *x = (const float *)xt->data;
+    const void *w = op->in[1]->data;
+    const int wdt = op->in[1]->dtype;
     const float *b = bt ? (const float *)bt->data : NULL, *r = rt ? (const float *)rt->data : NULL;
     float *y = (float *)yt->data;
     for (int64_t n = 0; n < N; n++)
@@ -83,7 +87,8 @@ int ep_ref_conv2d_blocked_pw_f32(const ep_op *op) {
                 for (int64_t ww = 0; ww < W; ww++) {
                     float acc = 0.0f;
                     for (int64_t c = 0; c < C; c++)
-                        acc += x[c8_at(n, c, h, ww, C, H, W)] * w[(m / EP_PACK_NR) * C * EP_PACK_NR + c * EP_PACK_NR + m % EP_PACK_NR];
+                        acc += x[c8_at(n, c, h, ww, C, H, W)] *
+                               rl_weight(w, wdt, (m / EP_PACK_NR) * C * EP_PACK_NR + c * EP_PACK_NR + m % EP_PACK_NR);
                     const int64_t at = c8_at(n, m, h, ww, M, H, W);
                     y[at] = c8_epilogue(acc, p, b, r, m, at);
                 }
@@ -97,8 +102,9 @@ int ep_ref_conv2d_blocked_conv_f32(const ep_op *op) {
     const ep_tensor *xt = op->in[0], *bt = ep_op_in(op, 2), *rt = ep_op_in(op, 3), *yt = op->out[0];
     const int64_t N = xt->dims[0], C = xt->dims[1], H = xt->dims[2], W = xt->dims[3], M = yt->dims[1];
     const int64_t OH = yt->dims[2], OW = yt->dims[3], KH = p->kernel[0], KW = p->kernel[1], K = C * KH * KW;
-    const int c8 = xt->layout == EP_LAYOUT_C8;
-    const float *x = (const float *)xt->data, *w = (const float *)op->in[1]->data;
+    const int c8 = xt->layout == EP_LAYOUT_C8, wdt = op->in[1]->dtype;
+    const float *x = (const float *)xt->data;
+    const void *w = op->in[1]->data;
     const float *b = bt ? (const float *)bt->data : NULL, *r = rt ? (const float *)rt->data : NULL;
     float *y = (float *)yt->data;
     for (int64_t n = 0; n < N; n++)
@@ -115,7 +121,7 @@ int ep_ref_conv2d_blocked_conv_f32(const ep_op *op) {
                                 if (iw < 0 || iw >= W) continue;
                                 const int64_t k = c8 ? ((c / BLK * KH + kh) * KW + kw) * BLK + c % BLK : (c * KH + kh) * KW + kw;
                                 const float xv = c8 ? x[c8_at(n, c, ih, iw, C, H, W)] : x[((n * C + c) * H + ih) * W + iw];
-                                acc += xv * w[(m / EP_PACK_NR) * K * EP_PACK_NR + k * EP_PACK_NR + m % EP_PACK_NR];
+                                acc += xv * rl_weight(w, wdt, (m / EP_PACK_NR) * K * EP_PACK_NR + k * EP_PACK_NR + m % EP_PACK_NR);
                             }
                         }
                     const int64_t at = c8_at(n, m, oh, ow, M, OH, OW);

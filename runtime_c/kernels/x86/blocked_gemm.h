@@ -11,6 +11,9 @@
 #include "x86.h"
 #include "x86_act.h"
 
+#include "cvt16_x86.h"
+#define BG_CVT_F16(d, s, n) x86_cvt_f16((d), (s), (n))
+#define BG_CVT_BF16(d, s, n) x86_cvt_bf16((d), (s), (n))
 #include "blocked_gemm_common.h"
 
 /* The activations other than NONE, RELU and CLIP, in place on a tile's stored outputs at y. */

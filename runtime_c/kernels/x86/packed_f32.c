@@ -5,6 +5,7 @@
 #include "pack_common.h"
 #include "x86.h"
 #include "x86_act.h"
+#include "cvt16_x86.h"
 
 #define PK_INLINE static inline __attribute__((always_inline))
 
@@ -95,24 +96,8 @@ static inline void pk_even16(float *d, const float *s) {
 }
 #define PK_EVEN16(d, s) pk_even16((d), (s))
 
-/* n halves to float32 (F16C, exact) */
-static inline void pk_cvt_f16_x86(float *d, const uint16_t *s, int64_t n) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(s + i))));
-    pk_cvt_f16_scalar(d + i, s + i, n - i);
-}
-#define PK_CVT_F16(d, s, n) pk_cvt_f16_x86((d), (s), (n))
-
-/* n bfloat16 to float32: the bits moved up 16 */
-static inline void pk_cvt_bf16_x86(float *d, const uint16_t *s, int64_t n) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(s + i)));
-        _mm256_storeu_ps(d + i, _mm256_castsi256_ps(_mm256_slli_epi32(w, 16)));
-    }
-    pk_cvt_bf16(d + i, s + i, n - i);
-}
-#define PK_CVT_BF16(d, s, n) pk_cvt_bf16_x86((d), (s), (n))
+#define PK_CVT_F16(d, s, n) x86_cvt_f16((d), (s), (n))
+#define PK_CVT_BF16(d, s, n) x86_cvt_bf16((d), (s), (n))
 
 /* d[c * ldd + i] = s[i * lds + c], i, c < 8: CONV2D POINTWISE's write-back */
 static inline void pk_t8_x86(float *d, int64_t ldd, const float *s, int64_t lds) {

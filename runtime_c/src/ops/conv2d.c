@@ -16,8 +16,9 @@
  * DW_C8 (groups == C == M) and DIRECT (groups 1) take variant 0's weights; POINTWISE (groups 1; 1x1, stride 1,
  * no pads in 1.10, any kernel in 1.11) takes W^T as GEMM-B strips, f32 or 16-bit. BLOCKED_DW, BLOCKED_PW and
  * BLOCKED_CONV (1.12) read X and R and write Y in layout C8 (BLOCKED_CONV's X may be PLAIN), with W packed as
- * plan_format.h says, f32, and no scratch; every other variant takes PLAIN tensors (a wrong layout ->
- * EP_ERR_PLAN_TENSOR). */
+ * plan_format.h says, and no scratch; BLOCKED_PW's and BLOCKED_CONV's W may be 16-bit (1.14; BLOCKED_CONV's only
+ * with at most EP_BLOCKED_W16_ROWS rows per input unit, else EP_ERR_PLAN_PARAMS); every other variant takes PLAIN
+ * tensors (a wrong layout -> EP_ERR_PLAN_TENSOR). */
 #include <stdint.h>
 #include "shape_check.h"
 
@@ -160,10 +161,9 @@ int ep_shape_conv2d(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     if ((rc = ep_chk_f32(x, 4, 4)) != EP_OK) return rc;
     const int packed = conv_is_packed(op->variant);
     const int w_rank = packed ? conv_packed_rank(op->variant) : 4;
-    if ((rc = op->variant == EP_CONV2D_VARIANT_PACKED || op->variant == EP_CONV2D_VARIANT_POINTWISE
-                  ? ep_chk_weights(w, w_rank, w_rank)
-                                                      : ep_chk_f32(w, w_rank, w_rank)) != EP_OK)
-        return rc;
+    const int w16_ok = op->variant == EP_CONV2D_VARIANT_PACKED || op->variant == EP_CONV2D_VARIANT_POINTWISE ||
+                       op->variant == EP_CONV2D_VARIANT_BLOCKED_PW || op->variant == EP_CONV2D_VARIANT_BLOCKED_CONV;
+    if ((rc = w16_ok ? ep_chk_weights(w, w_rank, w_rank) : ep_chk_f32(w, w_rank, w_rank)) != EP_OK) return rc;
     if (b && (rc = ep_chk_f32(b, 1, 1)) != EP_OK) return rc;
     if (r && (rc = ep_chk_f32(r, 4, 4)) != EP_OK) return rc;
     /* X, Y and R in C8 for the BLOCKED variants, PLAIN for the others; W and B always PLAIN (the plan checked
@@ -176,6 +176,9 @@ int ep_shape_conv2d(const ep_op *op, ep_shape *out, uint64_t *scratch) {
         return EP_ERR_PLAN_TENSOR;
 
     if ((rc = ep_chk_window(p->kernel, p->stride, p->dilation, p->pads)) != EP_OK) return rc;
+    if (op->variant == EP_CONV2D_VARIANT_BLOCKED_CONV && w->dtype != EP_DTYPE_F32 &&
+        (int64_t)p->kernel[0] * p->kernel[1] * (x->layout == EP_LAYOUT_C8 ? EP_LAYOUT_BLOCK : 1) > EP_BLOCKED_W16_ROWS)
+        return EP_ERR_PLAN_PARAMS;   /* one unit's rows must fit the kernels' conversion buffer */
     if (p->groups < 1 || p->act < 0 || p->act >= EP_ACT_MATH_FIRST) return EP_ERR_PLAN_PARAMS;
 
     const int64_t N = x->dims[0], C = x->dims[1], g = p->groups;

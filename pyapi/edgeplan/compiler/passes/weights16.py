@@ -1,7 +1,9 @@
 """16-bit weight storage (``quantize="fp16"`` / ``"bf16"``; plan_format.h "16-bit weights"): the packed
-weights of CONV2D PACKED, GEMM PACKED and the fused inverted-residual block's 1x1 stages (INVRES) are
-stored as float16 or bfloat16, half the bytes, and the kernels convert them exactly to float32 tile by tile (AVX2 with F16C, NEON with FCVTL), so activations and
-arithmetic stay float32. Runs after kernel selection and block fusion (pipeline.compile_graph).
+weights of CONV2D PACKED, POINTWISE, BLOCKED_PW and BLOCKED_CONV (those whose input unit, KH*KW*8 rows for a C8
+input or KH*KW for a plain one, is at most EP_BLOCKED_W16_ROWS), GEMM PACKED and the fused inverted-residual
+block's 1x1 stages (INVRES) are stored as float16 or bfloat16, half the bytes, and the kernels convert them
+exactly to float32 tile by tile (AVX2 with F16C, NEON with FCVTL), so activations and arithmetic stay float32.
+Runs after kernel selection, block fusion and the layout pass (pipeline.compile_graph).
 
 What stays float32: the depthwise filters and biases (few bytes, read once per output), other ops' weights
 (RNN cells, ConvTranspose, GEMM ROWS), and any weight with a magnitude float16 cannot hold (|w| > 65504
@@ -27,9 +29,14 @@ def _dtype(fmt: str) -> np.dtype:
 
 def _slots(op) -> tuple:
     """The inputs of op that may hold 16-bit packed weights."""
-    if (op.kind == "conv2d" and op.variant in (K.EP_CONV2D_VARIANT_PACKED, K.EP_CONV2D_VARIANT_POINTWISE)) or (
+    if (op.kind == "conv2d" and op.variant in (K.EP_CONV2D_VARIANT_PACKED, K.EP_CONV2D_VARIANT_POINTWISE,
+                                               K.EP_CONV2D_VARIANT_BLOCKED_PW)) or (
             op.kind == "gemm" and op.variant == K.EP_GEMM_VARIANT_PACKED):
         return (1,)
+    if op.kind == "conv2d" and op.variant == K.EP_CONV2D_VARIANT_BLOCKED_CONV:
+        kh, kw = op.params["kernel"]
+        lanes = K.EP_LAYOUT_BLOCK if op.inputs[0].layout == K.EP_LAYOUT_C8 else 1
+        return (1,) if kh * kw * lanes <= K.EP_BLOCKED_W16_ROWS else ()   # the kernels convert whole units
     if op.kind == "invres":
         return (1, 5)
     return ()

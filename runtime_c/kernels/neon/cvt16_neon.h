@@ -1,0 +1,21 @@
+/* 16-bit weights to float32 on aarch64 NEON (plan_format.h "16-bit weights"): exact conversions of n elements,
+ * the packed GEMM's and the C8 tiles' k-blocks. Halves by FCVTL (ARMv8.0 AdvSIMD); bfloat16 is the bits moved up
+ * 16 (USHLL). */
+#ifndef EP_CVT16_NEON_H
+#define EP_CVT16_NEON_H
+#include <arm_neon.h>
+#include <stdint.h>
+#include "float_bits.h"
+
+static inline void neon_cvt_f16(float *d, const uint16_t *s, int64_t n) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1q_f32(d + i, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(s + i))));
+    for (; i < n; i++) d[i] = ep_f16_to_f32(s[i]);
+}
+
+static inline void neon_cvt_bf16(float *d, const uint16_t *s, int64_t n) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1q_f32(d + i, vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(s + i), 16)));
+    for (; i < n; i++) d[i] = ep_bf16_to_f32(s[i]);
+}
+#endif
