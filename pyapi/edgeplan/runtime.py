@@ -272,6 +272,7 @@ class Session:
         self._variable_outputs = any(t.is_variable for t in self.outputs)
         self._variable = self._variable_outputs or any(t.is_variable for t in self.inputs)
         self._views = {}   # (output, i) -> (its TensorInfo, the arena view for it): a new shape makes a new view
+        self._ep_run = lib.ep_run
 
     @property
     def partitions(self) -> list:
@@ -328,12 +329,12 @@ class Session:
             self._set_input(name, value)
 
     def _set_input(self, name: str, value) -> None:
-        if name not in self._in_index:
+        i = self._in_index.get(name)
+        if i is None:
             raise KeyError(f"no input named {name!r}; the plan's inputs are "
                            + ", ".join(f"{t.name!r} {t.dtype} {list(t.shape)}" for t in self.inputs))
-        i = self._in_index[name]
         t = self.inputs[i]
-        x = np.asarray(value)
+        x = value if type(value) is np.ndarray else np.asarray(value)
         if x.dtype != t.dtype:
             raise TypeError(f"input {name!r} expects {t.dtype}, got {x.dtype} (convert with .astype(np.{t.dtype}))")
         if x.shape != t.shape:
@@ -358,11 +359,14 @@ class Session:
         """Runs the plan. ``feeds`` maps input names to arrays (also as keywords). Inputs not given keep
         the values set before; an input never given is an error. Returns a dict of output name -> array
         (copies unless copy=False: then views of the arena, overwritten by the next run)."""
-        feeds = dict(feeds or {}, **kw)
+        if kw:
+            feeds = dict(feeds or {}, **kw)
         with self._lock:
-            self._live()
-            for name, value in feeds.items():
-                self._set_input(name, value)
+            if self._s is None:
+                self._live()
+            if feeds:
+                for name, value in feeds.items():
+                    self._set_input(name, value)
             return self._run(copy)
 
     def _run(self, copy: bool) -> dict:
@@ -375,18 +379,16 @@ class Session:
                                 ": give them to run() or set_input() before the first run"))
         if self._group is not None:
             self._fed.clear()   # the next member's run overwrites them
-        rc = self._lib.ep_run(self._s)
+        rc = self._ep_run(self._s)
         if rc != K.EP_OK:
             if self._variable_outputs:   # a failed run leaves variable outputs empty
                 self.outputs = [self._desc(i, True) for i in range(len(self.outputs))]
             _check(rc, "run failed", ffi.string(self._last_error).decode(errors="replace"))
         if self._variable_outputs:
             self.outputs = [self._desc(i, True) for i in range(len(self.outputs))]
-        outs = {}
-        for i, t in enumerate(self.outputs):
-            v = self._view(i, True)
-            outs[t.name] = v.copy() if copy else v
-        return outs
+        if copy:
+            return {t.name: self._view(i, True).copy() for i, t in enumerate(self.outputs)}
+        return {t.name: self._view(i, True) for i, t in enumerate(self.outputs)}
 
     def swap(self, plan) -> None:
         """Replaces the plan between runs, without dropping a request (hot swap; docs/runtime.md).

@@ -749,9 +749,10 @@ def test_gelu_fuses_into_gemm_and_conv_epilogues():
     assert all(op.params["act"] == K.EP_ACT_GELU for op in g.ops)
 
 
-def _layernorm_model(square="pow", affine=True, opset=13, axes=(-1,), shape=(2, 7, 12), extra_use=False):
+def _layernorm_model(square="pow", affine=True, opset=13, axes=(-1,), shape=(2, 7, 12), extra_use=False,
+                     rsqrt=False):
     """layer_norm as exporters before opset 17 write it: ReduceMean, Sub, Pow 2 (or Mul), ReduceMean, Add eps,
-    Sqrt, Div, then Mul by a scale and Add of a bias."""
+    Sqrt, Div (rsqrt: Reciprocal, then Mul, as a TFLite RSQRT imports), then Mul by a scale and Add of a bias."""
     def mean(i, o, name):
         if opset >= 18:
             return helper.make_node("ReduceMean", [i, "axes"], [o], name=name)
@@ -760,8 +761,12 @@ def _layernorm_model(square="pow", affine=True, opset=13, axes=(-1,), shape=(2, 
              helper.make_node("Pow", ["d", "two"], ["d2"], name="pow") if square == "pow"
              else helper.make_node("Mul", ["d", "d"], ["d2"], name="sq"),
              mean("d2", "var", "var"), helper.make_node("Add", ["var", "eps"], ["ve"], name="addeps"),
-             helper.make_node("Sqrt", ["ve"], ["sd"], name="sqrt"),
-             helper.make_node("Div", ["d", "sd"], ["n" if affine else "y"], name="div")]
+             helper.make_node("Sqrt", ["ve"], ["sd"], name="sqrt")]
+    if rsqrt:
+        nodes += [helper.make_node("Reciprocal", ["sd"], ["rsd"], name="rcp"),
+                  helper.make_node("Mul", ["rsd", "d"], ["n" if affine else "y"], name="mulrsd")]
+    else:
+        nodes.append(helper.make_node("Div", ["d", "sd"], ["n" if affine else "y"], name="div"))
     inner = shape[len(shape) - len(axes):]
     inits = [("two", np.array(2, np.float32)), ("eps", np.array(1e-5, np.float32))]
     if opset >= 18:
@@ -777,7 +782,8 @@ def _layernorm_model(square="pow", affine=True, opset=13, axes=(-1,), shape=(2, 
 
 
 @pytest.mark.parametrize("kw", [dict(), dict(square="mul"), dict(affine=False), dict(opset=18),
-                                dict(axes=(-2, -1), shape=(3, 5, 4, 6)), dict(opset=18, axes=(1, 2), shape=(2, 9, 8))])
+                                dict(axes=(-2, -1), shape=(3, 5, 4, 6)), dict(opset=18, axes=(1, 2), shape=(2, 9, 8)),
+                                dict(rsqrt=True), dict(rsqrt=True, affine=False, square="mul")])
 def test_decomposed_layernorm_fuses(kw):
     """The ReduceMean / Sub / Pow / ReduceMean / Add / Sqrt / Div chain (+ scale and bias) becomes one layernorm."""
     g = check(_layernorm_model(**kw))

@@ -81,9 +81,38 @@ NEON_INLINE void pk_tile_n(const int mr, const int packed, int64_t kc, const flo
     }
 }
 
+/* A tile of one row (a GEMV's, or a convolution's last output channel): its four accumulators alone would make
+ * the k loop a chain of FMLA latencies, so four sets take k mod 4 and are added at the end, (s0 + s1) + (s2 + s3):
+ * a different order of the same sums. */
+NEON_INLINE void pk_tile_1(int64_t kc, const float *a, const int64_t a_sk, const float *b, const int64_t b_sk, float *c,
+                           int load_c, const pk_epi *e) {
+    float32x4_t s[4][4];
+    for (int u = 0; u < 4; u++)
+        for (int j = 0; j < 4; j++) s[u][j] = load_c && u == 0 ? vld1q_f32(c + 4 * j) : vdupq_n_f32(0.0f);
+    int64_t k = 0;
+    for (; k + 4 <= kc; k += 4) {
+        for (int u = 0; u < 4; u++) {
+            const float av = a[u * a_sk];
+            const float *bu = b + u * b_sk;
+            for (int j = 0; j < 4; j++) s[u][j] = vfmaq_n_f32(s[u][j], vld1q_f32(bu + 4 * j), av);
+        }
+        a += 4 * a_sk;
+        b += 4 * b_sk;
+    }
+    for (; k < kc; k++, a += a_sk, b += b_sk)
+        for (int j = 0; j < 4; j++) s[0][j] = vfmaq_n_f32(s[0][j], vld1q_f32(b + 4 * j), a[0]);
+    float32x4_t v[4];
+    for (int j = 0; j < 4; j++) v[j] = vaddq_f32(vaddq_f32(s[0][j], s[1][j]), vaddq_f32(s[2][j], s[3][j]));
+    if (e) {
+        pk_epi_row(e, 0, c, v);
+    } else {
+        for (int j = 0; j < 4; j++) vst1q_f32(c + 4 * j, v[j]);
+    }
+}
+
 #define PK_CASES(P, SM, SK)                                                          \
     switch (mr) {                                                                    \
-    case 1: pk_tile_n(1, P, kc, a, SM, SK, b, b_sk, c, ldc, load_c, e); return;            \
+    case 1: pk_tile_1(kc, a, SK, b, b_sk, c, load_c, e); return;                           \
     case 2: pk_tile_n(2, P, kc, a, SM, SK, b, b_sk, c, ldc, load_c, e); return;            \
     case 3: pk_tile_n(3, P, kc, a, SM, SK, b, b_sk, c, ldc, load_c, e); return;            \
     case 4: pk_tile_n(4, P, kc, a, SM, SK, b, b_sk, c, ldc, load_c, e); return;            \

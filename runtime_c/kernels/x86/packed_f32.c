@@ -69,10 +69,41 @@ PK_INLINE void pk_tile_n(const int mr, int64_t kc, const float *a, const int64_t
     pk_store_tile(mr, t, c, ldc, e);
 }
 
+/* A tile of one row (a GEMV's, or a convolution's last output channel): its two accumulators alone would make
+ * the k loop a chain of FMA latencies (16 floats of B per latency), so four sets take k mod 4 and are added at
+ * the end, (s0 + s1) + (s2 + s3): four times the B bandwidth, a different order of the same sums. */
+PK_INLINE void pk_tile_1(int64_t kc, const float *a, const int64_t a_sk, const float *b, const int64_t b_sk, float *c,
+                         int load_c, const pk_epi *e) {
+    __m256 s0[4], s1[4];
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; j++) s0[j] = s1[j] = _mm256_setzero_ps();
+    if (load_c) s0[0] = _mm256_loadu_ps(c), s1[0] = _mm256_loadu_ps(c + 8);
+    int64_t k = 0;
+    for (; k + 4 <= kc; k += 4) {
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++) {
+            const __m256 av = _mm256_broadcast_ss(a + j * a_sk);
+            s0[j] = _mm256_fmadd_ps(av, _mm256_loadu_ps(b + j * b_sk), s0[j]);
+            s1[j] = _mm256_fmadd_ps(av, _mm256_loadu_ps(b + j * b_sk + 8), s1[j]);
+        }
+        a += 4 * a_sk;
+        b += 4 * b_sk;
+    }
+    for (; k < kc; k++, a += a_sk, b += b_sk) {
+        const __m256 av = _mm256_broadcast_ss(a);
+        s0[0] = _mm256_fmadd_ps(av, _mm256_loadu_ps(b), s0[0]);
+        s1[0] = _mm256_fmadd_ps(av, _mm256_loadu_ps(b + 8), s1[0]);
+    }
+    float t[PK_NR];
+    _mm256_storeu_ps(t, _mm256_add_ps(_mm256_add_ps(s0[0], s0[1]), _mm256_add_ps(s0[2], s0[3])));
+    _mm256_storeu_ps(t + 8, _mm256_add_ps(_mm256_add_ps(s1[0], s1[1]), _mm256_add_ps(s1[2], s1[3])));
+    pk_store_tile(1, t, c, 0, e);
+}
+
 /* One instantiation per row count and A access (packed panel or plain rows). */
 #define PK_CASES(SM, SK)                                                          \
     switch (mr) {                                                                 \
-    case 1: pk_tile_n(1, kc, a, SM, SK, b, b_sk, c, ldc, load_c, e); return;           \
+    case 1: pk_tile_1(kc, a, SK, b, b_sk, c, load_c, e); return;                       \
     case 2: pk_tile_n(2, kc, a, SM, SK, b, b_sk, c, ldc, load_c, e); return;           \
     case 3: pk_tile_n(3, kc, a, SM, SK, b, b_sk, c, ldc, load_c, e); return;           \
     case 4: pk_tile_n(4, kc, a, SM, SK, b, b_sk, c, ldc, load_c, e); return;           \

@@ -409,9 +409,9 @@ class _Fuser:
         return axes[0]
 
     def layernorm_pattern(self, rm):
-        """ReduceMean(x) -> Sub -> Pow 2 (or Mul by itself) -> ReduceMean -> Add eps -> Sqrt -> Div, then an
-        optional Mul by a scale and Add of a bias along the normalised dims (how exporters before opset 17
-        write layer_norm) -> LayerNormalization."""
+        """ReduceMean(x) -> Sub -> Pow 2 (or Mul by itself) -> ReduceMean -> Add eps -> Sqrt -> Div (or
+        Reciprocal and Mul), then an optional Mul by a scale and Add of a bias along the normalised dims (how
+        exporters before opset 17 write layer_norm, and TFLite files with RSQRT) -> LayerNormalization."""
         m = self.m
         x = rm.inputs[0]
         xs = m.shape(x)
@@ -430,8 +430,9 @@ class _Fuser:
             return
         sq = next((u for u in us if (u.op_type == "Pow" and u.inputs[0] == d and self._scalar_const(u, d) == 2.0)
                    or (u.op_type == "Mul" and u.inputs == [d, d])), None)
-        div = next((u for u in us if u.op_type == "Div" and len(u.inputs) == 2 and u.inputs[0] == d), None)
-        if sq is None or div is None or sq is div:
+        div = next((u for u in us if u is not sq and len(u.inputs) == 2 and (
+            (u.op_type == "Div" and u.inputs[0] == d) or (u.op_type == "Mul" and d in u.inputs))), None)
+        if sq is None or div is None:
             return
         rm2 = self.sole_user(sq.outputs[0])
         if rm2 is None or self._mean_axes(rm2, r) != axis or rm2.inputs[0] != sq.outputs[0]:
@@ -441,7 +442,16 @@ class _Fuser:
         if eps is None or not 0.0 <= eps <= 1e30:   # LAYERNORM's range (NaN too stays a chain)
             return
         sqrt = self.sole_user(add.outputs[0])
-        if sqrt is None or sqrt.op_type != "Sqrt" or div.inputs[1] != sqrt.outputs[0] or self.sole_user(sqrt.outputs[0]) is not div:
+        if sqrt is None or sqrt.op_type != "Sqrt":
+            return
+        rcp = None   # d * Reciprocal(Sqrt(var + eps)), as TFLite's RSQRT imports, or d / Sqrt(var + eps)
+        if div.op_type == "Mul":
+            rcp = self.sole_user(sqrt.outputs[0])
+            other = div.inputs[1] if div.inputs[0] == d else div.inputs[0]
+            if (rcp is None or rcp.op_type != "Reciprocal" or other != rcp.outputs[0]
+                    or self.sole_user(rcp.outputs[0]) is not div):
+                return
+        elif div.inputs[1] != sqrt.outputs[0] or self.sole_user(sqrt.outputs[0]) is not div:
             return
         inner = tuple(xs[axis:])
         if any(not isinstance(v, (int, np.integer)) or v < 1 for v in inner):   # a run-time extent: not fused
@@ -457,7 +467,7 @@ class _Fuser:
             except ValueError:
                 return None
 
-        dead, last = [rm, sub, sq, rm2, add, sqrt], div
+        dead, last = [rm, sub, sq, rm2, add, sqrt] + ([rcp] if rcp is not None else []), div
         affine = {}
         for kind in ("Mul", "Add"):   # the scale, then the bias, each optional
             u = self.sole_user(last.outputs[0]) if last.outputs[0] not in self.outs else None
