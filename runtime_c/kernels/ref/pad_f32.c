@@ -43,13 +43,31 @@ static void pad_value(uint8_t *v, uint8_t dt, float value) {
     }
 }
 
+/* n copies of the es-byte value v at y: one memset when its bytes are equal (0.0f, 0), else doubling memcpys */
+static void pad_fill(uint8_t *y, const uint8_t *v, int64_t n, size_t es) {
+    if (n <= 0) return;
+    int same = 1;
+    for (size_t k = 1; k < es; k++) same &= v[k] == v[0];
+    if (same) {
+        memset(y, v[0], (size_t)n * es);
+        return;
+    }
+    memcpy(y, v, es);
+    for (int64_t done = 1; done < n;) {
+        const int64_t c = done < n - done ? done : n - done;
+        memcpy(y + (size_t)done * es, y, (size_t)c * es);
+        done += c;
+    }
+}
+
 /* Any dtype, by element size: per output row, the source row of X for the outer coordinates (or the
- * constant), the interior copied in one memcpy, the pads element by element. */
+ * constant), the interior copied in one memcpy; in constant mode the pads filled as runs, in the other modes
+ * element by element. */
 int ep_ref_pad_f32(const ep_op *op) {
     const ep_pad_params *p = (const ep_pad_params *)op->params;
     const ep_tensor *tx = op->in[0];
     const ep_tensor *ty = op->out[0];
-    const int rank = tx->rank;
+    int rank = tx->rank;
     const size_t es = ep_dtype_size(tx->dtype);
     uint8_t val[8];
     pad_value(val, tx->dtype, p->value);
@@ -60,18 +78,28 @@ int ep_ref_pad_f32(const ep_op *op) {
         memcpy(y, x, es);
         return EP_OK;
     }
-    int64_t xs[EP_MAX_RANK], lead[EP_MAX_RANK], crop[EP_MAX_RANK], m[EP_MAX_RANK], pb[EP_MAX_RANK], pe[EP_MAX_RANK];
+    int64_t xd[EP_MAX_RANK], yd[EP_MAX_RANK], xs[EP_MAX_RANK], lead[EP_MAX_RANK], crop[EP_MAX_RANK], m[EP_MAX_RANK];
+    int64_t pb[EP_MAX_RANK], pe[EP_MAX_RANK];
     const int mode = ep_pad_base_mode(p);
-    ru_dense_strides(tx, xs);
     ep_pad_amounts(p, tx, pb, pe);
+    for (int i = 0; i < rank; i++) xd[i] = tx->dims[i], yd[i] = ty->dims[i];
+    /* constant mode: a trailing dim without pads or crops joins the one before it (a channel pad of [N,C,H,W]
+     * becomes rows of C*H*W), the pads of that one scaled by its extent */
+    while (mode == EP_PAD_CONSTANT && rank > 1 && pb[rank - 1] == 0 && pe[rank - 1] == 0) {
+        const int64_t n = xd[rank - 1];
+        rank--;
+        xd[rank - 1] *= n, yd[rank - 1] *= n, pb[rank - 1] *= n, pe[rank - 1] *= n;
+    }
+    int64_t stride = 1;
+    for (int i = rank - 1; i >= 0; i--) xs[i] = stride, stride *= xd[i];
     for (int i = 0; i < rank; i++) {
         const int64_t b = pb[i], e = pe[i];
         lead[i] = b > 0 ? b : 0;
         crop[i] = b < 0 ? -b : 0;
-        m[i] = tx->dims[i] - crop[i] - (e < 0 ? -e : 0);
+        m[i] = xd[i] - crop[i] - (e < 0 ? -e : 0);
     }
     const int last = rank - 1;
-    const int64_t w = ty->dims[last], b = lead[last], mw = m[last];
+    const int64_t w = yd[last], b = lead[last], mw = m[last];
     int64_t idx[EP_MAX_RANK] = {0};
     for (;;) {
         int64_t off = 0;
@@ -84,7 +112,15 @@ int ep_ref_pad_f32(const ep_op *op) {
         const uint8_t *row = x + (size_t)(off + crop[last]) * es;
         const int64_t hi = outside ? 0 : (b + mw < w ? b + mw : w);   /* [b, hi) copies row[0, hi - b) */
         if (hi > b) memcpy(y + (size_t)b * es, row, (size_t)(hi - b) * es);
-        for (int64_t o = 0; o < w; o++) {
+        if (mode == EP_PAD_CONSTANT) {
+            if (hi > b) {
+                pad_fill(y, val, b < w ? b : w, es);
+                pad_fill(y + (size_t)hi * es, val, w - hi, es);
+            } else {
+                pad_fill(y, val, w, es);
+            }
+        }
+        for (int64_t o = 0; mode != EP_PAD_CONSTANT && o < w; o++) {
             if (o == b && hi > b) o = hi;
             if (o >= w) break;
             const int64_t s = outside ? -1 : pad_map(mode, o - b, mw);
@@ -93,7 +129,7 @@ int ep_ref_pad_f32(const ep_op *op) {
         y += (size_t)w * es;
         int i = last - 1;
         for (; i >= 0; i--) {
-            if (++idx[i] < ty->dims[i]) break;
+            if (++idx[i] < yd[i]) break;
             idx[i] = 0;
         }
         if (i < 0) return EP_OK;
