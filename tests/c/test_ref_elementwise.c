@@ -737,6 +737,56 @@ static void test_pad(void) {
     }
 }
 
+/* ---- pad on C8 (1.14): X and Y in C8, channel pads of whole blocks; equal to the plain pad of the plain data,
+ * blocked; the refusals of the shape function ---- */
+static void test_pad_c8(void) {
+    for (int t = 0; t < 200; t++) {
+        const int mode = t % 5 == 4 ? (t % 10 == 4 ? EP_PAD_REFLECT : EP_PAD_EDGE) : EP_PAD_CONSTANT;
+        int32_t dx[4] = {chk_int(1, 2), 8 * chk_int(1, 4), chk_int(1, 9), chk_int(1, 11)}, dy[4];
+        ep_pad_params p = {mode, t % 3 ? 0.0f : chk_float_in(-1, 1), {0}};
+        for (int i = 0; i < 4; i++) {
+            const int lo = mode == EP_PAD_CONSTANT ? -(dx[i] / 2) : 0;
+            p.pads[i] = chk_int(lo, 3), p.pads[4 + i] = chk_int(lo, 3);
+        }
+        if (mode == EP_PAD_CONSTANT) {   /* channels: whole blocks, crops included */
+            p.pads[1] = 8 * chk_int(dx[1] > 8 ? -1 : 0, 2), p.pads[5] = 8 * chk_int(0, 2);
+        } else {
+            p.pads[1] = p.pads[5] = 0;
+        }
+        for (int i = 0; i < 4; i++) dy[i] = dx[i] + p.pads[i] + p.pads[4 + i];
+        const int64_t nx = chk_numel(4, dx), ny = chk_numel(4, dy);
+        float *x = (float *)malloc((size_t)nx * 4), *xb = (float *)malloc((size_t)nx * 4);
+        float *want = (float *)malloc((size_t)ny * 4 + 4), *wantb = (float *)malloc((size_t)ny * 4 + 4);
+        float *got = (float *)malloc((size_t)ny * 4 + 4);
+        for (int64_t i = 0; i < nx; i++) x[i] = chk_float();
+        int ok = run_pad(4, dx, x, &p, dy, want);
+        chk_c8_block(xb, x, dx, 1);
+        chk_c8_block(wantb, want, dy, 1);
+        ep_tensor tx, ty;
+        opbox b;
+        tset(&tx, xb, EP_DTYPE_F32, 4, dx), tset(&ty, got, EP_DTYPE_F32, 4, dy);
+        tx.layout = ty.layout = EP_LAYOUT_C8;
+        ep_op *op = op11(&b, EP_OP_PAD, &p, &tx, &ty);
+        ok = ok && shape_ok(ep_shape_pad, op, 4, dy) && ep_ref_pad_f32(op) == EP_OK &&
+             !memcmp(got, wantb, (size_t)ny * 4);
+        CHECK(ok, "pad C8 %dx%dx%dx%d mode %d", dx[0], dx[1], dx[2], dx[3], mode);
+        /* refused: a channel pad of part of a block, a channel pad in another mode, one side plain, the
+         * pad-to-multiple bits */
+        ep_shape sh[1];
+        uint64_t scr;
+        ep_pad_params q = p;
+        q.mode = EP_PAD_CONSTANT, q.pads[5] += 4;
+        CHECK(ep_shape_pad(op11(&b, EP_OP_PAD, &q, &tx, &ty), sh, &scr) == EP_ERR_PLAN_PARAMS, "pad C8 4 channels");
+        q = p, q.mode = EP_PAD_EDGE, q.pads[1] = 8;
+        CHECK(ep_shape_pad(op11(&b, EP_OP_PAD, &q, &tx, &ty), sh, &scr) == EP_ERR_PLAN_PARAMS, "pad C8 edge channels");
+        q = p, q.mode |= EP_PAD_END_TO_MULTIPLE << 3, q.pads[7] = 4;
+        CHECK(ep_shape_pad(op11(&b, EP_OP_PAD, &q, &tx, &ty), sh, &scr) == EP_ERR_PLAN_PARAMS, "pad C8 to a multiple");
+        ty.layout = EP_LAYOUT_PLAIN;
+        CHECK(ep_shape_pad(op11(&b, EP_OP_PAD, &p, &tx, &ty), sh, &scr) == EP_ERR_PLAN_TENSOR, "pad C8 to plain");
+        free(x), free(xb), free(want), free(wantb), free(got);
+    }
+}
+
 /* ---- resize: expected values from onnx.reference (onnxruntime agrees within 6e-6 where it
  * supports the case); tf_half_pixel_for_nearest by its opset-11 formula x = (y + 0.5) / s ---- */
 typedef struct resize_case {
@@ -1371,7 +1421,7 @@ static void test_fuzz(void) {
 }
 
 int main(void) {
-    test_act(), test_unary(), test_binary(), test_concat_split(), test_slice_transpose(), test_pad();
+    test_act(), test_unary(), test_binary(), test_concat_split(), test_slice_transpose(), test_pad(), test_pad_c8();
     test_resize(), test_softmax(), test_reduce(), test_gather(), test_copy(), test_hostile(), test_fuzz();
     test_run_time_operands();
     test_binary_int(), test_binary_unsigned_bitwise(), test_reduce_int();

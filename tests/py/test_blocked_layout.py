@@ -378,3 +378,48 @@ def test_a_full_size_plain_operand_of_a_c8_binary_is_refused():
     edgeplan.Session(data)
     with pytest.raises(edgeplan.EdgeplanError, match=r"binary"):
         edgeplan.Session(bad)
+
+
+def _blaze_block(c=16, pad=8, hw=12, spatial=False):
+    """BlazeFace's block: depthwise 3x3 -> 1x1 to c + pad channels, + the input padded with zero channels (its
+    channel_padding), Relu; optionally a spatial Pad of the result (constant 0.5)."""
+    nodes = [helper.make_node("Conv", ["x", "wd"], ["d"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=c),
+             helper.make_node("Conv", ["d", "wp", "bp"], ["p"], kernel_shape=[1, 1]),
+             helper.make_node("Conv", ["x", "wq"], ["q"], kernel_shape=[1, 1]),
+             helper.make_node("Pad", ["q", "pads"], ["qp"]),
+             helper.make_node("Add", ["p", "qp"], ["s"]),
+             helper.make_node("Relu", ["s"], ["r"])]
+    m = c + pad
+    if spatial:
+        nodes += [helper.make_node("Pad", ["r", "sp", "half"], ["rp"]),
+                  helper.make_node("Conv", ["rp", "wz"], ["y"], kernel_shape=[3, 3], group=m)]
+    else:
+        nodes.append(helper.make_node("Conv", ["r", "wz"], ["y"], kernel_shape=[1, 1]))
+    inits = [_w("wd", c, 1, 3, 3), _w("wp", m, c, 1, 1), _w("bp", m), _w("wq", c, c, 1, 1),
+             numpy_helper.from_array(np.array([0, 0, 0, 0, 0, pad, 0, 0], np.int64), "pads"),
+             _w("wz", m, 1, 3, 3) if spatial else _w("wz", 8, m, 1, 1),
+             numpy_helper.from_array(np.array([0, 0, 1, 2, 0, 0, 2, 1], np.int64), "sp"),
+             numpy_helper.from_array(np.array(0.5, np.float32), "half")]
+    return _model(nodes, inits, [1, c, hw, hw], None)
+
+
+@pytest.mark.parametrize("spatial", [False, True])
+def test_a_channel_pad_of_whole_blocks_stays_blocked(spatial):
+    """Pad along the channels by whole blocks (and a spatial Pad) runs on C8 (plan 1.14): the region is not cut
+    at the pad, and the result is onnxruntime's."""
+    m = _blaze_block(spatial=spatial)
+    plan = compile_model(m, target="x86-64")
+    p, lay = _layouts(plan)
+    assert p["header"]["version"] == "1.14"
+    assert lay["qp"] == K.EP_LAYOUT_C8 and (not spatial or lay["rp"] == K.EP_LAYOUT_C8)
+    assert [o["op"] for o in p["ops"]].count("reorder") == 2   # x in, y out
+    x = RNG.standard_normal((1, 16, 12, 12)).astype(np.float32)
+    want = _ort(m, x)
+    np.testing.assert_allclose(edgeplan.Session(plan).run({"x": x})["y"], want, rtol=1e-4,
+                               atol=1e-4 * float(np.abs(want).max()))
+
+
+def test_a_channel_pad_of_part_of_a_block_stays_plain():
+    """16 -> 32 channels pads two blocks; 16 -> 20 (not a multiple of 8) leaves the padded tensor plain."""
+    assert _layouts(compile_model(_blaze_block(pad=16), target="x86-64"))[1]["qp"] == K.EP_LAYOUT_C8
+    assert _layouts(compile_model(_blaze_block(pad=4), target="x86-64"))[1]["qp"] == K.EP_LAYOUT_PLAIN

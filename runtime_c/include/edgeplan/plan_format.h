@@ -117,7 +117,8 @@ typedef struct ep_tensor_rec {
  * Only arena tensors that are neither plan inputs, outputs nor state are C8. An op reads and writes C8
  * tensors only where its shape function says so (CONV2D variants BLOCKED_DW, BLOCKED_PW and BLOCKED_CONV,
  * REORDER, CONCAT / SPLIT along axis 1 with every operand C8, the C8 variants of MAXPOOL, AVGPOOL and
- * GLOBAL_AVGPOOL, RESIZE's variant C8 (1.13)), or, for the element-wise ops (UNARY, BINARY), when all its operands
+ * GLOBAL_AVGPOOL, RESIZE's variant C8 (1.13), PAD (1.14: X and Y C8, channel pads of whole blocks)), or, for the
+ * element-wise ops (UNARY, BINARY), when all its operands
  * have one shape and one layout; BINARY (1.13) also broadcasts over a C8 Y's pixels an operand of one value per
  * (n, c), per n or a scalar (aligned right to [n, c, h, w]: h = w = 1, c 1 or C, n 1 or N; PLAIN, or C8 at
  * rank 4). */

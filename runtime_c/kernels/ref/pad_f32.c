@@ -5,7 +5,7 @@
  *   wrap:     i modulo m;
  *   reflect:  mirror without repeating the edge, period 2(m-1), so pads larger than
  *             m-1 keep reflecting as numpy does; m == 1 repeats the only element.
- * Within what onnxruntime accepts (reflect pads <= m-1, m >= 2) the results agree. */
+ * Within what onnxruntime accepts (reflect pads <= m-1, m >= 2) the results agree. X and Y may be C8 (1.14). */
 #include <string.h>
 #include "ep_ops.h"
 #include "ref_util_elem.h"
@@ -63,26 +63,10 @@ static void pad_fill(uint8_t *y, const uint8_t *v, int64_t n, size_t es) {
 /* Any dtype, by element size: per output row, the source row of X for the outer coordinates (or the
  * constant), the interior copied in one memcpy; in constant mode the pads filled as runs, in the other modes
  * element by element. */
-int ep_ref_pad_f32(const ep_op *op) {
-    const ep_pad_params *p = (const ep_pad_params *)op->params;
-    const ep_tensor *tx = op->in[0];
-    const ep_tensor *ty = op->out[0];
-    int rank = tx->rank;
-    const size_t es = ep_dtype_size(tx->dtype);
-    uint8_t val[8];
-    pad_value(val, tx->dtype, p->value);
-    const uint8_t *x = (const uint8_t *)tx->data;
-    uint8_t *y = (uint8_t *)ty->data;
-    if (ep_numel(ty) == 0) return EP_OK;
-    if (rank == 0) {
-        memcpy(y, x, es);
-        return EP_OK;
-    }
-    int64_t xd[EP_MAX_RANK], yd[EP_MAX_RANK], xs[EP_MAX_RANK], lead[EP_MAX_RANK], crop[EP_MAX_RANK], m[EP_MAX_RANK];
-    int64_t pb[EP_MAX_RANK], pe[EP_MAX_RANK];
-    const int mode = ep_pad_base_mode(p);
-    ep_pad_amounts(p, tx, pb, pe);
-    for (int i = 0; i < rank; i++) xd[i] = tx->dims[i], yd[i] = ty->dims[i];
+/* Pads X (dims xd) into Y (dims yd) of `rank` dims with begin pads pb and end pads pe (negative: crops). */
+static void pad_run(const uint8_t *x, uint8_t *y, int rank, int64_t *xd, int64_t *yd, int64_t *pb, int64_t *pe,
+                    int mode, const uint8_t *val, size_t es) {
+    int64_t xs[EP_MAX_RANK + 1], lead[EP_MAX_RANK + 1], crop[EP_MAX_RANK + 1], m[EP_MAX_RANK + 1];
     /* constant mode: a trailing dim without pads or crops joins the one before it (a channel pad of [N,C,H,W]
      * becomes rows of C*H*W), the pads of that one scaled by its extent */
     while (mode == EP_PAD_CONSTANT && rank > 1 && pb[rank - 1] == 0 && pe[rank - 1] == 0) {
@@ -100,7 +84,7 @@ int ep_ref_pad_f32(const ep_op *op) {
     }
     const int last = rank - 1;
     const int64_t w = yd[last], b = lead[last], mw = m[last];
-    int64_t idx[EP_MAX_RANK] = {0};
+    int64_t idx[EP_MAX_RANK + 1] = {0};
     for (;;) {
         int64_t off = 0;
         int outside = 0;
@@ -132,6 +116,33 @@ int ep_ref_pad_f32(const ep_op *op) {
             if (++idx[i] < yd[i]) break;
             idx[i] = 0;
         }
-        if (i < 0) return EP_OK;
+        if (i < 0) return;
     }
+}
+
+/* A C8 X and Y (1.14) are the [N, C/8, H, W, 8] tensors of their bytes, padded as such: the shape function
+ * admits channel pads of whole blocks only. */
+int ep_ref_pad_f32(const ep_op *op) {
+    const ep_pad_params *p = (const ep_pad_params *)op->params;
+    const ep_tensor *tx = op->in[0];
+    const ep_tensor *ty = op->out[0];
+    const int rank = tx->rank;
+    const size_t es = ep_dtype_size(tx->dtype);
+    uint8_t val[8];
+    pad_value(val, tx->dtype, p->value);
+    if (ep_numel(ty) == 0) return EP_OK;
+    if (rank == 0) {
+        memcpy(ty->data, tx->data, es);
+        return EP_OK;
+    }
+    int64_t xd[EP_MAX_RANK + 1], yd[EP_MAX_RANK + 1], pb[EP_MAX_RANK + 1], pe[EP_MAX_RANK + 1];
+    ep_pad_amounts(p, tx, pb, pe);
+    for (int i = 0; i < rank; i++) xd[i] = tx->dims[i], yd[i] = ty->dims[i];
+    if (tx->layout == EP_LAYOUT_C8) {   /* [N, C, H, W] -> [N, C/8, H, W, 8] */
+        xd[1] /= EP_LAYOUT_BLOCK, yd[1] /= EP_LAYOUT_BLOCK, pb[1] /= EP_LAYOUT_BLOCK, pe[1] /= EP_LAYOUT_BLOCK;
+        xd[4] = yd[4] = EP_LAYOUT_BLOCK, pb[4] = pe[4] = 0;
+    }
+    pad_run((const uint8_t *)tx->data, (uint8_t *)ty->data, tx->layout == EP_LAYOUT_C8 ? 5 : rank, xd, yd, pb, pe,
+            ep_pad_base_mode(p), val, es);
+    return EP_OK;
 }

@@ -190,6 +190,15 @@ int ep_shape_pad(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     }
     /* edge/reflect/wrap need an element to replicate wherever Y is non-empty */
     if (ep_pad_base_mode(p) != EP_PAD_CONSTANT && no_source && !empty) return EP_ERR_PLAN_SHAPE;
+    /* C8 (1.14): X and Y both C8 (plan.c: static f32 [N,C,H,W], C a multiple of 8), the kernel padding the
+     * [N, C/8, H, W, 8] view: channel pads (and crops) of whole blocks, none in a mode other than constant, no
+     * pad-to-multiple bits */
+    if (!op->out || !op->out[0]) return EP_ERR_PLAN_OP;
+    if (x->layout != op->out[0]->layout) return EP_ERR_PLAN_TENSOR;
+    if (x->layout == EP_LAYOUT_C8 &&
+        (r != 4 || (p->mode & ~EP_PAD_MODE_MASK) || p->pads[1] % EP_LAYOUT_BLOCK || p->pads[5] % EP_LAYOUT_BLOCK ||
+         (ep_pad_base_mode(p) != EP_PAD_CONSTANT && (p->pads[1] || p->pads[5]))))
+        return EP_ERR_PLAN_PARAMS;
     *scratch = 0;
     return set_shape(&out[0], r, dims, x->dtype);
 }

@@ -13,7 +13,7 @@ Runs after kernel selection and block fusion (pipeline.compile_graph), on the op
      image or a scalar is broadcast as it is, in its own layout), and so do CONCAT and SPLIT
      along the channels (their chunks are whole C8 blocks), MAXPOOL and AVGPOOL, and GLOBAL_AVGPOOL (whose
      [N,C,1,1] output stays plain: a region's exit without a reorder), and RESIZE where TABLE runs (nearest or
-     linear over H and W).
+     linear over H and W), and PAD (channel pads of whole blocks).
   2. Regions. The C8 ops joined by C8 tensors form regions; each edge to a plain op (or from one) costs a
      REORDER, a pass over the tensor. A region is kept when its convs' time saved (the measured rates of RATE:
      plain variant against C8 kernel) exceeds its reorders' time (REORDER_GBS).
@@ -128,6 +128,14 @@ def _broadcast(t, y) -> bool:
     return d[2] == d[3] == 1 and d[1] in (1, int(y.shape[1])) and d[0] in (1, int(y.shape[0]))
 
 
+def _c8_pad(op) -> bool:
+    """PAD on C8 (plan 1.14): channel pads (and crops) of whole blocks, none in a mode other than constant, no
+    pad-to-multiple bits."""
+    mode, pads = int(op.params.get("mode", 0)), [int(v) for v in op.params["pads"]]
+    return (mode & ~K.EP_PAD_MODE_MASK) == 0 and pads[1] % BLK == 0 and pads[5] % BLK == 0 and (
+        mode == K.EP_PAD_CONSTANT or (pads[1] == 0 and pads[5] == 0))
+
+
 def _spatial(t) -> int:   # a [N,C,1,1] tensor needs no reorder (the same bytes in both layouts)
     return int(t.shape[2]) * int(t.shape[3])
 
@@ -172,6 +180,10 @@ def assign_layouts(graph: Graph, tg) -> Graph:
               and len(op.outputs) == 1 and can_c8(op.outputs[0]) and reorderable(op.inputs[0])
               and id(op.inputs[0]) in c8):
             kind[id(op)] = "resize"   # TABLE's conditions hold: N and C kept
+            c8.add(id(op.outputs[0]))
+        elif (op.kind == "pad" and len(op.outputs) == 1 and can_c8(op.outputs[0]) and reorderable(op.inputs[0])
+              and id(op.inputs[0]) in c8 and _c8_pad(op)):
+            kind[id(op)] = "pad"
             c8.add(id(op.outputs[0]))
         elif (op.kind == "global_avgpool" and op.variant == K.EP_VARIANT_DEFAULT and reorderable(op.inputs[0])
               and id(op.inputs[0]) in c8):
@@ -275,8 +287,8 @@ def assign_layouts(graph: Graph, tg) -> Graph:
         ops.append(op)
     graph.ops[:] = ops
     n = {k: sum(1 for o in graph.ops if id(o) in keep and kind[id(o)] == k)
-         for k in ("dw", "pw", "conv", "ew", "chunk", "pool", "gap", "resize")}
+         for k in ("dw", "pw", "conv", "ew", "chunk", "pool", "gap", "resize", "pad")}
     graph.fused.append(f"layout C8: {n['dw']} depthwise, {n['pw']} pointwise and {n['conv']} dense convs, "
                        f"{n['ew']} element-wise ops, {n['chunk']} concat / split, {n['pool'] + n['gap']} pooling, "
-                       f"{n['resize']} resizes, {n_reorders} reorders")
+                       f"{n['resize']} resizes, {n['pad']} pads, {n_reorders} reorders")
     return graph
