@@ -77,6 +77,11 @@ static void pk_cvt(float *d, const void *s, int64_t n, int dt) {
 static void pk_gemm_blocks(int64_t M, int64_t N, int64_t K, const void *a, int a_dt, int64_t a_rm, int64_t a_sm,
                            int64_t a_sk, const void *b, int b_dt, int64_t b_ss, int64_t b_sk, float *c, int64_t ldc,
                            const pk_epi *e, float *ah, float *bh) {
+#ifdef PK_TILE1_W16
+    /* one row of float32 A against 16-bit B (a GEMV on 16-bit weights): the ISA's one-row tile converts B in
+     * registers, the same sums as its one-row tile on the converted strip */
+    const int direct = M == 1 && a_dt == EP_DTYPE_F32 && b_dt != EP_DTYPE_F32;
+#endif
     for (int64_t k0 = 0; k0 < K; k0 += PK_KC) {
         const int64_t kc = pk_min(PK_KC, K - k0);
         const int load_c = k0 > 0, last = k0 + kc == K;
@@ -84,6 +89,15 @@ static void pk_gemm_blocks(int64_t M, int64_t N, int64_t K, const void *a, int a
             const int64_t m1 = pk_min(M, m0 + PK_MC);
             for (int64_t n0 = 0; n0 < N; n0 += PK_NR) {
                 const int nr = (int)pk_min(PK_NR, N - n0);
+#ifdef PK_TILE1_W16
+                if (direct && nr == PK_NR) {
+                    pk_epi te;
+                    PK_TILE1_W16(kc, (const float *)a + k0 * a_sk, a_sk,
+                                 (const uint16_t *)pk_off(b, b_dt, (n0 / PK_NR) * b_ss + k0 * b_sk), b_sk, c + n0,
+                                 load_c, last ? pk_epi_at(&te, e, 0, n0) : NULL, b_dt);
+                    continue;
+                }
+#endif
                 const float *bs = (const float *)pk_off(b, b_dt, (n0 / PK_NR) * b_ss + k0 * b_sk);
                 if (b_dt != EP_DTYPE_F32) {
                     pk_cvt(bh, bs, kc * PK_NR, b_dt);

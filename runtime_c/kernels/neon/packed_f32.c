@@ -84,23 +84,30 @@ NEON_INLINE void pk_tile_n(const int mr, const int packed, int64_t kc, const flo
 /* A tile of one row (a GEMV's, or a convolution's last output channel): its four accumulators alone would make
  * the k loop a chain of FMLA latencies, so four sets take k mod 4 and are added at the end, (s0 + s1) + (s2 + s3):
  * a different order of the same sums. */
-NEON_INLINE void pk_tile_1(int64_t kc, const float *a, const int64_t a_sk, const float *b, const int64_t b_sk, float *c,
-                           int load_c, const pk_epi *e) {
+/* 4 elements of B as float32: wt 0 float32, EP_DTYPE_F16 halves (FCVTL), else bfloat16 (the bits moved up 16) */
+NEON_INLINE float32x4_t pk_ldb(const void *b, int64_t i, const int wt) {
+    if (!wt) return vld1q_f32((const float *)b + i);
+    const uint16x4_t h = vld1_u16((const uint16_t *)b + i);
+    if (wt == EP_DTYPE_F16) return vcvt_f32_f16(vreinterpret_f16_u16(h));
+    return vreinterpretq_f32_u32(vshll_n_u16(h, 16));
+}
+
+NEON_INLINE void pk_tile_1w(int64_t kc, const float *a, const int64_t a_sk, const void *b, const int64_t b_sk, float *c,
+                            int load_c, const pk_epi *e, const int wt) {
     float32x4_t s[4][4];
     for (int u = 0; u < 4; u++)
         for (int j = 0; j < 4; j++) s[u][j] = load_c && u == 0 ? vld1q_f32(c + 4 * j) : vdupq_n_f32(0.0f);
-    int64_t k = 0;
+    int64_t k = 0, o = 0;   /* o: row k's first element in B */
     for (; k + 4 <= kc; k += 4) {
         for (int u = 0; u < 4; u++) {
             const float av = a[u * a_sk];
-            const float *bu = b + u * b_sk;
-            for (int j = 0; j < 4; j++) s[u][j] = vfmaq_n_f32(s[u][j], vld1q_f32(bu + 4 * j), av);
+            for (int j = 0; j < 4; j++) s[u][j] = vfmaq_n_f32(s[u][j], pk_ldb(b, o + u * b_sk + 4 * j, wt), av);
         }
         a += 4 * a_sk;
-        b += 4 * b_sk;
+        o += 4 * b_sk;
     }
-    for (; k < kc; k++, a += a_sk, b += b_sk)
-        for (int j = 0; j < 4; j++) s[0][j] = vfmaq_n_f32(s[0][j], vld1q_f32(b + 4 * j), a[0]);
+    for (; k < kc; k++, a += a_sk, o += b_sk)
+        for (int j = 0; j < 4; j++) s[0][j] = vfmaq_n_f32(s[0][j], pk_ldb(b, o + 4 * j, wt), a[0]);
     float32x4_t v[4];
     for (int j = 0; j < 4; j++) v[j] = vaddq_f32(vaddq_f32(s[0][j], s[1][j]), vaddq_f32(s[2][j], s[3][j]));
     if (e) {
@@ -109,6 +116,18 @@ NEON_INLINE void pk_tile_1(int64_t kc, const float *a, const int64_t a_sk, const
         for (int j = 0; j < 4; j++) vst1q_f32(c + 4 * j, v[j]);
     }
 }
+NEON_INLINE void pk_tile_1(int64_t kc, const float *a, const int64_t a_sk, const float *b, const int64_t b_sk, float *c,
+                           int load_c, const pk_epi *e) {
+    pk_tile_1w(kc, a, a_sk, b, b_sk, c, load_c, e, 0);
+}
+/* The one-row tile on a 16-bit B strip (pack_tmpl.h), converted in registers: the same sums as pk_tile_1 on the
+ * converted strip */
+static void pk_tile_1_w16(int64_t kc, const float *a, int64_t a_sk, const uint16_t *b, int64_t b_sk, float *c,
+                          int load_c, const pk_epi *e, int dt) {
+    if (dt == EP_DTYPE_F16) pk_tile_1w(kc, a, a_sk, b, b_sk, c, load_c, e, EP_DTYPE_F16);
+    else pk_tile_1w(kc, a, a_sk, b, b_sk, c, load_c, e, EP_DTYPE_BF16);
+}
+#define PK_TILE1_W16(kc, a, a_sk, b, b_sk, c, load_c, e, dt) pk_tile_1_w16(kc, a, a_sk, b, b_sk, c, load_c, e, dt)
 
 #define PK_CASES(P, SM, SK)                                                          \
     switch (mr) {                                                                    \

@@ -72,33 +72,53 @@ PK_INLINE void pk_tile_n(const int mr, int64_t kc, const float *a, const int64_t
 /* A tile of one row (a GEMV's, or a convolution's last output channel): its two accumulators alone would make
  * the k loop a chain of FMA latencies (16 floats of B per latency), so four sets take k mod 4 and are added at
  * the end, (s0 + s1) + (s2 + s3): four times the B bandwidth, a different order of the same sums. */
-PK_INLINE void pk_tile_1(int64_t kc, const float *a, const int64_t a_sk, const float *b, const int64_t b_sk, float *c,
-                         int load_c, const pk_epi *e) {
+/* 8 elements of B as float32: wt 0 float32, EP_DTYPE_F16 halves (F16C), else bfloat16 (the bits moved up 16) */
+PK_INLINE __m256 pk_ldb(const void *b, int64_t i, const int wt) {
+    if (!wt) return _mm256_loadu_ps((const float *)b + i);
+    const __m128i h = _mm_loadu_si128((const __m128i *)((const uint16_t *)b + i));
+    if (wt == EP_DTYPE_F16) return _mm256_cvtph_ps(h);
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+PK_INLINE void pk_tile_1w(int64_t kc, const float *a, const int64_t a_sk, const void *b, const int64_t b_sk, float *c,
+                          int load_c, const pk_epi *e, const int wt) {
     __m256 s0[4], s1[4];
 #pragma GCC unroll 4
     for (int j = 0; j < 4; j++) s0[j] = s1[j] = _mm256_setzero_ps();
     if (load_c) s0[0] = _mm256_loadu_ps(c), s1[0] = _mm256_loadu_ps(c + 8);
-    int64_t k = 0;
+    int64_t k = 0, o = 0;   /* o: row k's first element in B */
     for (; k + 4 <= kc; k += 4) {
 #pragma GCC unroll 4
         for (int j = 0; j < 4; j++) {
             const __m256 av = _mm256_broadcast_ss(a + j * a_sk);
-            s0[j] = _mm256_fmadd_ps(av, _mm256_loadu_ps(b + j * b_sk), s0[j]);
-            s1[j] = _mm256_fmadd_ps(av, _mm256_loadu_ps(b + j * b_sk + 8), s1[j]);
+            s0[j] = _mm256_fmadd_ps(av, pk_ldb(b, o + j * b_sk, wt), s0[j]);
+            s1[j] = _mm256_fmadd_ps(av, pk_ldb(b, o + j * b_sk + 8, wt), s1[j]);
         }
         a += 4 * a_sk;
-        b += 4 * b_sk;
+        o += 4 * b_sk;
     }
-    for (; k < kc; k++, a += a_sk, b += b_sk) {
+    for (; k < kc; k++, a += a_sk, o += b_sk) {
         const __m256 av = _mm256_broadcast_ss(a);
-        s0[0] = _mm256_fmadd_ps(av, _mm256_loadu_ps(b), s0[0]);
-        s1[0] = _mm256_fmadd_ps(av, _mm256_loadu_ps(b + 8), s1[0]);
+        s0[0] = _mm256_fmadd_ps(av, pk_ldb(b, o, wt), s0[0]);
+        s1[0] = _mm256_fmadd_ps(av, pk_ldb(b, o + 8, wt), s1[0]);
     }
     float t[PK_NR];
     _mm256_storeu_ps(t, _mm256_add_ps(_mm256_add_ps(s0[0], s0[1]), _mm256_add_ps(s0[2], s0[3])));
     _mm256_storeu_ps(t + 8, _mm256_add_ps(_mm256_add_ps(s1[0], s1[1]), _mm256_add_ps(s1[2], s1[3])));
     pk_store_tile(1, t, c, 0, e);
 }
+PK_INLINE void pk_tile_1(int64_t kc, const float *a, const int64_t a_sk, const float *b, const int64_t b_sk, float *c,
+                         int load_c, const pk_epi *e) {
+    pk_tile_1w(kc, a, a_sk, b, b_sk, c, load_c, e, 0);
+}
+/* The one-row tile on a 16-bit B strip (pack_tmpl.h), converted in registers: the same sums as pk_tile_1 on the
+ * converted strip */
+static void pk_tile_1_w16(int64_t kc, const float *a, int64_t a_sk, const uint16_t *b, int64_t b_sk, float *c,
+                          int load_c, const pk_epi *e, int dt) {
+    if (dt == EP_DTYPE_F16) pk_tile_1w(kc, a, a_sk, b, b_sk, c, load_c, e, EP_DTYPE_F16);
+    else pk_tile_1w(kc, a, a_sk, b, b_sk, c, load_c, e, EP_DTYPE_BF16);
+}
+#define PK_TILE1_W16(kc, a, a_sk, b, b_sk, c, load_c, e, dt) pk_tile_1_w16(kc, a, a_sk, b, b_sk, c, load_c, e, dt)
 
 /* One instantiation per row count and A access (packed panel or plain rows). */
 #define PK_CASES(SM, SK)                                                          \
