@@ -22,7 +22,7 @@
 #define BC_PC 192        /* output pixels per row chunk, about (6 rows at least) */
 
 typedef struct bc_job {
-    const float *x, *b, *r;
+    const float *x, *b, *r, *s;  /* s: the PReLU slopes or NULL */
     const void *w;               /* f32, or 16-bit (converted per k-block: bg_weights) */
     float *y;
     int64_t H, W, M, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl;
@@ -71,7 +71,7 @@ static void bc_strip(const bc_job *j, int64_t n, int64_t s, int64_t r0, int64_t 
     const float *w = bg_weights(j->w, j->wdt, s * j->K + u0 * KH * KW * L, nu * KH * KW * L, wbuf);
     const float *r = last && j->r ? j->r + yoff : NULL;
     float *y = j->y + yoff;
-    bg_tile a = {.b = last && j->b ? j->b + m0 : NULL, .nu = nu, .xcs = j->H * j->W * L, .wcs = KH * KW * L * BG_NR,
+    bg_tile a = {.b = last && j->b ? j->b + m0 : NULL, .s = last && j->s ? j->s + m0 : NULL, .nu = nu, .xcs = j->H * j->W * L, .wcs = KH * KW * L * BG_NR,
                  .xrs = j->dh * j->W * L, .wrs = KW * L * BG_NR, .xks = j->dw * L, .ys = j->OH * OW * BLK,
                  .first = first, .last = last, .p = j->p};
     int64_t kh0, kh1, kw0, kw1;
@@ -131,8 +131,9 @@ int EP_ISA_FN(conv2d_blocked_conv_f32)(const ep_op *op) {
     const int64_t N = xt->dims[0], C = xt->dims[1], M = yt->dims[1], OH = yt->dims[2], OW = yt->dims[3];
     if (N == 0 || M == 0 || OH == 0 || OW == 0) return EP_OK;
     const int64_t L = xt->layout == EP_LAYOUT_C8 ? BLK : 1, KH = p->kernel[0], KW = p->kernel[1];
+    const ep_tensor *st = ep_op_in(op, 4);
     bc_job j = {(const float *)xt->data, bt ? (const float *)bt->data : NULL, rt ? (const float *)rt->data : NULL,
-                op->in[1]->data, (float *)yt->data, xt->dims[2], xt->dims[3], M, OH, OW, KH, KW,
+                st ? (const float *)st->data : NULL, op->in[1]->data, (float *)yt->data, xt->dims[2], xt->dims[3], M, OH, OW, KH, KW,
                 p->stride[0], p->stride[1], p->dilation[0], p->dilation[1], p->pads[0], p->pads[1], L, C / L,
                 C * KH * KW, 0, 0, (M + BG_NR - 1) / BG_NR, 1, 1, 1, p, op->in[1]->dtype};
     /* interior columns: ow*sw - pl >= 0 and ow*sw - pl + (KW-1)*dw <= W-1 */

@@ -51,6 +51,7 @@ static inline const float *bg_weights(const void *w, int dt, int64_t r, int64_t 
 
 typedef struct bg_tile {
     const float *x, *w, *b, *r;   /* b at the strip's first channel or NULL; r at the tile's output or NULL */
+    const float *s;               /* EP_CONV_ACT_PRELU's slopes at the strip's first channel (last k-block) */
     float *y;                     /* the tile's first output block; the second one ys floats further */
     int64_t xo[BG_NP], yo[BG_NP]; /* pixel i at x + xo[i] and y + yo[i] (xo[0] = yo[0] = 0) */
     int64_t ys, nu, xcs, wcs, nkh, xrs, wrs, nkw, xks, nr;

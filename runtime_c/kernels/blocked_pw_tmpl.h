@@ -22,7 +22,7 @@
 #define BP_PC 192        /* pixels per chunk (a multiple of the tile's 6) */
 
 typedef struct bp_job {
-    const float *x, *b, *r;
+    const float *x, *b, *r, *s;   /* s: the PReLU slopes or NULL */
     const void *w;            /* f32, or 16-bit (converted per k-block: bg_weights) */
     float *y;
     int64_t C, M, P, strips;
@@ -39,7 +39,8 @@ static inline int64_t bp_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static void bp_strip(const bp_job *j, int64_t n, int64_t s, int64_t q0, int64_t q1, int64_t c0, int64_t kc, int first,
                      int last, float *wbuf) {
     const int64_t C = j->C, M = j->M, P = j->P, m0 = s * BG_NR, off = n * M * P + m0 * P;
-    bg_tile a = {.w = bg_weights(j->w, j->wdt, s * C + c0, kc, wbuf), .b = last && j->b ? j->b + m0 : NULL, .ys = P * BLK,
+    bg_tile a = {.w = bg_weights(j->w, j->wdt, s * C + c0, kc, wbuf), .b = last && j->b ? j->b + m0 : NULL,
+                 .s = last && j->s ? j->s + m0 : NULL, .ys = P * BLK,
                  .nu = kc / BLK, .xcs = P * BLK, .wcs = BLK * BG_NR, .nkh = 1, .nkw = 1, .nr = BLK,
                  .first = first, .last = last, .p = j->p};
     const int nb = M - m0 >= BG_NR ? 2 : 1;   /* 1: 8 real columns */
@@ -78,8 +79,9 @@ int EP_ISA_FN(conv2d_blocked_pw_f32)(const ep_op *op) {
     const ep_tensor *xt = op->in[0], *bt = ep_op_in(op, 2), *rt = ep_op_in(op, 3), *yt = op->out[0];
     const int64_t N = xt->dims[0], C = xt->dims[1], P = (int64_t)xt->dims[2] * xt->dims[3], M = yt->dims[1];
     if (N == 0 || M == 0 || P == 0) return EP_OK;
+    const ep_tensor *st = ep_op_in(op, 4);
     bp_job j = {(const float *)xt->data, bt ? (const float *)bt->data : NULL, rt ? (const float *)rt->data : NULL,
-                op->in[1]->data, (float *)yt->data, C, M, P, (M + BG_NR - 1) / BG_NR, (P + BP_PC - 1) / BP_PC, 1,
+                st ? (const float *)st->data : NULL, op->in[1]->data, (float *)yt->data, C, M, P, (M + BG_NR - 1) / BG_NR, (P + BP_PC - 1) / BP_PC, 1,
                 (C / BLK + BP_KC / BLK - 1) / (BP_KC / BLK), (const ep_conv2d_params *)op->params,
                 op->in[1]->dtype};
     if (j.nkb < 1) j.nkb = 1;   /* C = 0: the epilogue on empty sums */

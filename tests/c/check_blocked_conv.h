@@ -32,6 +32,8 @@ static ep_tensor bcv_pack(const float *w, int M, int C, int KH, int KW, int c8) 
 }
 
 static void bcv_check(ep_conv2d_params *p, int N, int C, int M, int H, int W, int c8, int has_b, int has_r) {
+    const int prelu = chk_rnd() % 4 == 0;   /* the per-channel PReLU epilogue: the spec without it, then it */
+    if (prelu) p->act = EP_ACT_NONE;
     ep_conv2d_params pa = *p;
     pa.act = EP_ACT_NONE;
     const int KH = p->kernel[0], KW = p->kernel[1], K = C * KH * KW;
@@ -57,6 +59,8 @@ static void bcv_check(ep_conv2d_params *p, int N, int C, int M, int H, int W, in
                   .tol = chk_tol_accum(K), .tol_for = chk_vexp_override(p->act, K), .keep_ref = 1};
     c.out[0] = chk_mk(NULL, EP_DTYPE_F32, 4, CHK_DIMS(N, M, OH, OW));
     chk_kernels(&c);
+    ep_tensor sl = chk_tensor_rand(1, CHK_DIMS(M), 1.0f);   /* slopes in [-1, 1] */
+    if (prelu) chk_prelu_plain((float *)c.ref_out[0], (const float *)sl.data, N, M, (int64_t)OH * OW);
     float *spec = (float *)chk_alloc(chk_bytes(&c.out[0]));
     chk_c8_block(spec, c.ref_out[0], CHK_DIMS(N, M, OH, OW), 1);
     chk_free(c.ref_out[0]);
@@ -65,6 +69,7 @@ static void bcv_check(ep_conv2d_params *p, int N, int C, int M, int H, int W, in
     c.spec_tol = chk_tol_dot(K);
     c.variant = EP_CONV2D_VARIANT_BLOCKED_CONV;
     c.in[0] = &xb, c.in[1] = &wt, c.in[3] = has_r ? &rb : NULL;
+    if (prelu) p->act = EP_CONV_ACT_PRELU, c.in[4] = &sl, c.n_in = 5;
     c.out[0].layout = EP_LAYOUT_C8;
     chk_kernels(&c);
     CHECK(c.scratch == 0, "%s: scratch %llu", what, (unsigned long long)c.scratch);
@@ -117,7 +122,7 @@ static void bcv_check(ep_conv2d_params *p, int N, int C, int M, int H, int W, in
     c.out[0].layout = EP_LAYOUT_C8, rb.layout = EP_LAYOUT_PLAIN;
     bpw_refused(&c, "R plain");
     rb.layout = EP_LAYOUT_C8;
-    chk_free(spec), chk_free(wt.data), chk_free(xb.data), chk_free(rb.data);
+    chk_free(spec), chk_free(wt.data), chk_free(xb.data), chk_free(rb.data), chk_free(sl.data);
     chk_free(x.data), chk_free(w.data), chk_free(b.data), chk_free(r.data);
 }
 

@@ -14,6 +14,16 @@
  * the pool, with the harness's guards; the direction to PLAIN runs through chk_kernels as well. A session must
  * refuse two PLAIN or two C8 tensors, different dims and a dtype other than f32. */
 
+/* The PReLU epilogue (EP_CONV_ACT_PRELU, 1.14): y[n][m][..] = y < 0 ? s[m] y : y on a plain [N,M,P] output */
+static void chk_prelu_plain(float *y, const float *s, int N, int M, int64_t P) {
+    for (int n = 0; n < N; n++)
+        for (int m = 0; m < M; m++)
+            for (int64_t q = 0; q < P; q++) {
+                float *v = y + ((int64_t)n * M + m) * P + q;
+                if (*v < 0.0f) *v = s[m] * *v;
+            }
+}
+
 /* A session must refuse c's op: its shape function refuses it, or computes another output than the declared
  * one (session.c check_shapes). */
 static void bpw_refused(chk_case *c, const char *why) {
@@ -34,6 +44,8 @@ static void bpw_check(int N, int C, int M, int H, int W, int has_b, int has_r) {
     memset(&p, 0, sizeof p);
     p.kernel[0] = p.kernel[1] = p.stride[0] = p.stride[1] = p.dilation[0] = p.dilation[1] = p.groups = 1;
     p.act = chk_random_act(&p.act_alpha, &p.act_beta, 1);
+    const int prelu = chk_rnd() % 4 == 0;   /* the per-channel PReLU epilogue: the spec without it, then it */
+    if (prelu) p.act = EP_ACT_NONE;
     pa = p;
     pa.act = EP_ACT_NONE;
     ep_tensor x = chk_tensor_rand(4, CHK_DIMS(N, C, H, W), 1.0f), w = chk_tensor_rand(4, CHK_DIMS(M, C, 1, 1), 1.0f);
@@ -52,6 +64,8 @@ static void bpw_check(int N, int C, int M, int H, int W, int has_b, int has_r) {
                   .tol = chk_tol_accum(C), .tol_for = chk_vexp_override(p.act, C), .keep_ref = 1};
     c.out[0] = chk_mk(NULL, EP_DTYPE_F32, 4, CHK_DIMS(N, M, H, W));
     chk_kernels(&c);
+    ep_tensor sl = chk_tensor_rand(1, CHK_DIMS(M), 1.0f);   /* slopes in [-1, 1] */
+    if (prelu) chk_prelu_plain((float *)c.ref_out[0], (const float *)sl.data, N, M, (int64_t)H * W);
     float *spec = (float *)chk_alloc(chk_bytes(&c.out[0]));
     chk_c8_block(spec, c.ref_out[0], CHK_DIMS(N, M, H, W), 1);
     chk_free(c.ref_out[0]);
@@ -60,6 +74,7 @@ static void bpw_check(int N, int C, int M, int H, int W, int has_b, int has_r) {
     c.spec_tol = chk_tol_dot(C);
     c.variant = EP_CONV2D_VARIANT_BLOCKED_PW;
     c.in[0] = &xb, c.in[1] = &wt, c.in[3] = has_r ? &rb : NULL;
+    if (prelu) p.act = EP_CONV_ACT_PRELU, c.in[4] = &sl, c.n_in = 5;
     c.out[0].layout = EP_LAYOUT_C8;
     chk_kernels(&c);
     CHECK(c.scratch == 0, "%s: scratch %llu", what, (unsigned long long)c.scratch);
@@ -76,6 +91,17 @@ static void bpw_check(int N, int C, int M, int H, int W, int has_b, int has_r) {
     c.out[0] = chk_mk(NULL, EP_DTYPE_F32, 4, CHK_DIMS(N, M, H, W));
     c.out[0].layout = EP_LAYOUT_C8;
     c.in[3] = &rb;
+    if (prelu) {   /* the slopes: one per channel, with the PReLU act only */
+        ep_tensor bs = sl;
+        bs.dims[0] = M + 1;
+        c.in[4] = &bs;
+        bpw_refused(&c, "M + 1 slopes");
+        c.in[4] = &sl, p.act = EP_ACT_NONE;
+        bpw_refused(&c, "slopes without the PReLU act");
+        p.act = EP_CONV_ACT_PRELU, c.in[4] = NULL;
+        bpw_refused(&c, "the PReLU act without slopes");
+        c.in[4] = &sl;
+    }
     ep_tensor bad = wt;
     bad.dims[0]++;
     c.in[1] = &bad;
@@ -120,7 +146,7 @@ static void bpw_check(int N, int C, int M, int H, int W, int has_b, int has_r) {
     bpw_refused(&c, "Y plain");
     c.out[0].layout = EP_LAYOUT_C8, rb.layout = EP_LAYOUT_PLAIN;
     bpw_refused(&c, "R plain");
-    chk_free(spec), chk_free(wt.data), chk_free(xb.data), chk_free(rb.data);
+    chk_free(spec), chk_free(wt.data), chk_free(xb.data), chk_free(rb.data), chk_free(sl.data);
     chk_free(x.data), chk_free(w.data), chk_free(b.data), chk_free(r.data);
 }
 

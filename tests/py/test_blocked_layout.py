@@ -423,3 +423,25 @@ def test_a_channel_pad_of_part_of_a_block_stays_plain():
     """16 -> 32 channels pads two blocks; 16 -> 20 (not a multiple of 8) leaves the padded tensor plain."""
     assert _layouts(compile_model(_blaze_block(pad=16), target="x86-64"))[1]["qp"] == K.EP_LAYOUT_C8
     assert _layouts(compile_model(_blaze_block(pad=4), target="x86-64"))[1]["qp"] == K.EP_LAYOUT_PLAIN
+
+
+@pytest.mark.parametrize("slopes", [(1, 24, 1, 1), (24, 1, 1), (1,)])
+def test_prelu_after_a_blocked_conv_becomes_its_epilogue(slopes):
+    """dw -> 1x1 (+ residual) -> PRelu -> 1x1: the PRelu is the 1x1's epilogue (per-channel slopes: plan 1.14,
+    one slope: LEAKY_RELU), no element-wise op is left, and the result is onnxruntime's."""
+    c = 24
+    nodes = [helper.make_node("Conv", ["x", "wd"], ["d"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=c),
+             helper.make_node("Conv", ["d", "wp", "bp"], ["p"], kernel_shape=[1, 1]),
+             helper.make_node("Add", ["p", "x"], ["s"]),
+             helper.make_node("PRelu", ["s", "slope"], ["a"]),
+             helper.make_node("Conv", ["a", "wz"], ["y"], kernel_shape=[1, 1])]
+    m = _model(nodes, [_w("wd", c, 1, 3, 3), _w("wp", c, c, 1, 1), _w("bp", c), _w("slope", *slopes, scale=0.5),
+                       _w("wz", 8, c, 1, 1)], [1, c, 10, 10], None)
+    plan = compile_model(m, target="x86-64")
+    p, _ = _layouts(plan)
+    assert "binary" not in [o["op"] for o in p["ops"]]
+    assert p["header"]["version"] == ("1.14" if len(slopes) > 1 else "1.12")
+    x = RNG.standard_normal((1, c, 10, 10)).astype(np.float32)
+    want = _ort(m, x)
+    np.testing.assert_allclose(edgeplan.Session(plan).run({"x": x})["y"], want, rtol=1e-4,
+                               atol=1e-4 * float(np.abs(want).max()))

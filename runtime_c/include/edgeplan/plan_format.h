@@ -469,13 +469,16 @@ typedef struct ep_reorder_params {
  *   are at most EP_BLOCKED_W16_ROWS (the kernels convert a k-block of whole units at a time). */
 #define EP_BLOCKED_W16_ROWS 256
 #define EP_CONV_DIRECT_ROWS 4
+/* CONV2D's per-channel PReLU epilogue (1.14; act, outside the EP_ACT_* kinds): y < 0 ? S[m] * y : y after the
+ * bias and the residual, S the op's input 4, f32 [M] PLAIN; variants BLOCKED_PW and BLOCKED_CONV only. */
+#define EP_CONV_ACT_PRELU 64
 typedef struct ep_conv2d_params {
     int32_t kernel[2];      /* kh, kw */
     int32_t stride[2];
     int32_t dilation[2];
     int32_t pads[4];        /* top, left, bottom, right */
     int32_t groups;
-    int32_t act;            /* EP_ACT_* */
+    int32_t act;            /* EP_ACT_*, or EP_CONV_ACT_PRELU */
     float act_alpha;
     float act_beta;
 } ep_conv2d_params;

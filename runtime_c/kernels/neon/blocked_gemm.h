@@ -16,6 +16,20 @@
 #define BG_CVT_BF16(d, s, n) neon_cvt_bf16((d), (s), (n))
 #include "blocked_gemm_common.h"
 
+/* EP_CONV_ACT_PRELU in place on a tile's stored outputs at y: v < 0 ? s v : v, s the block's 8 slopes */
+static __attribute__((noinline)) void bg_prelu(const bg_tile *a, float *y, int nb) {
+    const float32x4_t z = vdupq_n_f32(0.0f);
+    for (int j = 0; j < nb; j++)
+        for (int h = 0; h < BLK; h += 4) {
+            const float32x4_t sv = vld1q_f32(a->s + j * BLK + h);
+            for (int i = 0; i < a->np; i++) {
+                float *yij = y + a->yo[i] + j * a->ys + h;
+                const float32x4_t v = vld1q_f32(yij);
+                vst1q_f32(yij, vbslq_f32(vcltq_f32(v, z), vmulq_f32(v, sv), v));
+            }
+        }
+}
+
 /* The activations other than NONE, RELU and CLIP, in place on a tile's stored outputs at y. */
 static __attribute__((noinline)) void bg_act(const bg_tile *a, float *y, int nb) {
     const ep_conv2d_params *p = a->p;
@@ -121,7 +135,8 @@ BG_INLINE void bg_tile_n(const int np, const int nb, const bg_tile *a) {
                 vst1q_f32(yt + at, vminq_f32(vmaxq_f32(v, lo), hi));
             }
         }
-        if (act != EP_ACT_NONE && act != EP_ACT_RELU && act != EP_ACT_CLIP) bg_act(a, yt, nb);
+        if (act == EP_CONV_ACT_PRELU) bg_prelu(a, yt, nb);
+        else if (act != EP_ACT_NONE && act != EP_ACT_RELU && act != EP_ACT_CLIP) bg_act(a, yt, nb);
     }
 }
 #undef BG_LANE

@@ -33,13 +33,20 @@ int ep_ref_reorder_f32(const ep_op *op) {
     return EP_OK;
 }
 
-/* The epilogue of one output element: + B[m], + R, activation. */
+/* The epilogue of one output element: + B[m], + R, activation (EP_CONV_ACT_PRELU: the slope S[m]). */
 static inline float c8_epilogue(float acc, const ep_conv2d_params *p, const float *b, const float *r, int64_t m,
-                                int64_t at) {
+                                int64_t at, const float *s) {
     if (b) acc += b[m];
     if (r) acc += r[at];
+    if (p->act == EP_CONV_ACT_PRELU) return acc < 0.0f ? s[m] * acc : acc;
     if (p->act != EP_ACT_NONE) ep_act_apply_f32(p->act, &acc, 1, p->act_alpha, p->act_beta);
     return acc;
+}
+
+/* CONV2D's input 4, the PReLU slopes, or NULL */
+static inline const float *c8_slopes(const ep_op *op) {
+    const ep_tensor *s = ep_op_in(op, 4);
+    return s ? (const float *)s->data : NULL;
 }
 
 /* Depthwise (groups == C == M), W as [C/8][KH*KW][8]. */
@@ -66,7 +73,7 @@ int ep_ref_conv2d_blocked_dw_f32(const ep_op *op) {
                         }
                     }
                     const int64_t at = c8_at(n, c, oh, ow, C, OH, OW);
-                    y[at] = c8_epilogue(acc, p, b, r, c, at);
+                    y[at] = c8_epilogue(acc, p, b, r, c, at, NULL);
                 }
     return EP_OK;
 }
@@ -90,7 +97,7 @@ int ep_ref_conv2d_blocked_pw_f32(const ep_op *op) {
                         acc += x[c8_at(n, c, h, ww, C, H, W)] *
                                rl_weight(w, wdt, (m / EP_PACK_NR) * C * EP_PACK_NR + c * EP_PACK_NR + m % EP_PACK_NR);
                     const int64_t at = c8_at(n, m, h, ww, M, H, W);
-                    y[at] = c8_epilogue(acc, p, b, r, m, at);
+                    y[at] = c8_epilogue(acc, p, b, r, m, at, c8_slopes(op));
                 }
     return EP_OK;
 }
@@ -125,7 +132,7 @@ int ep_ref_conv2d_blocked_conv_f32(const ep_op *op) {
                             }
                         }
                     const int64_t at = c8_at(n, m, oh, ow, M, OH, OW);
-                    y[at] = c8_epilogue(acc, p, b, r, m, at);
+                    y[at] = c8_epilogue(acc, p, b, r, m, at, c8_slopes(op));
                 }
     return EP_OK;
 }

@@ -28,6 +28,19 @@ static __attribute__((noinline)) void bg_act(const bg_tile *a, float *y, int nb)
         }
 }
 
+/* EP_CONV_ACT_PRELU in place on a tile's stored outputs at y: v < 0 ? s v : v, s the block's 8 slopes */
+static __attribute__((noinline)) void bg_prelu(const bg_tile *a, float *y, int nb) {
+    const __m256 z = _mm256_setzero_ps();
+    for (int j = 0; j < nb; j++) {
+        const __m256 sv = _mm256_loadu_ps(a->s + j * BLK);
+        for (int i = 0; i < a->np; i++) {
+            float *yij = y + a->yo[i] + j * a->ys;
+            const __m256 v = _mm256_loadu_ps(yij);
+            _mm256_storeu_ps(yij, _mm256_blendv_ps(v, _mm256_mul_ps(v, sv), _mm256_cmp_ps(v, z, _CMP_LT_OQ)));
+        }
+    }
+}
+
 /* One row of W^T (W) times the np pixels' values xp[i][C] */
 #define BG_ROW(C, W)                                                                        \
     do {                                                                                    \
@@ -101,7 +114,8 @@ BG_INLINE void bg_tile_n(const int np, const int nb, const bg_tile *a) {
                 _mm256_storeu_ps(yt + at, _mm256_min_ps(hi, _mm256_max_ps(lo, v)));
             }
         }
-        if (act != EP_ACT_NONE && act != EP_ACT_RELU && act != EP_ACT_CLIP) bg_act(a, yt, nb);
+        if (act == EP_CONV_ACT_PRELU) bg_prelu(a, yt, nb);
+        else if (act != EP_ACT_NONE && act != EP_ACT_RELU && act != EP_ACT_CLIP) bg_act(a, yt, nb);
     }
 }
 #undef BG_ROW

@@ -1,7 +1,7 @@
 /* Shape function of CONV2D (see ep_conv2d_params in plan_format.h).
  *
  * Inputs: X[N,C,H,W], W[M,C/groups,KH,KW] required; B[M] and R[N,M,OH,OW] optional
- * (NULL or absent). All f32. Output Y[N,M,OH,OW] f32 with
+ * (NULL or absent); S[M], the PReLU slopes, with act EP_CONV_ACT_PRELU only (1.14, BLOCKED_PW and BLOCKED_CONV). All f32. Output Y[N,M,OH,OW] f32 with
  *   OH = floor((H + pad_t + pad_b - ((KH-1)*dh + 1)) / sh) + 1   (likewise OW),
  * which must be >= 0 and fit int32 (0 gives an empty output).
  *
@@ -152,11 +152,17 @@ static int conv_variant_scratch(const ep_op *op, const ep_conv2d_params *p, cons
 
 int ep_shape_conv2d(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     if (!op || !out || !scratch || !op->params || !op->in) return EP_ERR_PLAN_OP;
-    if (op->n_in < 2 || op->n_in > 4 || op->n_out != 1) return EP_ERR_PLAN_OP;
+    if (op->n_in < 2 || op->n_in > 5 || op->n_out != 1) return EP_ERR_PLAN_OP;
     const ep_conv2d_params *p = (const ep_conv2d_params *)op->params;
     const ep_tensor *x = op->in[0], *w = op->in[1];
     const ep_tensor *b = op->n_in > 2 ? op->in[2] : NULL;
     const ep_tensor *r = op->n_in > 3 ? op->in[3] : NULL;
+    const ep_tensor *s = op->n_in > 4 ? op->in[4] : NULL;
+    /* the PReLU epilogue (1.14): BLOCKED_PW and BLOCKED_CONV, with its slopes; input 4 with it only */
+    const int prelu = p->act == EP_CONV_ACT_PRELU;
+    if (prelu != (s != NULL)) return EP_ERR_PLAN_OP;
+    if (prelu && op->variant != EP_CONV2D_VARIANT_BLOCKED_PW && op->variant != EP_CONV2D_VARIANT_BLOCKED_CONV)
+        return EP_ERR_PLAN_PARAMS;
     int rc;
     if ((rc = ep_chk_f32(x, 4, 4)) != EP_OK) return rc;
     const int packed = conv_is_packed(op->variant);
@@ -166,6 +172,7 @@ int ep_shape_conv2d(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     if ((rc = w16_ok ? ep_chk_weights(w, w_rank, w_rank) : ep_chk_f32(w, w_rank, w_rank)) != EP_OK) return rc;
     if (b && (rc = ep_chk_f32(b, 1, 1)) != EP_OK) return rc;
     if (r && (rc = ep_chk_f32(r, 4, 4)) != EP_OK) return rc;
+    if (s && ((rc = ep_chk_f32(s, 1, 1)) != EP_OK || s->layout)) return rc != EP_OK ? rc : EP_ERR_PLAN_TENSOR;
     /* X, Y and R in C8 for the BLOCKED variants, PLAIN for the others; W and B always PLAIN (the plan checked
      * that a C8 tensor is a static [N,C,H,W] with C a multiple of 8) */
     const int lay = conv_blocked(op->variant) ? EP_LAYOUT_C8 : EP_LAYOUT_PLAIN;
@@ -179,7 +186,7 @@ int ep_shape_conv2d(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     if (op->variant == EP_CONV2D_VARIANT_BLOCKED_CONV && w->dtype != EP_DTYPE_F32 &&
         (int64_t)p->kernel[0] * p->kernel[1] * (x->layout == EP_LAYOUT_C8 ? EP_LAYOUT_BLOCK : 1) > EP_BLOCKED_W16_ROWS)
         return EP_ERR_PLAN_PARAMS;   /* one unit's rows must fit the kernels' conversion buffer */
-    if (p->groups < 1 || p->act < 0 || p->act >= EP_ACT_MATH_FIRST) return EP_ERR_PLAN_PARAMS;
+    if (p->groups < 1 || p->act < 0 || (p->act >= EP_ACT_MATH_FIRST && !prelu)) return EP_ERR_PLAN_PARAMS;
 
     const int64_t N = x->dims[0], C = x->dims[1], g = p->groups;
     int64_t M = w->dims[0];
@@ -191,6 +198,7 @@ int ep_shape_conv2d(const ep_op *op, ep_shape *out, uint64_t *scratch) {
         if (w->dims[2] != p->kernel[0] || w->dims[3] != p->kernel[1]) return EP_ERR_PLAN_SHAPE;
     }
     if (b && b->dims[0] != M) return EP_ERR_PLAN_SHAPE;
+    if (s && s->dims[0] != M) return EP_ERR_PLAN_SHAPE;
 
     int64_t o[2];
     if ((rc = ep_window_out(p->kernel, p->stride, p->dilation, p->pads, x->dims + 2, 0, o)) != EP_OK) return rc;

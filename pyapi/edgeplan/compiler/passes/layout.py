@@ -292,3 +292,54 @@ def assign_layouts(graph: Graph, tg) -> Graph:
                        f"{n['ew']} element-wise ops, {n['chunk']} concat / split, {n['pool'] + n['gap']} pooling, "
                        f"{n['resize']} resizes, {n['pad']} pads, {n_reorders} reorders")
     return graph
+
+
+def fuse_prelu(graph: Graph) -> Graph:
+    """A PReLU (BINARY PRELU) that alone reads the output of a BLOCKED_PW or BLOCKED_CONV without an activation,
+    its slopes a constant of one value per channel, becomes that convolution's epilogue EP_CONV_ACT_PRELU with
+    the slopes as its input 4 (plan 1.14); one slope for every channel becomes LEAKY_RELU. The element-wise pass
+    over the tensor is saved (MediaPipe's face, iris and palm models follow most convolutions with one)."""
+    readers: dict = {}
+    for op in graph.ops:
+        for t in op.inputs:
+            if t is not None:
+                readers.setdefault(id(t), []).append(op)
+    dead, fused = set(), 0
+    for conv in graph.ops:
+        if (conv.kind != "conv2d" or conv.variant not in (K.EP_CONV2D_VARIANT_BLOCKED_PW,
+                                                           K.EP_CONV2D_VARIANT_BLOCKED_CONV)
+                or int(conv.params.get("act", 0)) != K.EP_ACT_NONE):
+            continue
+        y = conv.outputs[0]
+        users = readers.get(id(y), [])
+        if len(users) != 1 or y.is_output or y.view_of is not None:
+            continue
+        pr = users[0]
+        if (pr.kind != "binary" or int(pr.params.get("kind", -1)) != K.EP_BIN_PRELU or pr.inputs[0] is not y
+                or int(pr.params.get("act", 0)) != K.EP_ACT_NONE or len(pr.inputs) != 2
+                or pr.outputs[0].layout != y.layout or tuple(pr.outputs[0].shape) != tuple(y.shape)):
+            continue
+        s = pr.inputs[1]
+        m = int(y.shape[1])
+        data = s.storage().data if s is not None and s.is_const else None
+        if data is None or np.dtype(s.dtype) != np.float32:
+            continue
+        shp = (1,) * (4 - len(s.shape)) + tuple(int(d) for d in s.shape)
+        if len(shp) != 4 or shp[0] != 1 or shp[2] != 1 or shp[3] != 1 or shp[1] not in (1, m):
+            continue
+        slopes = np.asarray(data, np.float32).reshape(-1)
+        if slopes.size == 1:
+            conv.params["act"] = K.EP_ACT_LEAKY_RELU
+            conv.params["act_alpha"] = float(slopes[0])
+        else:
+            st = Tensor(f"{pr.name}:slopes", np.dtype(np.float32), (m,), data=np.ascontiguousarray(slopes))
+            graph.tensors.append(st)
+            conv.params["act"] = K.EP_CONV_ACT_PRELU
+            conv.inputs = list(conv.inputs) + [None] * (4 - len(conv.inputs)) + [st]
+        conv.outputs = [pr.outputs[0]]
+        dead.add(id(pr))
+        fused += 1
+    if fused:
+        graph.ops[:] = [o for o in graph.ops if id(o) not in dead]
+        graph.fused.append(f"C8 convolution + PReLU x{fused}")
+    return graph
