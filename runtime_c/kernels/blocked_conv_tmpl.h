@@ -1,12 +1,14 @@
 /* CONV2D variant BLOCKED_CONV (plan_format.h), compiled once per ISA: a dense convolution (groups 1), any kernel,
- * stride, dilation and pads, Y and R in C8, X in C8 or PLAIN (a stem), W^T as GEMM-B strips [ceil(M/16)][K][16].
+ * stride, dilation and pads, Y and R in C8, X in C8, PLAIN or NHWC (a stem), W^T as GEMM-B strips
+ * [ceil(M/16)][K][16].
  *
  * Direct convolution, no im2col, on the tiles of blocked_gemm.h (up to 6 output pixels x 16 output channels).
  * The tile's pixels lie on one line of the output, a row (pixel stride sw in X) or a column (stride sh rows),
  * so that one tap (kh, kw) reads the pixels' inputs at a fixed stride, in place. X's "units" are its channel
- * blocks (C8: a tap has 8 channels, contiguous in X and consecutive rows of W^T) or its channels (PLAIN: a tap
- * has 1). The k loop of a tile runs over the units, the valid kh, the valid kw, then the unit's lanes, which is
- * W^T's row order, so every output receives its valid taps in one fixed order with FMA, from 0.
+ * blocks (C8: a tap has 8 channels, contiguous in X and consecutive rows of W^T), its pixels' C channels (NHWC:
+ * one unit of C lanes, likewise) or its channels (PLAIN: a tap has 1). The k loop of a tile runs over the units,
+ * the valid kh, the valid kw, then the unit's lanes, which is W^T's row order, so every output receives its valid
+ * taps in one fixed order with FMA, from 0.
  * Borders: the taps valid for a pixel form a box [kh0, kh1) x [kw0, kw1). A row's pixels share the kh range; the
  * columns whose taps all lie inside X, [ow_lo, ow_hi), take row tiles; the border columns take column tiles
  * over runs of rows with the same kh range. Loop nest: k-blocks of whole units (BC_KR rows of W^T at most, or
@@ -26,7 +28,9 @@ typedef struct bc_job {
     const void *w;               /* f32, or 16-bit (converted per k-block: bg_weights) */
     float *y;
     int64_t H, W, M, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl;
-    int64_t lanes, units, K;     /* channels per unit (8: C8 X, 1: PLAIN X), units per image, rows of W^T */
+    int64_t lanes, units;        /* channels per unit (8: C8 X, C: NHWC X, 1: PLAIN X), units per image */
+    int64_t grouped;             /* 1: a tap's lanes are consecutive in X (C8, NHWC) */
+    int64_t K;                   /* rows of W^T */
     int64_t ow_lo, ow_hi;        /* the columns whose taps all lie inside X */
     int64_t strips, chunks, groups, nkb;
     const ep_conv2d_params *p;
@@ -50,8 +54,8 @@ static void bc_one(const bc_job *j, bg_tile *a, int nb, int64_t np, int down, in
                    int64_t kw0, int64_t nkw, const float *x, const float *w, float *y, const float *r) {
     const int64_t L = j->lanes, ih = oh * j->sh - j->pt + kh0 * j->dh, iw = ow * j->sw - j->pl + kw0 * j->dw;
     const int64_t at = (oh * j->OW + ow) * BLK;
-    const int row = L == 1 && j->dw == 1 && nkw <= BLK;
-    a->nr = L == BLK ? BLK : row ? nkw : 1;
+    const int row = !j->grouped && j->dw == 1 && nkw <= BLK;
+    a->nr = j->grouped ? L : row ? nkw : 1;
     a->nkw = row ? nkw > 0 : nkw;
     a->x = a->nkh && nkw ? x + (ih * j->W + iw) * L : x;   /* no valid tap: x is not read */
     a->w = w + (kh0 * j->KW + kw0) * L * BG_NR;
@@ -71,7 +75,8 @@ static void bc_strip(const bc_job *j, int64_t n, int64_t s, int64_t r0, int64_t 
     const float *w = bg_weights(j->w, j->wdt, s * j->K + u0 * KH * KW * L, nu * KH * KW * L, wbuf);
     const float *r = last && j->r ? j->r + yoff : NULL;
     float *y = j->y + yoff;
-    bg_tile a = {.b = last && j->b ? j->b + m0 : NULL, .s = last && j->s ? j->s + m0 : NULL, .nu = nu, .xcs = j->H * j->W * L, .wcs = KH * KW * L * BG_NR,
+    bg_tile a = {.b = last && j->b ? j->b + m0 : NULL, .s = last && j->s ? j->s + m0 : NULL, .nu = nu,
+                 .xcs = j->H * j->W * L, .wcs = KH * KW * L * BG_NR,
                  .xrs = j->dh * j->W * L, .wrs = KW * L * BG_NR, .xks = j->dw * L, .ys = j->OH * OW * BLK,
                  .first = first, .last = last, .p = j->p};
     int64_t kh0, kh1, kw0, kw1;
@@ -130,11 +135,15 @@ int EP_ISA_FN(conv2d_blocked_conv_f32)(const ep_op *op) {
     const ep_tensor *xt = op->in[0], *bt = ep_op_in(op, 2), *rt = ep_op_in(op, 3), *yt = op->out[0];
     const int64_t N = xt->dims[0], C = xt->dims[1], M = yt->dims[1], OH = yt->dims[2], OW = yt->dims[3];
     if (N == 0 || M == 0 || OH == 0 || OW == 0) return EP_OK;
-    const int64_t L = xt->layout == EP_LAYOUT_C8 ? BLK : 1, KH = p->kernel[0], KW = p->kernel[1];
+    /* a unit: a C8 block (8 lanes), an NHWC pixel's C channels (C lanes, one unit), or a PLAIN channel (1) */
+    const int64_t L = xt->layout == EP_LAYOUT_C8 ? BLK : xt->layout == EP_LAYOUT_NHWC && C > 0 ? C : 1;
+    const int64_t KH = p->kernel[0], KW = p->kernel[1];
     const ep_tensor *st = ep_op_in(op, 4);
     bc_job j = {(const float *)xt->data, bt ? (const float *)bt->data : NULL, rt ? (const float *)rt->data : NULL,
-                st ? (const float *)st->data : NULL, op->in[1]->data, (float *)yt->data, xt->dims[2], xt->dims[3], M, OH, OW, KH, KW,
+                st ? (const float *)st->data : NULL, op->in[1]->data, (float *)yt->data, xt->dims[2], xt->dims[3], M,
+                OH, OW, KH, KW,
                 p->stride[0], p->stride[1], p->dilation[0], p->dilation[1], p->pads[0], p->pads[1], L, C / L,
+                xt->layout != EP_LAYOUT_PLAIN,
                 C * KH * KW, 0, 0, (M + BG_NR - 1) / BG_NR, 1, 1, 1, p, op->in[1]->dtype};
     /* interior columns: ow*sw - pl >= 0 and ow*sw - pl + (KW-1)*dw <= W-1 */
     const int64_t span = (KW - 1) * j.dw, lo = (j.pl + j.sw - 1) / j.sw;

@@ -81,7 +81,8 @@ int EP_ISA_FN(conv2d_blocked_pw_f32)(const ep_op *op) {
     if (N == 0 || M == 0 || P == 0) return EP_OK;
     const ep_tensor *st = ep_op_in(op, 4);
     bp_job j = {(const float *)xt->data, bt ? (const float *)bt->data : NULL, rt ? (const float *)rt->data : NULL,
-                st ? (const float *)st->data : NULL, op->in[1]->data, (float *)yt->data, C, M, P, (M + BG_NR - 1) / BG_NR, (P + BP_PC - 1) / BP_PC, 1,
+                st ? (const float *)st->data : NULL, op->in[1]->data, (float *)yt->data, C, M, P,
+                (M + BG_NR - 1) / BG_NR, (P + BP_PC - 1) / BP_PC, 1,
                 (C / BLK + BP_KC / BLK - 1) / (BP_KC / BLK), (const ep_conv2d_params *)op->params,
                 op->in[1]->dtype};
     if (j.nkb < 1) j.nkb = 1;   /* C = 0: the epilogue on empty sums */

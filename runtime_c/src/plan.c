@@ -122,12 +122,15 @@ static int check_tensor(const ep_plan_view *v, uint32_t i, ep_err *e) {
     uint64_t n = 1;
     for (int d = t->rank; d < EP_MAX_RANK; d++)
         if (t->dim_sym[d]) return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: symbol past its rank", i);
-    if (t->layout > EP_LAYOUT_C8 || (t->reserved[0] | t->reserved[1] | t->reserved[2]))
+    if (t->layout > EP_LAYOUT_NHWC || (t->reserved[0] | t->reserved[1] | t->reserved[2]))
         return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: unknown layout", i);
-    if (t->layout == EP_LAYOUT_C8 &&
-        (t->rank != 4 || t->dtype != EP_DTYPE_F32 || (t->dims[1] & (EP_LAYOUT_BLOCK - 1)) || t->storage || t->flags ||
-         (t->dim_sym[0] | t->dim_sym[1] | t->dim_sym[2] | t->dim_sym[3])))
-        return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: C8 needs a static f32 NCHW, C %% 8 == 0", i);
+    /* C8: C a multiple of 8; NHWC: 1 <= C <= 8; both a static f32 [N,C,H,W] in the arena, not I/O */
+    if (t->layout &&
+        (t->rank != 4 || t->dtype != EP_DTYPE_F32 || t->storage || t->flags ||
+         (t->dim_sym[0] | t->dim_sym[1] | t->dim_sym[2] | t->dim_sym[3]) ||
+         (t->layout == EP_LAYOUT_C8 ? (t->dims[1] & (EP_LAYOUT_BLOCK - 1)) != 0
+                                    : t->dims[1] < 1 || t->dims[1] > EP_LAYOUT_BLOCK)))
+        return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: a C8 / NHWC layout needs a static f32 NCHW arena tensor", i);
     if ((t->flags & EP_TENSOR_FLAG_STATE) && t->storage != EP_STORAGE_ARENA)
         return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: state must live in the arena", i);
     for (int d = 0; d < t->rank; d++) {

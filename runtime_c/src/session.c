@@ -69,13 +69,15 @@ static void bind_tensor(ep_tensor *t, const ep_tensor_rec *r, uint32_t index, co
         t->data = region + r->offset;
 }
 
-/* An op whose shape function does not check layouts (ops.def EP_OPF_LAYOUT) takes PLAIN tensors only. */
+/* An op whose shape function does not check layouts (ops.def EP_OPF_LAYOUT) takes PLAIN tensors only. An NHWC
+ * tensor is CONV2D's X only (its shape function: BLOCKED_CONV), never an output. */
 static int check_layouts(const ep_bound_op *b, const ep_op_info *info, uint32_t i, ep_err *e) {
     const ep_op *op = &b->op;
-    for (uint32_t k = 0; !info->layout && k < (uint32_t)op->n_in + op->n_out; k++) {
+    for (uint32_t k = 0; k < (uint32_t)op->n_in + op->n_out; k++) {
         const ep_tensor *t = k < op->n_in ? op->in[k] : op->out[k - op->n_in];
-        if (t && t->layout)
-            return ep_fail(e, EP_ERR_PLAN_TENSOR, "op %u (%s): takes plain tensors only", i, info->name);
+        if (t && ((t->layout && !info->layout) || (t->layout == EP_LAYOUT_NHWC && (op->opcode != EP_OP_CONV2D || k))))
+            return ep_fail(e, EP_ERR_PLAN_TENSOR, "op %u (%s): tensor %u's layout is not one it takes", i, info->name,
+                           k);
     }
     return EP_OK;
 }

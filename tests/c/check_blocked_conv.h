@@ -2,7 +2,8 @@
  * check_blocked_pw.h (bpw_refused).
  *
  * Random convolutions of groups 1: X in C8 (C a multiple of 8 up to 256) or PLAIN (C 1..5, the stems, and larger
- * odd C), M a multiple of 8 up to 256 (M = 8 mod 16 included: the strip with 8 real columns), N 1..2, maps 1..60
+ * odd C; a stem of at most 8 channels also NHWC, plan 1.14),
+ * M a multiple of 8 up to 256 (M = 8 mod 16 included: the strip with 8 real columns), N 1..2, maps 1..60
  * with odd sizes, kernels 1..7 (3 and 5 most), strides 1..3, dilation 1..2, asymmetric pads 0..3 (pads larger than
  * the kernel needs, 1x1 maps under a 3x3 pad 1 kernel: pixels with few or no valid taps), bias, residual and the
  * fused activations conv_check draws. The shapes reach every path of the ISA kernels: row tiles and their tails (a
@@ -15,15 +16,18 @@
  * (chk_w16_exact), or, past EP_BLOCKED_W16_ROWS rows per input unit, to the shape function's refusal. The
  * shape function must refuse strips of a wrong shape, plain weights, groups 2, and Y or R in PLAIN. */
 
-/* W[M][C][KH][KW] as W^T [K][M] strips, rows in (c/8, kh, kw, c%8) order (c8) or (c, kh, kw) order */
-static ep_tensor bcv_pack(const float *w, int M, int C, int KH, int KW, int c8) {
+/* W[M][C][KH][KW] as W^T [K][M] strips, rows in (c/8, kh, kw, c%8) order (X layout c8 == EP_LAYOUT_C8),
+ * (kh, kw, c) order (EP_LAYOUT_NHWC) or (c, kh, kw) order */
+static ep_tensor bcv_pack(const float *w, int M, int C, int KH, int KW, int layout) {
+    const int c8 = layout == EP_LAYOUT_C8, nhwc = layout == EP_LAYOUT_NHWC;
     const int K = C * KH * KW;
     float *t = (float *)malloc((size_t)M * K * sizeof(float));
     for (int m = 0; m < M; m++)
         for (int c = 0; c < C; c++)
             for (int kh = 0; kh < KH; kh++)
                 for (int kw = 0; kw < KW; kw++) {
-                    const int k = c8 ? ((c / 8 * KH + kh) * KW + kw) * 8 + c % 8 : (c * KH + kh) * KW + kw;
+                    const int k = c8 ? ((c / 8 * KH + kh) * KW + kw) * 8 + c % 8
+                                  : nhwc ? (kh * KW + kw) * C + c : (c * KH + kh) * KW + kw;
                     t[(int64_t)m * K + k] = w[(((int64_t)m * C + c) * KH + kh) * KW + kw];
                 }
     ep_tensor s = chk_pack_blocks(t, K, M, 1, K, EP_PACK_NR);
@@ -31,7 +35,9 @@ static ep_tensor bcv_pack(const float *w, int M, int C, int KH, int KW, int c8) 
     return s;
 }
 
-static void bcv_check(ep_conv2d_params *p, int N, int C, int M, int H, int W, int c8, int has_b, int has_r) {
+/* layout: X's (EP_LAYOUT_C8, PLAIN or NHWC) */
+static void bcv_check(ep_conv2d_params *p, int N, int C, int M, int H, int W, int layout, int has_b, int has_r) {
+    const int c8 = layout == EP_LAYOUT_C8, nhwc = layout == EP_LAYOUT_NHWC;
     const int prelu = chk_rnd() % 4 == 0;   /* the per-channel PReLU epilogue: the spec without it, then it */
     if (prelu) p->act = EP_ACT_NONE;
     ep_conv2d_params pa = *p;
@@ -43,15 +49,24 @@ static void bcv_check(ep_conv2d_params *p, int N, int C, int M, int H, int W, in
     ep_tensor b = chk_tensor_rand(1, CHK_DIMS(M), 1.0f), r = chk_tensor_rand(4, CHK_DIMS(N, M, OH, OW), 1.0f);
     ep_tensor xb = chk_mk(chk_alloc(chk_bytes(&x)), EP_DTYPE_F32, 4, x.dims);
     ep_tensor rb = chk_mk(chk_alloc(chk_bytes(&r)), EP_DTYPE_F32, 4, r.dims);
-    if (c8) chk_c8_block(xb.data, x.data, CHK_DIMS(N, C, H, W), 1);
-    else memcpy(xb.data, x.data, chk_bytes(&x));
+    if (c8) {
+        chk_c8_block(xb.data, x.data, CHK_DIMS(N, C, H, W), 1);
+    } else if (nhwc) {   /* [N][H][W][C] */
+        const float *xs = (const float *)x.data;
+        float *xd = (float *)xb.data;
+        for (int n = 0; n < N; n++)
+            for (int c = 0; c < C; c++)
+                for (int q = 0; q < H * W; q++) xd[((int64_t)n * H * W + q) * C + c] = xs[((int64_t)n * C + c) * H * W + q];
+    } else {
+        memcpy(xb.data, x.data, chk_bytes(&x));
+    }
     chk_c8_block(rb.data, r.data, CHK_DIMS(N, M, OH, OW), 1);
-    xb.layout = c8 ? EP_LAYOUT_C8 : EP_LAYOUT_PLAIN;
+    xb.layout = (uint8_t)layout;
     rb.layout = EP_LAYOUT_C8;
-    ep_tensor wt = bcv_pack(w.data, M, C, KH, KW, c8);
+    ep_tensor wt = bcv_pack(w.data, M, C, KH, KW, layout);
     char what[200];
     snprintf(what, sizeof what, "blocked_conv %s N%d C%d M%d %dx%d k%dx%d s%d,%d d%d,%d p%d,%d,%d,%d act%d b%d r%d",
-             c8 ? "c8" : "plain", N, C, M, H, W, KH, KW, p->stride[0], p->stride[1], p->dilation[0], p->dilation[1],
+             c8 ? "c8" : nhwc ? "nhwc" : "plain", N, C, M, H, W, KH, KW, p->stride[0], p->stride[1], p->dilation[0], p->dilation[1],
              p->pads[0], p->pads[1], p->pads[2], p->pads[3], p->act, has_b, has_r);
     /* variant 0 on the plain data: the spec, blocked */
     chk_case c = {.what = what, .opcode = EP_OP_CONV2D, .params = p, .params_abs = &pa,
@@ -78,7 +93,7 @@ static void bcv_check(ep_conv2d_params *p, int N, int C, int M, int H, int W, in
         memcpy(wr.data, wt.data, chk_bytes(&wt));
         ep_tensor w16 = chk_w16_round(&wr, (int)(chk_rnd() & 1));
         c.in[1] = &wr, c.spec[0] = NULL;
-        if (KH * KW * (c8 ? 8 : 1) <= EP_BLOCKED_W16_ROWS) {
+        if (KH * KW * (c8 ? 8 : nhwc ? C : 1) <= EP_BLOCKED_W16_ROWS) {
             chk_w16_exact(&c, 1, &w16);
         } else {
             c.in[1] = &w16;
@@ -99,7 +114,7 @@ static void bcv_check(ep_conv2d_params *p, int N, int C, int M, int H, int W, in
         bad.dims[0] -= 2;
         bpw_refused(&c, "a strip short");
     }
-    bad.dims[0] = wt.dims[0], bad.dims[1] = K + (c8 ? 8 : 1);
+    bad.dims[0] = wt.dims[0], bad.dims[1] = K + (c8 ? 8 : nhwc ? C : 1);
     bpw_refused(&c, "strips of more rows");
     bad.dims[1] = K - 1;
     bpw_refused(&c, "strips of K-1 rows");
@@ -175,7 +190,9 @@ static void gen_conv_blocked_conv(int iter) {
             W + p.pads[1] + p.pads[3] < (p.kernel[1] - 1) * p.dilation[1] + 1)
             continue;   /* no output: draw again */
         const int has_b = chk_rnd() & 1, has_r = (chk_rnd() & 3) == 0;
-        bcv_check(&p, N, C, M, H, W, c8, has_b, has_r);
+        /* a plain stem of at most 8 channels reads the image as it comes in half the cases (NHWC, 1.14) */
+        const int layout = c8 ? EP_LAYOUT_C8 : C <= 8 && chk_int(0, 1) ? EP_LAYOUT_NHWC : EP_LAYOUT_PLAIN;
+        bcv_check(&p, N, C, M, H, W, layout, has_b, has_r);
         return;
     }
 }

@@ -813,7 +813,7 @@ static int chk_kernels(chk_case *c) {
  * or BF16, and c's input wi is set to those rounded values in f32. Every table's kernel for c must then give the
  * same bytes with the 16-bit weights as with their f32 values, on one thread and on the pool. The caller frees
  * w16->data and the f32 copy (c->in[wi]->data is replaced: keep the original to free it). */
-static ep_tensor chk_w16_round(ep_tensor *w, int f16) {
+static inline ep_tensor chk_w16_round(ep_tensor *w, int f16) {
     const int64_t n = (int64_t)(chk_bytes(w) / 4);
     ep_tensor h = chk_mk(chk_alloc((size_t)(n * 2 > 0 ? n * 2 : 1)), f16 ? EP_DTYPE_F16 : EP_DTYPE_BF16, w->rank, w->dims);
     uint16_t *hv = (uint16_t *)h.data;
@@ -824,7 +824,7 @@ static ep_tensor chk_w16_round(ep_tensor *w, int f16) {
     }
     return h;
 }
-static void chk_w16_exact(chk_case *c, int wi, ep_tensor *w16) {
+static inline void chk_w16_exact(chk_case *c, int wi, ep_tensor *w16) {
     ep_tensor *w32 = c->in[wi];
     ep_shape shp[CHK_MAX_OUT];
     ep_tensor *souts[CHK_MAX_OUT];

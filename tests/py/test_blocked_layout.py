@@ -155,13 +155,15 @@ def blocked_plan():
 
 
 @pytest.mark.parametrize("name,fields,why", [
-    ("x", dict(layout=K.EP_LAYOUT_C8), "C8 needs"),                   # a plan input
-    ("y", dict(layout=K.EP_LAYOUT_C8), "C8 needs"),                   # a plan output
-    ("ea", dict(layout=2), "unknown layout"),
+    ("x", dict(layout=K.EP_LAYOUT_C8), "C8 / NHWC layout needs"),       # a plan input
+    ("y", dict(layout=K.EP_LAYOUT_C8), "C8 / NHWC layout needs"),       # a plan output
+    ("ea", dict(layout=3), "unknown layout"),
+    ("ea", dict(layout=K.EP_LAYOUT_NHWC), "C8 / NHWC layout needs"),    # 48 channels
+    ("x", dict(layout=K.EP_LAYOUT_NHWC), "C8 / NHWC layout needs"),     # a plan input
     ("ea", dict(reserved=1), "unknown layout"),
-    ("q:plain", dict(layout=K.EP_LAYOUT_C8), "inconsistent"),         # the broadcast Mul's input
-    ("s", dict(layout=K.EP_LAYOUT_C8), "C8 needs"),                   # a constant
-    ("ea", dict(layout=K.EP_LAYOUT_PLAIN), "inconsistent"),          # a BLOCKED conv's output made plain
+    ("q:plain", dict(layout=K.EP_LAYOUT_C8), "inconsistent"),           # the broadcast Mul's input
+    ("s", dict(layout=K.EP_LAYOUT_C8), "C8 / NHWC layout needs"),       # a constant
+    ("ea", dict(layout=K.EP_LAYOUT_PLAIN), "inconsistent"),             # a BLOCKED conv's output made plain
 ])
 def test_a_layout_an_op_cannot_read_is_refused_at_open(blocked_plan, name, fields, why):
     _, lay = _layouts(edgeplan.Plan(blocked_plan, {}))
@@ -175,7 +177,7 @@ def test_a_c8_tensor_with_channels_not_a_multiple_of_8_is_refused():
     m = _model([helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Neg", ["a"], ["y"])], [],
                [1, 12, 4, 4], [1, 12, 4, 4])
     data = compile_model(m, target="x86-64").to_bytes()
-    with pytest.raises(edgeplan.EdgeplanError, match="C8 needs"):
+    with pytest.raises(edgeplan.EdgeplanError, match="C8 / NHWC layout needs"):
         edgeplan.Session(_patch_tensor(data, "a", layout=K.EP_LAYOUT_C8))
 
 
@@ -282,7 +284,7 @@ def test_an_op_that_reads_plain_tensors_only_refuses_a_c8_operand():
     assert p["tensors"][names.index("b")]["layout"] == K.EP_LAYOUT_C8
     bad = _rewire(data, "softmax", 0, "b")   # the softmax reads b, not its plain copy
     edgeplan.Session(data)
-    with pytest.raises(edgeplan.EdgeplanError, match=r"softmax.*plain tensors only"):
+    with pytest.raises(edgeplan.EdgeplanError, match=r"softmax.*layout is not one it takes"):
         edgeplan.Session(bad)
 
 
@@ -351,7 +353,7 @@ def test_broadcast_operands_and_resize_stay_blocked(mode, threads):
 
 
 @pytest.mark.parametrize("name,fields,why", [
-    ("t", dict(layout=K.EP_LAYOUT_C8), "C8 needs"),   # a scalar constant
+    ("t", dict(layout=K.EP_LAYOUT_C8), "C8 / NHWC layout needs"),   # a scalar constant
     ("r", dict(layout=K.EP_LAYOUT_PLAIN), "inconsistent"),   # RESIZE C8 writing a plain tensor
 ])
 def test_broadcast_and_resize_layouts_are_checked_at_open(name, fields, why):
@@ -445,3 +447,42 @@ def test_prelu_after_a_blocked_conv_becomes_its_epilogue(slopes):
     want = _ort(m, x)
     np.testing.assert_allclose(edgeplan.Session(plan).run({"x": x})["y"], want, rtol=1e-4,
                                atol=1e-4 * float(np.abs(want).max()))
+
+
+
+def _nhwc_stem(c=3, hw=(17, 20)):
+    """A channels-last image [1, H, W, c] -> Transpose -> 3x3 stride-2 stem (16) -> Relu -> depthwise -> 1x1 (8)."""
+    nodes = [helper.make_node("Transpose", ["x", ], ["t"], perm=[0, 3, 1, 2]),
+             helper.make_node("Conv", ["t", "ws", "bs"], ["a"], kernel_shape=[3, 3], strides=[2, 2],
+                              pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["a"], ["ar"]),
+             helper.make_node("Conv", ["ar", "wd"], ["d"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=16),
+             helper.make_node("Conv", ["d", "wp"], ["y"], kernel_shape=[1, 1])]
+    inits = [_w("ws", 16, c, 3, 3), _w("bs", 16), _w("wd", 16, 1, 3, 3), _w("wp", 8, 16, 1, 1)]
+    return _model(nodes, inits, [1, hw[0], hw[1], c], None)
+
+
+@pytest.mark.parametrize("c", [2, 3, 4, 8])
+def test_a_channels_last_image_enters_the_stem_without_a_transpose(c):
+    """Transpose (NHWC -> NCHW) -> a C8 stem: the Transpose's output is a view of the image in layout NHWC (plan
+    1.14), no op moves it, and the result is onnxruntime's."""
+    m = _nhwc_stem(c)
+    plan = compile_model(m, target="x86-64")
+    p, lay = _layouts(plan)
+    assert p["header"]["version"] == "1.14"
+    assert "transpose" not in [o["op"] for o in p["ops"]] and lay["t"] == K.EP_LAYOUT_NHWC
+    x = RNG.standard_normal((1, 17, 20, c)).astype(np.float32)
+    want = _ort(m, x)
+    for threads in (1, 2):
+        np.testing.assert_allclose(edgeplan.Session(plan, threads=threads).run({"x": x})["y"], want, rtol=1e-4,
+                                   atol=1e-4 * float(np.abs(want).max()))
+
+
+def test_an_nhwc_tensor_is_a_stems_input_only():
+    """An NHWC tensor read by another op than a convolution, or more than 8 channels transposed, is refused or
+    left to the Transpose."""
+    data = compile_model(_nhwc_stem(3), target="x86-64").to_bytes()
+    with pytest.raises(edgeplan.EdgeplanError, match="layout is not one it takes"):
+        edgeplan.Session(_rewire(data, "conv2d", 2, "t"))   # the stem's bias
+    p, lay = _layouts(compile_model(_nhwc_stem(9), target="x86-64"))
+    assert "transpose" in [o["op"] for o in p["ops"]] and K.EP_LAYOUT_NHWC not in lay.values()

@@ -116,6 +116,8 @@ def _minor_version(graph: Graph) -> int:
     if any(op.kind == "conv2d" and op.variant in (K.EP_CONV2D_VARIANT_BLOCKED_PW, K.EP_CONV2D_VARIANT_BLOCKED_CONV)
            and np.dtype(op.inputs[1].dtype).name in ("float16", "bfloat16") for op in graph.ops):
         v = max(v, 14)     # 1.14: 16-bit weights on BLOCKED_PW and BLOCKED_CONV
+    if any(t.layout == K.EP_LAYOUT_NHWC for t in graph.tensors):
+        v = max(v, 14)     # 1.14: NHWC stems
     if any(op.kind == "pad" and op.inputs[0].layout == K.EP_LAYOUT_C8 for op in graph.ops):
         v = max(v, 14)     # 1.14: PAD on C8
     if any(op.kind == "conv2d" and int(op.params.get("act", 0)) == K.EP_CONV_ACT_PRELU for op in graph.ops):

@@ -125,6 +125,11 @@ typedef struct ep_tensor_rec {
 #define EP_LAYOUT_PLAIN 0
 #define EP_LAYOUT_C8 1
 #define EP_LAYOUT_BLOCK 8     /* channels per C8 block */
+/* NHWC (1.14): a rank-4 f32 arena tensor [N,C,H,W] of static dims, 1 <= C <= 8, stored as [N][H][W][C]: element
+ * (n, c, h, w) at ((n*H + h)*W + w)*C + c, the bytes of a plain channels-last image (a view of a plan input, as
+ * a TFLite model's image arrives). Neither a plan input, output nor state; read only as X of CONV2D's
+ * BLOCKED_CONV (its stem), and written by no op. */
+#define EP_LAYOUT_NHWC 2
 
 /* ---- op record: 40 bytes ---- */
 typedef struct ep_op_rec {
@@ -461,7 +466,7 @@ typedef struct ep_reorder_params {
  *     (tap (kh, kw) of channel c at (c/8)*KH*KW*8 + (kh*KW + kw)*8 + c%8);
  *   BLOCKED_PW, 1x1, stride 1, no pads, groups 1: W^T as GEMM-B strips [ceil(M/16)][C][16] (POINTWISE's, K = C).
  * Variant BLOCKED_CONV (1.12), groups 1, any kernel, stride, dilation and pads: Y and R in C8; X in C8, or PLAIN
- *   (any C: a stem reading the image); W^T as GEMM-B strips [ceil(M/16)][K][16], K = C*KH*KW, in (c/8, kh, kw,
+ *   (any C: a stem reading the image), or (1.14) NHWC (C <= 8: rows in (kh, kw, c) order); W^T as GEMM-B strips [ceil(M/16)][K][16], K = C*KH*KW, in (c/8, kh, kw,
  *   c%8) order for a C8 X (row ((c/8*KH + kh)*KW + kw)*8 + c%8) and in (c, kh, kw) order for a PLAIN X (row
  *   (c*KH + kh)*KW + kw); f32; no scratch.
  * 16-bit weights on C8 (1.14): BLOCKED_PW's and BLOCKED_CONV's W^T may be F16 or BF16 (as PACKED's, "16-bit

@@ -102,14 +102,15 @@ int ep_ref_conv2d_blocked_pw_f32(const ep_op *op) {
     return EP_OK;
 }
 
-/* Groups 1, any kernel, stride, dilation and pads; X in C8 or PLAIN; W^T as GEMM-B strips [ceil(M/16)][K][16]
- * with K in (c/8, kh, kw, c%8) order for a C8 X, (c, kh, kw) for a PLAIN one. */
+/* Groups 1, any kernel, stride, dilation and pads; X in C8, PLAIN or NHWC; W^T as GEMM-B strips
+ * [ceil(M/16)][K][16] with K in (c/8, kh, kw, c%8) order for a C8 X, (kh, kw, c) for an NHWC one, (c, kh, kw) for
+ * a PLAIN one. */
 int ep_ref_conv2d_blocked_conv_f32(const ep_op *op) {
     const ep_conv2d_params *p = (const ep_conv2d_params *)op->params;
     const ep_tensor *xt = op->in[0], *bt = ep_op_in(op, 2), *rt = ep_op_in(op, 3), *yt = op->out[0];
     const int64_t N = xt->dims[0], C = xt->dims[1], H = xt->dims[2], W = xt->dims[3], M = yt->dims[1];
     const int64_t OH = yt->dims[2], OW = yt->dims[3], KH = p->kernel[0], KW = p->kernel[1], K = C * KH * KW;
-    const int c8 = xt->layout == EP_LAYOUT_C8, wdt = op->in[1]->dtype;
+    const int c8 = xt->layout == EP_LAYOUT_C8, nhwc = xt->layout == EP_LAYOUT_NHWC, wdt = op->in[1]->dtype;
     const float *x = (const float *)xt->data;
     const void *w = op->in[1]->data;
     const float *b = bt ? (const float *)bt->data : NULL, *r = rt ? (const float *)rt->data : NULL;
@@ -126,8 +127,12 @@ int ep_ref_conv2d_blocked_conv_f32(const ep_op *op) {
                             for (int64_t kw = 0; kw < KW; kw++) {
                                 const int64_t iw = ow * p->stride[1] - p->pads[1] + kw * p->dilation[1];
                                 if (iw < 0 || iw >= W) continue;
-                                const int64_t k = c8 ? ((c / BLK * KH + kh) * KW + kw) * BLK + c % BLK : (c * KH + kh) * KW + kw;
-                                const float xv = c8 ? x[c8_at(n, c, ih, iw, C, H, W)] : x[((n * C + c) * H + ih) * W + iw];
+                                const int64_t k = c8     ? ((c / BLK * KH + kh) * KW + kw) * BLK + c % BLK
+                                                  : nhwc ? (kh * KW + kw) * C + c
+                                                         : (c * KH + kh) * KW + kw;
+                                const float xv = c8     ? x[c8_at(n, c, ih, iw, C, H, W)]
+                                                 : nhwc ? x[((n * H + ih) * W + iw) * C + c]
+                                                        : x[((n * C + c) * H + ih) * W + iw];
                                 acc += xv * rl_weight(w, wdt, (m / EP_PACK_NR) * K * EP_PACK_NR + k * EP_PACK_NR + m % EP_PACK_NR);
                             }
                         }

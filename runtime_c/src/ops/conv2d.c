@@ -15,7 +15,8 @@
  * the params; each variant's minimum scratch is computed here. PACKED's weights may be f16 or bf16 (1.7).
  * DW_C8 (groups == C == M) and DIRECT (groups 1) take variant 0's weights; POINTWISE (groups 1; 1x1, stride 1,
  * no pads in 1.10, any kernel in 1.11) takes W^T as GEMM-B strips, f32 or 16-bit. BLOCKED_DW, BLOCKED_PW and
- * BLOCKED_CONV (1.12) read X and R and write Y in layout C8 (BLOCKED_CONV's X may be PLAIN), with W packed as
+ * BLOCKED_CONV (1.12) read X and R and write Y in layout C8 (BLOCKED_CONV's X may be PLAIN, or 1.14 NHWC), with W
+ * packed as
  * plan_format.h says, and no scratch; BLOCKED_PW's and BLOCKED_CONV's W may be 16-bit (1.14; BLOCKED_CONV's only
  * with at most EP_BLOCKED_W16_ROWS rows per input unit, else EP_ERR_PLAN_PARAMS); every other variant takes PLAIN
  * tensors (a wrong layout -> EP_ERR_PLAN_TENSOR). */
@@ -160,7 +161,7 @@ int ep_shape_conv2d(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     const ep_tensor *s = op->n_in > 4 ? op->in[4] : NULL;
     /* the PReLU epilogue (1.14): BLOCKED_PW and BLOCKED_CONV, with its slopes; input 4 with it only */
     const int prelu = p->act == EP_CONV_ACT_PRELU;
-    if (prelu != (s != NULL)) return EP_ERR_PLAN_OP;
+    if (prelu != (op->n_in > 4) || (prelu && !s)) return EP_ERR_PLAN_OP;
     if (prelu && op->variant != EP_CONV2D_VARIANT_BLOCKED_PW && op->variant != EP_CONV2D_VARIANT_BLOCKED_CONV)
         return EP_ERR_PLAN_PARAMS;
     int rc;
@@ -176,7 +177,8 @@ int ep_shape_conv2d(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     /* X, Y and R in C8 for the BLOCKED variants, PLAIN for the others; W and B always PLAIN (the plan checked
      * that a C8 tensor is a static [N,C,H,W] with C a multiple of 8) */
     const int lay = conv_blocked(op->variant) ? EP_LAYOUT_C8 : EP_LAYOUT_PLAIN;
-    const int x_any = op->variant == EP_CONV2D_VARIANT_BLOCKED_CONV && x->layout == EP_LAYOUT_PLAIN;  /* a stem */
+    const int x_any = op->variant == EP_CONV2D_VARIANT_BLOCKED_CONV &&
+                      (x->layout == EP_LAYOUT_PLAIN || x->layout == EP_LAYOUT_NHWC);   /* a stem */
     if (lay == EP_LAYOUT_C8 && !x_any && x->dims[1] % EP_LAYOUT_BLOCK) return EP_ERR_PLAN_SHAPE;   /* whole blocks */
     if ((x->layout != lay && !x_any) || w->layout || (b && b->layout) || (r && r->layout != lay) || !op->out ||
         op->out[0]->layout != lay)
@@ -184,7 +186,9 @@ int ep_shape_conv2d(const ep_op *op, ep_shape *out, uint64_t *scratch) {
 
     if ((rc = ep_chk_window(p->kernel, p->stride, p->dilation, p->pads)) != EP_OK) return rc;
     if (op->variant == EP_CONV2D_VARIANT_BLOCKED_CONV && w->dtype != EP_DTYPE_F32 &&
-        (int64_t)p->kernel[0] * p->kernel[1] * (x->layout == EP_LAYOUT_C8 ? EP_LAYOUT_BLOCK : 1) > EP_BLOCKED_W16_ROWS)
+        (int64_t)p->kernel[0] * p->kernel[1] *
+                (x->layout == EP_LAYOUT_C8 ? EP_LAYOUT_BLOCK : x->layout == EP_LAYOUT_NHWC ? x->dims[1] : 1) >
+            EP_BLOCKED_W16_ROWS)
         return EP_ERR_PLAN_PARAMS;   /* one unit's rows must fit the kernels' conversion buffer */
     if (p->groups < 1 || p->act < 0 || (p->act >= EP_ACT_MATH_FIRST && !prelu)) return EP_ERR_PLAN_PARAMS;
 

@@ -343,3 +343,39 @@ def fuse_prelu(graph: Graph) -> Graph:
         graph.ops[:] = [o for o in graph.ops if id(o) not in dead]
         graph.fused.append(f"C8 convolution + PReLU x{fused}")
     return graph
+
+
+def nhwc_stems(graph: Graph) -> Graph:
+    """A Transpose [N,H,W,C] -> [N,C,H,W] (perm 0,3,1,2) of at most 8 channels whose readers are all C8 stems
+    (BLOCKED_CONV on a plain X) goes away: its output becomes a view of its input in layout NHWC (plan 1.14: the
+    same bytes, a channels-last image as a TFLite model takes it) and the stems read that, their W^T rows repacked
+    in (kh, kw, c) order. A TFLite model's image then enters the first convolution with no pass over it."""
+    readers: dict = {}
+    for op in graph.ops:
+        for i, t in enumerate(op.inputs):
+            if t is not None:
+                readers.setdefault(id(t), []).append((op, i))
+    dead, n = set(), 0
+    for tr in graph.ops:
+        if tr.kind != "transpose" or [int(v) for v in tr.params.get("perm", [])][:4] != [0, 3, 1, 2]:
+            continue
+        x, y = tr.inputs[0], tr.outputs[0]
+        if (len(x.shape) != 4 or np.dtype(x.dtype) != np.float32 or any(x.dim_sym) or x.layout != K.EP_LAYOUT_PLAIN
+                or not 1 <= int(x.shape[3]) <= BLK or x.is_const or y.is_output or y.is_state
+                or any(t.view_of is y for t in graph.tensors)):
+            continue
+        uses = readers.get(id(y), [])
+        if not uses or any(op.kind != "conv2d" or op.variant != K.EP_CONV2D_VARIANT_BLOCKED_CONV or i != 0
+                           or _plain_weights(graph, op.inputs[1]) is None for op, i in uses):
+            continue
+        for op, _ in uses:   # W^T rows in (kh, kw, c) order
+            w = _plain_weights(graph, op.inputs[1])
+            graph.replace_const(op, 1, lambda w=w: pack_gemm_b(np.ascontiguousarray(
+                w.transpose(0, 2, 3, 1).reshape(w.shape[0], -1).T)), "c8conv-nhwc")
+        y.view_of, y.layout = x, K.EP_LAYOUT_NHWC
+        dead.add(id(tr))
+        n += 1
+    if n:
+        graph.ops[:] = [o for o in graph.ops if id(o) not in dead]
+        graph.fused.append(f"NHWC stem x{n}")
+    return graph

@@ -1,6 +1,6 @@
 """16-bit weight storage (``quantize="fp16"`` / ``"bf16"``; plan_format.h "16-bit weights"): the packed
 weights of CONV2D PACKED, POINTWISE, BLOCKED_PW and BLOCKED_CONV (those whose input unit, KH*KW*8 rows for a C8
-input or KH*KW for a plain one, is at most EP_BLOCKED_W16_ROWS), GEMM PACKED and the fused inverted-residual
+input, KH*KW*C for an NHWC one or KH*KW for a plain one, is at most EP_BLOCKED_W16_ROWS), GEMM PACKED and the fused inverted-residual
 block's 1x1 stages (INVRES) are stored as float16 or bfloat16, half the bytes, and the kernels convert them
 exactly to float32 tile by tile (AVX2 with F16C, NEON with FCVTL), so activations and arithmetic stay float32.
 Runs after kernel selection, block fusion and the layout pass (pipeline.compile_graph).
@@ -35,7 +35,8 @@ def _slots(op) -> tuple:
         return (1,)
     if op.kind == "conv2d" and op.variant == K.EP_CONV2D_VARIANT_BLOCKED_CONV:
         kh, kw = op.params["kernel"]
-        lanes = K.EP_LAYOUT_BLOCK if op.inputs[0].layout == K.EP_LAYOUT_C8 else 1
+        x = op.inputs[0]
+        lanes = {K.EP_LAYOUT_C8: K.EP_LAYOUT_BLOCK, K.EP_LAYOUT_NHWC: int(x.shape[1])}.get(x.layout, 1)
         return (1,) if kh * kw * lanes <= K.EP_BLOCKED_W16_ROWS else ()   # the kernels convert whole units
     if op.kind == "invres":
         return (1, 5)
