@@ -22,7 +22,7 @@ __all__ = ["compile", "plan_group", "Plan", "Session", "SessionGroup", "Edgeplan
 def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None = None,  # noqa: A001
             state: dict | None = None, consts: dict | None = None, max_trips: int = 0, quantize: str | None = None,
             calibration=None, observer: str = "percentile", target_sqnr: float = 30.0, npu=None,
-            npu_unsupported=(), preprocess=None) -> Plan:
+            npu_unsupported=(), preprocess=None, state_fill: dict | None = None) -> Plan:
     """Compiles an ONNX model (path, bytes or ModelProto) or a TFLite model (path or bytes; known by its
     flatbuffer identifier "TFL3", whatever the suffix; docs/tflite.md) into a Plan.
 
@@ -30,7 +30,9 @@ def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None 
     model's dim names, e.g. ``{"T": (1, 3000)}``: one plan serves every length in range, its arena planned
     for the maximum; a data-dependent length (Range, NonZero) is bounded the same way under its name.
     ``state`` maps a graph input to the graph output fed back into it after every run
-    (``{"h_in": "h_out"}``): the plan keeps it in the arena and ``Session.reset()`` zeroes it.
+    (``{"h_in": "h_out"}``): the plan keeps it in the arena and ``Session.reset()`` zeroes it, or sets each
+    byte of an int8 state to its ``state_fill`` value (``{"h_in": 0x80}``: the zero point -128, real 0).
+    A TFLite model's variables become state on their own (an int8 variable reset to its zero point).
     ``consts`` freezes graph inputs to values the deployment always feeds (``{"sr": 16000}``): they leave
     the plan's inputs, and what depends on them (an If on the sample rate) is decided at compile time.
     ``max_trips`` bounds a Loop whose trip count or condition is only known at run time: it is unrolled
@@ -111,12 +113,12 @@ def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None 
     if npu is not None:
         from .compiler.partition import resolve
         npu_spec = resolve(npu, board, npu_unsupported)
-    hidden = ()
+    hidden, fill = (), dict(state_fill or {})
     if tfl is not None and tfl.state:   # resource variables: state the plan keeps, not outputs
-        state, hidden = {**tfl.state, **(state or {})}, tuple(tfl.state.values())
+        state, hidden, fill = {**tfl.state, **(state or {})}, tuple(tfl.state.values()), {**tfl.state_fill, **fill}
     plan = compile_model(model, shapes=shapes, target=target, dims=dims, state=state, consts=consts,
                          max_trips=max_trips, weights=weights, npu=npu_spec, hidden_state=hidden,
-                         int8_dynamic=dynamic)
+                         int8_dynamic=dynamic, state_fill=fill)
     if quantize in ("int8", "auto"):
         plan.report["calibration"] = calib
     if quantize == "auto":

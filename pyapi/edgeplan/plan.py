@@ -61,7 +61,7 @@ class Plan:
                                                  for y in r["symbols"])
                          + " (one plan serves every length; the arena is planned for the maximum)")
         if r.get("state"):
-            lines.append(f"streaming state: {', '.join(r['state'])} (kept across runs; reset() zeroes it)")
+            lines.append(f"streaming state: {', '.join(r['state'])} (kept across runs; reset() restarts it)")
         lines.append(f"plan: {len(self.data):,} bytes")
         return "\n".join(lines)
 

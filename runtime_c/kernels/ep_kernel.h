@@ -34,6 +34,7 @@ typedef struct ep_tensor {
     uint8_t storage;
     uint8_t flags;
     uint8_t layout;          /* EP_LAYOUT_* (plan_format.h) */
+    uint8_t fill;            /* a STATE tensor's reset byte (ep_tensor_rec.fill) */
     uint32_t index;          /* index in the plan's tensor table */
     uint64_t nbytes;         /* capacity in bytes (upper-bound shape) */
 } ep_tensor;

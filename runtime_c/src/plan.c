@@ -122,8 +122,10 @@ static int check_tensor(const ep_plan_view *v, uint32_t i, ep_err *e) {
     uint64_t n = 1;
     for (int d = t->rank; d < EP_MAX_RANK; d++)
         if (t->dim_sym[d]) return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: symbol past its rank", i);
-    if (t->layout > EP_LAYOUT_NHWC || (t->reserved[0] | t->reserved[1] | t->reserved[2]))
+    if (t->layout > EP_LAYOUT_NHWC || (t->reserved[0] | t->reserved[1]))
         return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: unknown layout", i);
+    if (t->fill && !(t->flags & EP_TENSOR_FLAG_STATE))
+        return ep_fail(e, EP_ERR_PLAN_TENSOR, "tensor %u: a reset byte on a tensor that is not state", i);
     /* C8: C a multiple of 8; NHWC: 1 <= C <= 8; both a static f32 [N,C,H,W] in the arena, not I/O */
     if (t->layout &&
         (t->rank != 4 || t->dtype != EP_DTYPE_F32 || t->storage || t->flags ||

@@ -60,6 +60,7 @@ static void bind_tensor(ep_tensor *t, const ep_tensor_rec *r, uint32_t index, co
     t->storage = r->storage;
     t->flags = r->flags;
     t->layout = r->layout;
+    t->fill = r->fill;
     t->index = index;
     t->nbytes = r->nbytes;
     for (int d = 0; d < r->rank; d++) t->dims[d] = r->dims[d];
@@ -118,9 +119,10 @@ static int op_has_symbols(const ep_op *op, const ep_plan_view *v) {
     return 0;
 }
 
-static void zero_state(ep_session *s) {
+static void reset_state(ep_session *s) {
     for (uint32_t i = 0; i < s->n_tensors; i++)
-        if (s->tensors[i].flags & EP_TENSOR_FLAG_STATE) memset(s->tensors[i].data, 0, s->tensors[i].nbytes);
+        if (s->tensors[i].flags & EP_TENSOR_FLAG_STATE)
+            memset(s->tensors[i].data, s->tensors[i].fill, s->tensors[i].nbytes);
 }
 
 static int overlap(const ep_tensor *a, const ep_tensor *b) {
@@ -275,7 +277,7 @@ ep_status ep_session_open(ep_session **out, const void *plan, size_t plan_len, v
     for (uint32_t i = 0; i < v.n_syms; i++) s->sym_val[i] = -1;
     if (EP_HAVE_DYNAMIC && s->dynamic && (rc = ep_shapes_check_bound(s, &err))) return rc;
     if (EP_HAVE_GROUPS && (rc = ep_group_bind(s, &err))) return rc;
-    zero_state(s);
+    reset_state(s);
     session_start_extras(s, opt);
     if (EP_HAVE_PARTITIONS && s->n_parts && (rc = ep_partitions_open(s, opt, &err))) {
         ep_pool_stop(&s->pool);
@@ -448,7 +450,7 @@ ep_status ep_run(ep_session *s) {
 
 ep_status ep_reset(ep_session *s) {
     if (!ep_session_live(s)) return EP_ERR_INVALID_ARG;
-    zero_state(s);
+    reset_state(s);
     s->run_info.run = 0;   /* and the random ops start their sequences again */
     return EP_OK;
 }

@@ -267,6 +267,49 @@ def test_state_errors_are_named():
         edgeplan.compile(gru_stream_model(), dims={"T": (1, 8)}, state={"h_in": "y"})
 
 
+def _int8_ring(n=4):
+    """An int8 ring buffer: y = the state with the new code appended; the state keeps the last n codes."""
+    nodes = [h.make_node("Concat", ["s_in", "x"], ["y"], axis=1, name="cat"),
+             h.make_node("Slice", ["y", "one", "end", "ax1"], ["s_out"], name="keep")]
+    return make(nodes, [h.make_tensor_value_info("s_in", TP.INT8, [1, n]), h.make_tensor_value_info("x", TP.INT8, [1, 1])],
+                [h.make_tensor_value_info("y", TP.INT8, [1, n + 1]), h.make_tensor_value_info("s_out", TP.INT8, [1, n])],
+                {"one": np.array([1], np.int64), "end": np.array([n + 1], np.int64), "ax1": np.array([1], np.int64)})
+
+
+def test_an_int8_state_resets_to_its_fill_byte():
+    """An int8 state whose real zero is code -128 (a TFLite variable's zero point) starts, and restarts after
+    reset(), at that code: the plan's reset byte."""
+    plan = edgeplan.compile(_int8_ring(), state={"s_in": "s_out"}, state_fill={"s_in": 0x80})
+    s = edgeplan.Session(plan)
+    feeds = [np.array([[v]], np.int8) for v in (5, -7, 100, 3, 9)]
+    for _ in range(2):
+        got = [s.run({"x": x})["y"].ravel().tolist() for x in feeds]
+        assert got[0] == [-128] * 4 + [5] and got[4] == [5, -7, 100, 3, 9], got
+        s.reset()
+    zero = edgeplan.Session(edgeplan.compile(_int8_ring(), state={"s_in": "s_out"}))
+    assert zero.run({"x": feeds[0]})["y"].ravel().tolist() == [0] * 4 + [5]
+    with pytest.raises(CompileError, match="reset byte .* needs an int8 or uint8 state"):
+        edgeplan.compile(gru_stream_model(), dims={"T": (1, 8)}, state={"h_in": "h_out"}, state_fill={"h_in": 1})
+
+
+def test_a_reset_byte_off_a_state_is_refused_at_open():
+    from edgeplan.compiler.writer import crc32c
+    from edgeplan.plan import read_plan
+    from edgeplan._cdef import ffi
+    data = edgeplan.compile(_int8_ring(), state={"s_in": "s_out"}, state_fill={"s_in": 0x80}).to_bytes()
+    edgeplan.Session(edgeplan.Plan(data, {}))
+    p = read_plan(data)
+    sec = next(s for s in p["sections"] if s["kind"] == "tensors")
+    i = next(k for k, t in enumerate(p["tensors"]) if t["name"] == "x")
+    buf = bytearray(data)
+    rec = ffi.cast("ep_tensor_rec *", ffi.from_buffer(buf) + sec["offset"] + i * sec["record_size"])
+    rec.fill = 0x80
+    buf[12:16] = b"\0\0\0\0"
+    buf[12:16] = crc32c(bytes(buf)).to_bytes(4, "little")
+    with pytest.raises(EdgeplanError, match="reset byte on a tensor that is not state"):
+        edgeplan.Session(edgeplan.Plan(bytes(buf), {}))
+
+
 def test_c_runner_runs_a_variable_length_plan(tmp_path, encoder):
     import shutil
     import subprocess

@@ -60,10 +60,11 @@ SUITE = {
     # float32 rounding amplified (docs/tflite.md, "Accuracy"): every op is as close to float64 on its own input
     # as LiteRT's; Identity_2's segmentation head has a gain of ~3 per layer on rounding differences, and
     # Identity_1 / activation_10 are sigmoids deep in their tails (7.9e-9 on noise), whose relative error is
-    # the logit's absolute error (1e-4 on logits of range 800)
+    # the logit's absolute error (1e-4 on logits of range 800). The selfie models need XNNPACK (a custom op),
+    # whose rounding differs from host to host: 0.9e-4 and 1.4e-4 on an AVX2 EPYC
     "tflite_mediapipe/pose_landmark_full.tflite": Case(0.0, 1.0, tol=5e-4),
     "tflite_mediapipe/selfie_segmentation.tflite": Case(0.0, 1.0, tol=5e-4),
-    "tflite_mediapipe/selfie_segmentation_landscape.tflite": Case(0.0, 1.0),
+    "tflite_mediapipe/selfie_segmentation_landscape.tflite": Case(0.0, 1.0, tol=5e-4),
     # openWakeWord (openwakeword==0.5.1): raw 16 kHz audio, log-mel frames, speech embeddings
     "tflite_openwakeword/melspectrogram.tflite": Case(
         -3000.0, 3000.0, shapes={"serving_default_input:0": (1, 1280)}),   # [-1, -1]: 80 ms of audio
@@ -94,6 +95,19 @@ def _litert(path, shapes=None, **kw):
             it.resize_tensor_input(d["index"], list(shapes[d["name"]]))
     it.allocate_tensors()
     return it
+
+
+def _oracle(path, shapes=None):
+    """LiteRT's builtin kernels, without the XNNPACK delegate: XNNPACK's float sums follow the host's
+    micro-kernels (AVX2 or AVX-512), and on the deep float models its outputs move from one host to the
+    next by more than edgeplan's differ from the builtin kernels' (pose_landmark_full: 5e-4 of the range
+    against 3e-5). A file with a custom op only XNNPACK provides (MediaPipe's Convolution2DTransposeBias)
+    runs with it."""
+    try:
+        return _litert(path, shapes,
+                       experimental_op_resolver_type=litert.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+    except RuntimeError:
+        return _litert(path, shapes)
 
 
 def _feed(detail: dict, case: Case, rng) -> np.ndarray:
@@ -134,7 +148,7 @@ def test_tflite_model_matches_litert(key):
         return
     plan = edgeplan.compile(str(path), shapes=case.shapes or None)
     s = edgeplan.Session(plan)
-    it = _litert(path, case.shapes)
+    it = _oracle(path, case.shapes)
     ins, outs = it.get_input_details(), it.get_output_details()
     rng = np.random.default_rng(0)
     lines = []
@@ -185,7 +199,8 @@ def test_streaming_state_step_by_step(key):
     assert logit in {o for n in imp.model.graph.node for o in n.output}
     shape = list(g.tensors[fc].shape)
     imp.model.graph.output.append(helper.make_tensor_value_info(logit, onnx.TensorProto.INT8, shape))
-    plan = edgeplan.compile(imp.model, state=imp.state)
+    assert imp.state_fill == {k: 0x80 for k in imp.state}   # int8 codes, zero point -128
+    plan = edgeplan.compile(imp.model, state=imp.state, state_fill=imp.state_fill)
     assert sorted(plan.report["state"]) == sorted(imp.state)
     s = edgeplan.Session(plan)
     it = _litert(_path(key), experimental_preserve_all_tensors=True)

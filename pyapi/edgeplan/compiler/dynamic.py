@@ -669,9 +669,10 @@ def _needs_rule(g: Graph, tags: dict, syms: list) -> dict:
     return need
 
 
-def apply_state(g: Graph, state: dict, hide=()) -> None:
+def apply_state(g: Graph, state: dict, hide=(), fill=None) -> None:
     """state {input name: output name}: the input becomes arena state fed back from the output. The outputs
-    named in `hide` leave the plan's outputs (a TFLite variable's next value: only the state reads it)."""
+    named in `hide` leave the plan's outputs (a TFLite variable's next value: only the state reads it).
+    fill {input name: byte}: the byte an int8 state is reset to (its zero point; zero bytes otherwise)."""
     probs = Problems()
     ins = {t.name: t for t in g.inputs}
     outs = {t.name: t for t in g.outputs}
@@ -688,9 +689,14 @@ def apply_state(g: Graph, state: dict, hide=()) -> None:
         if any(t_in.dim_sym) or any(t_out.dim_sym):
             probs.add(None, f"state {src!r} -> {dst!r}: state must have a fixed shape")
             continue
+        byte = int((fill or {}).get(src, 0))
+        if byte and (np.dtype(t_in.dtype) not in (np.dtype(np.int8), np.dtype(np.uint8)) or not 0 <= byte <= 255):
+            probs.add(None, f"state {src!r}: a reset byte ({byte}) needs an int8 or uint8 state, not {t_in.dtype}")
+            continue
         g.inputs.remove(t_in)
         t_in.is_input = False
         t_in.is_state = True
+        t_in.fill = byte
         if dst in hide:
             g.outputs.remove(t_out)
             t_out.is_output = False

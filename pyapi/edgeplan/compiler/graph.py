@@ -35,6 +35,7 @@ class Tensor:
     is_input: bool = False
     is_output: bool = False
     is_state: bool = False                 # streaming state: kept across runs (compiler/dynamic.py)
+    fill: int = 0                          # a state's reset byte (an int8 state's zero point)
     dim_sym: tuple = ()                    # per dim: 0 static, k + 1 = symbol k of Graph.syms
     layout: int = 0                        # EP_LAYOUT_* (passes/layout.py): PLAIN, or C8 [N][C/8][H][W][8]
 

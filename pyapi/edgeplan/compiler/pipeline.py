@@ -89,10 +89,11 @@ def compile_graph(graph: Graph, *, source: str = "", required_features: int = 0,
 
 def compile_model(model, shapes: dict | None = None, target=None, dims=None, state=None, consts=None,
                   max_trips: int = 0, weights: str | None = None, npu=None, hidden_state=(),
-                  int8_dynamic: bool = False) -> Plan:
+                  int8_dynamic: bool = False, state_fill=None) -> Plan:
     """dims: {name: (min, max)} bounds of variable dims (model dim names, or data-dependent lengths);
     state: {input name: output name} pairs kept in the arena across runs (compiler/dynamic.py);
     hidden_state: the state outputs that are not plan outputs (a TFLite model's variables);
+    state_fill: {input name: byte} the reset byte of an int8 state (its zero point; zero bytes otherwise);
     consts: {input name: value} inputs frozen to a value at compile time (onnx_import.freeze_inputs);
     max_trips: the iteration bound of Loops whose trip count is only known at run time (passes/unroll.py)."""
     from . import dynamic, onnx_import
@@ -107,6 +108,6 @@ def compile_model(model, shapes: dict | None = None, target=None, dims=None, sta
         if graph.meta.get("data_dims"):   # lengths the data decides: trace which tensors follow them
             graph = dynamic.lower_dynamic(model, shapes, {}, max_trips)
     if state:
-        dynamic.apply_state(graph, dict(state), hide=set(hidden_state))
+        dynamic.apply_state(graph, dict(state), hide=set(hidden_state), fill=state_fill)
     return compile_graph(graph, source=str(source), target=target, weights=weights, npu=npu,
                          int8_dynamic=int8_dynamic)

@@ -118,6 +118,8 @@ def _minor_version(graph: Graph) -> int:
         v = max(v, 14)     # 1.14: 16-bit weights on BLOCKED_PW and BLOCKED_CONV
     if any(t.layout == K.EP_LAYOUT_NHWC for t in graph.tensors):
         v = max(v, 14)     # 1.14: NHWC stems
+    if any(t.is_state and t.fill for t in graph.tensors):
+        v = max(v, 14)     # 1.14: a state's reset byte
     if any(op.kind == "pad" and op.inputs[0].layout == K.EP_LAYOUT_C8 for op in graph.ops):
         v = max(v, 14)     # 1.14: PAD on C8
     if any(op.kind == "conv2d" and int(op.params.get("act", 0)) == K.EP_CONV_ACT_PRELU for op in graph.ops):
@@ -207,7 +209,7 @@ def write_plan(graph: Graph, mem: MemoryPlan, *, required_features: int = 0, met
                 dtype=DTYPES[np.dtype(t.dtype)], storage=storage, rank=len(shape), flags=flags,
                 name=names.add(t.name), offset=offset, nbytes=t.nbytes,
                 dims=shape + [0] * (K.EP_MAX_RANK - len(shape)), dim_sym=sym + [0] * (K.EP_MAX_RANK - len(sym)),
-                quant=K.EP_NO_QUANT, layout=int(t.layout)))
+                quant=K.EP_NO_QUANT, layout=int(t.layout), fill=int(t.fill) if t.is_state else 0))
         except FieldError as e:
             raise CompileError([Problem(None, None, f"tensor '{t.name}' does not fit the plan: {e}")]) from None
 

@@ -218,8 +218,8 @@ EP_NODISCARD EP_API ep_status ep_session_set_input(ep_session *s, uint32_t i, co
 EP_NODISCARD EP_API ep_status ep_session_get_output(const ep_session *s, uint32_t i, void *data, size_t nbytes);
 
 EP_NODISCARD EP_API ep_status ep_run(ep_session *s);
-/* Zeroes the streaming state (tensors the plan marks EP_TENSOR_FLAG_STATE): the next run starts
- * a new stream. Open starts with zeroed state too. */
+/* Resets the streaming state (tensors the plan marks EP_TENSOR_FLAG_STATE) to zero bytes, or to the byte the
+ * plan gives a state (an int8 state's zero point): the next run starts a new stream. Open resets it too. */
 EP_NODISCARD EP_API ep_status ep_reset(ep_session *s);
 
 /* Partition k (0 <= k < ep_session_info.n_partitions): where it runs and why. */

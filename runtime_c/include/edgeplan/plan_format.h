@@ -93,7 +93,7 @@ typedef struct ep_section {
 
 #define EP_TENSOR_FLAG_INPUT 1
 #define EP_TENSOR_FLAG_OUTPUT 2
-#define EP_TENSOR_FLAG_STATE 4   /* 1.1: streaming state, kept across runs, zeroed at open and ep_reset */
+#define EP_TENSOR_FLAG_STATE 4   /* 1.1: streaming state, kept across runs, reset at open and ep_reset (to .fill) */
 
 /* ---- tensor record: 72 bytes ---- */
 typedef struct ep_tensor_rec {
@@ -108,7 +108,9 @@ typedef struct ep_tensor_rec {
     uint8_t dim_sym[8];     /* 0: static; k: the dim is symbol k-1 of SYMS (1.1), dims[d] its upper bound */
     uint32_t quant;         /* index into QUANT or EP_NO_QUANT */
     uint8_t layout;         /* EP_LAYOUT_* (1.12; 0 before) */
-    uint8_t reserved[3];    /* 0 */
+    uint8_t fill;           /* 1.14: the byte a STATE tensor holds after open and ep_reset (an int8 state's zero
+                             * point: its real 0); 0 on every other tensor, and before 1.14 */
+    uint8_t reserved[2];    /* 0 */
 } ep_tensor_rec;
 
 /* Tensor layouts (ep_tensor_rec.layout). Every tensor is PLAIN (row-major in its dims' order) unless its record

@@ -17,6 +17,7 @@ class Imported:
     fp16_weights: int            # float16 constant elements dequantised at import (0: none)
     quantized: bool              # the model holds int8 / uint8 codes
     state: dict                  # {state input: output fed back into it} from resource variables (variables.py)
+    state_fill: dict             # {state input: its reset byte}: an int8 state's zero point
 
 
 def read_bytes(model):
@@ -58,4 +59,4 @@ def to_onnx(data: bytes, shapes: dict | None = None) -> Imported:
         raise CompileError([Problem(None, None, f"not a readable TFLite model: a corrupt or truncated flatbuffer "
                                                 f"({type(e).__name__}: {e})")]) from None
     quantized = any(t.quant is not None and t.type in (3, 9) and t.data is None for t in g.tensors)
-    return Imported(model, cv.fp16_weights, quantized, dict(cv.state))
+    return Imported(model, cv.fp16_weights, quantized, dict(cv.state), dict(cv.state_fill))

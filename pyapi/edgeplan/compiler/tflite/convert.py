@@ -70,11 +70,12 @@ class Converter:
         # resource variables (variables.py): handle tensor -> key, key -> initial value / state / value now
         self.var_of: dict = {}
         self.var_init: dict = {}
-        self.var_state: dict = {}  # key -> (state input name, TFLite shape)
+        self.var_state: dict = {}  # key -> (state input name, TFLite shape, tensor whose codes an int8 state holds)
         self.var_cur: dict = {}
         self.var_written: set = set()
         self.state_inputs: list = []
         self.state: dict = {}      # state input name -> the output fed back into it after each run
+        self.state_fill: dict = {} # state input name -> its reset byte (an int8 state's zero point)
         written = {o for op in g.ops for o in op.outputs}
         for t in g.tensors:
             self.shapes[t.index] = t.shape

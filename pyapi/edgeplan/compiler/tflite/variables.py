@@ -10,16 +10,28 @@ back into the state by compiler/dynamic.apply_state and hidden from the plan's o
 The runtime zeroes state at open and at ep_reset. The state holds the variable's real value minus its
 initial value, so zeroed state is the value CALL_ONCE gives it: READ_VARIABLE adds the initial value back,
 the written value has it subtracted (neither node is emitted when the initial value is all zeros, as it is
-in microWakeWord's files, whose int8 state starts at the zero point). A quantised variable is held as
-float (its codes dequantised) and quantised again where it is read: a code survives the round trip
-exactly. A variable with no CALL_ONCE initialiser starts at zero; one the main subgraph reads and never
-writes is the constant its initialiser gives it."""
+in microWakeWord's files, whose int8 state starts at the zero point). An int8 variable of one scale and
+zero point that starts at zero is held as its codes: an int8 state whose reset byte is the zero point (the
+plan's ep_tensor_rec.fill), read and written with no QuantizeLinear or DequantizeLinear where the reading
+and writing tensors share its parameters. Another quantised variable is held as float (its codes
+dequantised) and quantised again where it is read: a code survives the round trip exactly. A variable with
+no CALL_ONCE initialiser starts at zero; one the main subgraph reads and never writes is the constant its
+initialiser gives it.
+
+A rank-4 variable is held channels-first (TFLite's [N,H,W,C] as [N,C,H,W]), the layout the convolutions
+that read a streaming buffer work in: the concatenation of the state with the new frame, the slice written
+back and the convolution then need no transposes."""
 from __future__ import annotations
 
 import numpy as np
 
 from .convert import Converter, Unsupported, ident
 from .reader import Op
+
+
+def _perm(shape) -> tuple:
+    """The layout a variable of this TFLite shape is held in (the state input's dims: shape in this order)."""
+    return (0, 3, 1, 2) if len(shape) == 4 else ident(len(shape))
 
 
 def _key(cv: Converter, op: Op) -> tuple:
@@ -69,20 +81,28 @@ def call_once(cv: Converter, op: Op):
 
 
 def _state_input(cv: Converter, key: tuple, out: int) -> str:
-    """The ONNX name of the variable's value as the run starts: the state input, its initial value added."""
-    from onnx import helper
+    """The ONNX name of the variable's value as the run starts: the state input, its initial value added
+    (float), or its codes in tensor `out`'s parameters (an int8 state)."""
+    from onnx import TensorProto, helper
     t = cv.t(out)
     shape = tuple(cv.shape(out))
     if not (t.type == 0 or cv.quantized(out)):
         raise Unsupported(f"variable '{key[1]}' holds {t.type_name}: state is float32 or quantised codes")
-    name = cv.uname(key[1])
-    cv.state_inputs.append(helper.make_tensor_value_info(name, 1, list(shape)))
-    cv.var_state[key] = (name, shape)
     init = cv.var_init.get(key)
     if init is not None and init.size != int(np.prod(shape)):
         raise Unsupported(f"variable '{key[1]}' is initialised with {init.size} values, read as {t.name}{list(shape)}")
+    name = cv.uname(key[1])
+    codes = (cv.quantized(out) and t.type == 9 and t.quant.scale.size == 1 and out not in cv.consts
+             and (init is None or not np.any(init != 0)))
+    perm = _perm(shape)
+    cv.state_inputs.append(helper.make_tensor_value_info(name, TensorProto.INT8 if codes else TensorProto.FLOAT,
+                                                         [shape[a] for a in perm]))
+    cv.var_state[key] = (name, shape, out if codes else None)
+    if codes:   # reset to the zero point: real 0, the value a variable without an initialiser starts at
+        cv.state_fill[name] = int(t.quant.zero_point[0]) & 0xFF
+        return name
     if init is not None and np.any(init != 0):
-        return cv.node("Add", [name, cv.init(init.reshape(shape))], base=name + "/value")
+        return cv.node("Add", [name, cv.init(np.transpose(init.reshape(shape), perm))], base=name + "/value")
     return name
 
 
@@ -99,7 +119,14 @@ def read_variable(cv: Converter, op: Op):
     cur = cv.var_cur.get(key)
     if cur is None:
         cur = cv.var_cur[key] = _state_input(cv, key, out)
-    cv.put(out, cur, ident(cv.rank(out)))
+    _, shape, q = cv.var_state[key]
+    perm = _perm(shape)
+    if q is None:
+        cv.put(out, cur, perm)
+    elif cv.same_q(out, q):        # the state's codes as they are
+        cv.put(out, cur, perm, is_float=False)
+    else:
+        cv.put(out, cv.deq(cur, q, perm), perm)
 
 
 def _range(dt):
@@ -111,24 +138,31 @@ def assign_variable(cv: Converter, op: Op):
     key, v = _var(cv, op.inputs[0]), op.inputs[1]
     if key not in cv.var_state:         # written before any read: the state still exists (read next run)
         cv.var_cur[key] = _state_input(cv, key, v)
-    name, shape = cv.var_state[key]
+    name, shape, q = cv.var_state[key]
     if tuple(cv.shape(v)) != shape:
         raise Unsupported(f"variable '{key[1]}' is read as {list(shape)} and assigned {list(cv.shape(v))}")
-    cv.var_cur[key] = cv.fl(v, ident(cv.rank(v)))
+    p = _perm(shape)
+    if q is None:
+        cv.var_cur[key] = cv.fl(v, p)
+    elif cv.same_q(v, q):
+        cv.var_cur[key] = cv.raw(v, p)
+    else:                              # requantised to the state's parameters
+        cv.var_cur[key] = cv.quant(cv.fl(v, p), q, p)
 
 
 def finish(cv: Converter) -> list:
     """The state outputs (value infos) after the last op; fills cv.state {input: output}."""
-    from onnx import helper
+    from onnx import TensorProto, helper
     outs = []
-    for key, (name, shape) in cv.var_state.items():
+    for key, (name, shape, q) in cv.var_state.items():
         val = cv.var_cur[key]
         init = cv.var_init.get(key)
-        if init is not None and np.any(init != 0):
-            val = cv.node("Sub", [val, cv.init(init.reshape(shape))], base=name + "/delta")
+        if q is None and init is not None and np.any(init != 0):
+            val = cv.node("Sub", [val, cv.init(np.transpose(init.reshape(shape), _perm(shape)))], base=name + "/delta")
         out = cv.uname(name + "/next")
         cv.nodes.append(helper.make_node("Identity", [val], [out], name=cv.uname(out)))
-        outs.append(helper.make_tensor_value_info(out, 1, list(shape)))
+        outs.append(helper.make_tensor_value_info(out, TensorProto.FLOAT if q is None else TensorProto.INT8,
+                                                  [shape[a] for a in _perm(shape)]))
         cv.state[name] = out
     return outs
 
