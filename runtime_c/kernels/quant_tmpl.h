@@ -23,7 +23,9 @@
  *       panel sp and weight panel wp, requantised (every s >= 32) and stored as qt_requant_tile stores a full one
  *       (QT_SR positions, 8 channels); likewise QT_GEMM_TILE 1 and
  *   qt_gemm_tile(sp, wp, K4, bias8, m8, s8, lo, hi, zp, y, N)   QGEMM's full tile (QT_SR rows, 8 columns, every
- *       s >= 32), rows stored at y + r * N.
+ *       s >= 32), rows stored at y + r * N; and QT_CONV_ROW1 1 and
+ *   qt_conv_row1(sp, wp, K4, bias8, m8, s8, lo, hi, zp, yc, P)   a convolution tile of one position (a 1 x 1 map,
+ *       or the last of P), 8 channels: only the stream panel's first row multiplied, stored at yc[c * P].
  * Each must equal ep_requant bit for bit. It then exports EP_ISA_FN(qgemm_packed_i8), EP_ISA_FN(dqgemm_packed_i8) and
  * EP_ISA_FN(qconv2d_packed_i8).
  *
@@ -47,6 +49,10 @@
 #ifndef QT_CONV_TILE
 #define QT_CONV_TILE 0
 #define qt_conv_tile(sp, wp, K4, bias8, m8, s8, lo, hi, zp, yc, P) ((void)0)
+#endif
+#ifndef QT_CONV_ROW1
+#define QT_CONV_ROW1 0
+#define qt_conv_row1(sp, wp, K4, bias8, m8, s8, lo, hi, zp, yc, P) ((void)0)
 #endif
 #ifndef QT_GEMM_TILE
 #define QT_GEMM_TILE 0
@@ -275,6 +281,11 @@ static void qt_conv_mul(const qt_conv_job *j, int64_t c_lo, int64_t c_hi, int64_
             const int64_t q0 = (j->pp0 + cp) * QT_SR, nq = qt_min(QT_SR, j->P - q0);
             if (QT_CONV_TILE && vec && nq == QT_SR && mr == EP_QPACK_R) {
                 qt_conv_tile(QT_SPANEL(j->buf, j->K4, cp), j->wg + wp * panel, j->K4, bias8, m8, s8, j->lo, j->hi,
+                             j->zp, j->yg + m0 * j->P + q0, j->P);
+                continue;
+            }
+            if (QT_CONV_ROW1 && vec && nq == 1 && mr == EP_QPACK_R) {
+                qt_conv_row1(QT_SPANEL(j->buf, j->K4, cp), j->wg + wp * panel, j->K4, bias8, m8, s8, j->lo, j->hi,
                              j->zp, j->yg + m0 * j->P + q0, j->P);
                 continue;
             }

@@ -361,6 +361,8 @@ static void gen_qdw_column(int iter) {
     const int KH = ks[chk_int(0, 5)];
     qc_window(&p, KH, 1, 2, 2, KH / 2 + 1);
     p.pads[1] = p.pads[3] = 0;
+    if (iter % 6 == 0)   /* a streaming buffer's tap: the window is the whole column, one output (x86 qdw_dots) */
+        p.stride[0] = chk_int(1, 2), p.dilation[0] = 1, p.pads[0] = p.pads[2] = 0;
     const int C = chk_int(1, iter % 4 == 0 ? 70 : 12);
     p.groups = C;
     const int need = (KH - 1) * p.dilation[0] + 1 - p.pads[0] - p.pads[2];

@@ -112,6 +112,32 @@ static void qt_conv_tile(const int16_t *sp, const int8_t *wp, int64_t K4, const 
     qx_store32(yc + 7 * P, _mm_extract_epi32(t1, 3));
 }
 
+/* One position's tile: the stream panel's row 0 against the weight panel (per K group 2 VPMOVSXBW, 1 broadcast,
+ * 2 VPMADDWD), requantised in registers (every s >= 32), the 8 channels' bytes stored at yc[c * P] */
+#define QT_CONV_ROW1 1
+static void qt_conv_row1(const int16_t *sp, const int8_t *wp, int64_t K4, const int32_t *bias8, const int32_t *m8,
+                         const int32_t *s8, int32_t lo, int32_t hi, int32_t zp, int8_t *yc, int64_t P) {
+    __m256i l = _mm256_setzero_si256(), h = l;
+    for (int64_t k4 = 0; k4 < K4; k4++) {
+        const __m256i w0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(wp + k4 * 32)));
+        const __m256i w1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(wp + k4 * 32 + 16)));
+        const __m256i b = _mm256_broadcastq_epi64(_mm_loadl_epi64((const __m128i *)(sp + k4 * 16)));
+        l = _mm256_add_epi32(_mm256_madd_epi16(b, w0), l);
+        h = _mm256_add_epi32(_mm256_madd_epi16(b, w1), h);
+    }
+    const __m256i r = _mm256_add_epi32(_mm256_permute4x64_epi64(_mm256_hadd_epi32(l, h), 0xD8),
+                                       _mm256_loadu_si256((const __m256i *)bias8));
+    const __m256i v = qx_requant(r, _mm256_loadu_si256((const __m256i *)m8), _mm256_loadu_si256((const __m256i *)s8),
+                                 _mm256_set1_epi32(lo), _mm256_set1_epi32(hi), _mm256_set1_epi32(zp));
+    if (P == 1) {
+        qx_store_i8(v, yc, 8);
+        return;
+    }
+    int8_t t[8];
+    qx_store_i8(v, t, 8);
+    for (int c = 0; c < 8; c++) yc[c * P] = t[c];
+}
+
 static void qt_requant_cols(const int32_t *acc8, const int32_t *bias8, const int32_t *m8, const int32_t *s8, int vec,
                             int32_t lo, int32_t hi, int32_t zp, int8_t *dst, int n) {
     const __m256i a = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)acc8), _mm256_loadu_si256((const __m256i *)bias8));
@@ -404,12 +430,69 @@ static int32_t qdw_one_inside(const ep_qconv_geo *g, const int8_t *xp, const int
     return acc;
 }
 
+/* One output per plane whose window is the plane's first KH whole rows, unpadded (a streaming buffer's tap: the
+ * depthwise conv over the last K frames): a dot product of K = KH KW bytes per plane. Eight planes at a time
+ * keep eight VPMADDWD sums, reduced together by a VPHADDD tree; the K % 8 last taps are added in scalar.
+ * Planes r.lo .. up to a multiple of 8 are done; returns the first plane left. */
+static int64_t qdw_dots(const qdw_job *j, ep_range r) {
+    const ep_qconv_geo *g = j->g;
+    if (g->OH != 1 || g->OW != 1 || g->pt || g->pl || g->dh != 1 || g->dw != 1 || g->KW != g->W || g->KH > g->H)
+        return r.lo;
+    const int64_t K = g->KH * g->KW, K8 = K / 8 * 8, HW = g->H * g->W;
+    int64_t pl = r.lo;
+    for (; pl + 8 <= r.hi; pl += 8) {
+        __m256i acc[8];
+        int32_t sum[8];
+        for (int i = 0; i < 8; i++) {
+            const int8_t *x = j->x + (pl + i) * HW, *w = j->w + (pl + i) % j->C * K;
+            __m256i a = _mm256_setzero_si256();
+            int64_t k = 0;
+            for (; k + 16 <= K8; k += 16)
+                a = _mm256_add_epi32(a, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(x + k))),
+                                                          _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + k)))));
+            if (k < K8)   /* 8 more: the upper 8 int16 lanes are zero */
+                a = _mm256_add_epi32(a, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)(x + k))),
+                                                          _mm256_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)(w + k)))));
+            acc[i] = a;
+        }
+        const __m256i h01 = _mm256_hadd_epi32(acc[0], acc[1]), h23 = _mm256_hadd_epi32(acc[2], acc[3]);
+        const __m256i h45 = _mm256_hadd_epi32(acc[4], acc[5]), h67 = _mm256_hadd_epi32(acc[6], acc[7]);
+        const __m256i h0123 = _mm256_hadd_epi32(h01, h23), h4567 = _mm256_hadd_epi32(h45, h67);
+        _mm256_storeu_si256((__m256i *)sum, _mm256_add_epi32(_mm256_permute2x128_si256(h0123, h4567, 0x20),
+                                                             _mm256_permute2x128_si256(h0123, h4567, 0x31)));
+        const int64_t c0 = pl % j->C;
+        for (int i = 0; i < 8; i++) {
+            const int64_t c = (pl + i) % j->C;
+            const int8_t *x = j->x + (pl + i) * HW, *w = j->w + c * K;
+            int32_t v = sum[i] + j->bias[c];
+            for (int64_t k = K8; k < K; k++) v += x[k] * w[k];
+            sum[i] = v;
+        }
+        if (c0 + 8 <= j->C) {   /* eight channels in a row: their (m, s) from the table, shifts >= 32 vectorised */
+            const __m256i vs = _mm256_loadu_si256((const __m256i *)(j->q + j->M + c0));
+            if (_mm256_movemask_epi8(_mm256_cmpgt_epi32(_mm256_set1_epi32(32), vs)) == 0) {
+                qx_store_i8(qx_requant(_mm256_loadu_si256((const __m256i *)sum),
+                                       _mm256_loadu_si256((const __m256i *)(j->q + c0)), vs, _mm256_set1_epi32(j->lo),
+                                       _mm256_set1_epi32(j->hi), _mm256_set1_epi32(j->zp)),
+                            j->y + pl, 8);
+                continue;
+            }
+        }
+        for (int i = 0; i < 8; i++) {
+            const int64_t c = (pl + i) % j->C;
+            j->y[pl + i] = (int8_t)ep_requant(sum[i], j->q[c], j->q[j->M + c], j->lo, j->hi, j->zp);
+        }
+    }
+    return pl;
+}
+
 static void qdw_task(void *ctx, uint32_t t) {
     const qdw_job *j = (const qdw_job *)ctx;
     const ep_qconv_geo *g = j->g;
-    const ep_range r = ep_task_range(j->planes, j->parts, t);
+    ep_range r = ep_task_range(j->planes, j->parts, t);
     const int64_t KH = g->KH, KW = g->KW, sw = g->sw;
     const __m128i even = _mm_setr_epi8(0, 2, 4, 6, 9, 11, 13, 15, -1, -1, -1, -1, -1, -1, -1, -1);
+    r.lo = qdw_dots(j, r);
     for (int64_t pl = r.lo; pl < r.hi; pl++) {
         if (g->OW >= 4 && qdw_fast(j, pl)) continue;   /* narrower rows waste most lanes: scalar */
         const int64_t c = pl % j->C;
