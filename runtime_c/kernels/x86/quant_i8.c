@@ -172,18 +172,21 @@ static inline __m128i qx_load32(const int8_t *p) {
     return _mm_cvtsi32_si128(v);
 }
 
-/* qt_pack_rows_c's bytes: 4 full rows 4 K groups at a time (a 4 x 4 dword transpose, then VPMOVSXBW) */
+static inline __m128i qx_load16(const int8_t *p) {   /* 16 bytes, or zeros for a row past A */
+    return p ? _mm_loadu_si128((const __m128i *)p) : _mm_setzero_si128();
+}
+static inline __m128i qx_load32z(const int8_t *p) { return p ? qx_load32(p) : _mm_setzero_si128(); }
+
+/* qt_pack_rows_c's bytes: 4 rows 4 K groups at a time (a 4 x 4 dword transpose, then VPMOVSXBW); the rows past A
+ * (its last panel, a GEMV's one row) packed as zeros without being read */
 static void qt_pack_rows(const int8_t *a, int64_t R, int64_t K, int64_t r0, int16_t *dst) {
     const int64_t kf = K / EP_QPACK_K;
-    if (r0 + 4 > R) {
-        qt_pack_rows_c(a, R, K, r0, dst);
-        return;
-    }
-    const int8_t *s0 = a + r0 * K, *s1 = s0 + K, *s2 = s1 + K, *s3 = s2 + K;
+    const int8_t *s0 = a + r0 * K, *s1 = r0 + 1 < R ? s0 + K : NULL, *s2 = r0 + 2 < R ? s0 + 2 * K : NULL;
+    const int8_t *s3 = r0 + 3 < R ? s0 + 3 * K : NULL;
     int64_t k4 = 0;
     for (; k4 + 4 <= kf; k4 += 4) {
-        const __m128i x0 = _mm_loadu_si128((const __m128i *)(s0 + k4 * 4)), x1 = _mm_loadu_si128((const __m128i *)(s1 + k4 * 4));
-        const __m128i x2 = _mm_loadu_si128((const __m128i *)(s2 + k4 * 4)), x3 = _mm_loadu_si128((const __m128i *)(s3 + k4 * 4));
+        const __m128i x0 = _mm_loadu_si128((const __m128i *)(s0 + k4 * 4)), x1 = qx_load16(s1 ? s1 + k4 * 4 : NULL);
+        const __m128i x2 = qx_load16(s2 ? s2 + k4 * 4 : NULL), x3 = qx_load16(s3 ? s3 + k4 * 4 : NULL);
         const __m128i t0 = _mm_unpacklo_epi32(x0, x1), t1 = _mm_unpacklo_epi32(x2, x3);
         const __m128i t2 = _mm_unpackhi_epi32(x0, x1), t3 = _mm_unpackhi_epi32(x2, x3);
         _mm256_storeu_si256((__m256i *)(dst + k4 * 16), _mm256_cvtepi8_epi16(_mm_unpacklo_epi64(t0, t1)));
@@ -192,14 +195,16 @@ static void qt_pack_rows(const int8_t *a, int64_t R, int64_t K, int64_t r0, int1
         _mm256_storeu_si256((__m256i *)(dst + k4 * 16 + 48), _mm256_cvtepi8_epi16(_mm_unpackhi_epi64(t2, t3)));
     }
     for (; k4 < kf; k4++) {
-        const __m128i v = _mm_unpacklo_epi64(_mm_unpacklo_epi32(qx_load32(s0 + k4 * 4), qx_load32(s1 + k4 * 4)),
-                                             _mm_unpacklo_epi32(qx_load32(s2 + k4 * 4), qx_load32(s3 + k4 * 4)));
+        const __m128i v =
+            _mm_unpacklo_epi64(_mm_unpacklo_epi32(qx_load32(s0 + k4 * 4), qx_load32z(s1 ? s1 + k4 * 4 : NULL)),
+                               _mm_unpacklo_epi32(qx_load32z(s2 ? s2 + k4 * 4 : NULL), qx_load32z(s3 ? s3 + k4 * 4 : NULL)));
         _mm256_storeu_si256((__m256i *)(dst + k4 * 16), _mm256_cvtepi8_epi16(v));
     }
     if (kf * EP_QPACK_K < K) {
         const int64_t t = K - kf * EP_QPACK_K;
         for (int r = 0; r < 4; r++)
-            for (int64_t i = 0; i < 4; i++) dst[kf * 16 + r * 4 + i] = i < t ? a[(r0 + r) * K + kf * 4 + i] : 0;
+            for (int64_t i = 0; i < 4; i++)
+                dst[kf * 16 + r * 4 + i] = i < t && r0 + r < R ? a[(r0 + r) * K + kf * 4 + i] : 0;
     }
 }
 
@@ -210,11 +215,12 @@ static void qt_pack_rows(const int8_t *a, int64_t R, int64_t K, int64_t r0, int1
 static void qx_pack_patches_rows(const ep_qconv_geo *g, const int8_t *xg, int64_t q0, int16_t *dst) {
     const int64_t KP = (g->K + EP_QPACK_K - 1) / EP_QPACK_K * EP_QPACK_K, Q = g->OH * g->OW;
     int8_t rows[4 * QX_PATCH_ROW];
-    for (int r = 0; r < 4; r++) {
+    const int nr = Q - q0 < 4 ? (int)(Q - q0) : 4;   /* the positions past the plane: zero rows, not gathered */
+    for (int r = 0; r < nr; r++) {
         int8_t *d = rows + r * KP;
         const int64_t q = q0 + r;
         int64_t k = 0;
-        if (q < Q) {
+        {
             const int64_t ih0 = q / g->OW * g->sh - g->pt, iw0 = q % g->OW * g->sw - g->pl;
             const int in = ih0 >= 0 && ih0 + (g->KH - 1) * g->dh < g->H && iw0 >= 0 && iw0 + (g->KW - 1) * g->dw < g->W;
             for (int64_t c = 0; c < g->CG; c++) {
@@ -236,7 +242,7 @@ static void qx_pack_patches_rows(const ep_qconv_geo *g, const int8_t *xg, int64_
         }
         for (; k < KP; k++) d[k] = 0;
     }
-    qt_pack_rows(rows, 4, KP, 0, dst);
+    qt_pack_rows(rows, nr, KP, 0, dst);
 }
 
 /* qt_pack_patches_c's bytes; 1x1 kernels at stride 1 without pads and 4 positions inside the plane: channel
