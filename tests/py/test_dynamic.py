@@ -292,6 +292,27 @@ def test_an_int8_state_resets_to_its_fill_byte():
         edgeplan.compile(gru_stream_model(), dims={"T": (1, 8)}, state={"h_in": "h_out"}, state_fill={"h_in": 1})
 
 
+def test_a_hidden_state_is_written_in_place():
+    """A state whose next value is only fed back (a TFLite variable's) is written by the op that makes it, not
+    copied at the end, unless the state is read after that op."""
+    from edgeplan.compiler.pipeline import compile_model
+    feeds = [np.array([[v]], np.int8) for v in (5, -7, 100, 3, 9, -1)]
+    late = _int8_ring()   # the state read again after the slice that makes its next value
+    late.graph.node.append(h.make_node("Concat", ["s_in", "s_out"], ["z"], axis=1, name="late"))
+    late.graph.output.append(h.make_tensor_value_info("z", TP.INT8, [1, 8]))
+    for m, copies in ((_int8_ring(), 0), (late, 1)):
+        plan = compile_model(m, state={"s_in": "s_out"}, hidden_state=("s_out",), state_fill={"s_in": 0x80})
+        assert plan.report["op_counts"].get("copy", 0) == copies, plan.report["op_counts"]
+        s, ring = edgeplan.Session(plan), [-128] * 4
+        for x in feeds:
+            out = s.run({"x": x})
+            want = ring + [int(x[0, 0])]
+            assert out["y"].ravel().tolist() == want
+            if "z" in out:
+                assert out["z"].ravel().tolist() == ring + want[1:]
+            ring = want[1:]
+
+
 def test_a_reset_byte_off_a_state_is_refused_at_open():
     from edgeplan.compiler.writer import crc32c
     from edgeplan.plan import read_plan

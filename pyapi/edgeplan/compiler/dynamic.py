@@ -703,3 +703,36 @@ def apply_state(g: Graph, state: dict, hide=(), fill=None) -> None:
         from .graph import Op
         g.ops.append(Op("copy", [t_out], [t_in], {"axis": 0}, name=f"{dst}->{src}/state"))
     probs.raise_if_any()
+
+
+def state_in_place(g: Graph) -> int:
+    """The op that makes a state's next value writes it into the state itself, and the COPY at the end goes,
+    when every read of the state (or of a view of it) comes before that op and the next value is only copied
+    (a streaming ring buffer: concat(state, frame) -> slice -> state). Returns the copies removed."""
+    if any(op.kind in ("if", "else") for op in g.ops):
+        return 0
+    producer = {id(t): op for op in g.ops for t in op.outputs}
+    done = 0
+    for copy in [op for op in g.ops if op.kind == "copy" and len(op.inputs) == 1 and len(op.outputs) == 1]:
+        nxt, st = copy.inputs[0], copy.outputs[0]
+        p = producer.get(id(nxt))
+        if (p is None or not st.is_state or nxt.is_output or nxt.is_state or nxt.view_of is not None
+                or st.view_of is not None or nxt.layout or st.layout or nxt.shape != st.shape
+                or np.dtype(nxt.dtype) != np.dtype(st.dtype) or any(t.view_of is nxt for t in g.tensors)
+                or sum(1 for op in g.ops for t in op.inputs if t is nxt) != 1):
+            continue
+        views = {id(st)} | {id(t) for t in g.tensors if t.view_of is not None and t.storage() is st}
+        at = g.ops.index(p)
+        if any(t is not None and id(t) in views for op in g.ops[at:] if op is not copy for t in op.inputs):
+            continue   # the state is read at or after the op that makes its next value
+        p.outputs[p.outputs.index(nxt)] = st
+        if p.inplace is not None:
+            p.inplace = None
+        g.ops.remove(copy)
+        if nxt in g.tensors:
+            g.tensors.remove(nxt)
+        producer[id(st)] = p
+        done += 1
+    if done:
+        g.fused.append(f"state written in place by the op that makes it: {done} copies removed")
+    return done

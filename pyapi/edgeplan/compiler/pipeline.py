@@ -12,6 +12,7 @@ from .cost import op_costs
 from .kernelset import features, kernel_set
 from .memplan import plan_memory
 from .passes.blocks import fuse_blocks
+from .dynamic import state_in_place
 from .passes.layout import assign_layouts, fuse_prelu, nhwc_stems
 from .passes.select import select_kernels
 from .passes.weights16 import store_weights16
@@ -44,6 +45,7 @@ def compile_graph(graph: Graph, *, source: str = "", required_features: int = 0,
         assign_layouts(graph, tg)
     fuse_prelu(graph)
     nhwc_stems(graph)
+    state_in_place(graph)
     w16 = store_weights16(graph, weights) if weights is not None else None
     if npu is not None:
         from .partition import partition
