@@ -307,3 +307,29 @@ def test_streaming_state_nonzero_initial_values(tmp_path):
     assert len(set(ref)) > 1, ref
     s.reset()
     assert [int(s.run({d["name"]: x})[o["name"]].ravel()[0]) for x in chunks[:4]] == got[:4]
+
+
+# openWakeWord ships each model twice, as .tflite and as .onnx (tf2onnx / PyTorch exports of the same weights)
+TWINS = [("oww_melspectrogram", "tflite_openwakeword/melspectrogram.tflite"),
+         ("oww_embedding", "tflite_openwakeword/embedding_model.tflite")] + [
+    (f"oww_{k}", f"tflite_openwakeword/{k}_v0.1.tflite")
+    for k in ("alexa", "hey_jarvis", "hey_mycroft", "hey_rhasspy", "timer", "weather")]
+
+
+@pytest.mark.parametrize("onnx_id,key", TWINS)
+@pytest.mark.parametrize("board", ["rpi4", "x86-64"])
+def test_a_tflite_only_build_is_no_larger_than_the_onnx_one(onnx_id, key, board):
+    """A selective build holds the kernels its plan names (and the runtime features it uses): the TFLite file's
+    plan names none that the same model's ONNX export does not, so its build is no larger."""
+    import onnx
+    path = pinned(onnx_id)
+    shapes = {i.name: tuple(d.dim_value or 1 for d in i.type.tensor_type.shape.dim)
+              for i in onnx.load(str(path)).graph.input}
+    case = SUITE[key]
+    if case.shapes:   # melspectrogram: 80 ms of audio in both
+        shapes = {k: next(iter(case.shapes.values())) for k in shapes}
+    po = edgeplan.compile(str(path), shapes=shapes, board=board)
+    pt = edgeplan.compile(str(_path(key)), shapes=case.shapes or None, board=board)
+    ko, kt = {tuple(k) for k in po.report["kernels"]}, {tuple(k) for k in pt.report["kernels"]}
+    assert kt <= ko, sorted(kt - ko)
+    assert set(pt.report["features"]) <= set(po.report["features"]), (pt.report["features"], po.report["features"])

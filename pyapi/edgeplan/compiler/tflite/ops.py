@@ -551,6 +551,8 @@ def pad(cv: Converter, op: Op):
     shape = cv.shape(x)
     oshape = [d + int(p[0]) + int(p[1]) for d, p in zip(shape, pads)]
     perm = cv.perm_of(x)
+    if len(shape) == 4 and perm == ident(4) and not pads[0].any() and not pads[3].any():
+        perm = (0, 3, 1, 2)   # a spatial pad of an NHWC tensor is read by a conv or a pool: pad channels-first
     onnx_pads = [int(pads[a, 0]) for a in perm] + [int(pads[a, 1]) for a in perm]
     attrs = {}
     if op.name == "MIRROR_PAD":
