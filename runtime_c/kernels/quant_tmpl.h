@@ -25,7 +25,9 @@
  *   qt_gemm_tile(sp, wp, K4, bias8, m8, s8, lo, hi, zp, y, N)   QGEMM's full tile (QT_SR rows, 8 columns, every
  *       s >= 32), rows stored at y + r * N; and QT_CONV_ROW1 1 and
  *   qt_conv_row1(sp, wp, K4, bias8, m8, s8, lo, hi, zp, yc, P)   a convolution tile of one position (a 1 x 1 map,
- *       or the last of P), 8 channels: only the stream panel's first row multiplied, stored at yc[c * P].
+ *       or the last of P), 8 channels (their bias, m and s at bias8, m8, s8): only the stream panel's first
+ *       row multiplied, stored at yc[c * P]; returns 0, having stored nothing, when it cannot (then the tile
+ *       takes the general path).
  * Each must equal ep_requant bit for bit. It then exports EP_ISA_FN(qgemm_packed_i8), EP_ISA_FN(dqgemm_packed_i8) and
  * EP_ISA_FN(qconv2d_packed_i8).
  *
@@ -52,7 +54,7 @@
 #endif
 #ifndef QT_CONV_ROW1
 #define QT_CONV_ROW1 0
-#define qt_conv_row1(sp, wp, K4, bias8, m8, s8, lo, hi, zp, yc, P) ((void)0)
+#define qt_conv_row1(sp, wp, K4, bias8, m8, s8, lo, hi, zp, yc, P) 0
 #endif
 #ifndef QT_GEMM_TILE
 #define QT_GEMM_TILE 0
@@ -284,11 +286,10 @@ static void qt_conv_mul(const qt_conv_job *j, int64_t c_lo, int64_t c_hi, int64_
                              j->zp, j->yg + m0 * j->P + q0, j->P);
                 continue;
             }
-            if (QT_CONV_ROW1 && vec && nq == 1 && mr == EP_QPACK_R) {
-                qt_conv_row1(QT_SPANEL(j->buf, j->K4, cp), j->wg + wp * panel, j->K4, bias8, m8, s8, j->lo, j->hi,
-                             j->zp, j->yg + m0 * j->P + q0, j->P);
+            if (QT_CONV_ROW1 && nq == 1 && mr == EP_QPACK_R &&
+                qt_conv_row1(QT_SPANEL(j->buf, j->K4, cp), j->wg + wp * panel, j->K4, j->bias + m0, j->mq + m0,
+                             j->sq + m0, j->lo, j->hi, j->zp, j->yg + m0 * j->P + q0, j->P))
                 continue;
-            }
             QT_CONV_BLOCK(j->wg + wp * panel, QT_SPANEL(j->buf, j->K4, cp), j->K4, acc);
             if (QT_CONV_STREAM_ROWS) {
                 qt_requant_tile(acc, bias8, m8, s8, vec, j->lo, j->hi, j->zp, j->yg + m0 * j->P + q0, j->P, nq, mr);

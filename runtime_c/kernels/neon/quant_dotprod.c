@@ -50,4 +50,21 @@ static void qt_block(const int8_t *rp, const int8_t *cp, int64_t K4, int32_t *ac
     QD_OUT(7);
 }
 
+/* One position's tile (kernels/quant_tmpl.h QT_CONV_ROW1): the stream panel's row 0 against the weight panel,
+ * 2 SDOT per K group instead of 16 */
+#define QT_CONV_ROW1 1
+static int qt_conv_row1(const int8_t *sp, const int8_t *wp, int64_t K4, const int32_t *bias8, const int32_t *m8,
+                        const int32_t *s8, int32_t lo, int32_t hi, int32_t zp, int8_t *yc, int64_t P) {
+    int32x4_t a0 = vdupq_n_s32(0), a1 = a0;
+    for (int64_t k4 = 0; k4 < K4; k4++) {
+        const int8x16_t c0 = vld1q_s8(wp + k4 * 32), c1 = vld1q_s8(wp + k4 * 32 + 16);
+        int32_t v;
+        memcpy(&v, sp + k4 * 32, 4);
+        const int8x16_t r = vreinterpretq_s8_s32(vdupq_n_s32(v));
+        a0 = vdotq_s32(a0, c0, r);
+        a1 = vdotq_s32(a1, c1, r);
+    }
+    return qn_row1_store(a0, a1, bias8, m8, s8, lo, hi, zp, yc, P);
+}
+
 #include "quant_tmpl.h"

@@ -55,6 +55,26 @@ static void qt_block(const int8_t *rp, const int8_t *cp, int64_t K4, int32_t *ac
     }
 }
 
+/* One position's tile (kernels/quant_tmpl.h QT_CONV_ROW1): the stream panel's row 0 (4 bytes per K group, DUP)
+ * against the weight panel, SMULL / SMULL2 and SADALP as in the block: 4 products per K group instead of 32 */
+#define QT_CONV_ROW1 1
+static int qt_conv_row1(const int8_t *sp, const int8_t *wp, int64_t K4, const int32_t *bias8, const int32_t *m8,
+                        const int32_t *s8, int32_t lo, int32_t hi, int32_t zp, int8_t *yc, int64_t P) {
+    const int32x4_t z = vdupq_n_s32(0);
+    int32x4_t a0 = z, a1 = z, a2 = z, a3 = z;
+    for (int64_t k4 = 0; k4 < K4; k4++) {
+        const int8x16_t c0 = vld1q_s8(wp + k4 * 32), c1 = vld1q_s8(wp + k4 * 32 + 16);
+        int32_t v;
+        memcpy(&v, sp + k4 * 32, 4);
+        const int8x16_t r = vreinterpretq_s8_s32(vdupq_n_s32(v));
+        a0 = vpadalq_s16(a0, vmull_s8(vget_low_s8(c0), vget_low_s8(r)));
+        a1 = vpadalq_s16(a1, vmull_high_s8(c0, r));
+        a2 = vpadalq_s16(a2, vmull_s8(vget_low_s8(c1), vget_low_s8(r)));
+        a3 = vpadalq_s16(a3, vmull_high_s8(c1, r));
+    }
+    return qn_row1_store(vpaddq_s32(a0, a1), vpaddq_s32(a2, a3), bias8, m8, s8, lo, hi, zp, yc, P);
+}
+
 #include "quant_tmpl.h"
 
 /* ---------------- QCONV2D DEPTHWISE ----------------

@@ -39,6 +39,21 @@ static inline void qn_requant8(const int32_t *acc8, int32x4_t b0, int32x4_t b1, 
                 qn_requant(vaddq_s32(vld1q_s32(acc8 + 4), b1), m1, s1, vlo, vhi, vzp), dst, n);
 }
 
+/* A one-position tile's end (qt_conv_row1): the 8 channels' sums (ch 0-3, 4-7) plus their biases, requantised
+ * with their (m, s), stored at yc[c * P] */
+static inline int qn_row1_store(int32x4_t a, int32x4_t b, const int32_t *bias8, const int32_t *m8, const int32_t *s8,
+                                int32_t lo, int32_t hi, int32_t zp, int8_t *yc, int64_t P) {
+    int32_t acc[8];
+    vst1q_s32(acc, a);
+    vst1q_s32(acc + 4, b);
+    int8_t t[8];
+    qn_requant8(acc, vld1q_s32(bias8), vld1q_s32(bias8 + 4), vld1q_s32(m8), vld1q_s32(m8 + 4), vld1q_s32(s8),
+                vld1q_s32(s8 + 4), lo, hi, zp, P == 1 ? yc : t, 8);
+    if (P != 1)
+        for (int c = 0; c < 8; c++) yc[c * P] = t[c];
+    return 1;
+}
+
 /* The requantisation entry points of kernels/quant_tmpl.h (every s is handled in vectors: vec is unused). */
 static inline void qt_requant_cols(const int32_t *acc8, const int32_t *bias8, const int32_t *m8, const int32_t *s8,
                                    int vec, int32_t lo, int32_t hi, int32_t zp, int8_t *dst, int n) {

@@ -113,10 +113,13 @@ static void qt_conv_tile(const int16_t *sp, const int8_t *wp, int64_t K4, const 
 }
 
 /* One position's tile: the stream panel's row 0 against the weight panel (per K group 2 VPMOVSXBW, 1 broadcast,
- * 2 VPMADDWD), requantised in registers (every s >= 32), the 8 channels' bytes stored at yc[c * P] */
+ * 2 VPMADDWD), requantised in registers (every s >= 32, else 0: the general path), the 8 channels' bytes stored
+ * at yc[c * P] */
 #define QT_CONV_ROW1 1
-static void qt_conv_row1(const int16_t *sp, const int8_t *wp, int64_t K4, const int32_t *bias8, const int32_t *m8,
-                         const int32_t *s8, int32_t lo, int32_t hi, int32_t zp, int8_t *yc, int64_t P) {
+static int qt_conv_row1(const int16_t *sp, const int8_t *wp, int64_t K4, const int32_t *bias8, const int32_t *m8,
+                        const int32_t *s8, int32_t lo, int32_t hi, int32_t zp, int8_t *yc, int64_t P) {
+    const __m256i vs = _mm256_loadu_si256((const __m256i *)s8);
+    if (_mm256_movemask_epi8(_mm256_cmpgt_epi32(_mm256_set1_epi32(32), vs))) return 0;
     __m256i l = _mm256_setzero_si256(), h = l;
     for (int64_t k4 = 0; k4 < K4; k4++) {
         const __m256i w0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(wp + k4 * 32)));
@@ -127,15 +130,16 @@ static void qt_conv_row1(const int16_t *sp, const int8_t *wp, int64_t K4, const 
     }
     const __m256i r = _mm256_add_epi32(_mm256_permute4x64_epi64(_mm256_hadd_epi32(l, h), 0xD8),
                                        _mm256_loadu_si256((const __m256i *)bias8));
-    const __m256i v = qx_requant(r, _mm256_loadu_si256((const __m256i *)m8), _mm256_loadu_si256((const __m256i *)s8),
-                                 _mm256_set1_epi32(lo), _mm256_set1_epi32(hi), _mm256_set1_epi32(zp));
+    const __m256i v = qx_requant(r, _mm256_loadu_si256((const __m256i *)m8), vs, _mm256_set1_epi32(lo),
+                                 _mm256_set1_epi32(hi), _mm256_set1_epi32(zp));
     if (P == 1) {
         qx_store_i8(v, yc, 8);
-        return;
+        return 1;
     }
     int8_t t[8];
     qx_store_i8(v, t, 8);
     for (int c = 0; c < 8; c++) yc[c * P] = t[c];
+    return 1;
 }
 
 static void qt_requant_cols(const int32_t *acc8, const int32_t *bias8, const int32_t *m8, const int32_t *s8, int vec,
