@@ -154,6 +154,37 @@ def plans(tmp_path_factory):
     p = d / "delegate.eplan"
     plan.save(p)
     paths.append(p)
+    # plan 1.14: C8 with PAD, the PReLU epilogue and 16-bit weights, an NHWC stem, an int8 state with its reset
+    # byte written in place
+    from edgeplan.compiler.passes import layout
+    from test_blocked_layout import _blaze_block, _nhwc_stem
+    from test_dynamic import _int8_ring
+    keep, layout.REORDER_OP_S = layout.REORDER_OP_S, 0.0   # small models: let their regions go C8
+    try:
+        c, (w, b) = 16, (np.float32(0.3), np.float32(0.5))
+        prelu = helper.make_graph(
+            [helper.make_node("Conv", ["x", "wd"], ["dw"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=c),
+             helper.make_node("Conv", ["dw", "wp"], ["pw"], kernel_shape=[1, 1]),
+             helper.make_node("PRelu", ["pw", "sl"], ["a"]),
+             helper.make_node("Conv", ["a", "wz"], ["y"], kernel_shape=[1, 1])], "prelu",
+            [helper.make_tensor_value_info("x", F, [1, c, 6, 6])], [helper.make_tensor_value_info("y", F, None)],
+            [helper.make_tensor("wd", F, [c, 1, 3, 3], [w] * (c * 9)), helper.make_tensor("wp", F, [c, c, 1, 1], [b] * c * c),
+             helper.make_tensor("sl", F, [c, 1, 1], [0.1 * i for i in range(c)]),
+             helper.make_tensor("wz", F, [8, c, 1, 1], [w] * 8 * c)])
+        prelu = helper.make_model(prelu, opset_imports=[helper.make_opsetid("", 17)])
+        for name, model, kw in [("c8_pad", _blaze_block(hw=6, spatial=True), {}), ("c8_prelu", prelu, {}),
+                                ("c8_fp16", prelu, dict(weights="fp16")), ("nhwc_stem", _nhwc_stem(3, (9, 10)), {})]:
+            plan = compile_model(model, target="x86-64", **kw)
+            assert plan.report["op_counts"].get("conv2d"), plan.report["op_counts"]
+            p = d / f"{name}.eplan"
+            plan.save(p)
+            paths.append(p)
+    finally:
+        layout.REORDER_OP_S = keep
+    plan = compile_model(_int8_ring(), state={"s_in": "s_out"}, hidden_state=("s_out",), state_fill={"s_in": 0x80})
+    p = d / "int8_state.eplan"
+    plan.save(p)
+    paths.append(p)
     return paths
 
 
