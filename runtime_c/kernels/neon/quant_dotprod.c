@@ -50,6 +50,8 @@ static void qt_block(const int8_t *rp, const int8_t *cp, int64_t K4, int32_t *ac
     QD_OUT(7);
 }
 
+#define QT_CUSTOM_PACK   /* qt_pack_rows, qt_pack_patches: quant_pack_neon.h */
+
 /* One position's tile (kernels/quant_tmpl.h QT_CONV_ROW1): the stream panel's row 0 against the weight panel,
  * 2 SDOT per K group instead of 16 */
 #define QT_CONV_ROW1 1
@@ -68,3 +70,4 @@ static int qt_conv_row1(const int8_t *sp, const int8_t *wp, int64_t K4, const in
 }
 
 #include "quant_tmpl.h"
+#include "quant_pack_neon.h"

@@ -55,6 +55,8 @@ static void qt_block(const int8_t *rp, const int8_t *cp, int64_t K4, int32_t *ac
     }
 }
 
+#define QT_CUSTOM_PACK   /* qt_pack_rows, qt_pack_patches: quant_neon.h */
+
 /* One position's tile (kernels/quant_tmpl.h QT_CONV_ROW1): the stream panel's row 0 (4 bytes per K group, DUP)
  * against the weight panel, SMULL / SMULL2 and SADALP as in the block: 4 products per K group instead of 32 */
 #define QT_CONV_ROW1 1
@@ -76,6 +78,7 @@ static int qt_conv_row1(const int8_t *sp, const int8_t *wp, int64_t K4, const in
 }
 
 #include "quant_tmpl.h"
+#include "quant_pack_neon.h"
 
 /* ---------------- QCONV2D DEPTHWISE ----------------
  * Per plane, 8 outputs of a row at a time where every tap of the 8 is inside the row (strides 1 and 2): each tap
