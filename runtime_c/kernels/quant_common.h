@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 #include "ep_kernel.h"
 
 /* The normative requantisation: v = ((int64)acc * m + 2^(s-1)) >> s, clamped to [lo, hi] (the output's
@@ -86,6 +87,34 @@ static inline int8_t ep_qconv_tap(const ep_qconv_geo *g, const int8_t *xg, int64
     const int64_t ih = oh * g->sh - g->pt + (r / g->KW) * g->dh, iw = ow * g->sw - g->pl + (r % g->KW) * g->dw;
     if (ih < 0 || ih >= g->H || iw < 0 || iw >= g->W) return g->pad;
     return xg[(c * g->H + ih) * g->W + iw];
+}
+
+/* The patch of output position q (its K = CG KH KW taps in (c, kh, kw) order, pad where a tap lies outside the
+ * plane) as the contiguous bytes d[0, K), then zeros up to KP: a window inside the plane read straight from its
+ * input rows (a kernel row of dilation 1 one memcpy), one at a border through the bounds checks. The ISA packers
+ * gather a panel's positions this way and transpose the rows as they transpose A's. */
+static inline void ep_qconv_gather(const ep_qconv_geo *g, const int8_t *xg, int64_t q, int64_t KP, int8_t *d) {
+    const int64_t ih0 = q / g->OW * g->sh - g->pt, iw0 = q % g->OW * g->sw - g->pl;
+    const int in = ih0 >= 0 && ih0 + (g->KH - 1) * g->dh < g->H && iw0 >= 0 && iw0 + (g->KW - 1) * g->dw < g->W;
+    int64_t k = 0;
+    for (int64_t c = 0; c < g->CG; c++) {
+        const int8_t *xc = xg + c * g->H * g->W;
+        for (int64_t kh = 0; kh < g->KH; kh++) {
+            const int64_t ih = ih0 + kh * g->dh;
+            const int8_t *xr = xc + ih * g->W + iw0;
+            if (in && g->dw == 1) {
+                memcpy(d + k, xr, (size_t)g->KW);
+                k += g->KW;
+                continue;
+            }
+            const int rok = in || (ih >= 0 && ih < g->H);
+            for (int64_t kw = 0; kw < g->KW; kw++, k++) {
+                const int64_t iw = iw0 + kw * g->dw;
+                d[k] = rok && (in || (iw >= 0 && iw < g->W)) ? xr[kw * g->dw] : g->pad;
+            }
+        }
+    }
+    for (; k < KP; k++) d[k] = 0;
 }
 
 /* The depthwise accumulator of output (oh, ow) of one plane xp with its KH x KW weights w, scalar (the ISA

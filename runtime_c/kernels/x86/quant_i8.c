@@ -220,32 +220,7 @@ static void qx_pack_patches_rows(const ep_qconv_geo *g, const int8_t *xg, int64_
     const int64_t KP = (g->K + EP_QPACK_K - 1) / EP_QPACK_K * EP_QPACK_K, Q = g->OH * g->OW;
     int8_t rows[4 * QX_PATCH_ROW];
     const int nr = Q - q0 < 4 ? (int)(Q - q0) : 4;   /* the positions past the plane: zero rows, not gathered */
-    for (int r = 0; r < nr; r++) {
-        int8_t *d = rows + r * KP;
-        const int64_t q = q0 + r;
-        int64_t k = 0;
-        {
-            const int64_t ih0 = q / g->OW * g->sh - g->pt, iw0 = q % g->OW * g->sw - g->pl;
-            const int in = ih0 >= 0 && ih0 + (g->KH - 1) * g->dh < g->H && iw0 >= 0 && iw0 + (g->KW - 1) * g->dw < g->W;
-            for (int64_t c = 0; c < g->CG; c++) {
-                const int8_t *xc = xg + c * g->H * g->W;
-                for (int64_t kh = 0; kh < g->KH; kh++) {
-                    const int64_t ih = ih0 + kh * g->dh;
-                    const int8_t *xr = xc + ih * g->W + iw0;
-                    if (in) {
-                        for (int64_t kw = 0; kw < g->KW; kw++) d[k++] = xr[kw * g->dw];
-                        continue;
-                    }
-                    const int rok = ih >= 0 && ih < g->H;
-                    for (int64_t kw = 0; kw < g->KW; kw++, k++) {
-                        const int64_t iw = iw0 + kw * g->dw;
-                        d[k] = rok && iw >= 0 && iw < g->W ? xr[kw * g->dw] : g->pad;
-                    }
-                }
-            }
-        }
-        for (; k < KP; k++) d[k] = 0;
-    }
+    for (int r = 0; r < nr; r++) ep_qconv_gather(g, xg, q0 + r, KP, rows + r * KP);
     qt_pack_rows(rows, nr, KP, 0, dst);
 }
 
