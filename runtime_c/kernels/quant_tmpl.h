@@ -108,6 +108,23 @@ static inline void qt_pack_patches_c(const ep_qconv_geo *g, const int8_t *xg, in
 #ifdef QT_CUSTOM_PACK
 static void qt_pack_rows(const int8_t *a, int64_t R, int64_t K, int64_t r0, QT_ELEM *dst);
 static void qt_pack_patches(const ep_qconv_geo *g, const int8_t *xg, int64_t q0, QT_ELEM *dst);
+
+/* For an ISA's qt_pack_patches, the patches it has no fast case for: each position's patch gathered as a
+ * contiguous int8 row (ep_qconv_gather; the positions past the plane are not gathered) and the QT_SR rows
+ * packed as A's rows by qt_pack_rows, while QT_SR patches fit a 9 KiB stack buffer; longer ones element by
+ * element (qt_pack_patches_c). The bytes of qt_pack_patches_c either way. */
+#define QT_GATHER_BYTES 9216
+static void qt_pack_patches_gathered(const ep_qconv_geo *g, const int8_t *xg, int64_t q0, QT_ELEM *dst) {
+    const int64_t KP = (g->K + EP_QPACK_K - 1) / EP_QPACK_K * EP_QPACK_K, Q = g->OH * g->OW;
+    if (KP > QT_GATHER_BYTES / QT_SR) {
+        qt_pack_patches_c(g, xg, q0, dst);
+        return;
+    }
+    int8_t rows[QT_GATHER_BYTES];
+    const int nr = Q - q0 < QT_SR ? (int)(Q - q0) : QT_SR;
+    for (int r = 0; r < nr; r++) ep_qconv_gather(g, xg, q0 + r, KP, rows + r * KP);
+    qt_pack_rows(rows, nr, KP, 0, dst);
+}
 #else
 #define qt_pack_rows qt_pack_rows_c
 #define qt_pack_patches qt_pack_patches_c

@@ -290,6 +290,10 @@ def test_an_int8_state_resets_to_its_fill_byte():
     assert zero.run({"x": feeds[0]})["y"].ravel().tolist() == [0] * 4 + [5]
     with pytest.raises(CompileError, match="reset byte .* needs an int8 or uint8 state"):
         edgeplan.compile(gru_stream_model(), dims={"T": (1, 8)}, state={"h_in": "h_out"}, state_fill={"h_in": 1})
+    with pytest.raises(CompileError, match="reset byte is an integer 0..255, not 256"):
+        edgeplan.compile(_int8_ring(), state={"s_in": "s_out"}, state_fill={"s_in": 256})
+    with pytest.raises(CompileError, match="state_fill names 'x', which is not a state input"):
+        edgeplan.compile(_int8_ring(), state={"s_in": "s_out"}, state_fill={"x": 0x80})
 
 
 def test_a_hidden_state_is_written_in_place():

@@ -676,6 +676,8 @@ def apply_state(g: Graph, state: dict, hide=(), fill=None) -> None:
     probs = Problems()
     ins = {t.name: t for t in g.inputs}
     outs = {t.name: t for t in g.outputs}
+    for src in set(fill or ()) - set(state):
+        probs.add(None, f"state_fill names {src!r}, which is not a state input (state: {', '.join(state) or 'none'})")
     for src, dst in state.items():
         t_in, t_out = ins.get(src), outs.get(dst)
         if t_in is None or t_out is None:
@@ -689,14 +691,17 @@ def apply_state(g: Graph, state: dict, hide=(), fill=None) -> None:
         if any(t_in.dim_sym) or any(t_out.dim_sym):
             probs.add(None, f"state {src!r} -> {dst!r}: state must have a fixed shape")
             continue
-        byte = int((fill or {}).get(src, 0))
-        if byte and (np.dtype(t_in.dtype) not in (np.dtype(np.int8), np.dtype(np.uint8)) or not 0 <= byte <= 255):
+        byte = (fill or {}).get(src, 0)
+        if not isinstance(byte, (int, np.integer)) or isinstance(byte, bool) or not 0 <= byte <= 255:
+            probs.add(None, f"state {src!r}: a reset byte is an integer 0..255, not {byte!r}")
+            continue
+        if byte and np.dtype(t_in.dtype) not in (np.dtype(np.int8), np.dtype(np.uint8)):
             probs.add(None, f"state {src!r}: a reset byte ({byte}) needs an int8 or uint8 state, not {t_in.dtype}")
             continue
         g.inputs.remove(t_in)
         t_in.is_input = False
         t_in.is_state = True
-        t_in.fill = byte
+        t_in.fill = int(byte)
         if dst in hide:
             g.outputs.remove(t_out)
             t_out.is_output = False
@@ -712,6 +717,7 @@ def state_in_place(g: Graph) -> int:
     if any(op.kind in ("if", "else") for op in g.ops):
         return 0
     producer = {id(t): op for op in g.ops for t in op.outputs}
+    readers = g.readers()
     done = 0
     for copy in [op for op in g.ops if op.kind == "copy" and len(op.inputs) == 1 and len(op.outputs) == 1]:
         nxt, st = copy.inputs[0], copy.outputs[0]
@@ -719,19 +725,17 @@ def state_in_place(g: Graph) -> int:
         if (p is None or not st.is_state or nxt.is_output or nxt.is_state or nxt.view_of is not None
                 or st.view_of is not None or nxt.layout or st.layout or nxt.shape != st.shape
                 or np.dtype(nxt.dtype) != np.dtype(st.dtype) or any(t.view_of is nxt for t in g.tensors)
-                or sum(1 for op in g.ops for t in op.inputs if t is nxt) != 1):
+                or len(readers.get(id(nxt), ())) != 1):
             continue
         views = {id(st)} | {id(t) for t in g.tensors if t.view_of is not None and t.storage() is st}
         at = g.ops.index(p)
         if any(t is not None and id(t) in views for op in g.ops[at:] if op is not copy for t in op.inputs):
             continue   # the state is read at or after the op that makes its next value
         p.outputs[p.outputs.index(nxt)] = st
-        if p.inplace is not None:
-            p.inplace = None
+        p.inplace = None   # the state's bytes are its own: no input's buffer may serve as them
         g.ops.remove(copy)
         if nxt in g.tensors:
             g.tensors.remove(nxt)
-        producer[id(st)] = p
         done += 1
     if done:
         g.fused.append(f"state written in place by the op that makes it: {done} copies removed")

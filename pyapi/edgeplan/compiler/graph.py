@@ -81,6 +81,15 @@ class Graph:
     syms: list = field(default_factory=list)    # dynamic.Sym records of variable dims (plan SYMS section)
     repacked: dict = field(default_factory=dict, repr=False)   # replace_const's made weights
 
+    def readers(self) -> dict:
+        """{id(tensor): [(op, input slot), ...]} in execution order: who reads each tensor (not its views)."""
+        out: dict = {}
+        for op in self.ops:
+            for i, t in enumerate(op.inputs):
+                if t is not None:
+                    out.setdefault(id(t), []).append((op, i))
+        return out
+
     def replace_const(self, op: Op, index: int, pack, suffix: str, *params) -> Tensor:
         """Gives op a new constant as input `index` (float32, or int8 when pack() gives int8): pack(), the old
         constant repacked, named

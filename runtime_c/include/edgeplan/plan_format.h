@@ -468,9 +468,10 @@ typedef struct ep_reorder_params {
  *     (tap (kh, kw) of channel c at (c/8)*KH*KW*8 + (kh*KW + kw)*8 + c%8);
  *   BLOCKED_PW, 1x1, stride 1, no pads, groups 1: W^T as GEMM-B strips [ceil(M/16)][C][16] (POINTWISE's, K = C).
  * Variant BLOCKED_CONV (1.12), groups 1, any kernel, stride, dilation and pads: Y and R in C8; X in C8, or PLAIN
- *   (any C: a stem reading the image), or (1.14) NHWC (C <= 8: rows in (kh, kw, c) order); W^T as GEMM-B strips [ceil(M/16)][K][16], K = C*KH*KW, in (c/8, kh, kw,
- *   c%8) order for a C8 X (row ((c/8*KH + kh)*KW + kw)*8 + c%8) and in (c, kh, kw) order for a PLAIN X (row
- *   (c*KH + kh)*KW + kw); f32; no scratch.
+ *   (any C: a stem reading the image), or (1.14) NHWC (C <= 8); W^T as GEMM-B strips [ceil(M/16)][K][16],
+ *   K = C*KH*KW, in (c/8, kh, kw, c%8) order for a C8 X (row ((c/8*KH + kh)*KW + kw)*8 + c%8), in (c, kh, kw)
+ *   order for a PLAIN X (row (c*KH + kh)*KW + kw) and in (kh, kw, c) order for an NHWC X (row (kh*KW + kw)*C + c);
+ *   f32; no scratch.
  * 16-bit weights on C8 (1.14): BLOCKED_PW's and BLOCKED_CONV's W^T may be F16 or BF16 (as PACKED's, "16-bit
  *   weights" below), BLOCKED_CONV's only when one input unit's rows, KH*KW*8 for a C8 X or KH*KW for a PLAIN one,
  *   are at most EP_BLOCKED_W16_ROWS (the kernels convert a k-block of whole units at a time). */

@@ -4,7 +4,7 @@
  *     ZIP2 on 32- then 64-bit lanes; rows past A are zeros, not read;
  *   patches of a 1x1 stride-1 unpadded convolution, 8 positions inside the plane: per 4 channels, 8 bytes of
  *     each channel's plane and a 4 x 8 byte transpose by ZIP1 / ZIP2 on 8- then 16-bit lanes; other patches
- *     (K up to QN_PATCH_ROW) gathered as rows and packed as A's rows; beyond, qt_pack_patches_c. */
+ *     through the template's qt_pack_patches_gathered (gathered as rows, packed as A's rows). */
 #ifndef EP_QUANT_PACK_NEON_H
 #define EP_QUANT_PACK_NEON_H
 
@@ -44,24 +44,11 @@ static void qt_pack_rows(const int8_t *a, int64_t R, int64_t K, int64_t r0, int8
     }
 }
 
-/* Other kernels (K4 * 4 <= QN_PATCH_ROW): each position's patch gathered as a contiguous int8 row (a window inside
- * the plane straight from its input rows, one with taps outside through the bounds checks, zero past K), the
- * positions past the plane not gathered, then the rows transposed by qt_pack_rows */
-#define QN_PATCH_ROW 1152
-static void qn_pack_patches_rows(const ep_qconv_geo *g, const int8_t *xg, int64_t q0, int8_t *dst) {
-    const int64_t KP = (g->K + EP_QPACK_K - 1) / EP_QPACK_K * EP_QPACK_K, Q = g->OH * g->OW;
-    int8_t rows[8 * QN_PATCH_ROW];
-    const int nr = Q - q0 < 8 ? (int)(Q - q0) : 8;   /* the positions past the plane: zero rows, not gathered */
-    for (int r = 0; r < nr; r++) ep_qconv_gather(g, xg, q0 + r, KP, rows + r * KP);
-    qt_pack_rows(rows, nr, KP, 0, dst);
-}
-
 static void qt_pack_patches(const ep_qconv_geo *g, const int8_t *xg, int64_t q0, int8_t *dst) {
     const int64_t HW = g->H * g->W;
     if (g->KH != 1 || g->KW != 1 || g->sh != 1 || g->sw != 1 || g->pt != 0 || g->pl != 0 || g->OH != g->H ||
         g->OW != g->W || q0 + 8 > HW) {
-        if ((g->K + EP_QPACK_K - 1) / EP_QPACK_K * EP_QPACK_K <= QN_PATCH_ROW) qn_pack_patches_rows(g, xg, q0, dst);
-        else qt_pack_patches_c(g, xg, q0, dst);
+        qt_pack_patches_gathered(g, xg, q0, dst);
         return;
     }
     const int64_t C = g->CG, cf = C / 4;

@@ -212,26 +212,13 @@ static void qt_pack_rows(const int8_t *a, int64_t R, int64_t K, int64_t r0, int1
     }
 }
 
-/* The other kernels (K4 * 4 <= QX_PATCH_ROW): each of the 4 patches gathered as a contiguous int8 row (a window
- * inside the plane straight from its input rows, one with taps outside through the bounds checks, zero past K
- * and past the plane), then the 4 rows transposed by qt_pack_rows: the bytes of qt_pack_patches_c. */
-#define QX_PATCH_ROW 2304
-static void qx_pack_patches_rows(const ep_qconv_geo *g, const int8_t *xg, int64_t q0, int16_t *dst) {
-    const int64_t KP = (g->K + EP_QPACK_K - 1) / EP_QPACK_K * EP_QPACK_K, Q = g->OH * g->OW;
-    int8_t rows[4 * QX_PATCH_ROW];
-    const int nr = Q - q0 < 4 ? (int)(Q - q0) : 4;   /* the positions past the plane: zero rows, not gathered */
-    for (int r = 0; r < nr; r++) ep_qconv_gather(g, xg, q0 + r, KP, rows + r * KP);
-    qt_pack_rows(rows, nr, KP, 0, dst);
-}
-
 /* qt_pack_patches_c's bytes; 1x1 kernels at stride 1 without pads and 4 positions inside the plane: channel
- * groups of 4, a 4 x 4 byte transpose (VPSHUFB) and VPMOVSXBW; other kernels: qx_pack_patches_rows */
+ * groups of 4, a 4 x 4 byte transpose (VPSHUFB) and VPMOVSXBW; other kernels: qt_pack_patches_gathered */
 static void qt_pack_patches(const ep_qconv_geo *g, const int8_t *xg, int64_t q0, int16_t *dst) {
     const int64_t HW = g->H * g->W;
     if (g->KH != 1 || g->KW != 1 || g->sh != 1 || g->sw != 1 || g->pt != 0 || g->pl != 0 || g->OH != g->H ||
         g->OW != g->W || q0 + 4 > HW) {
-        if ((g->K + EP_QPACK_K - 1) / EP_QPACK_K * EP_QPACK_K <= QX_PATCH_ROW) qx_pack_patches_rows(g, xg, q0, dst);
-        else qt_pack_patches_c(g, xg, q0, dst);
+        qt_pack_patches_gathered(g, xg, q0, dst);
         return;
     }
     const __m128i tr = _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);

@@ -16,8 +16,7 @@
  * DW_C8 (groups == C == M) and DIRECT (groups 1) take variant 0's weights; POINTWISE (groups 1; 1x1, stride 1,
  * no pads in 1.10, any kernel in 1.11) takes W^T as GEMM-B strips, f32 or 16-bit. BLOCKED_DW, BLOCKED_PW and
  * BLOCKED_CONV (1.12) read X and R and write Y in layout C8 (BLOCKED_CONV's X may be PLAIN, or 1.14 NHWC), with W
- * packed as
- * plan_format.h says, and no scratch; BLOCKED_PW's and BLOCKED_CONV's W may be 16-bit (1.14; BLOCKED_CONV's only
+ * packed as plan_format.h says, and no scratch; BLOCKED_PW's and BLOCKED_CONV's W may be 16-bit (1.14; BLOCKED_CONV's only
  * with at most EP_BLOCKED_W16_ROWS rows per input unit, else EP_ERR_PLAN_PARAMS); every other variant takes PLAIN
  * tensors (a wrong layout -> EP_ERR_PLAN_TENSOR). */
 #include <stdint.h>

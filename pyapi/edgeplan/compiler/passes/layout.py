@@ -299,11 +299,7 @@ def fuse_prelu(graph: Graph) -> Graph:
     its slopes a constant of one value per channel, becomes that convolution's epilogue EP_CONV_ACT_PRELU with
     the slopes as its input 4 (plan 1.14); one slope for every channel becomes LEAKY_RELU. The element-wise pass
     over the tensor is saved (MediaPipe's face, iris and palm models follow most convolutions with one)."""
-    readers: dict = {}
-    for op in graph.ops:
-        for t in op.inputs:
-            if t is not None:
-                readers.setdefault(id(t), []).append(op)
+    readers = graph.readers()
     dead, fused = set(), 0
     for conv in graph.ops:
         if (conv.kind != "conv2d" or conv.variant not in (K.EP_CONV2D_VARIANT_BLOCKED_PW,
@@ -314,7 +310,7 @@ def fuse_prelu(graph: Graph) -> Graph:
         users = readers.get(id(y), [])
         if len(users) != 1 or y.is_output or y.view_of is not None:
             continue
-        pr = users[0]
+        pr = users[0][0]
         if (pr.kind != "binary" or int(pr.params.get("kind", -1)) != K.EP_BIN_PRELU or pr.inputs[0] is not y
                 or int(pr.params.get("act", 0)) != K.EP_ACT_NONE or len(pr.inputs) != 2
                 or pr.outputs[0].layout != y.layout or tuple(pr.outputs[0].shape) != tuple(y.shape)):
@@ -350,11 +346,7 @@ def nhwc_stems(graph: Graph) -> Graph:
     (BLOCKED_CONV on a plain X) goes away: its output becomes a view of its input in layout NHWC (plan 1.14: the
     same bytes, a channels-last image as a TFLite model takes it) and the stems read that, their W^T rows repacked
     in (kh, kw, c) order. A TFLite model's image then enters the first convolution with no pass over it."""
-    readers: dict = {}
-    for op in graph.ops:
-        for i, t in enumerate(op.inputs):
-            if t is not None:
-                readers.setdefault(id(t), []).append((op, i))
+    readers = graph.readers()
     dead, n = set(), 0
     for tr in graph.ops:
         if tr.kind != "transpose" or [int(v) for v in tr.params.get("perm", [])][:4] != [0, 3, 1, 2]:
