@@ -1,7 +1,8 @@
-/* Kernel checks of SOFTMAX / LOGSOFTMAX, LAYERNORM, LSTM and GRU (families softmax_reduce, sequence, rnn):
+/* Kernel checks of SOFTMAX / LOGSOFTMAX, REDUCE, LAYERNORM, LSTM and GRU (families softmax_reduce, sequence, rnn):
  * every table's kernel against the reference (tests/c/ep_check.h) on seeded random shapes (ranks 1..4, any
  * axis, rows up to 300: tails of every vector width, extents 0 and 1), on 1 and 3 threads, in place where the
  * op allows it (SOFTMAX).
+ * REDUCE MAX / MIN (the vector kernels' runs) is held bit for bit, signed zeros included.
  * Tolerances, per op:
  *   SOFTMAX: |got - ref| <= 2e-6 |ref| + 1e-37 (a vector exp polynomial vs expf, as the vector SIGMOID: ~17 ulp;
  *     the floor covers outputs subnormal in one and clamped to exp(-86) in the other); LOGSOFTMAX:
@@ -41,6 +42,41 @@ static void softmax_gen(int iter, int small) {
 }
 static void gen_softmax(int iter) { softmax_gen(iter, 0); }
 static void gen_softmax_small(int iter) { softmax_gen(iter, 1); }
+
+/* ---------------- REDUCE (MAX / MIN) ---------------- */
+/* The vector kernels take MAX and MIN over contiguous runs and hand the rest to the reference: every kind,
+ * random axes (suffixes and not), runs up to 700, many zeros of both signs (the first of equal values must be
+ * kept), NaN and +-inf. Bit for bit. */
+static void gen_reduce(int iter) {
+    static const int kinds[] = {EP_REDUCE_MAX, EP_REDUCE_MIN, EP_REDUCE_MAX, EP_REDUCE_MIN, EP_REDUCE_SUM, EP_REDUCE_MEAN};
+    ep_reduce_params p = {kinds[iter % 6], 0, 1, 0};
+    const int r = chk_int(1, 4);
+    int32_t d[4], yd[4];
+    for (int i = 0; i < r; i++) d[i] = chk_int(1, i == r - 1 ? (iter % 3 == 0 ? 700 : 40) : 9);
+    if (iter % 29 == 0) d[chk_int(0, r - 1)] = 0;
+    const int from = chk_int(0, r - 1);
+    for (int i = 0; i < r; i++)
+        if (iter % 4 == 0 ? chk_int(0, 1) : i >= from) p.axes_mask |= 1u << i;
+    for (int i = 0; i < r; i++) yd[i] = (p.axes_mask >> i) & 1u ? 1 : d[i];
+    ep_tensor x = chk_tensor_rand(r, d, 3.0f);
+    float *f = (float *)x.data;
+    const uint32_t n = (uint32_t)(chk_bytes(&x) / 4);
+    for (uint32_t i = 0; i < n; i++) {
+        if (iter % 2) continue;   /* else a zero maximum (minimum) of mixed signs: zeros and values below (above) */
+        const uint32_t u = chk_rnd() % 4;
+        f[i] = u == 0 ? 0.0f : u == 1 ? -0.0f : p.kind == EP_REDUCE_MIN ? fabsf(f[i]) : -fabsf(f[i]);
+    }
+    if (n && iter % 7 == 0) f[chk_rnd() % n] = NAN;
+    if (n && iter % 11 == 0) f[chk_rnd() % n] = iter % 2 ? INFINITY : -INFINITY;
+    char what[96];
+    snprintf(what, sizeof what, "reduce kind %d mask %#x [%d,%d,%d,%d](r%d)", p.kind, p.axes_mask, d[0],
+             r > 1 ? d[1] : 0, r > 2 ? d[2] : 0, r > 3 ? d[3] : 0, r);
+    chk_case c = {.what = what, .opcode = EP_OP_REDUCE, .params = &p, .in = {&x}, .n_in = 1, .n_out = 1,
+                  .tol = CHK_EXACT};
+    c.out[0] = chk_mk(NULL, EP_DTYPE_F32, r, yd);
+    chk_kernels(&c);
+    chk_free(x.data);
+}
 
 /* ---------------- LAYERNORM ---------------- */
 static void layernorm_gen(int iter, int small) {
@@ -122,6 +158,7 @@ static void gen_lstm_small(int iter) { rnn_gen(iter, 1, 1); }
 static void gen_gru_small(int iter) { rnn_gen(iter, 0, 1); }
 
 static const chk_gen GENS[] = {{"softmax", gen_softmax, 300}, {"softmax_small", gen_softmax_small, 60},
+    {"reduce", gen_reduce, 300},
     {"layernorm", gen_layernorm, 300}, {"layernorm_small", gen_layernorm_small, 50}, {"lstm", gen_lstm, 300},
     {"gru", gen_gru, 300}, {"lstm_small", gen_lstm_small, 30}, {"gru_small", gen_gru_small, 30}};
 int main(int argc, char **argv) { return chk_main(argc, argv, "check_sequence", GENS, CHK_COUNT(GENS)); }

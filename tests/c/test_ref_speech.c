@@ -138,6 +138,37 @@ static void known_cast(void) {
     op = mkop(EP_OP_CAST, &p, in, 1, ob, 1, NULL, 0);
     CHECK(run("cast", ep_shape_cast, ep_ref_cast_any, &op) == EP_OK &&
           !memcmp(yb, ((const uint8_t[]){1, 1, 1, 1, 1, 0}), 6), "cast f32->bool");
+    /* the boundaries of each saturating float -> integer loop, against truncation in double */
+    const float edge[] = {2147483520.0f, 2147483648.0f, -2147483648.0f, -2147483904.0f, 255.0f, 255.5f, 254.99f,
+                          256.0f,        -0.5f,         -0.0f,          127.5f,         127.0f, -128.0f, -128.9f,
+                          -129.0f,       INFINITY,      -INFINITY,      16777217.0f,    0.99f,  -1.0f};
+    enum { NE = sizeof edge / sizeof edge[0] };
+    const struct { uint8_t dt; double lo, hi; } sat[3] = {
+        {EP_DTYPE_I32, -2147483648.0, 2147483647.0}, {EP_DTYPE_U8, 0.0, 255.0}, {EP_DTYPE_I8, -128.0, 127.0}};
+    for (int t = 0; t < 3; t++) {
+        int32_t got32[NE];
+        ep_tensor te = chk_mk((void *)edge, EP_DTYPE_F32, 1, CHK_DIMS(NE));
+        ep_tensor tg = chk_mk(got32, sat[t].dt, 1, CHK_DIMS(NE));
+        ep_tensor *ein[1] = {&te}, *eout[1] = {&tg};
+        p.to = sat[t].dt;
+        op = mkop(EP_OP_CAST, &p, ein, 1, eout, 1, NULL, 0);
+        CHECK(run("cast", ep_shape_cast, ep_ref_cast_any, &op) == EP_OK, "cast edges rc");
+        for (int i = 0; i < NE; i++) {
+            const double v = edge[i];
+            const int64_t want = v <= sat[t].lo ? (int64_t)sat[t].lo : v >= sat[t].hi ? (int64_t)sat[t].hi : (int64_t)v;
+            const int64_t g = sat[t].dt == EP_DTYPE_I32 ? got32[i]
+                              : sat[t].dt == EP_DTYPE_U8 ? ((const uint8_t *)got32)[i] : ((const int8_t *)got32)[i];
+            CHECK(g == want, "cast f32 %.9g to dtype %d: %lld, want %lld", v, sat[t].dt, (long long)g, (long long)want);
+        }
+    }
+    const int32_t big[3] = {16777217, -16777219, INT32_MIN};
+    float fb[3];
+    ep_tensor tbig = chk_mk((void *)big, EP_DTYPE_I32, 1, CHK_DIMS(3)), tfb = chk_mk(fb, EP_DTYPE_F32, 1, CHK_DIMS(3));
+    ep_tensor *bin[1] = {&tbig}, *bout[1] = {&tfb};
+    p.to = EP_DTYPE_F32;
+    op = mkop(EP_OP_CAST, &p, bin, 1, bout, 1, NULL, 0);
+    CHECK(run("cast", ep_shape_cast, ep_ref_cast_any, &op) == EP_OK && fb[0] == 16777216.0f && fb[1] == -16777220.0f &&
+          fb[2] == -2147483648.0f, "cast i32->f32 rounds to nearest even");
     int64_t w[3] = {300, -1, 5};
     int8_t w8[3];
     ep_tensor tw = chk_mk(w, EP_DTYPE_I64, 1, CHK_DIMS(3)), tw8 = chk_mk(w8, EP_DTYPE_I8, 1, CHK_DIMS(3));

@@ -125,6 +125,39 @@ def test_matmul_integer_is_exact_past_float32s_integers(K):
     np.testing.assert_array_equal(got, _ort(model, {"a": a})["y"])
 
 
+@pytest.mark.parametrize("op", ["MatMulInteger", "ConvInteger"])
+def test_trained_weights_keep_the_products_in_one_piece(op):
+    """Weights spread as trained ones are (most codes near the zero point, a few far out): the bound on
+    each output's partial sums is the input's spread times its sum of |w - w_zp|, so K = 2048 full-range
+    input codes stay one MatMul / Conv (K times the largest |w - w_zp| would need two), and the result is
+    exact."""
+    rng = np.random.default_rng(7)
+    K, N = 2048, 24
+    codes = np.clip(np.round(rng.standard_normal(K * N) * 6), -100, 100).astype(np.int64)
+    codes[::97] = 100                                                   # a few far from the zero point
+    w = (codes + 120).astype(np.uint8)
+    wzp = np.array(120, np.uint8)
+    if op == "MatMulInteger":
+        x = rng.integers(0, 256, (6, K), dtype=np.uint8)
+        b = w.reshape(K, N)
+        node = h.make_node(op, ["x", "w", "xzp", "wzp"], ["y"])
+        xs, ys = [6, K], [6, N]
+    else:
+        x = rng.integers(0, 256, (1, K // 4, 5, 5), dtype=np.uint8)
+        b = w.reshape(N, K // 4, 2, 2)
+        node = h.make_node(op, ["x", "w", "xzp", "wzp"], ["y"])
+        xs, ys = list(x.shape), [1, N, 4, 4]
+    assert K * 255 * 100 > 2 ** 24                                      # the old bound's split
+    g = h.make_graph([node], "ints", [h.make_tensor_value_info("x", T.UINT8, xs)],
+                     [h.make_tensor_value_info("y", T.INT32, ys)],
+                     [nh.from_array(b, "w"), nh.from_array(np.array(0, np.uint8), "xzp"), nh.from_array(wzp, "wzp")])
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    plan = edgeplan.compile(model)
+    counts = plan.report["op_counts"]
+    assert counts.get("gemm", 0) + counts.get("conv2d", 0) == 1, counts
+    np.testing.assert_array_equal(edgeplan.Session(plan).run({"x": x})["y"], _ort(model, {"x": x})["y"])
+
+
 @pytest.mark.parametrize("C", [4, 160])
 def test_qlinear_conv_is_bit_exact_with_onnxruntime(C):
     """QLinearConv with per-channel int8 weights and an int32 bias; C = 160 (K = 1440 full-range products)

@@ -10,6 +10,7 @@
 #include <math.h>
 #include "neon.h"
 #include "neon_math.h"
+#include "reduce_common.h"
 
 #define SM_INLINE static inline __attribute__((always_inline))
 
@@ -109,3 +110,23 @@ void ep_neon_softmax_row(float *y, const float *x, int64_t n) { sm_row(y, x, n, 
 
 #define SM_LANES 4
 #include "softmax_tmpl.h"
+
+/* REDUCE MAX / MIN over contiguous runs (kernels/reduce_common.h), 8 lanes at a time; NaN is tracked
+ * apart (FMAX / FMIN would propagate it), the first-of-equal rule is reduce_common.h's. */
+static int neon_minmax_run(int kind, const float *p, int64_t len, float *out) {
+    const int mx = kind == EP_REDUCE_MAX;
+    float32x4_t m0 = vdupq_n_f32(mx ? -INFINITY : INFINITY), m1 = m0;
+    uint32x4_t eq = vdupq_n_u32(~0u);
+    int64_t k = 0;
+    for (; k + 8 <= len; k += 8) {
+        const float32x4_t v0 = vld1q_f32(p + k), v1 = vld1q_f32(p + k + 4);
+        eq = vandq_u32(eq, vandq_u32(vceqq_f32(v0, v0), vceqq_f32(v1, v1)));
+        m0 = mx ? vmaxq_f32(m0, v0) : vminq_f32(m0, v0);
+        m1 = mx ? vmaxq_f32(m1, v1) : vminq_f32(m1, v1);
+    }
+    m0 = mx ? vmaxq_f32(m0, m1) : vminq_f32(m0, m1);
+    const float r = mx ? vmaxvq_f32(m0) : vminvq_f32(m0);
+    return ep_minmax_finish(kind, p, k, len, r, vminvq_u32(eq) == 0, out);
+}
+
+int ep_neon_reduce_f32(const ep_op *op) { return ep_reduce_minmax(op, neon_minmax_run); }

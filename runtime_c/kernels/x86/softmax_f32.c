@@ -15,6 +15,7 @@
 #include <math.h>
 #include "x86.h"
 #include "x86_act.h"
+#include "reduce_common.h"
 
 #define SM_INLINE static inline __attribute__((always_inline))
 
@@ -124,3 +125,25 @@ void ep_x86_softmax_row(float *y, const float *x, int64_t n) { sm_row(y, x, n, 0
 
 #define SM_LANES 8
 #include "softmax_tmpl.h"
+
+/* REDUCE MAX / MIN over contiguous runs (kernels/reduce_common.h), 16 lanes at a time; NaN is tracked
+ * apart, so MAXPS / MINPS lanes see none. */
+static int x86_minmax_run(int kind, const float *p, int64_t len, float *out) {
+    const int mx = kind == EP_REDUCE_MAX;
+    __m256 m0 = _mm256_set1_ps(mx ? -INFINITY : INFINITY), m1 = m0, un = _mm256_setzero_ps();
+    int64_t k = 0;
+    for (; k + 16 <= len; k += 16) {
+        const __m256 v0 = _mm256_loadu_ps(p + k), v1 = _mm256_loadu_ps(p + k + 8);
+        un = _mm256_or_ps(un, _mm256_or_ps(_mm256_cmp_ps(v0, v0, _CMP_UNORD_Q), _mm256_cmp_ps(v1, v1, _CMP_UNORD_Q)));
+        m0 = mx ? _mm256_max_ps(m0, v0) : _mm256_min_ps(m0, v0);
+        m1 = mx ? _mm256_max_ps(m1, v1) : _mm256_min_ps(m1, v1);
+    }
+    m0 = mx ? _mm256_max_ps(m0, m1) : _mm256_min_ps(m0, m1);
+    float l[8];
+    _mm256_storeu_ps(l, m0);
+    float r = l[0];
+    for (int j = 1; j < 8; j++) r = mx ? (l[j] > r ? l[j] : r) : (l[j] < r ? l[j] : r);
+    return ep_minmax_finish(kind, p, k, len, r, _mm256_movemask_ps(un) != 0, out);
+}
+
+int ep_x86_reduce_f32(const ep_op *op) { return ep_reduce_minmax(op, x86_minmax_run); }

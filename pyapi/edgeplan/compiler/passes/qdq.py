@@ -11,9 +11,10 @@ exactly, so that QDQ, QOperator and dynamically quantised exports run as they co
 
 The integer products run on the float32 GEMM and direct convolution kernels with integer-valued operands
 (the zero points subtracted first). They are exact while every partial sum stays within float32's 2^24
-integers: the compiler bounds |a - a_zp| by the dtype (or the constant's values) and splits the reduction
-axis (K of a MatMul, the input channels of a Conv with one group) into chunks that stay within it,
-adding the chunks' int32 values. Such a node is marked `exact`: the fuser grows no epilogue into it and
+integers: the compiler bounds |a - a_zp| by the dtype (or the constant's values), and each output's partial
+sums by that bound times the sum of its |w - w_zp| over constant weights (or K times their largest), and
+splits the reduction axis (K of a MatMul, the input channels of a Conv with one group) into chunks that stay
+within it, adding the chunks' int32 values. Such a node is marked `exact`: the fuser grows no epilogue into it and
 the selection takes no Winograd variant (its transforms round). Padding of ConvInteger and QLinearConv
 pads the centred input with zeros, which is the zero point of the uncentred one, as the operators define.
 
@@ -249,6 +250,38 @@ def _spread(m: ir.Model, x: str, zp: str, qt) -> int:
     return int(max(np.max(hi - zs), np.max(zs - lo)))
 
 
+def _weight_sums(m: ir.Model, w: str, wzp: str, conv: bool):
+    """For constant integer weights, |w - wzp| as an array [K, N] whose column sums bound each output's sum
+    of |weight| (so the partial sums of any order of summation stay within them): a Conv's [M, C/g, taps...]
+    summed over its taps, K its input channels; a MatMul's B [..., K, N], the largest over batch dims. Zero
+    points one value, or one per output. None for run-time weights or zero points."""
+    a = m.const(w)
+    z = m.const(wzp) if wzp else np.zeros(1, np.int64)
+    if a is None or z is None:
+        return None
+    v = np.asarray(a).astype(np.int64)
+    z = np.asarray(z).astype(np.int64).reshape(-1)
+    if conv:
+        d = np.abs(v - (z.reshape([-1] + [1] * (v.ndim - 1)) if z.size > 1 else z[0]))
+        return d.reshape(v.shape[0], v.shape[1], -1).sum(axis=2).T
+    d = np.abs(v - (z if z.size > 1 else z[0]))
+    return d.reshape((-1,) + v.shape[-2:]).max(axis=0) if v.ndim > 2 else d.reshape(v.shape[0], -1)
+
+
+def _tight_chunks(sums: np.ndarray, spread_x: int, room: float) -> list:
+    """[start, stop) ranges over K (sums' rows) whose products with an input of spread spread_x keep every
+    output's partial sums within room: one range when the whole reduction fits."""
+    out, k0, acc = [], 0, np.zeros(sums.shape[1], np.int64)
+    for k in range(sums.shape[0]):
+        nxt = acc + sums[k]
+        if k > k0 and float(nxt.max(initial=0)) * spread_x > room:
+            out.append((k0, k))
+            k0, nxt = k, sums[k].copy()
+        acc = nxt
+    out.append((k0, sums.shape[0]))
+    return out
+
+
 def _chunks(total: int, per: int, unit: int = 1) -> list:
     """[start, stop) ranges over `total`, each of at most `per` elements, in whole `unit`s."""
     step = max(1, per // unit)
@@ -277,11 +310,16 @@ def _matmul_acc(m: ir.Model, n: ir.Node, c: _Q, a, azp, b, bzp) -> tuple:
     K = (m.shape(a) or [None])[-1]
     if K is None:
         raise _Refused("the length K of its products is not known yet (it bounds the exact float32 sums)")
-    per = EXACT / max(1, _spread(m, a, azp, at) * _spread(m, b, bzp, bt))
-    if K <= per:
+    sums = _weight_sums(m, b, bzp, conv=False)
+    if sums is not None:
+        chunks = _tight_chunks(sums, _spread(m, a, azp, at), EXACT)
+    else:
+        per = EXACT / max(1, _spread(m, a, azp, at) * _spread(m, b, bzp, bt))
+        chunks = [(0, K)] if K <= per else _chunks(K, int(per))
+    if len(chunks) == 1:
         return _exact(c, "MatMul", [ac, bc]), False
     parts = []
-    for k0, k1 in _chunks(K, int(per)):
+    for k0, k1 in chunks:
         sa = c.add("Slice", [ac, c.const([k0], np.int64), c.const([k1], np.int64), c.const([-1], np.int64)])
         sb = c.add("Slice", [bc, c.const([k0], np.int64), c.const([k1], np.int64), c.const([-2 if rb > 1 else 0], np.int64)])
         parts.append(_exact(c, "MatMul", [sa, sb]))
@@ -307,18 +345,27 @@ def _conv_acc(m: ir.Model, n: ir.Node, c: _Q, x, xzp, w, wzp, bias="") -> tuple:
     K = int(wshape[1]) * taps
     bc = m.const(bias) if bias else None    # a run-time bias is bounded by int32 only
     bmax = 0 if not bias else (1 << 31) if bc is None else int(np.abs(np.asarray(bc).astype(np.int64)).max(initial=0))
-    prod = max(1, _spread(m, x, xzp, xt) * _spread(m, w, wzp, wt))
-    if K * prod + bmax <= EXACT:
+    sx = _spread(m, x, xzp, xt)
+    sums = _weight_sums(m, w, wzp, conv=True)   # [C/g, M]
+    if sums is not None:
+        whole = float(sums.sum(axis=0).max(initial=0)) * sx
+        chunks = _tight_chunks(sums, sx, EXACT)
+        one_tap = float(sums.max(initial=0)) * sx   # one input channel's taps: the finest split
+    else:
+        prod = max(1, sx * _spread(m, w, wzp, wt))
+        whole, one_tap = float(K * prod), float(taps * prod)
+        chunks = [(0, int(wshape[1]))] if whole <= EXACT else _chunks(int(wshape[1]), int(EXACT // prod), taps)
+    if whole + bmax <= EXACT:
         ins = [xc, wc] + ([c.f32(bias)] if bias else [])
         return _exact(c, "Conv", ins, **attrs), False
-    if K * prod > EXACT and (g != 1 or taps * prod > EXACT):
-        raise _Refused(f"its accumulators (K = {K} products of up to {prod}) can leave float32's exact range, "
-                       f"and only a one-group convolution is split by input channels")
+    if whole > EXACT and (g != 1 or one_tap > EXACT):
+        raise _Refused(f"its accumulators (K = {K} products, their magnitudes summing to up to {whole:.0f}) can "
+                       f"leave float32's exact range, and only a one-group convolution is split by input channels")
     parts = []
-    if K * prod <= EXACT:
+    if whole <= EXACT:
         parts.append(_exact(c, "Conv", [xc, wc], **attrs))
     else:
-        for c0, c1 in _chunks(int(wshape[1]), int(EXACT // prod), taps):
+        for c0, c1 in chunks:
             sx = c.add("Slice", [xc, c.const([c0], np.int64), c.const([c1], np.int64), c.const([1], np.int64)])
             sw = c.add("Slice", [wc, c.const([c0], np.int64), c.const([c1], np.int64), c.const([1], np.int64)])
             parts.append(_exact(c, "Conv", [sx, sw], **attrs))
