@@ -244,7 +244,7 @@ typedef struct qdw_job {
     const int8_t *x, *w;
     const int32_t *bias, *q;
     int8_t *y;
-    int64_t C, M, planes, parts;
+    int64_t C, M, planes, parts, N;
     int32_t lo, hi, zp;
 } qdw_job;
 
@@ -458,6 +458,159 @@ static int64_t qdw_dots(const qdw_job *j, ep_range r) {
     return pl;
 }
 
+/* ---- the channel-interleaved path: 8 channels of one image at a time ----
+ * For dilation 1, strides 1 and 2 along W, KH and KW <= 8. The plane path pays a row's setup (copy, widening,
+ * tails) once per plane row and fills a vector with 8 outputs of one row; small maps (MobileNet's 14 x 14 and
+ * 7 x 7) spend most of their time there. Here a vector is one output position in 8 channels: each padded input
+ * row of the 8 planes becomes, per position i, the 8 dwords (x[i], x[i + 1]) of the channels as int16 pairs (an
+ * 8 x 8 byte transpose, widened; x_zero outside X), so that the taps (kw, kw + 1) of an output are one VPMADDWD
+ * against the channels' weight pairs, the second 0 past KW. A ring of QDW8_RING rows of these on the stack (a
+ * padded row QDW8_POS positions at most); the results are requantised with the 8 channels' multipliers and
+ * transposed back to the 8 planes' rows. Channels past C in the last group repeat channel c0 with zero weights
+ * and are not stored. */
+#define QDW8_POS 192
+#define QDW8_RING 9
+#ifndef QDW8_MAX_OW
+#define QDW8_MAX_OW 32   /* outputs per row below which the interleaved path runs (wider rows fill the plane path's vectors) */
+#endif
+
+typedef struct qdw8_group {
+    const int8_t *xc[8];
+    int64_t npos, cn;
+    __m256i wv[8][4], vb, vm, vs;
+    int vec_rq;
+} qdw8_group;
+
+/* Transposes 8 rows of 8 bytes (a[r] in the low halves) to 8 columns: the 16-byte o[k] holds columns 2k, 2k + 1. */
+static inline void q8_transpose8x8(const __m128i a[8], __m128i o[4]) {
+    const __m128i t0 = _mm_unpacklo_epi8(a[0], a[1]), t1 = _mm_unpacklo_epi8(a[2], a[3]);
+    const __m128i t2 = _mm_unpacklo_epi8(a[4], a[5]), t3 = _mm_unpacklo_epi8(a[6], a[7]);
+    const __m128i u0 = _mm_unpacklo_epi16(t0, t1), u1 = _mm_unpackhi_epi16(t0, t1);
+    const __m128i u2 = _mm_unpacklo_epi16(t2, t3), u3 = _mm_unpackhi_epi16(t2, t3);
+    o[0] = _mm_unpacklo_epi32(u0, u2), o[1] = _mm_unpackhi_epi32(u0, u2);
+    o[2] = _mm_unpacklo_epi32(u1, u3), o[3] = _mm_unpackhi_epi32(u1, u3);
+}
+
+/* Padded input row r (ih = r - pt) of the group as npos pair vectors d[i] = (x[i], x[i + 1]) per channel */
+static void q8_row(const ep_qconv_geo *g, const qdw8_group *k, int64_t r, __m256i *d) {
+    __m128i R[QDW8_POS + 1];
+    const int64_t ih = r - g->pt, n = k->npos + 1;
+    const __m128i zr = _mm_set1_epi16(g->pad);
+    int64_t i = 0;
+    if (ih >= 0 && ih < g->H) {
+        for (; i < n && i < g->pl; i++) R[i] = zr;
+        const int64_t off = ih * g->W - g->pl;
+        for (; i + 8 <= n && i - g->pl + 8 <= g->W; i += 8) {
+            __m128i a[8], o[4];
+            for (int c = 0; c < 8; c++) a[c] = _mm_loadl_epi64((const __m128i *)(k->xc[c] + off + i));
+            q8_transpose8x8(a, o);
+            for (int q = 0; q < 4; q++) {
+                R[i + 2 * q] = _mm_cvtepi8_epi16(o[q]);
+                R[i + 2 * q + 1] = _mm_cvtepi8_epi16(_mm_srli_si128(o[q], 8));
+            }
+        }
+        for (; i < n && i - g->pl < g->W; i++) {
+            int16_t t[8];
+            for (int c = 0; c < 8; c++) t[c] = k->xc[c][off + i];
+            R[i] = _mm_loadu_si128((const __m128i *)t);
+        }
+    }
+    for (; i < n; i++) R[i] = zr;
+    for (i = 0; i < k->npos; i++)
+        d[i] = _mm256_set_m128i(_mm_unpackhi_epi16(R[i], R[i + 1]), _mm_unpacklo_epi16(R[i], R[i + 1]));
+}
+
+/* One output row: acc per position from the ring rows of its KH taps, requantised into T (8 bytes a position) */
+static inline __attribute__((always_inline)) void q8_out_row(const qdw8_group *k, const __m256i *const *rows,
+                                                             int64_t KH, int64_t NP, int64_t sw, int64_t OW,
+                                                             const __m256i *rq, int8_t *T) {
+    for (int64_t ow = 0; ow < OW; ow++) {
+        __m256i acc = k->vb;
+        for (int64_t kh = 0; kh < KH; kh++)
+            for (int64_t p = 0; p < NP; p++)
+                acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_load_si256(rows[kh] + ow * sw + 2 * p), k->wv[kh][p]));
+        if (k->vec_rq) {
+            const __m256i v = qx_requant(acc, k->vm, k->vs, rq[0], rq[1], rq[2]);
+            const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+            _mm_storel_epi64((__m128i *)(T + ow * 8), _mm_packs_epi16(w, w));
+        } else {
+            int32_t a[8], m[8], s[8];
+            _mm256_storeu_si256((__m256i *)a, acc);
+            _mm256_storeu_si256((__m256i *)m, k->vm);
+            _mm256_storeu_si256((__m256i *)s, k->vs);
+            for (int c = 0; c < 8; c++)
+                T[ow * 8 + c] = (int8_t)ep_requant(a[c], m[c], s[c], _mm256_extract_epi32(rq[0], 0),
+                                                   _mm256_extract_epi32(rq[1], 0), _mm256_extract_epi32(rq[2], 0));
+        }
+    }
+}
+
+static int qdw8_fits(const ep_qconv_geo *g) {
+    if (g->dh != 1 || g->dw != 1 || (g->sw != 1 && g->sw != 2) || g->KW > 8 || g->KH > 8 ||
+        g->KH + g->sh > QDW8_RING)
+        return 0;
+    return (g->OW - 1) * g->sw + g->KW <= QDW8_POS;
+}
+
+/* Groups [r.lo, r.hi) of 8 channels (group q: image q / groups_per_image) */
+static void qdw8_task(void *ctx, uint32_t t) {
+    const qdw_job *j = (const qdw_job *)ctx;
+    const ep_qconv_geo *g = j->g;
+    const int64_t G = (j->C + 7) / 8, KH = g->KH, KW = g->KW, NP = (KW + 1) / 2, sw = g->sw, OW = g->OW;
+    const ep_range r = ep_task_range(j->N * G, j->parts, t);
+    _Alignas(32) __m256i ring[QDW8_RING][QDW8_POS];
+    int8_t T[QDW8_POS * 8 + 64];
+    const __m256i rq[3] = {_mm256_set1_epi32(j->lo), _mm256_set1_epi32(j->hi), _mm256_set1_epi32(j->zp)};
+    for (int64_t q = r.lo; q < r.hi; q++) {
+        const int64_t n = q / G, c0 = q % G * 8;
+        qdw8_group k;
+        k.cn = qt_min(8, j->C - c0);
+        k.npos = (OW - 1) * sw + KW;
+        int32_t b[8], m[8], sh[8];
+        int vec = 1;
+        for (int c = 0; c < 8; c++) {
+            const int ok = c < k.cn;
+            const int64_t cc = c0 + (ok ? c : 0);
+            k.xc[c] = j->x + (n * j->C + cc) * g->H * g->W;
+            b[c] = ok ? j->bias[cc] : 0, m[c] = ok ? j->q[cc] : 0, sh[c] = ok ? j->q[j->M + cc] : 32;
+            vec &= sh[c] >= 32;
+        }
+        k.vb = _mm256_loadu_si256((const __m256i *)b), k.vm = _mm256_loadu_si256((const __m256i *)m);
+        k.vs = _mm256_loadu_si256((const __m256i *)sh), k.vec_rq = vec;
+        for (int64_t kh = 0; kh < KH; kh++)
+            for (int64_t p = 0; p < NP; p++) {
+                int32_t wp[8];
+                for (int c = 0; c < 8; c++) {
+                    const int8_t *w = j->w + (c0 + c) * KH * KW + kh * KW;
+                    const int32_t w0 = c < k.cn ? w[2 * p] : 0, w1 = c < k.cn && 2 * p + 1 < KW ? w[2 * p + 1] : 0;
+                    wp[c] = (int32_t)(((uint32_t)(uint16_t)w1 << 16) | (uint16_t)w0);
+                }
+                k.wv[kh][p] = _mm256_loadu_si256((const __m256i *)wp);
+            }
+        int64_t next = 0;   /* the next padded input row to widen into the ring */
+        for (int64_t oh = 0; oh < g->OH; oh++) {
+            const int64_t top = oh * g->sh;
+            for (; next < top + KH; next++) q8_row(g, &k, next, ring[next % QDW8_RING]);
+            const __m256i *rows[8];
+            for (int64_t kh = 0; kh < KH; kh++) rows[kh] = ring[(top + kh) % QDW8_RING];
+            if (KH == 3 && NP == 2 && sw == 1) q8_out_row(&k, rows, 3, 2, 1, OW, rq, T);
+            else if (KH == 3 && NP == 2) q8_out_row(&k, rows, 3, 2, 2, OW, rq, T);
+            else q8_out_row(&k, rows, KH, NP, sw, OW, rq, T);
+            int8_t *yb = j->y + (n * j->M + c0) * g->OH * OW + oh * OW;
+            int64_t ow = 0;
+            for (; ow + 8 <= OW; ow += 8) {   /* 8 positions x 8 channels back to the channels' rows */
+                __m128i a[8], o[4];
+                for (int p = 0; p < 8; p++) a[p] = _mm_loadl_epi64((const __m128i *)(T + (ow + p) * 8));
+                q8_transpose8x8(a, o);
+                for (int c = 0; c < k.cn; c++)
+                    _mm_storel_epi64((__m128i *)(yb + c * g->OH * OW + ow), c & 1 ? _mm_srli_si128(o[c / 2], 8) : o[c / 2]);
+            }
+            for (; ow < OW; ow++)
+                for (int c = 0; c < k.cn; c++) yb[c * g->OH * OW + ow] = T[ow * 8 + c];
+        }
+    }
+}
+
 static void qdw_task(void *ctx, uint32_t t) {
     const qdw_job *j = (const qdw_job *)ctx;
     const ep_qconv_geo *g = j->g;
@@ -548,7 +701,14 @@ int ep_x86_qconv2d_dw_i8(const ep_op *op) {
     const int64_t T = ep_pool_threads_for(op->pool, (uint64_t)planes * (uint64_t)(g.OH * g.OW) * (uint64_t)g.K);
     qdw_job j = {&g, (const int8_t *)xt->data, (const int8_t *)op->in[1]->data, (const int32_t *)op->in[2]->data,
                  (const int32_t *)op->in[3]->data, (int8_t *)yt->data, C, yt->dims[1], planes, T < planes ? T : planes,
-                 p->y_min - p->y_zero, p->y_max - p->y_zero, p->y_zero};
+                 N, p->y_min - p->y_zero, p->y_max - p->y_zero, p->y_zero};
+    const int dots = g.OH == 1 && g.OW == 1 && !g.pt && !g.pl && g.KW == g.W;   /* qdw_dots' windows */
+    if (!dots && g.OW < QDW8_MAX_OW && qdw8_fits(&g)) {
+        const int64_t groups = N * ((C + 7) / 8);
+        j.parts = T < groups ? T : groups;
+        ep_parallel_for(op->pool, (uint32_t)j.parts, qdw8_task, &j);
+        return EP_OK;
+    }
     ep_parallel_for(op->pool, (uint32_t)j.parts, qdw_task, &j);
     return EP_OK;
 }
