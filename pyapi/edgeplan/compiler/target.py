@@ -5,11 +5,12 @@ ops/<family>.py, its SELECT table).
 Targets:
   generic   variant 0 everywhere (the reference layouts, least scratch)
   x86-64    packed GEMM for Conv (any groups) and Gemm, the depthwise kernel, Winograd F(4x4,3x3) for
-            3x3 stride-1 convolutions with enough channels (>= 128) and pixels (>= 144). Winograd filters take 4x the bytes of 3x3 ones
-            (36 vs 9 per channel pair), so layers are taken by MACs saved per extra byte while the extra
-            stays within winograd_budget x the model's constant bytes (0.5: plan at most 1.5x)
+            3x3 stride-1 convolutions with enough channels (>= 64) and pixels (>= 144). Winograd filters take 4x
+            the bytes of 3x3 ones (36 vs 9 per channel pair), so layers are taken by MACs saved per extra byte
+            while the extra stays within winograd_budget x the model's constant bytes (1.0: plan at most 2x)
   x86-64-compact  the same without Winograd (plan size as generic, plus MR padding)
-  aarch64   packed GEMM, depthwise and Winograd (the NEON kernels), Winograd on x86-64's rule
+  aarch64   packed GEMM, depthwise and Winograd (the NEON kernels), Winograd from 128 channels within 0.5x
+            the constant bytes (a board's memory is tighter, and its rates are not measured here)
   host      the entry for this machine (x86-64, aarch64, else generic)
 Every packed target also takes the polyphase packed ConvTranspose (groups 1) while its phase weights stay within
 ct_expand x the plain ones (1 for the HiFi-GAN kernel = 2 x stride; x86-64-compact allows no growth).
@@ -36,7 +37,8 @@ class Target:
     pack_bytes: int = 0           # scratch budget of one im2col pass (about half the L2)
     # Winograd wins where the GEMMs are big enough to hide its transforms: measured against the packed
     # variant on one AVX2 core (3x3, C = M): 1.3-2.1x slower at 16-32 channels, even at 64, 0.44-0.74x
-    # from 128 channels on maps of 20x20 and more (docs/kernels.md)
+    # from 128 channels on maps of 20x20 and more; in a C8 plan its 64-channel layers (plain, between two
+    # reorders) beat the blocked direct convolution (docs/kernels.md): x86-64 takes them from 64
     winograd_min_channels: int = 128
     winograd_min_pixels: int = 144
     winograd_budget: float = 0.0  # extra constant bytes Winograd may add, as a fraction of the model's
@@ -68,7 +70,7 @@ class Target:
 
 TARGETS = {
     "generic": Target("generic"),
-    "x86-64": Target("x86-64", packed=True, winograd=True, pack_bytes=256 * 1024, winograd_budget=0.5,
+    "x86-64": Target("x86-64", packed=True, winograd=True, pack_bytes=256 * 1024, winograd_budget=1.0, winograd_min_channels=64,
                       block_bytes=512 * 1024, dw_c8_width=DW_C8_WIDTH, direct_channels=DIRECT_CHANNELS,
                       pointwise_pixels=POINTWISE_PIXELS, pointwise_kxk_pixels=POINTWISE_KXK_PIXELS, blocked=True,
                       c8_before_blocks=True),
