@@ -405,6 +405,84 @@ static void conv_transpose_gen(int kind, int wide, int iter) {
 static void gen_conv_transpose(int iter) { conv_transpose_gen(iter % 4 < 2 ? iter % 4 : 2, 1, iter); }
 static void gen_conv_transpose_small(int iter) { conv_transpose_gen(iter % 3, 0, iter); }
 
+/* ---------------- CONV2D Winograd F(9 - r, r) along W ---------------- */
+/* W[M, C, 1, r] -> U = G g as [8][ceil(M/MR)][C][MR]: G's row j = p_j^k / prod_{l != j} (p_j - p_l) over the
+ * 7 finite points, the last row (inf) picks g[r - 1] (an independent statement of the compiler's G) */
+static ep_tensor pack_winograd1d(const float *w, int M, int C, int r) {
+    static const double pt[7] = {0, 1, -1, 2, -2, 0.5, -0.5};
+    double G[8][7] = {{0}};
+    for (int j = 0; j < 7; j++) {
+        double f = 1;
+        for (int l = 0; l < 7; l++)
+            if (l != j) f *= pt[j] - pt[l];
+        for (int k = 0; k < r; k++) G[j][k] = pow(pt[j], k) / f;
+    }
+    G[7][r - 1] = 1;
+    const int panels = (M + EP_PACK_MR - 1) / EP_PACK_MR;
+    ep_tensor t = chk_mk(NULL, EP_DTYPE_F32, 4, CHK_DIMS(8, panels, C, EP_PACK_MR));
+    float *d = chk_alloc(chk_bytes(&t));
+    t.data = d;
+    memset(d, 0, chk_bytes(&t));
+    for (int m = 0; m < M; m++)
+        for (int c = 0; c < C; c++)
+            for (int xi = 0; xi < 8; xi++) {
+                double u = 0;
+                for (int k = 0; k < r; k++) u += G[xi][k] * w[((int64_t)m * C + c) * r + k];
+                d[(((int64_t)xi * panels + m / EP_PACK_MR) * C + c) * EP_PACK_MR + m % EP_PACK_MR] = (float)u;
+            }
+    return t;
+}
+
+/* r = 3..7, dilations up to 13, pads up to the window's span, H up to 3 rows, W past one tile block and not; C up
+ * to 80, M up to 40 (MR and NR tails); against variant 0 within chk_tol_dot(K) x 10, as WINOGRAD */
+static void gen_winograd1d(int iter) {
+    ep_conv2d_params p;
+    memset(&p, 0, sizeof p);
+    const int r = 3 + iter % 5, dw = iter % 3 == 0 ? chk_int(1, 13) : 1;
+    const int N = chk_int(1, 2), C = chk_int(1, iter % 4 == 0 ? 80 : 12), M = chk_int(1, iter % 5 == 0 ? 40 : 14);
+    const int H = chk_int(1, 3), W = chk_int(1, iter % 2 ? 300 : 40);
+    p.kernel[0] = 1, p.kernel[1] = r;
+    p.stride[0] = p.stride[1] = p.dilation[0] = 1;
+    p.dilation[1] = dw;
+    p.pads[1] = chk_int(0, (r - 1) * dw), p.pads[3] = chk_int(0, (r - 1) * dw);
+    p.groups = 1;
+    p.act = chk_random_act(&p.act_alpha, &p.act_beta, 1);
+    const int OW = W + p.pads[1] + p.pads[3] - (r - 1) * dw;
+    if (OW < 1) return;
+    const int has_b = chk_rnd() & 1, has_r = (chk_rnd() & 3) == 0, K = C * r, panels = (M + EP_PACK_MR - 1) / EP_PACK_MR;
+    ep_tensor x = chk_tensor_rand(4, CHK_DIMS(N, C, H, W), 1.0f), w = chk_tensor_rand(4, CHK_DIMS(M, C, 1, r), 1.0f);
+    ep_tensor b = chk_tensor_rand(1, CHK_DIMS(M), 1.0f), rr = chk_tensor_rand(4, CHK_DIMS(N, M, H, OW), 1.0f);
+    ep_tensor u = pack_winograd1d(w.data, M, C, r);
+    char what[160];
+    snprintf(what, sizeof what, "winograd1d N%d C%d M%d %dx%d r%d d%d p%d,%d act%d b%d r%d", N, C, M, H, W, r, dw,
+             p.pads[1], p.pads[3], p.act, has_b, has_r);
+    chk_tol wide = chk_tol_dot(K);
+    wide.max_rel *= 10, wide.abs *= 10;
+    chk_case c = {.what = what, .opcode = EP_OP_CONV2D, .params = &p, .in = {&x, &w, has_b ? &b : NULL, has_r ? &rr : NULL},
+                  .n_in = 4, .n_out = 1, .tol = chk_tol_dot(K), .tol_for = chk_vexp_override(p.act, K), .keep_ref = 1};
+    c.out[0] = chk_mk(NULL, EP_DTYPE_F32, 4, CHK_DIMS(N, M, H, OW));
+    chk_kernels(&c);   /* variant 0 */
+    c.in[1] = &u;
+    c.variant = EP_CONV2D_VARIANT_WINOGRAD_1D;
+    c.keep_ref = 0, c.tol = wide, c.tol_for = NULL, c.spec[0] = c.ref_out[0], c.spec_tol = wide;
+    c.n_extra = 1;
+    c.extra[0] = c.scratch * (uint64_t)chk_int(1, 4);
+    chk_kernels(&c);
+    CHECK(c.scratch == (uint64_t)8 * EP_PACK_NR * (C + panels * EP_PACK_MR) * 4, "%s: scratch %llu", what,
+          (unsigned long long)c.scratch);
+    ep_tensor bad = u;
+    bad.dims[0] = 9;
+    refused(&c, &bad, "9 points");
+    p.kernel[1] = 8;
+    refused(&c, &u, "r 8");
+    p.kernel[1] = r, p.stride[1] = 2;
+    refused(&c, &u, "stride 2");
+    p.stride[1] = 1, p.pads[0] = 1;
+    refused(&c, &u, "pads along H");
+    chk_free(c.ref_out[0]);
+    chk_free(x.data), chk_free(w.data), chk_free(b.data), chk_free(rr.data), chk_free(u.data);
+}
+
 /* CONCAT and SPLIT read C8 operands only when all are C8 and the axis is 1 (whole blocks per image). */
 static void gen_chunk_layouts(int iter) {
     (void)iter;
@@ -431,7 +509,7 @@ static void gen_chunk_layouts(int iter) {
 static const chk_gen GENS[] = {{"conv", gen_conv, 300}, {"conv_dw", gen_conv_dw, 300}, {"invres", gen_invres, 400},
     {"conv_small", gen_conv_small, 50}, {"conv_1x1", gen_conv_1x1, 20}, {"conv_dw33", gen_conv_dw33, 40},
     {"conv_pw", gen_conv_pw, 150},
-    {"conv_dw_small", gen_conv_dw_small, 60}, {"winograd", gen_winograd, 300},
+    {"conv_dw_small", gen_conv_dw_small, 60}, {"winograd", gen_winograd, 300}, {"winograd1d", gen_winograd1d, 300},
     {"conv_transpose", gen_conv_transpose, 300}, {"conv_transpose_small", gen_conv_transpose_small, 60},
     {"conv_blocked_dw", gen_conv_blocked_dw, 200}, {"conv_blocked_pw", gen_conv_blocked_pw, 150},
     {"reorder", gen_reorder, 100}, {"conv_blocked_conv", gen_conv_blocked_conv, 150},

@@ -185,6 +185,18 @@ def plans(tmp_path_factory):
     p = d / "int8_state.eplan"
     plan.save(p)
     paths.append(p)
+    # plan 1.15: Winograd F(m, r) along W, dilated, with a residual
+    c = 64
+    wino = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w5"], ["a"], kernel_shape=[1, 5], pads=[0, 4, 0, 4], dilations=[1, 2]),
+         helper.make_node("Add", ["a", "x"], ["y"])], "wino1d",
+        [helper.make_tensor_value_info("x", F, [1, c, 1, 40])], [helper.make_tensor_value_info("y", F, None)],
+        [helper.make_tensor("w5", F, [c, c, 1, 5], list(np.linspace(-0.1, 0.1, c * c * 5)))])
+    plan = compile_model(helper.make_model(wino, opset_imports=[helper.make_opsetid("", 17)]), target="x86-64")
+    assert plan.report["op_counts"].get("conv2d") == 1 and int.from_bytes(plan.data[6:8], "little") == 15
+    p = d / "winograd1d.eplan"
+    plan.save(p)
+    paths.append(p)
     return paths
 
 

@@ -128,6 +128,46 @@ def test_conv_variants_match_generic(case):
         assert rel_err(o, outs[0]) <= 1e-5
 
 
+def _conv1d_model(r, dil, c, m, w, rng):
+    """Conv (1 x r, dilated, padded to keep the length, + bias), then a residual Add when c == m, then Relu."""
+    from onnx import TensorProto as T, helper as h, numpy_helper as nh
+    pad = (r - 1) * dil // 2
+    wt = (rng.standard_normal((m, c, 1, r)) / np.sqrt(c * r)).astype(np.float32)
+    nodes = [h.make_node("Conv", ["x", "w", "b"], ["a"], kernel_shape=[1, r], dilations=[1, dil],
+                         pads=[0, pad, 0, (r - 1) * dil - pad]),
+             h.make_node("Relu", ["a"], ["y"])]
+    if c == m:
+        nodes[1:] = [h.make_node("Add", ["a", "x"], ["s"]), h.make_node("Relu", ["s"], ["y"])]
+    g = h.make_graph(nodes, "w1d", [h.make_tensor_value_info("x", T.FLOAT, [1, c, 1, w])],
+                     [h.make_tensor_value_info("y", T.FLOAT, None)],
+                     [nh.from_array(wt, "w"), nh.from_array(rng.standard_normal(m).astype(np.float32), "b")])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("r,dil,c,m,w", [(3, 1, 64, 64, 50), (4, 1, 64, 80, 37), (5, 2, 96, 64, 61), (6, 1, 64, 64, 33),
+                                         (7, 3, 64, 70, 120), (5, 1, 192, 384, 96), (3, 12, 64, 64, 200)])
+def test_winograd_1d_matches_onnxruntime(r, dil, c, m, w):
+    """A 1-D convolution (+ bias, a residual, Relu) takes WINOGRAD_1D on x86-64 (plan 1.15; a budget for the
+    filters' growth, up to 8/3 here, that a one-layer model would otherwise exceed) and gives onnxruntime's
+    outputs within 1e-5, on AVX2 and on the reference kernel."""
+    rng = np.random.default_rng(r * 100 + dil)
+    model = _conv1d_model(r, dil, c, m, w, rng)
+    plan = compile_model(model, target=dataclasses.replace(get_target("x86-64"), winograd_budget=100.0))
+    assert int.from_bytes(plan.to_bytes()[6:8], "little") == 15, plan.report["op_counts"]
+    x = rng.standard_normal((1, c, 1, w)).astype(np.float32)
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    for mask in (0, NO_AVX2):
+        assert rel_err(Session(plan, cpu_features_mask=mask).run({"x": x})["y"], want) <= 1e-5
+
+
+def test_winograd_1d_leaves_narrow_layers_packed():
+    """32 channels (its transforms outweigh its savings there), or r = 9: the packed variant."""
+    for r, c in ((3, 32), (9, 64)):
+        plan = compile_model(_conv1d_model(r, 1, c, c, 200, np.random.default_rng(0)),
+                             target=dataclasses.replace(get_target("x86-64"), winograd_budget=100.0))
+        assert int.from_bytes(plan.to_bytes()[6:8], "little") < 15
+
+
 def test_winograd_stays_within_the_size_budget():
     model = zoo().build("resnet50", size=64)
     generic = compile_model(model, target="generic")

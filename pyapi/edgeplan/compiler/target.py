@@ -40,6 +40,11 @@ class Target:
     # from 128 channels on maps of 20x20 and more; in a C8 plan its 64-channel layers (plain, between two
     # reorders) beat the blocked direct convolution (docs/kernels.md): x86-64 takes them from 64
     winograd_min_channels: int = 128
+    # Winograd F(9 - r, r) along W (1 x r kernels, 3 <= r <= 7: TTS and WaveNet convolutions) from this many
+    # input and output channels and outputs (a Piper voice's 32-channel layers ran up to 1.17x slower on it, its
+    # 64-channel ones 0.7-0.9x the packed variant's time; docs/kernels.md)
+    winograd1d_min_channels: int = 64
+    winograd1d_min_outputs: int = 32
     winograd_min_pixels: int = 144
     winograd_budget: float = 0.0  # extra constant bytes Winograd may add, as a fraction of the model's
     threads: int = 4              # depthwise scratch holds this many padded planes: one per thread

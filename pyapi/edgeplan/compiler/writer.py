@@ -124,6 +124,8 @@ def _minor_version(graph: Graph) -> int:
         v = max(v, 14)     # 1.14: PAD on C8
     if any(op.kind == "conv2d" and int(op.params.get("act", 0)) == K.EP_CONV_ACT_PRELU for op in graph.ops):
         v = max(v, 14)     # 1.14: CONV2D's PReLU epilogue
+    if any(op.kind == "conv2d" and op.variant == K.EP_CONV2D_VARIANT_WINOGRAD_1D for op in graph.ops):
+        v = max(v, 15)     # 1.15: CONV2D's variant WINOGRAD_1D
     if any(op.kind == "if" and int(op.params.get("fail", 0)) for op in graph.ops):
         v = max(v, 3)      # 1.3: IF as a run-time bound check
     if any(op.kind in ("conv2d", "gemm", "invres") and any(

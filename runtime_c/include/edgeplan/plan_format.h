@@ -15,7 +15,7 @@
 /* EP_CDEF_BEGIN */
 #define EP_PLAN_MAGIC 0x4E4C5045
 #define EP_PLAN_VERSION_MAJOR 1
-#define EP_PLAN_VERSION_MINOR 14
+#define EP_PLAN_VERSION_MINOR 15
 #define EP_MAX_RANK 8
 #define EP_SECTION_ALIGN 64
 #define EP_ARENA_ALIGN 64
@@ -293,7 +293,7 @@ typedef struct ep_io_rec {
 /* kernel variants (ep_op_rec.variant): DEFAULT (0) is every op's plain layout; the others'
  * layouts are described below */
 #define EP_VARIANT_DEFAULT 0
-#define EP_MAX_VARIANTS 10
+#define EP_MAX_VARIANTS 11
 #define EP_CONV2D_VARIANT_DEFAULT 0
 #define EP_CONV2D_VARIANT_PACKED 1
 #define EP_CONV2D_VARIANT_DEPTHWISE 2
@@ -304,6 +304,7 @@ typedef struct ep_io_rec {
 #define EP_CONV2D_VARIANT_BLOCKED_DW 7
 #define EP_CONV2D_VARIANT_BLOCKED_PW 8
 #define EP_CONV2D_VARIANT_BLOCKED_CONV 9
+#define EP_CONV2D_VARIANT_WINOGRAD_1D 10
 #define EP_CONV_TRANSPOSE2D_VARIANT_DEFAULT 0
 #define EP_CONV_TRANSPOSE2D_VARIANT_PACKED 1
 #define EP_GEMM_VARIANT_DEFAULT 0
@@ -474,7 +475,15 @@ typedef struct ep_reorder_params {
  *   f32; no scratch.
  * 16-bit weights on C8 (1.14): BLOCKED_PW's and BLOCKED_CONV's W^T may be F16 or BF16 (as PACKED's, "16-bit
  *   weights" below), BLOCKED_CONV's only when one input unit's rows, KH*KW*8 for a C8 X or KH*KW for a PLAIN one,
- *   are at most EP_BLOCKED_W16_ROWS (the kernels convert a k-block of whole units at a time). */
+ *   are at most EP_BLOCKED_W16_ROWS (the kernels convert a k-block of whole units at a time).
+ * Variant WINOGRAD_1D (1.15): Winograd F(m, r) along W (Toom-Cook on the points 0, +-1, +-2, +-1/2, inf;
+ *   kernels/winograd_common.h states B^T and A^T), for groups 1, KH 1, 3 <= KW = r <= 7, stride 1, dilation
+ *   1 along H (any along W), no pads along H; m = 9 - r outputs per tile. W is U = G g per point, f32, as
+ *   [8][ceil(M/MR)][C][MR] panels (WINOGRAD's layout over 8 points). Row h's outputs are tiles of m outputs
+ *   dw apart: tile u of a row covers o = (u / dw) * m * dw + u % dw + i * dw (i < m, o < OW), TW =
+ *   ceil(OW / (m * dw)) * dw tiles a row, and reads z_j = X[h][o_0 - pl + j * dw] (j < 8, 0 outside X).
+ *   Scratch: a block of Tb tiles (a multiple of NR, at least one strip): V [8][Tb/NR][C][NR] then Mo
+ *   [8][Mp][Tb] floats, Mp = ceil(M/MR)*MR: 8 * NR * (C + Mp) * 4 bytes at least. */
 #define EP_BLOCKED_W16_ROWS 256
 #define EP_CONV_DIRECT_ROWS 4
 /* CONV2D's per-channel PReLU epilogue (1.14; act, outside the EP_ACT_* kinds): y < 0 ? S[m] * y : y after the

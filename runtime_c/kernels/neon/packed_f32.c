@@ -168,3 +168,4 @@ static inline void pk_t8_neon(float *d, int64_t ldd, const float *s, int64_t lds
 
 #include "pack_tmpl.h"
 #include "winograd_tmpl.h"
+#include "winograd1d_tmpl.h"

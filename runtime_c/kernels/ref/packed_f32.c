@@ -143,3 +143,55 @@ int ep_ref_conv2d_winograd_f32(const ep_op *op) {
         }
     return EP_OK;
 }
+
+/* CONV2D WINOGRAD_1D F(m, r) along W (plan_format.h; m = 9 - r): per row and tile of m outputs dw apart, V_c =
+ * B^T z of the tile's 8 inputs z (kernels/winograd_common.h W1_BT); per output channel and point xi, Mo[xi] =
+ * sum_c U[xi][m/MR][c][m%MR] * V_c[xi] from 0.0f in channel order; output i = w1_at(Mo, i), + B[m], + R, then
+ * act. Within ~1e-6 of variant 0 relative to the outputs (the transforms' constants up to 32), not bit for bit.
+ * Scratch: 8*C floats (the V of one tile). */
+int ep_ref_conv2d_winograd1d_f32(const ep_op *op) {
+    const ep_conv2d_params *p = (const ep_conv2d_params *)op->params;
+    const ep_tensor *xt = op->in[0], *ut = op->in[1], *bt = ep_op_in(op, 2), *rt = ep_op_in(op, 3), *yt = op->out[0];
+    const int64_t N = xt->dims[0], C = xt->dims[1], H = xt->dims[2], W = xt->dims[3];
+    const int64_t M = yt->dims[1], OW = yt->dims[3], panels = ut->dims[1];
+    const int64_t dw = p->dilation[1], pl = p->pads[1], m = 9 - p->kernel[1];
+    const int64_t TW = (OW + m * dw - 1) / (m * dw) * dw;
+    const float *x = (const float *)xt->data, *u = (const float *)ut->data;
+    const float *b = bt ? (const float *)bt->data : NULL, *r = rt ? (const float *)rt->data : NULL;
+    float *y = (float *)yt->data, *V = (float *)op->scratch;   /* V[c][8] of one tile */
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t h = 0; h < H; h++)
+            for (int64_t t = 0; t < TW; t++) {
+                const int64_t o0 = t / dw * m * dw + t % dw;
+                for (int64_t c = 0; c < C; c++) {
+                    const float *xr = x + ((n * C + c) * H + h) * W;
+                    float z[8];
+                    for (int j = 0; j < 8; j++) {
+                        const int64_t iw = o0 - pl + j * dw;
+                        z[j] = iw >= 0 && iw < W ? xr[iw] : 0.0f;
+                    }
+                    W1_BT(z, 1, V + c * 8, 1);
+                }
+                for (int64_t mm = 0; mm < M; mm++) {
+                    float mo[8];
+                    for (int xi = 0; xi < 8; xi++) {
+                        const float *um = u + ((xi * panels + mm / EP_PACK_MR) * C) * EP_PACK_MR + mm % EP_PACK_MR;
+                        float acc = 0.0f;
+                        for (int64_t c = 0; c < C; c++) acc += um[c * EP_PACK_MR] * V[c * 8 + xi];
+                        mo[xi] = acc;
+                    }
+                    const float bias = b ? b[mm] : 0.0f;
+                    float *yr = y + ((n * M + mm) * yt->dims[2] + h) * OW;
+                    const float *rr = r ? r + ((n * M + mm) * yt->dims[2] + h) * OW : NULL;
+                    for (int i = 0; i < m; i++) {
+                        const int64_t o = o0 + i * dw;
+                        if (o >= OW) break;
+                        float v = w1_at(mo, 1, i, (int)m) + bias;
+                        if (rr) v += rr[o];
+                        yr[o] = v;
+                        if (p->act != EP_ACT_NONE) ep_act_apply_f32(p->act, yr + o, 1, p->act_alpha, p->act_beta);
+                    }
+                }
+            }
+    return EP_OK;
+}

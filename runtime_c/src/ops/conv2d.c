@@ -11,7 +11,7 @@
  * EP_ERR_PLAN_PARAMS; ranks, extents, groups not dividing C and M, kernel differing from
  * W's extents, or an output extent that is negative or too large -> EP_ERR_PLAN_SHAPE.
  * The reference kernel needs no scratch. Variants (EP_CONV2D_VARIANT_*, plan_format.h): PACKED and
- * WINOGRAD take pre-packed weights whose exact shape is checked against the declared output (M) and
+ * WINOGRAD (and 1.15 WINOGRAD_1D) take pre-packed weights whose exact shape is checked against the declared output (M) and
  * the params; each variant's minimum scratch is computed here. PACKED's weights may be f16 or bf16 (1.7).
  * DW_C8 (groups == C == M) and DIRECT (groups 1) take variant 0's weights; POINTWISE (groups 1; 1x1, stride 1,
  * no pads in 1.10, any kernel in 1.11) takes W^T as GEMM-B strips, f32 or 16-bit. BLOCKED_DW, BLOCKED_PW and
@@ -27,9 +27,12 @@
 
 #define EP_CONV_MAX_SCRATCH ((uint64_t)1 << 46)
 
-static int conv_packed_rank(int variant) { return variant == EP_CONV2D_VARIANT_WINOGRAD ? 4 : 3; }
+static int conv_packed_rank(int variant) {
+    return variant == EP_CONV2D_VARIANT_WINOGRAD || variant == EP_CONV2D_VARIANT_WINOGRAD_1D ? 4 : 3;
+}
 static int conv_is_packed(int variant) {
     return variant == EP_CONV2D_VARIANT_PACKED || variant == EP_CONV2D_VARIANT_WINOGRAD ||
+           variant == EP_CONV2D_VARIANT_WINOGRAD_1D ||
            variant == EP_CONV2D_VARIANT_POINTWISE || variant == EP_CONV2D_VARIANT_BLOCKED_DW ||
            variant == EP_CONV2D_VARIANT_BLOCKED_PW || variant == EP_CONV2D_VARIANT_BLOCKED_CONV;
 }
@@ -80,6 +83,12 @@ static int conv_packed_weights(const ep_op *op, const ep_conv2d_params *p, int64
         const int64_t k = conv_mul(conv_mul(C / g, p->kernel[0]), p->kernel[1]);
         const int64_t gp = conv_mul(g, (m / g + EP_PACK_MR - 1) / EP_PACK_MR);
         if (k < 1 || gp < 1 || w->dims[0] != gp || w->dims[1] != k || w->dims[2] != EP_PACK_MR)
+            return EP_ERR_PLAN_SHAPE;
+    } else if (op->variant == EP_CONV2D_VARIANT_WINOGRAD_1D) {   /* F(9 - r, r) along W: U as [8][panels][C][MR] */
+        if (g != 1 || p->kernel[0] != 1 || p->kernel[1] < 3 || p->kernel[1] > 7 || p->stride[0] != 1 ||
+            p->stride[1] != 1 || p->dilation[0] != 1 || p->pads[0] || p->pads[2])
+            return EP_ERR_PLAN_PARAMS;
+        if (C < 1 || w->dims[0] != 8 || w->dims[1] != panels || w->dims[2] != C || w->dims[3] != EP_PACK_MR)
             return EP_ERR_PLAN_SHAPE;
     } else {
         if (g != 1) return EP_ERR_PLAN_PARAMS;
@@ -142,6 +151,9 @@ static int conv_variant_scratch(const ep_op *op, const ep_conv2d_params *p, cons
     case EP_CONV2D_VARIANT_BLOCKED_CONV: return EP_OK;
     case EP_CONV2D_VARIANT_WINOGRAD:
         s = conv_mul(conv_mul(36 * EP_PACK_NR, C + (M + EP_PACK_MR - 1) / EP_PACK_MR * EP_PACK_MR), 4);
+        break;
+    case EP_CONV2D_VARIANT_WINOGRAD_1D:
+        s = conv_mul(conv_mul(8 * EP_PACK_NR, C + (M + EP_PACK_MR - 1) / EP_PACK_MR * EP_PACK_MR), 4);
         break;
     default: return EP_ERR_PLAN_OP;
     }

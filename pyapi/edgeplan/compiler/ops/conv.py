@@ -193,6 +193,46 @@ def pack_winograd_weights(w: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(p.reshape(36, panels, MR, c).transpose(0, 1, 3, 2)).astype(F32)
 
 
+W1_POINTS = (0.0, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5)   # and inf: WINOGRAD_1D's points (plan_format.h)
+
+
+def winograd1d_g(r: int) -> np.ndarray:
+    """G [8, r] of Winograd F(9 - r, r) on W1_POINTS and inf (Toom-Cook, in float64): row j = p_j^k /
+    prod_{l != j} (p_j - p_l), the last row g[r - 1]; kernels/winograd_common.h holds B^T and A^T."""
+    g = np.zeros((8, r))
+    for j, pj in enumerate(W1_POINTS):
+        f = np.prod([pj - pl for l, pl in enumerate(W1_POINTS) if l != j])
+        g[j] = [pj ** k / f for k in range(r)]
+    g[7, r - 1] = 1.0
+    return g
+
+
+def pack_winograd1d_weights(w: np.ndarray) -> np.ndarray:
+    """W[M, C, 1, r] -> U = G g as [8][ceil(M/MR)][C][MR], zero rows past M."""
+    m, c, _, r = w.shape
+    u = np.einsum("xk,mck->xmc", winograd1d_g(r), w[:, :, 0, :].astype(np.float64))
+    panels = -(-m // MR)
+    p = np.zeros((8, panels * MR, c), np.float64)
+    p[:, :m] = u
+    return np.ascontiguousarray(p.reshape(8, panels, MR, c).transpose(0, 1, 3, 2)).astype(F32)
+
+
+def winograd1d_scratch(c: int, m: int, tiles: int, pack_bytes: int) -> int:
+    per_tile = 8 * (c + -(-m // MR) * MR) * 4
+    t = max(NR, min(-(-tiles // NR) * NR, pack_bytes * 4 // (per_tile * NR) * NR))
+    return per_tile * t
+
+
+def winograd1d_ok(p: dict, c: int, m: int, h: int, ow: int, tg) -> bool:
+    """F(9 - r, r) along W: groups 1, a 1 x r kernel (3 <= r <= 7), stride 1, no dilation or pads along H, the
+    plain epilogues (not the blocked variants' PReLU), enough channels and outputs."""
+    kh, kw = (int(v) for v in p["kernel"])
+    return (tg.winograd and kh == 1 and 3 <= kw <= 7 and tuple(p["stride"]) == (1, 1) and int(p["dilation"][0]) == 1
+            and not p["pads"][0] and not p["pads"][2] and int(p.get("groups", 1)) == 1
+            and int(p.get("act", 0)) != K.EP_CONV_ACT_PRELU
+            and min(c, m) >= tg.winograd1d_min_channels and h * ow >= tg.winograd1d_min_outputs)
+
+
 def ct_taps(k: int, s: int, d: int) -> int:
     """Distinct tap shifts of ConvTranspose PACKED along an axis (plan_format.h): shift j is j*d//s
     when d >= s (then every tap has its own), else j."""
@@ -331,6 +371,19 @@ def select_conv2d(graph, op, tg, upgrades: list) -> None:
 
         plain = pixel_rows if g == 1 and oh * ow <= tg.pointwise_kxk_pixels else packed
 
+        if winograd1d_ok(p, c, m, oh, ow, tg) and not op.exact:
+            r = kw
+            mt, dw = 9 - r, int(p["dilation"][1])
+            tiles = oh * -(-ow // (mt * dw)) * dw
+            extra = 4 * c * (8 * -(-m // MR) * MR - r * m)
+            saved = m * c * (r * oh * ow - 8 * tiles)       # multiplies saved
+            if saved > 0:
+                def winograd1d():
+                    op.variant = K.EP_CONV2D_VARIANT_WINOGRAD_1D
+                    graph.replace_const(op, 1, lambda: pack_winograd1d_weights(wd), "wino1d")
+                    op.scratch = winograd1d_scratch(c, m, tiles, tg.pack_bytes)
+                upgrades.append(Upgrade(saved / max(extra, 1), max(extra, 0), winograd1d, plain))
+                return
         if winograd_ok(p, c, m, oh, ow, tg) and not op.exact:
             tiles = -(-oh // 4) * -(-ow // 4)
             extra = 4 * c * (36 * -(-m // MR) * MR - 9 * m)
