@@ -20,7 +20,8 @@ typedef struct w1_job {
     const ep_conv2d_params *p;
     const float *x, *U, *bias, *res;
     float *V, *Mo, *y;
-    int64_t C, H, W, M, OW, TW, m, dw, panels, Mp, Tb, t0, nb, ns, parts;
+    int64_t C, H, W, M, OW, TW, m, dw, panels, Mp, Tb;
+    wg_block b;
 } w1_job;
 
 /* The first output of each of the nt tiles from tile t (o0[k], OW or past it for none) and its row's offset
@@ -38,14 +39,14 @@ static void w1_strip_tiles(const w1_job *j, int64_t t, int64_t nt, int64_t *o0, 
 static void w1_input_task(void *ctx, uint32_t task) {   /* V for (strip, channel) pairs */
     const w1_job *j = (const w1_job *)ctx;
     int64_t lo, hi;
-    ep_split_range(j->ns * j->C, j->parts, task, &lo, &hi);
-    const int64_t vstride = j->ns * j->C * PK_NR, pl = j->p->pads[1], dw = j->dw, plane = j->H * j->W;
+    ep_split_range(j->b.ns * j->C, j->b.parts, task, &lo, &hi);
+    const int64_t vstride = j->b.ns * j->C * PK_NR, pl = j->p->pads[1], dw = j->dw, plane = j->H * j->W;
     int64_t o0[PK_NR], row[PK_NR], s_at = -1, nt = 0;
     for (int64_t q = lo; q < hi; q++) {
         const int64_t s = q / j->C, c = q % j->C;
         if (s != s_at) {   /* the strip's tiles, once for its channels */
-            s_at = s, nt = pk_min(PK_NR, j->nb - s * PK_NR);
-            w1_strip_tiles(j, j->t0 + s * PK_NR, nt, o0, row);
+            s_at = s, nt = pk_min(PK_NR, j->b.nb - s * PK_NR);
+            w1_strip_tiles(j, j->b.t0 + s * PK_NR, nt, o0, row);
             for (int64_t k = 0; k < PK_NR; k++) row[k] = row[k] / j->OW * j->W;   /* the row in X */
         }
         const float *xc = j->x + c * plane;
@@ -73,20 +74,20 @@ static void w1_input_task(void *ctx, uint32_t task) {   /* V for (strip, channel
 
 static void w1_gemm_task(void *ctx, uint32_t xi) {   /* Mo[xi] = U[xi] V[xi] */
     const w1_job *j = (const w1_job *)ctx;
-    pk_gemm_run(j->M, j->nb, j->C, j->U + xi * j->panels * j->C * PK_MR, EP_DTYPE_F32, j->C, 1, PK_MR,
-                j->V + xi * j->ns * j->C * PK_NR, EP_DTYPE_F32, j->Mo + xi * j->Mp * j->Tb, j->Tb, NULL);
+    pk_gemm_run(j->M, j->b.nb, j->C, j->U + xi * j->panels * j->C * PK_MR, EP_DTYPE_F32, j->C, 1, PK_MR,
+                j->V + xi * j->b.ns * j->C * PK_NR, EP_DTYPE_F32, j->Mo + xi * j->Mp * j->Tb, j->Tb, NULL);
 }
 
 static void w1_output_task(void *ctx, uint32_t task) {   /* Y for a range of output channels */
     const w1_job *j = (const w1_job *)ctx;
     int64_t lo, hi;
-    ep_split_range(j->M, j->parts, task, &lo, &hi);
+    ep_split_range(j->M, j->b.parts, task, &lo, &hi);
     const int64_t mst = j->Mp * j->Tb, m = j->m, dw = j->dw, plane = j->H * j->OW;
     const ep_conv2d_params *p = j->p;
-    for (int64_t s = 0; s < j->ns; s++) {
-        const int64_t nt = pk_min(PK_NR, j->nb - s * PK_NR);
+    for (int64_t s = 0; s < j->b.ns; s++) {
+        const int64_t nt = pk_min(PK_NR, j->b.nb - s * PK_NR);
         int64_t o0[PK_NR], row[PK_NR];
-        w1_strip_tiles(j, j->t0 + s * PK_NR, nt, o0, row);
+        w1_strip_tiles(j, j->b.t0 + s * PK_NR, nt, o0, row);
         for (int64_t mm = lo; mm < hi; mm++) {
             const float bias = j->bias ? j->bias[mm] : 0.0f;
             float *y = j->y + mm * plane;
@@ -119,22 +120,13 @@ int EP_ISA_FN(conv2d_winograd1d_f32)(const ep_op *op) {
     float *V = (float *)op->scratch, *Mo = V + 8 * C * Tb;
     struct ep_pool *pool = op->pool;
     w1_job j = {p, NULL, (const float *)ut->data, bt ? (const float *)bt->data : NULL, NULL, V, Mo, NULL,
-                C, H, W, M, OW, TW, m, dw, panels, Mp, Tb, 0, 0, 0, 1};
+                C, H, W, M, OW, TW, m, dw, panels, Mp, Tb, {0, 0, 0, 1}};
     const int64_t th = ep_pool_threads_for(pool, (uint64_t)N * 8 * (uint64_t)M * (uint64_t)C * (uint64_t)T);
     for (int64_t n = 0; n < N; n++) {
         j.x = (const float *)xt->data + n * C * H * W;
         j.y = (float *)yt->data + n * M * H * OW;
         j.res = rt ? (const float *)rt->data + n * M * H * OW : NULL;
-        for (int64_t t0 = 0; t0 < T; t0 += Tb) {
-            j.t0 = t0;
-            j.nb = pk_min(Tb, T - t0);
-            j.ns = (j.nb + PK_NR - 1) / PK_NR;
-            j.parts = pk_min(th, j.ns * C);
-            ep_parallel_for(pool, (uint32_t)j.parts, w1_input_task, &j);
-            ep_parallel_for(th > 1 ? pool : NULL, 8, w1_gemm_task, &j);
-            j.parts = pk_min(th, M);
-            ep_parallel_for(pool, (uint32_t)j.parts, w1_output_task, &j);
-        }
+        wg_run_blocks(pool, th, &j.b, &j, T, Tb, C, M, 8, w1_input_task, w1_gemm_task, w1_output_task);
     }
     return EP_OK;
 }

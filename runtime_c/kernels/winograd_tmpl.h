@@ -89,36 +89,37 @@ typedef struct wg_job {
     const ep_conv2d_params *p;
     const float *x, *U, *bias, *res;
     float *V, *Mo, *y;
-    int64_t C, H, W, M, OH, OW, TW, panels, Mp, Tb, t0, nb, ns, parts;
+    int64_t C, H, W, M, OH, OW, TW, panels, Mp, Tb;
+    wg_block b;
 } wg_job;
 
 static void wg_input_task(void *ctx, uint32_t t) {   /* V for (strip, channel) pairs */
     const wg_job *j = (const wg_job *)ctx;
     int64_t lo, hi;
-    ep_split_range(j->ns * j->C, j->parts, t, &lo, &hi);
+    ep_split_range(j->b.ns * j->C, j->b.parts, t, &lo, &hi);
     for (int64_t i = lo; i < hi; i++) {
         const int64_t s = i / j->C, c = i % j->C;
-        wg_input_strip(j->V + (s * j->C + c) * PK_NR, j->ns * j->C * PK_NR, j->x + c * j->H * j->W, j->H, j->W, j->TW,
-                       j->t0 + s * PK_NR, (int)pk_min(PK_NR, j->nb - s * PK_NR), j->p->pads[0], j->p->pads[1]);
+        wg_input_strip(j->V + (s * j->C + c) * PK_NR, j->b.ns * j->C * PK_NR, j->x + c * j->H * j->W, j->H, j->W, j->TW,
+                       j->b.t0 + s * PK_NR, (int)pk_min(PK_NR, j->b.nb - s * PK_NR), j->p->pads[0], j->p->pads[1]);
     }
 }
 
 static void wg_gemm_task(void *ctx, uint32_t xi) {   /* Mo[xi] = U[xi] V[xi] */
     const wg_job *j = (const wg_job *)ctx;
-    pk_gemm_run(j->M, j->nb, j->C, j->U + xi * j->panels * j->C * PK_MR, EP_DTYPE_F32, j->C, 1, PK_MR,
-                j->V + xi * j->ns * j->C * PK_NR, EP_DTYPE_F32, j->Mo + xi * j->Mp * j->Tb, j->Tb, NULL);
+    pk_gemm_run(j->M, j->b.nb, j->C, j->U + xi * j->panels * j->C * PK_MR, EP_DTYPE_F32, j->C, 1, PK_MR,
+                j->V + xi * j->b.ns * j->C * PK_NR, EP_DTYPE_F32, j->Mo + xi * j->Mp * j->Tb, j->Tb, NULL);
 }
 
 static void wg_output_task(void *ctx, uint32_t t) {  /* Y for a range of output channels */
     const wg_job *j = (const wg_job *)ctx;
     int64_t lo, hi;
-    ep_split_range(j->M, j->parts, t, &lo, &hi);
+    ep_split_range(j->M, j->b.parts, t, &lo, &hi);
     const int64_t plane = j->OH * j->OW;
     for (int64_t m = lo; m < hi; m++)
-        for (int64_t s = 0; s < j->ns; s++)
+        for (int64_t s = 0; s < j->b.ns; s++)
             wg_output_strip(j->y + m * plane, j->res ? j->res + m * plane : NULL, j->Mo + m * j->Tb + s * PK_NR,
-                            j->Mp * j->Tb, j->OH, j->OW, j->TW, j->t0 + s * PK_NR,
-                            (int)pk_min(PK_NR, j->nb - s * PK_NR), j->bias ? j->bias[m] : 0.0f, j->p);
+                            j->Mp * j->Tb, j->OH, j->OW, j->TW, j->b.t0 + s * PK_NR,
+                            (int)pk_min(PK_NR, j->b.nb - s * PK_NR), j->bias ? j->bias[m] : 0.0f, j->p);
 }
 
 int EP_ISA_FN(conv2d_winograd_f32)(const ep_op *op) {
@@ -134,22 +135,13 @@ int EP_ISA_FN(conv2d_winograd_f32)(const ep_op *op) {
     float *V = (float *)op->scratch, *Mo = V + 36 * C * Tb;
     struct ep_pool *pool = op->pool;
     wg_job j = {p, NULL, (const float *)ut->data, bt ? (const float *)bt->data : NULL, NULL, V, Mo, NULL,
-                C, H, W, M, OH, OW, TW, panels, Mp, Tb, 0, 0, 0, 1};
+                C, H, W, M, OH, OW, TW, panels, Mp, Tb, {0, 0, 0, 1}};
     const int64_t th = ep_pool_threads_for(pool, (uint64_t)N * 36 * (uint64_t)M * (uint64_t)C * (uint64_t)T);
     for (int64_t n = 0; n < N; n++) {
         j.x = (const float *)xt->data + n * C * H * W;
         j.y = (float *)yt->data + n * M * OH * OW;
         j.res = rt ? (const float *)rt->data + n * M * OH * OW : NULL;
-        for (int64_t t0 = 0; t0 < T; t0 += Tb) {
-            j.t0 = t0;
-            j.nb = pk_min(Tb, T - t0);
-            j.ns = (j.nb + PK_NR - 1) / PK_NR;
-            j.parts = pk_min(th, j.ns * C);
-            ep_parallel_for(pool, (uint32_t)j.parts, wg_input_task, &j);
-            ep_parallel_for(th > 1 ? pool : NULL, 36, wg_gemm_task, &j);
-            j.parts = pk_min(th, M);
-            ep_parallel_for(pool, (uint32_t)j.parts, wg_output_task, &j);
-        }
+        wg_run_blocks(pool, th, &j.b, &j, T, Tb, C, M, 36, wg_input_task, wg_gemm_task, wg_output_task);
     }
     return EP_OK;
 }
