@@ -468,11 +468,9 @@ static int64_t qdw_dots(const qdw_job *j, ep_range r) {
  * padded row QDW8_POS positions at most); the results are requantised with the 8 channels' multipliers and
  * transposed back to the 8 planes' rows. Channels past C in the last group repeat channel c0 with zero weights
  * and are not stored. */
-#define QDW8_POS 192
-#define QDW8_RING 9
-#ifndef QDW8_MAX_OW
 #define QDW8_MAX_OW 32   /* outputs per row below which the interleaved path runs (wider rows fill the plane path's vectors) */
-#endif
+#define QDW8_POS 72      /* (QDW8_MAX_OW - 1) * 2 + 8 rounded up: a row of the widest map, stride 2, KW 8 */
+#define QDW8_RING 6      /* rows: KH + sh at most (3x3 at strides 1 and 2, 5x5 at stride 1); 14 KiB of stack */
 
 typedef struct qdw8_group {
     const int8_t *xc[8];
@@ -559,7 +557,7 @@ static void qdw8_task(void *ctx, uint32_t t) {
     const int64_t G = (j->C + 7) / 8, KH = g->KH, KW = g->KW, NP = (KW + 1) / 2, sw = g->sw, OW = g->OW;
     const ep_range r = ep_task_range(j->N * G, j->parts, t);
     _Alignas(32) __m256i ring[QDW8_RING][QDW8_POS];
-    int8_t T[QDW8_POS * 8 + 64];
+    int8_t T[QDW8_MAX_OW * 8 + 64];
     const __m256i rq[3] = {_mm256_set1_epi32(j->lo), _mm256_set1_epi32(j->hi), _mm256_set1_epi32(j->zp)};
     for (int64_t q = r.lo; q < r.hi; q++) {
         const int64_t n = q / G, c0 = q % G * 8;
