@@ -14,14 +14,14 @@
  * it) before they are scattered to their rows. Threads: three parallel phases per block, each writing disjoint
  * parts of the shared scratch (input by (strip, channel), the 8 GEMMs by point, output by output channel), so
  * every value is computed as with one thread. */
-#include "winograd_common.h"
+#include "winograd_tmpl.h"   /* wg_gemm: the GEMM task and block loop both drivers share */
 
 typedef struct w1_job {
+    wg_gemm g;   /* first: the GEMM task and block loop read it */
     const ep_conv2d_params *p;
-    const float *x, *U, *bias, *res;
-    float *V, *Mo, *y;
-    int64_t C, H, W, M, OW, TW, m, dw, panels, Mp, Tb;
-    wg_block b;
+    const float *x, *bias, *res;
+    float *y;
+    int64_t H, W, OW, TW, m, dw;
 } w1_job;
 
 /* The first output of each of the nt tiles from tile t (o0[k], OW or past it for none) and its row's offset
@@ -39,14 +39,14 @@ static void w1_strip_tiles(const w1_job *j, int64_t t, int64_t nt, int64_t *o0, 
 static void w1_input_task(void *ctx, uint32_t task) {   /* V for (strip, channel) pairs */
     const w1_job *j = (const w1_job *)ctx;
     int64_t lo, hi;
-    ep_split_range(j->b.ns * j->C, j->b.parts, task, &lo, &hi);
-    const int64_t vstride = j->b.ns * j->C * PK_NR, pl = j->p->pads[1], dw = j->dw, plane = j->H * j->W;
+    ep_split_range(j->g.ns * j->g.C, j->g.parts, task, &lo, &hi);
+    const int64_t vstride = j->g.ns * j->g.C * PK_NR, pl = j->p->pads[1], dw = j->dw, plane = j->H * j->W;
     int64_t o0[PK_NR], row[PK_NR], s_at = -1, nt = 0;
     for (int64_t q = lo; q < hi; q++) {
-        const int64_t s = q / j->C, c = q % j->C;
+        const int64_t s = q / j->g.C, c = q % j->g.C;
         if (s != s_at) {   /* the strip's tiles, once for its channels */
-            s_at = s, nt = pk_min(PK_NR, j->b.nb - s * PK_NR);
-            w1_strip_tiles(j, j->b.t0 + s * PK_NR, nt, o0, row);
+            s_at = s, nt = pk_min(PK_NR, j->g.nb - s * PK_NR);
+            w1_strip_tiles(j, j->g.t0 + s * PK_NR, nt, o0, row);
             for (int64_t k = 0; k < PK_NR; k++) row[k] = row[k] / j->OW * j->W;   /* the row in X */
         }
         const float *xc = j->x + c * plane;
@@ -66,33 +66,27 @@ static void w1_input_task(void *ctx, uint32_t task) {   /* V for (strip, channel
             }
         }
         for (int64_t k = 0; k < PK_NR; k++) W1_BT(&z[0][k], PK_NR, &v[0][k], PK_NR);
-        float *d = j->V + (s * j->C + c) * PK_NR;
+        float *d = j->g.V + (s * j->g.C + c) * PK_NR;
         for (int e = 0; e < 8; e++)
             for (int64_t k = 0; k < PK_NR; k++) d[e * vstride + k] = v[e][k];
     }
 }
 
-static void w1_gemm_task(void *ctx, uint32_t xi) {   /* Mo[xi] = U[xi] V[xi] */
-    const w1_job *j = (const w1_job *)ctx;
-    pk_gemm_run(j->M, j->b.nb, j->C, j->U + xi * j->panels * j->C * PK_MR, EP_DTYPE_F32, j->C, 1, PK_MR,
-                j->V + xi * j->b.ns * j->C * PK_NR, EP_DTYPE_F32, j->Mo + xi * j->Mp * j->Tb, j->Tb, NULL);
-}
-
 static void w1_output_task(void *ctx, uint32_t task) {   /* Y for a range of output channels */
     const w1_job *j = (const w1_job *)ctx;
     int64_t lo, hi;
-    ep_split_range(j->M, j->b.parts, task, &lo, &hi);
-    const int64_t mst = j->Mp * j->Tb, m = j->m, dw = j->dw, plane = j->H * j->OW;
+    ep_split_range(j->g.M, j->g.parts, task, &lo, &hi);
+    const int64_t mst = j->g.Mp * j->g.Tb, m = j->m, dw = j->dw, plane = j->H * j->OW;
     const ep_conv2d_params *p = j->p;
-    for (int64_t s = 0; s < j->b.ns; s++) {
-        const int64_t nt = pk_min(PK_NR, j->b.nb - s * PK_NR);
+    for (int64_t s = 0; s < j->g.ns; s++) {
+        const int64_t nt = pk_min(PK_NR, j->g.nb - s * PK_NR);
         int64_t o0[PK_NR], row[PK_NR];
-        w1_strip_tiles(j, j->b.t0 + s * PK_NR, nt, o0, row);
+        w1_strip_tiles(j, j->g.t0 + s * PK_NR, nt, o0, row);
         for (int64_t mm = lo; mm < hi; mm++) {
             const float bias = j->bias ? j->bias[mm] : 0.0f;
             float *y = j->y + mm * plane;
             const float *res = j->res ? j->res + mm * plane : NULL;
-            const float *mo = j->Mo + mm * j->Tb + s * PK_NR;
+            const float *mo = j->g.Mo + mm * j->g.Tb + s * PK_NR;
             float buf[6 * PK_NR];
             for (int i = 0; i < m; i++)
                 for (int64_t k = 0; k < PK_NR; k++) buf[i * PK_NR + k] = w1_at(mo + k, mst, i, (int)m) + bias;
@@ -119,14 +113,14 @@ int EP_ISA_FN(conv2d_winograd1d_f32)(const ep_op *op) {
     const int64_t Tb = pk_min((int64_t)(op->scratch_size / (uint64_t)per_tile) / PK_NR, (T + PK_NR - 1) / PK_NR) * PK_NR;
     float *V = (float *)op->scratch, *Mo = V + 8 * C * Tb;
     struct ep_pool *pool = op->pool;
-    w1_job j = {p, NULL, (const float *)ut->data, bt ? (const float *)bt->data : NULL, NULL, V, Mo, NULL,
-                C, H, W, M, OW, TW, m, dw, panels, Mp, Tb, {0, 0, 0, 1}};
+    w1_job j = {{(const float *)ut->data, V, Mo, C, M, panels, Mp, Tb, 0, 0, 0, 1}, p, NULL,
+                bt ? (const float *)bt->data : NULL, NULL, NULL, H, W, OW, TW, m, dw};
     const int64_t th = ep_pool_threads_for(pool, (uint64_t)N * 8 * (uint64_t)M * (uint64_t)C * (uint64_t)T);
     for (int64_t n = 0; n < N; n++) {
         j.x = (const float *)xt->data + n * C * H * W;
         j.y = (float *)yt->data + n * M * H * OW;
         j.res = rt ? (const float *)rt->data + n * M * H * OW : NULL;
-        wg_run_blocks(pool, th, &j.b, &j, T, Tb, C, M, 8, w1_input_task, w1_gemm_task, w1_output_task);
+        wg_run_blocks(pool, th, &j.g, T, 8, w1_input_task, w1_output_task);
     }
     return EP_OK;
 }

@@ -31,29 +31,6 @@
         (t)[3 * (o)] = b + 8.0f * d + m5;                                                  \
     } while (0)
 
-/* The block loop of both Winograd drivers (kernels/winograd_tmpl.h, winograd1d_tmpl.h): per block of Tb tiles
- * (of T), three parallel phases over the shared scratch: the input transform over (strip, channel) pairs, one
- * GEMM per transform point, the output transform over output channels. b is the job's block state, which its
- * tasks read. */
-typedef struct wg_block {
-    int64_t t0, nb, ns, parts;   /* the block's first tile, its tiles, its NR-tile strips, the phase's tasks */
-} wg_block;
-
-static inline void wg_run_blocks(struct ep_pool *pool, int64_t th, wg_block *b, void *job, int64_t T, int64_t Tb,
-                                 int64_t C, int64_t M, uint32_t points, void (*in)(void *, uint32_t),
-                                 void (*gemm)(void *, uint32_t), void (*out)(void *, uint32_t)) {
-    for (int64_t t0 = 0; t0 < T; t0 += Tb) {
-        b->t0 = t0;
-        b->nb = T - t0 < Tb ? T - t0 : Tb;
-        b->ns = (b->nb + EP_PACK_NR - 1) / EP_PACK_NR;
-        b->parts = th < b->ns * C ? th : b->ns * C;
-        ep_parallel_for(pool, (uint32_t)b->parts, in, job);
-        ep_parallel_for(th > 1 ? pool : NULL, points, gemm, job);
-        b->parts = th < M ? th : M;
-        ep_parallel_for(pool, (uint32_t)b->parts, out, job);
-    }
-}
-
 /* Winograd F(m, r) along W (CONV2D variant WINOGRAD_1D, 3 <= r <= 7, m = 9 - r outputs per tile; Toom-Cook
  * on the 8 points 0, +-1, +-2, +-1/2, inf), shared by kernels/ref/packed_f32.c and kernels/winograd1d_tmpl.h.
  * One B^T serves every r; A^T's row i holds the points' i-th powers (and the point at infinity in row m - 1).

@@ -13,7 +13,41 @@
  * Threads: each block runs as three parallel phases over the shared scratch, each writing disjoint parts
  * (input transform by (strip, channel), the 36 GEMMs by xi, output transform by output channel), so the
  * scratch the plan gives is enough for any thread count and every value is computed as with one thread. */
+#ifndef EP_WINOGRAD_TMPL_H
+#define EP_WINOGRAD_TMPL_H
 #include "winograd_common.h"
+
+/* What both Winograd drivers (this file and kernels/winograd1d_tmpl.h) share: the GEMMs' operands and the
+ * block state, the first member of each driver's job, so that one GEMM task and one block loop serve both. */
+typedef struct wg_gemm {
+    const float *U;              /* transformed filters [points][panels][C][MR] */
+    float *V, *Mo;               /* scratch: V [points][Tb/NR][C][NR], Mo [points][Mp][Tb] */
+    int64_t C, M, panels, Mp, Tb;
+    int64_t t0, nb, ns, parts;   /* the block's first tile, its tiles, its NR-tile strips, the phase's tasks */
+} wg_gemm;
+
+static void wg_gemm_task(void *ctx, uint32_t xi) {   /* Mo[xi] = U[xi] V[xi] */
+    const wg_gemm *g = (const wg_gemm *)ctx;
+    pk_gemm_run(g->M, g->nb, g->C, g->U + xi * g->panels * g->C * PK_MR, EP_DTYPE_F32, g->C, 1, PK_MR,
+                g->V + xi * g->ns * g->C * PK_NR, EP_DTYPE_F32, g->Mo + xi * g->Mp * g->Tb, g->Tb, NULL);
+}
+
+/* Per block of Tb tiles (of T), three parallel phases over the shared scratch: the input transform over
+ * (strip, channel) pairs, one GEMM per transform point, the output transform over output channels. job's first
+ * member is g. */
+static void wg_run_blocks(struct ep_pool *pool, int64_t th, wg_gemm *g, int64_t T, uint32_t points,
+                          void (*in)(void *, uint32_t), void (*out)(void *, uint32_t)) {
+    for (int64_t t0 = 0; t0 < T; t0 += g->Tb) {
+        g->t0 = t0;
+        g->nb = pk_min(g->Tb, T - t0);
+        g->ns = (g->nb + PK_NR - 1) / PK_NR;
+        g->parts = pk_min(th, g->ns * g->C);
+        ep_parallel_for(pool, (uint32_t)g->parts, in, g);
+        ep_parallel_for(th > 1 ? pool : NULL, points, wg_gemm_task, g);
+        g->parts = pk_min(th, g->M);
+        ep_parallel_for(pool, (uint32_t)g->parts, out, g);
+    }
+}
 
 
 /* V for tiles t0 .. t0+nt-1 (nt <= NR) of channel plane x into dst[xi * vstride + j]. */
@@ -84,42 +118,36 @@ static void wg_output_strip(float *y, const float *res, const float *mo, int64_t
     }
 }
 
-/* One block of tiles [t0, t0 + nb): the three phases' shared arguments. */
+/* A convolution's arguments for the three phases of its blocks. */
 typedef struct wg_job {
+    wg_gemm g;   /* first: the GEMM task and block loop read it */
     const ep_conv2d_params *p;
-    const float *x, *U, *bias, *res;
-    float *V, *Mo, *y;
-    int64_t C, H, W, M, OH, OW, TW, panels, Mp, Tb;
-    wg_block b;
+    const float *x, *bias, *res;
+    float *y;
+    int64_t H, W, OH, OW, TW;
 } wg_job;
 
 static void wg_input_task(void *ctx, uint32_t t) {   /* V for (strip, channel) pairs */
     const wg_job *j = (const wg_job *)ctx;
     int64_t lo, hi;
-    ep_split_range(j->b.ns * j->C, j->b.parts, t, &lo, &hi);
+    ep_split_range(j->g.ns * j->g.C, j->g.parts, t, &lo, &hi);
     for (int64_t i = lo; i < hi; i++) {
-        const int64_t s = i / j->C, c = i % j->C;
-        wg_input_strip(j->V + (s * j->C + c) * PK_NR, j->b.ns * j->C * PK_NR, j->x + c * j->H * j->W, j->H, j->W, j->TW,
-                       j->b.t0 + s * PK_NR, (int)pk_min(PK_NR, j->b.nb - s * PK_NR), j->p->pads[0], j->p->pads[1]);
+        const int64_t s = i / j->g.C, c = i % j->g.C;
+        wg_input_strip(j->g.V + (s * j->g.C + c) * PK_NR, j->g.ns * j->g.C * PK_NR, j->x + c * j->H * j->W, j->H, j->W, j->TW,
+                       j->g.t0 + s * PK_NR, (int)pk_min(PK_NR, j->g.nb - s * PK_NR), j->p->pads[0], j->p->pads[1]);
     }
-}
-
-static void wg_gemm_task(void *ctx, uint32_t xi) {   /* Mo[xi] = U[xi] V[xi] */
-    const wg_job *j = (const wg_job *)ctx;
-    pk_gemm_run(j->M, j->b.nb, j->C, j->U + xi * j->panels * j->C * PK_MR, EP_DTYPE_F32, j->C, 1, PK_MR,
-                j->V + xi * j->b.ns * j->C * PK_NR, EP_DTYPE_F32, j->Mo + xi * j->Mp * j->Tb, j->Tb, NULL);
 }
 
 static void wg_output_task(void *ctx, uint32_t t) {  /* Y for a range of output channels */
     const wg_job *j = (const wg_job *)ctx;
     int64_t lo, hi;
-    ep_split_range(j->M, j->b.parts, t, &lo, &hi);
+    ep_split_range(j->g.M, j->g.parts, t, &lo, &hi);
     const int64_t plane = j->OH * j->OW;
     for (int64_t m = lo; m < hi; m++)
-        for (int64_t s = 0; s < j->b.ns; s++)
-            wg_output_strip(j->y + m * plane, j->res ? j->res + m * plane : NULL, j->Mo + m * j->Tb + s * PK_NR,
-                            j->Mp * j->Tb, j->OH, j->OW, j->TW, j->b.t0 + s * PK_NR,
-                            (int)pk_min(PK_NR, j->b.nb - s * PK_NR), j->bias ? j->bias[m] : 0.0f, j->p);
+        for (int64_t s = 0; s < j->g.ns; s++)
+            wg_output_strip(j->y + m * plane, j->res ? j->res + m * plane : NULL, j->g.Mo + m * j->g.Tb + s * PK_NR,
+                            j->g.Mp * j->g.Tb, j->OH, j->OW, j->TW, j->g.t0 + s * PK_NR,
+                            (int)pk_min(PK_NR, j->g.nb - s * PK_NR), j->bias ? j->bias[m] : 0.0f, j->p);
 }
 
 int EP_ISA_FN(conv2d_winograd_f32)(const ep_op *op) {
@@ -134,14 +162,15 @@ int EP_ISA_FN(conv2d_winograd_f32)(const ep_op *op) {
     const int64_t Tb = pk_min((int64_t)(op->scratch_size / (uint64_t)per_tile) / PK_NR, (T + PK_NR - 1) / PK_NR) * PK_NR;
     float *V = (float *)op->scratch, *Mo = V + 36 * C * Tb;
     struct ep_pool *pool = op->pool;
-    wg_job j = {p, NULL, (const float *)ut->data, bt ? (const float *)bt->data : NULL, NULL, V, Mo, NULL,
-                C, H, W, M, OH, OW, TW, panels, Mp, Tb, {0, 0, 0, 1}};
+    wg_job j = {{(const float *)ut->data, V, Mo, C, M, panels, Mp, Tb, 0, 0, 0, 1}, p, NULL,
+                bt ? (const float *)bt->data : NULL, NULL, NULL, H, W, OH, OW, TW};
     const int64_t th = ep_pool_threads_for(pool, (uint64_t)N * 36 * (uint64_t)M * (uint64_t)C * (uint64_t)T);
     for (int64_t n = 0; n < N; n++) {
         j.x = (const float *)xt->data + n * C * H * W;
         j.y = (float *)yt->data + n * M * OH * OW;
         j.res = rt ? (const float *)rt->data + n * M * OH * OW : NULL;
-        wg_run_blocks(pool, th, &j.b, &j, T, Tb, C, M, 36, wg_input_task, wg_gemm_task, wg_output_task);
+        wg_run_blocks(pool, th, &j.g, T, 36, wg_input_task, wg_output_task);
     }
     return EP_OK;
 }
+#endif

@@ -147,22 +147,22 @@ static int ib_compute(int kind, uint8_t dt, int64_t *a, const int64_t *b, int64_
 }
 
 /* I32 ADD, SUB and MUL over rows whose strides are 0 or 1 (same shape, a scalar, a per-channel bias): one
- * tight loop per form in uint32, the low 32 bits of the int64 result below (the compiler vectorises them).
- * Returns 0 for a row it does not take. */
+ * tight loop per form in uint32, the low 32 bits of the int64 result below (the compiler vectorises them). */
+static int ib_i32_rows(int kind, int64_t sa, int64_t sb) {
+    return (kind == EP_BIN_ADD || kind == EP_BIN_SUB || kind == EP_BIN_MUL) && sa <= 1 && sb <= 1 && (sa || sb);
+}
 #define IB_ROW(EXPR)                                                                          \
     do {                                                                                      \
         if (sa && sb) for (int64_t i = 0; i < len; i++) { const uint32_t x = a[i], y = b[i]; d[i] = (EXPR); } \
         else if (sa) for (int64_t i = 0; i < len; i++) { const uint32_t x = a[i], y = b[0]; d[i] = (EXPR); }  \
         else for (int64_t i = 0; i < len; i++) { const uint32_t x = a[0], y = b[i]; d[i] = (EXPR); }          \
     } while (0)
-static int ib_row_i32(int kind, uint32_t *d, const uint32_t *a, int64_t sa, const uint32_t *b, int64_t sb,
-                      int64_t len) {
-    if (sa > 1 || sb > 1 || (!sa && !sb)) return 0;
+static void ib_row_i32(int kind, uint32_t *d, const uint32_t *a, int64_t sa, const uint32_t *b, int64_t sb,
+                       int64_t len) {
     switch (kind) {
-    case EP_BIN_ADD: IB_ROW(x + y); return 1;
-    case EP_BIN_SUB: IB_ROW(x - y); return 1;
-    case EP_BIN_MUL: IB_ROW(x * y); return 1;
-    default: return 0;
+    case EP_BIN_ADD: IB_ROW(x + y); break;
+    case EP_BIN_SUB: IB_ROW(x - y); break;
+    default: IB_ROW(x * y); break;   /* MUL (ib_i32_rows) */
     }
 }
 #undef IB_ROW
@@ -179,8 +179,7 @@ int ep_ref_binary_int(const ep_op *op) {
     char *y = (char *)ty->data;
     const int64_t len = w.len, sa = w.sa, sb = w.sb;
     int64_t va[IB_CHUNK], vb[IB_CHUNK];
-    if (dt == EP_DTYPE_I32 && ib_row_i32(p->kind, (uint32_t *)y, (const uint32_t *)a + w.oa, sa,
-                                         (const uint32_t *)b + w.ob, sb, 0)) {
+    if (dt == EP_DTYPE_I32 && ib_i32_rows(p->kind, sa, sb)) {
         do {
             ib_row_i32(p->kind, (uint32_t *)y, (const uint32_t *)a + w.oa, sa, (const uint32_t *)b + w.ob, sb, len);
             y += len * es;

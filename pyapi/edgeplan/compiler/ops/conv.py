@@ -375,14 +375,14 @@ def select_conv2d(graph, op, tg, upgrades: list) -> None:
             r = kw
             mt, dw = 9 - r, int(p["dilation"][1])
             tiles = oh * -(-ow // (mt * dw)) * dw
-            extra = 4 * c * (8 * -(-m // MR) * MR - r * m)
+            extra = 4 * c * (8 * -(-m // MR) * MR - r * m)   # > 0: 8 points against r <= 7 taps
             saved = m * c * (r * oh * ow - 8 * tiles)       # multiplies saved
             if saved > 0:
                 def winograd1d():
                     op.variant = K.EP_CONV2D_VARIANT_WINOGRAD_1D
                     graph.replace_const(op, 1, lambda: pack_winograd1d_weights(wd), "wino1d")
                     op.scratch = winograd1d_scratch(c, m, tiles, tg.pack_bytes)
-                upgrades.append(Upgrade(saved / max(extra, 1), max(extra, 0), winograd1d, plain))
+                upgrades.append(Upgrade(saved / extra, extra, winograd1d, plain))
                 return
         if winograd_ok(p, c, m, oh, ow, tg) and not op.exact:
             tiles = -(-oh // 4) * -(-ow // 4)
