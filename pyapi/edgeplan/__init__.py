@@ -54,7 +54,9 @@ def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None 
     projections) runs on int8 weights per output column and on int8 codes of its input quantised per row
     at run time (compiler/passes/int8_dynamic.py); the report's "int8_dynamic" counts them.
     ``quantize="fp16"`` (or ``"bf16"``) stores the convolution and GEMM weights in 16 bits, half the
-    bytes; activations and arithmetic stay float32 (compiler/passes/weights16.py).
+    bytes; activations and arithmetic stay float32 (compiler/passes/weights16.py). ``quantize="fp16-exact"``
+    stores in float16 only the weights it holds exactly (a model shipped in float16, widened on export):
+    the float32 plan's results, bit for bit, in fewer bytes.
     Pre-quantised models (QDQ, QOperator) need no option: they run on the int8 kernels as they come.
     ``npu`` (an NPU profile name from ``edgeplan.npu_profiles()``, or a ``compiler.partition.Backend``)
     offloads the runs of ops the NPU runs faster than the board's CPU (``board``, else this host) as
@@ -85,7 +87,7 @@ def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None 
         raise CalibrationError("a preprocessing recipe prepares calibration images or wavs: add quantize='int8' "
                                "or 'auto' and a calibration folder")
     weights = None
-    if quantize in ("fp16", "bf16"):
+    if quantize in ("fp16", "bf16", "fp16-exact"):
         weights, quantize = quantize, None
         if calibration is not None:
             from .compiler.ptq import CalibrationError
@@ -94,7 +96,7 @@ def compile(model, shapes: dict | None = None, *, board=None, dims: dict | None 
         from .compiler import ptq
         if quantize not in ("int8", "auto"):
             raise ptq.CalibrationError(f"quantize='{quantize}' is unknown: 'int8', 'auto' (mixed precision), "
-                                       "'int8-dynamic', 'fp16' or 'bf16' (16-bit weights)")
+                                       "'int8-dynamic', 'fp16', 'bf16' or 'fp16-exact' (16-bit weights)")
         is_dir = isinstance(calibration, (str, _os.PathLike))
         calib: dict = {}
         kw = dict(calibration=calibration if is_dir else None, method=observer, shapes=shapes, recipe=preprocess,

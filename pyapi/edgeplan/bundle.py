@@ -179,14 +179,15 @@ def make_speech_bundle(board, out_dir, *, voice=None, whisper=None, vad=None, bu
         plans["vad.eplan"] = compile_vad(vad, 16000, board=b)
     if whisper is not None:
         import json
-        from .whisper import GRAPHS, graph_dims
+        from .whisper import GRAPHS, WEIGHTS, graph_dims
         wd = Path(whisper)
         dims = graph_dims(json.loads((wd / "whisper.json").read_text()))
         for g in GRAPHS:   # with the cached decoder, the plain one is not needed (the prompt runs on the cache)
             if g == "decoder" and (wd / "decoder_with_past.onnx").is_file():
                 continue
             if (wd / f"{g}.onnx").is_file():
-                plans[f"asr/{g}.eplan"] = edgeplan.compile(str(wd / f"{g}.onnx"), dims=dims.get(g), board=b)
+                plans[f"asr/{g}.eplan"] = edgeplan.compile(str(wd / f"{g}.onnx"), dims=dims.get(g), board=b,
+                                                           quantize=WEIGHTS)
         for f in ("whisper.txt", "vocabulary.txt"):
             copies[f"asr/{f}"] = wd / f
     out = Path(out_dir)

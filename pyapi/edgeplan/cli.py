@@ -126,7 +126,7 @@ def cmd_compile(a) -> int:
         check_writable(a.ops_out, "--ops-out", keep=(a.model,))
     if a.calibration and a.quantize not in ("int8", "auto"):
         why = {"int8-dynamic": "quantises activations at run time", "fp16": "stores 16-bit weights",
-               "bf16": "stores 16-bit weights"}.get(a.quantize)
+               "bf16": "stores 16-bit weights", "fp16-exact": "stores 16-bit weights"}.get(a.quantize)
         die("--calibration is for post-training quantisation: add --quantize int8"
             + (f" (--quantize {a.quantize} {why} and needs none)" if why else ""))
     if a.preprocess and not a.calibration:
@@ -200,7 +200,7 @@ def _compile_group(a, models) -> int:
         if v:
             die(f"{flag} is for one model; with --group the members go to DIR (compile a member alone with "
                 f"{flag}, then `edgeplan group` the plans)")
-    if a.calibration or (a.quantize and a.quantize not in ("fp16", "bf16", "int8-dynamic")):
+    if a.calibration or (a.quantize and a.quantize not in ("fp16", "bf16", "fp16-exact", "int8-dynamic")):
         die("--group compiles every model with the same options: quantise with calibration model by model, then "
             "`edgeplan group` the plans")
     board = _board(a.board)
@@ -633,12 +633,14 @@ def main(argv=None) -> int:
                    help="unroll a Loop whose trip count is only known at run time to N iterations, each run "
                         "only while the loop goes on (a run that needs more fails)")
     c.add_argument("--board", help="pick kernel variants and weight packing for this board (see boards/)")
-    c.add_argument("--quantize", choices=["int8", "auto", "int8-dynamic", "fp16", "bf16"], help="post-training "
+    c.add_argument("--quantize", choices=["int8", "auto", "int8-dynamic", "fp16", "bf16", "fp16-exact"],
+                   help="post-training "
                    "quantisation of a float model: Conv, MatMul and Gemm on the int8 kernels (needs --calibration); "
                    "auto: mixed precision, the most sensitive layers kept float until the output SQNR reaches "
                    "--target-sqnr; int8-dynamic: GEMMs with constant weights on int8 weights and on activations "
                    "quantised per row at run time (no calibration); fp16 / bf16: convolution and GEMM weights "
-                   "stored in 16 bits, float32 arithmetic")
+                   "stored in 16 bits, float32 arithmetic; fp16-exact: only the weights float16 holds exactly (a "
+                   "model shipped in float16), the float32 plan's results")
     c.add_argument("--target-sqnr", type=float, default=30.0, metavar="DB",
                    help="--quantize auto: the output SQNR against the float model to reach (default 30 dB)")
     c.add_argument("--precision-report", metavar="FILE.json", help="--quantize auto: write each layer's precision "

@@ -26,6 +26,9 @@ import numpy as np
 from .plan import cache_dir
 
 GRAPHS = ("encoder", "decoder", "decoder_with_past")
+# CTranslate2's float16 weights, widened to float32 by tools/whisper_ct2.py, go back to 16 bits where they are
+# exact: half the bytes a decoder step streams, the float32 plan's results (compiler/passes/weights16.py)
+WEIGHTS = "fp16-exact"
 
 
 class WhisperError(ValueError):
@@ -57,8 +60,9 @@ def is_model_dir(path) -> bool:
 
 class Whisper:
     def __init__(self, folder, threads: int = 1, log=None, quantize: str | None = None):
-        """quantize: None, or "int8-dynamic" for the graphs compiled here from .onnx (int8 weights, activations
-        quantised per row at run time: compiler/passes/int8_dynamic.py); .eplan files run as they are."""
+        """quantize: None (float32 arithmetic, the weights float16 holds exactly stored in 16 bits), or
+        "int8-dynamic" for the graphs compiled here from .onnx (int8 weights, activations quantised per row at
+        run time: compiler/passes/int8_dynamic.py); .eplan files run as they are."""
         self.dir = Path(folder)
         self.quantize = quantize
         if not is_model_dir(self.dir):
@@ -100,13 +104,14 @@ class Whisper:
             return None
         import edgeplan
         dims = graph_dims(self.meta).get(graph)
-        digest = hashlib.sha256(onnx.read_bytes() + repr((dims, self.quantize)).encode()).hexdigest()[:24]
+        quantize = self.quantize or WEIGHTS
+        digest = hashlib.sha256(onnx.read_bytes() + repr((dims, quantize)).encode()).hexdigest()[:24]
         out = cache_dir() / "whisper" / f"{digest}-{edgeplan.__version__}.eplan"
         if not out.is_file():
             if log:
                 log(f"compiling {onnx} -> {out}")
             out.parent.mkdir(parents=True, exist_ok=True)
-            edgeplan.compile(str(onnx), dims=dims, quantize=self.quantize).save(out)
+            edgeplan.compile(str(onnx), dims=dims, quantize=quantize).save(out)
         return out
 
     def prompt(self) -> list:

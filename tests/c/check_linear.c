@@ -3,7 +3,8 @@
  * NR 16, KC 256, 4- and 8-wide vectors), K past one 256 block, extents 0 and 1, broadcast batch dims, every
  * bias form ([N], [1,N], [M,N]), residuals and fused activations. PACKED runs on B packed here the way the
  * compiler packs it (select.py: strips [ceil(N/NR)][K][NR]) and must also match variant 0 on the plain B;
- * its shape function must refuse packed weights of a wrong shape. ROWS runs on B transposed ([N, K]), likewise.
+ * its shape function must refuse packed weights of a wrong shape. ROWS runs on B transposed ([N, K]), likewise,
+ * and on it stored as F16 or BF16 must give the bytes of its rounded f32 values (chk_w16_exact).
  *
  * Tolerances: chk_tol_accum(K) against the same variant's reference, chk_tol_dot(K) against variant 0
  * (ep_check.h: every output sums K products, in another order and with FMA); the reference of PACKED must equal
@@ -77,6 +78,11 @@ static void gemm_gen(int iter, int wide) {
     if (N != K + 1) CHECK(ep_shape_gemm(&op, &sh, &scratch) != EP_OK, "%s: rows of K+1 accepted", what);
     c.in[1] = &bp;
     CHECK(ep_shape_gemm(&op, &sh, &scratch) != EP_OK, "%s: packed B accepted as rows", what);
+    /* ROWS on 16-bit weights (1.16): the same bytes as on their rounded f32 values, every table */
+    ep_tensor bt16 = chk_w16_round(&bt, (int)(chk_rnd() & 1));
+    c.in[1] = &bt;
+    chk_w16_exact(&c, 1, &bt16);
+    chk_free(bt16.data);
     chk_free(bt.data);
     chk_free(c.ref_out[0]), chk_free(bp.data);
     chk_free(a.data), chk_free(b.data), chk_free(bias.data), chk_free(r.data);
@@ -167,7 +173,33 @@ static void attention_gen(int iter) {
     chk_free(q.data), chk_free(k.data), chk_free(v.data), chk_free(m.data);
 }
 
+/* One row of A against many: every table's MATMUL (and so its ATTENTION's products) computes a product of one
+ * row (B streamed row by row) with the bits of that row in a product of several (the register tiles): the same
+ * FMAs in the same k order. K past one 256 block, N past one 1024-column pass, tails of 4 and 8 columns. */
+static void gen_matmul_row(int iter) {
+    const int M = chk_int(2, 9), K = iter % 3 == 0 ? chk_int(257, 700) : chk_int(1, 80);
+    const int N = iter % 4 == 0 ? chk_int(1025, 1600) : chk_int(1, 70);
+    ep_matmul_params p = {0, 0};
+    ep_tensor a = chk_tensor_rand(2, CHK_DIMS(M, K), 1.0f), b = chk_tensor_rand(2, CHK_DIMS(K, N), 1.0f);
+    ep_tensor y = chk_mk(chk_alloc((size_t)M * N * 4), EP_DTYPE_F32, 2, CHK_DIMS(M, N));
+    ep_tensor a1 = chk_mk(NULL, EP_DTYPE_F32, 2, CHK_DIMS(1, K)), y1 = chk_mk(chk_alloc((size_t)N * 4), EP_DTYPE_F32, 2, CHK_DIMS(1, N));
+    ep_tensor *in[2] = {&a, &b}, *out[1] = {&y}, *in1[2] = {&a1, &b}, *out1[1] = {&y1};
+    ep_op op = chk_op(EP_OP_MATMUL, &p, in, 2, out, 1), op1 = chk_op(EP_OP_MATMUL, &p, in1, 2, out1, 1);
+    for (int ti = 1; ti < chk_n_tables; ti++) {
+        const ep_kernel_fn fn = chk_tables[ti].t.fn[EP_OP_MATMUL][0];
+        if (!fn || !chk_checked_here(ti, EP_OP_MATMUL, 0)) continue;
+        CHECK(fn(&op) == EP_OK, "matmul_row: table %d refused M%d K%d N%d", ti, M, K, N);
+        for (int i = 0; i < M; i++) {
+            a1.data = (float *)a.data + (int64_t)i * K;
+            CHECK(fn(&op1) == EP_OK && !memcmp(y1.data, (float *)y.data + (int64_t)i * N, (size_t)N * 4),
+                  "matmul_row: table %d, row %d of M%d K%d N%d differs from its product alone", ti, i, M, K, N);
+        }
+    }
+    chk_free(a.data), chk_free(b.data), chk_free(y.data), chk_free(y1.data);
+}
+
 static const chk_gen GENS[] = {{"gemm", gen_gemm, 300}, {"gemm_small", gen_gemm_small, 80},
     {"matmul", gen_matmul, 300}, {"matmul_small", gen_matmul_small, 30}, {"matmul_edges", gen_matmul_edges, 40},
+    {"matmul_row", gen_matmul_row, 40},
     {"attention", attention_gen, 300}};
 int main(int argc, char **argv) { return chk_main(argc, argv, "check_linear", GENS, CHK_COUNT(GENS)); }

@@ -197,6 +197,19 @@ def plans(tmp_path_factory):
     p = d / "winograd1d.eplan"
     plan.save(p)
     paths.append(p)
+    # plan 1.16: a tied token table in float16, read by GATHER (then CAST) and by GEMM ROWS
+    from edgeplan.compiler.ops import linear
+    from test_weights16 import _tied_model
+    emb = np.linspace(-1, 1, 61 * 20, dtype=np.float32).reshape(61, 20)
+    keep, linear.ROWS_MIN_BYTES = linear.ROWS_MIN_BYTES, 0      # a small table: let it take ROWS
+    try:
+        plan = compile_model(_tied_model(emb), weights="fp16")
+    finally:
+        linear.ROWS_MIN_BYTES = keep
+    assert int.from_bytes(plan.data[6:8], "little") == 16, plan.report["op_counts"]
+    p = d / "rows16.eplan"
+    plan.save(p)
+    paths.append(p)
     return paths
 
 

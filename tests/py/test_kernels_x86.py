@@ -434,3 +434,21 @@ def test_tied_embedding_is_stored_once():
                        [nh.from_array(emb, "emb"), nh.from_array(emb.copy(), "emb_out")])
     many = compile_model(oh.make_model(g2, opset_imports=[oh.make_opsetid("", 13)]), target="x86-64")
     assert many.report["const_bytes"] > 1.9 * emb.nbytes
+
+
+@pytest.mark.parametrize("K,N", [(64, 1500), (1500, 64), (300, 37), (1, 5), (700, 1030)])
+def test_matmul_of_one_row_is_a_row_of_many(K, N):
+    """MATMUL of one row (an attention's scores at one query: A B streamed row by row of B) gives the bits of
+    that row in a many-row product (16-column strips of 6-row tiles): the same FMAs in the same k order."""
+    import onnx
+    from onnx import TensorProto as TP, helper as oh
+    g = oh.make_graph([oh.make_node("MatMul", ["a", "b"], ["y"])], "m",
+                      [oh.make_tensor_value_info("a", TP.FLOAT, [None, K]), oh.make_tensor_value_info("b", TP.FLOAT, [K, N])],
+                      [oh.make_tensor_value_info("y", TP.FLOAT, None)])
+    m = oh.make_model(g, opset_imports=[oh.make_opsetid("", 17)])
+    rng = np.random.default_rng(K + N)
+    a, b = rng.standard_normal((7, K)).astype(np.float32), rng.standard_normal((K, N)).astype(np.float32)
+    many = Session(compile_model(m, {"a": (7, K)}, target="x86-64")).run({"a": a, "b": b})["y"]
+    one = Session(compile_model(m, {"a": (1, K)}, target="x86-64"))
+    for i in range(7):
+        assert np.array_equal(one.run({"a": a[i:i + 1], "b": b})["y"][0], many[i]), i

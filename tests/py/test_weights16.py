@@ -14,7 +14,7 @@ import edgeplan
 from edgeplan import Session
 from edgeplan.compiler.pipeline import compile_model
 
-from conftest import zoo
+from conftest import ort_session, zoo
 
 NO_AVX2 = 1 << 62
 FORMATS = {"fp16": np.float16, "bf16": ml_dtypes.bfloat16}
@@ -148,3 +148,82 @@ def test_cli_compile_fp16(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["compile", str(src), "--quantize", "fp16", "--calibration", str(tmp_path), "-o", str(out)])
     assert "needs none" in capsys.readouterr().err
+
+
+def _tied_model(emb: np.ndarray, n_ids: int = 3) -> onnx.ModelProto:
+    """A decoder's token table read twice: Gather (the embedding) and Gemm transB (the logits): GEMM ROWS."""
+    V = emb.shape[0]
+    nodes = [helper.make_node("Gather", ["emb", "ids"], ["x"], axis=0),
+             helper.make_node("ReduceMean", ["x"], ["h"], axes=[0], keepdims=1),
+             helper.make_node("Gemm", ["h", "emb", "bias"], ["logits"], transB=1),
+             helper.make_node("Identity", ["x"], ["rows"])]
+    g = helper.make_graph(nodes, "tied", [helper.make_tensor_value_info("ids", onnx.TensorProto.INT64, [n_ids])],
+                          [helper.make_tensor_value_info("logits", onnx.TensorProto.FLOAT, None),
+                           helper.make_tensor_value_info("rows", onnx.TensorProto.FLOAT, None)],
+                          [numpy_helper.from_array(emb, "emb"),
+                           numpy_helper.from_array(np.linspace(-1, 1, V).astype(np.float32), "bias")])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+@pytest.mark.parametrize("fmt", list(FORMATS))
+def test_tied_embedding_is_one_16bit_table(fmt):
+    """The logits GEMM ROWS and the Gather share one 16-bit table (plan 1.16): the Gather picks 16-bit rows and
+    a CAST widens them. On a table that fmt holds exactly, the plan computes the float32 plan's values bit for
+    bit (AVX2 and reference: the ROWS kernel converts as it loads, in the same order), in half the bytes; the
+    logits match onnxruntime."""
+    V, D = 3001, 100                        # rows past a multiple of 4, K past a multiple of 16 (scalar tails)
+    emb = np.random.default_rng(5).standard_normal((V, D)).astype(FORMATS[fmt]).astype(np.float32)
+    model = _tied_model(emb)
+    p32, p16 = edgeplan.compile(model), edgeplan.compile(model, quantize=fmt)
+    assert int.from_bytes(p16.data[6:8], "little") == 16 and int.from_bytes(p32.data[6:8], "little") < 16
+    assert p16.report["const_bytes"] <= 0.52 * p32.report["const_bytes"], p16.report["const_bytes"]
+    assert p16.report["op_counts"].get("cast") == 1 and p16.report["weights16"]["converted_f32_bytes"] == emb.nbytes
+    ids = np.array([0, V - 1, 17])
+    want_ort = ort_session(model).run(None, {"ids": ids})
+    for mask in (0, NO_AVX2):
+        want = Session(p32, cpu_features_mask=mask).run({"ids": ids})
+        got = Session(p16, cpu_features_mask=mask).run({"ids": ids})
+        for k in want:
+            assert np.array_equal(got[k], want[k]), (fmt, hex(mask), k)
+        assert np.abs(got["logits"] - want_ort[0]).max() <= 1e-4 * np.abs(want_ort[0]).max()
+        assert np.array_equal(got["rows"], emb[ids])
+
+
+def test_fp16_exact_converts_only_what_float16_holds_and_changes_no_bit():
+    """quantize="fp16-exact": weights that float16 holds exactly go to 16 bits, the rest stay float32 (the report
+    counts both), and the plan's outputs are the float32 plan's, bit for bit; a plan of Winograd layers keeps
+    them (their filters stay float32)."""
+    rng = np.random.default_rng(7)
+    exact = (rng.standard_normal((64, 48)) / 8).astype(np.float16).astype(np.float32)
+    inexact = (rng.standard_normal((48, 32)) / 7).astype(np.float32)
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "w1"], ["t"]), helper.make_node("Relu", ["t"], ["u"]),
+                           helper.make_node("MatMul", ["u", "w2"], ["y"])], "two",
+                          [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [5, 64])],
+                          [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [5, 32])],
+                          [numpy_helper.from_array(exact, "w1"), numpy_helper.from_array(inexact, "w2")])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    p32, pe = edgeplan.compile(model), edgeplan.compile(model, quantize="fp16-exact")
+    w16 = pe.report["weights16"]
+    assert w16["format"] == "fp16-exact" and w16["inexact_f32_bytes"] > 0
+    assert exact.nbytes <= w16["converted_f32_bytes"] < exact.nbytes + inexact.nbytes
+    x = rng.standard_normal((5, 64)).astype(np.float32)
+    for mask in (0, NO_AVX2):
+        a, b = Session(p32, cpu_features_mask=mask).run({"x": x}), Session(pe, cpu_features_mask=mask).run({"x": x})
+        assert np.array_equal(a["y"], b["y"]), hex(mask)
+    # a CNN whose weights are float16 values: those the compiler keeps as they are (not folded with a batch
+    # norm, not Winograd's transformed filters) go to 16 bits; the outputs stay the float32 plan's
+    cnn = zoo().build("yolo")
+    for init in cnn.graph.initializer:
+        a = numpy_helper.to_array(init)
+        if a.dtype == np.float32:
+            init.CopyFrom(numpy_helper.from_array(a.astype(np.float16).astype(np.float32), init.name))
+    c32, ce = edgeplan.compile(cnn), edgeplan.compile(cnn, quantize="fp16-exact")
+    w16 = ce.report["weights16"]
+    assert w16["converted_f32_bytes"] > 0 and w16["inexact_f32_bytes"] > 0   # the folded batch norms' are not
+    assert ce.report["const_bytes"] == c32.report["const_bytes"] - w16["stored_bytes"]
+    assert [k for k in c32.report["kernels"] if "winograd" in k[2]] == [k for k in ce.report["kernels"] if "winograd" in k[2]]
+    s = Session(c32)
+    feeds = {i.name: rng.standard_normal(i.shape).astype(np.float32) for i in s.inputs}
+    a, b = s.run(feeds), Session(ce).run(feeds)
+    for k in a:
+        assert np.array_equal(a[k], b[k]), k

@@ -206,3 +206,37 @@ def test_a_shorter_window_runs_the_encoder_on_its_first_positions(model, tmp_pat
         r = subprocess.run([sys.executable, str(ROOT / "tools" / "whisper_ct2.py"), str(src), str(tmp_path / "bad"),
                             "--seconds", bad], capture_output=True, text=True)
         assert r.returncode == 1 and "--seconds" in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_float16_weights_go_back_to_16_bits_and_change_no_bit(model):
+    """CTranslate2's float16 weights, widened to float32 by the converter, are stored in 16 bits again
+    (quantize="fp16-exact", the plans Whisper compiles): the encoder and the cached decoder take about half
+    their float32 plans' bytes, the tied token table is one 16-bit copy, and their outputs are the float32
+    plans', bit for bit (the front end's filter bank, not a float16 value, stays float32)."""
+    import edgeplan
+    from edgeplan.whisper import Whisper, graph_dims
+    folder, _, _, x = model
+    asr = Whisper(folder)
+    dims = graph_dims(asr.meta)
+    rng = np.random.default_rng(4)
+    audio = np.zeros((1, ct2tool.CHUNK), np.float32)
+    audio[0, :len(x)] = x
+    p32 = edgeplan.compile(str(folder / "encoder.onnx"), dims=dims.get("encoder"))
+    enc = edgeplan.Session(p32).run({"audio": audio})
+    assert os.path.getsize(asr._plan("encoder", None)) <= 0.57 * len(p32.to_bytes())
+    got = asr.sessions["encoder"].run({"audio": audio})
+    for k in enc:
+        assert np.array_equal(got[k], enc[k]), k
+    p32 = edgeplan.compile(str(folder / "decoder_with_past.onnx"), dims=dims.get("decoder_with_past"))
+    dec32, dec16 = edgeplan.Session(p32), asr.sessions["decoder_with_past"]
+    assert os.path.getsize(asr._plan("decoder_with_past", None)) <= 0.52 * len(p32.to_bytes())
+    past = 20
+    feeds = {"tokens": np.array([[asr.prompt()[-1]]], np.int64), "offset": np.array([past], np.int64)}
+    for i in dec32.inputs:
+        if i.name.startswith("past_"):
+            feeds[i.name] = rng.standard_normal((*i.shape[:3], past, i.shape[4])).astype(np.float32)
+        elif i.name.startswith("cross_"):
+            feeds[i.name] = enc[i.name]
+    want, got = dec32.run(feeds), dec16.run(feeds)
+    for k in want:
+        assert np.array_equal(got[k], want[k]), k

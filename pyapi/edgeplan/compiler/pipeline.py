@@ -23,13 +23,14 @@ from .writer import write_plan
 def compile_graph(graph: Graph, *, source: str = "", required_features: int = 0, target=None,
                   weights: str | None = None, npu=None, int8_dynamic: bool = False) -> Plan:
     """target: kernel-selection target (passes/select.py): "host" (default), "x86-64" or "generic".
-    weights: None (float32), or "fp16" / "bf16": the packed weights stored in 16 bits (passes/weights16.py).
+    weights: None (float32), or "fp16" / "bf16": the packed weights stored in 16 bits, or "fp16-exact": those
+    float16 holds exactly (passes/weights16.py).
     int8_dynamic: GEMMs with constant weights on int8 codes quantised per row at run time
     (passes/int8_dynamic.py).
     npu: None, or (partition.Backend, partition.CpuModel, unsupported op names): the runs of ops worth
     offloading become DELEGATE ops (compiler/partition)."""
     tg = get_target(target)
-    if weights is not None:
+    if weights in ("fp16", "bf16"):
         # Winograd's float32 filters are 4x the filter
         tg = dataclasses.replace(tg, winograd=False)
     dyn = None

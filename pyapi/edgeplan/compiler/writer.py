@@ -71,7 +71,7 @@ def _minor_version(graph: Graph) -> int:
     """The lowest minor version that expresses the plan (docs/plan-format.md, compatibility policy): the
     newest of its ops (the op table's `since`), 1.1 for symbols (variable dims) and state tensors, 1.2 for
     a symbol with a step or a rule over two symbols, the unary math kinds, and the 16-bit and 64-bit float
-    dtypes; 1.7 for 16-bit packed weights, 1.14 on the C8 convolutions."""
+    dtypes; 1.7 for 16-bit packed weights, 1.14 on the C8 convolutions, 1.16 on GEMM ROWS."""
     v = max((OPS[op.kind].since for op in graph.ops), default=0)
     if graph.syms or any(t.is_state for t in graph.tensors):
         v = max(v, 1)
@@ -126,6 +126,9 @@ def _minor_version(graph: Graph) -> int:
         v = max(v, 14)     # 1.14: CONV2D's PReLU epilogue
     if any(op.kind == "conv2d" and op.variant == K.EP_CONV2D_VARIANT_WINOGRAD_1D for op in graph.ops):
         v = max(v, 15)     # 1.15: CONV2D's variant WINOGRAD_1D
+    if any(op.kind == "gemm" and op.variant == K.EP_GEMM_VARIANT_ROWS
+           and np.dtype(op.inputs[1].dtype).name in ("float16", "bfloat16") for op in graph.ops):
+        v = max(v, 16)     # 1.16: 16-bit weights on GEMM ROWS
     if any(op.kind == "if" and int(op.params.get("fail", 0)) for op in graph.ops):
         v = max(v, 3)      # 1.3: IF as a run-time bound check
     if any(op.kind in ("conv2d", "gemm", "invres") and any(

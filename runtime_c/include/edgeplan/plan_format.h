@@ -15,7 +15,7 @@
 /* EP_CDEF_BEGIN */
 #define EP_PLAN_MAGIC 0x4E4C5045
 #define EP_PLAN_VERSION_MAJOR 1
-#define EP_PLAN_VERSION_MINOR 15
+#define EP_PLAN_VERSION_MINOR 16
 #define EP_MAX_RANK 8
 #define EP_SECTION_ALIGN 64
 #define EP_ARENA_ALIGN 64
@@ -542,7 +542,8 @@ typedef struct ep_invres_params {
 /* GEMM: in A[M,K], B[K,N] (constant, row-major K x N), C[N] or C[M,N] bias (optional),
  * R[M,N] residual (optional); out Y[M,N] = act(A B + C + R).
  * Variant ROWS (1.5): B given as its transpose [N, K] (B's columns as rows: a logits projection that shares
- * the token embedding table of a GATHER), Y[m,n] = act(sum_k A[m,k] Bt[n,k] + C + R). */
+ * the token embedding table of a GATHER), Y[m,n] = act(sum_k A[m,k] Bt[n,k] + C + R); Bt may be F16 or BF16
+ * (1.16), each element converted exactly to f32 where it is read. */
 typedef struct ep_gemm_params {
     int32_t act;
     float act_alpha;

@@ -115,9 +115,33 @@ static void rm_t4(int mr, int64_t kc, const float *a, int64_t lda, const float *
     RM_CASES(rm_tile4)
 }
 
+/* c[0, N) = a[0, K) B[K, N] for one row of A (K >= 1, no epilogue), B's rows read whole, one after the other:
+ * c[n] = fma(a[k], B[k][n], c[n]) for k in order from 0.0f, the operations of the tiles for one row, so the
+ * same bits; but B streams row by row instead of as 16-column strips (which read each row in 64-byte pieces,
+ * K rows apart: an attention's scores over a long key sequence, K^T's rows thousands of bytes long). */
+#define RM_ROW_NB 1024   /* columns of c per pass: 4 KiB, in L1 */
+static void rm_row(int64_t N, int64_t K, const float *a, const float *b, int64_t ldb, float *c) {
+    for (int64_t n0 = 0; n0 < N; n0 += RM_ROW_NB) {
+        const int64_t nb = rm_min(RM_ROW_NB, N - n0), n4 = nb & ~(int64_t)3;
+        float *cn = c + n0;
+        for (int64_t j = 0; j < nb; j++) cn[j] = 0.0f;
+        for (int64_t k = 0; k < K; k++) {
+            const float av = a[k];
+            const float *bk = b + k * ldb + n0;
+            int64_t j = 0;
+            for (; j < n4; j += 4) vst1q_f32(cn + j, vfmaq_n_f32(vld1q_f32(cn + j), vld1q_f32(bk + j), av));
+            for (; j < nb; j++) cn[j] = fmaf(av, bk[j], cn[j]);
+        }
+    }
+}
+
 void ep_neon_gemm_rm(int64_t M, int64_t N, int64_t K, const float *a, int64_t lda, const float *b, int64_t ldb,
                      float *c, int64_t ldc, const pk_epi *e) {
     if (M <= 0 || N <= 0) return;
+    if (M == 1 && K > 0 && !e) {
+        rm_row(N, K, a, b, ldb, c);
+        return;
+    }
     if (K <= 0) {   /* empty sum: zeros, then the epilogue */
         for (int64_t i = 0; i < M; i++) {
             float *ci = c + i * ldc;

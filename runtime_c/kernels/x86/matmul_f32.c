@@ -81,11 +81,45 @@ static void mm_t8(int mr, int64_t kc, const float *a, int64_t lda, const float *
     MM_CASES(mm_tile8, , m)
 }
 
+/* c[0, N) = a[0, K) B[K, N] for one row of A (K >= 1), B's rows read whole, one after the other: c[n] =
+ * fma(a[k], B[k][n], c[n]) for k in order from 0.0f, the operations of mm_tile16 / mm_tile8 for one row, so the
+ * same bits; but B streams row by row instead of as 16-column strips (which read each row in 64-byte pieces,
+ * K rows apart: an attention's scores over a long key sequence, K^T's rows thousands of bytes long). */
+#define MM_ROW_NB 1024   /* columns of c per pass: 4 KiB, in L1 */
+static void mm_row(int64_t N, int64_t K, const float *a, const float *b, int64_t ldb, float *c) {
+    for (int64_t n0 = 0; n0 < N; n0 += MM_ROW_NB) {
+        const int64_t nb = mm_min(MM_ROW_NB, N - n0), n8 = nb & ~(int64_t)7;
+        const __m256i m = x86_mask8((int)(nb - n8));
+        float *cn = c + n0;
+        for (int64_t k = 0; k < K; k++) {
+            const __m256 av = _mm256_broadcast_ss(a + k);
+            const float *bk = b + k * ldb + n0;
+            int64_t j = 0;
+            if (k == 0) {
+                for (; j < n8; j += 8)
+                    _mm256_storeu_ps(cn + j, _mm256_fmadd_ps(av, _mm256_loadu_ps(bk + j), _mm256_setzero_ps()));
+                if (j < nb)
+                    _mm256_maskstore_ps(cn + j, m, _mm256_fmadd_ps(av, _mm256_maskload_ps(bk + j, m), _mm256_setzero_ps()));
+                continue;
+            }
+            for (; j < n8; j += 8)
+                _mm256_storeu_ps(cn + j, _mm256_fmadd_ps(av, _mm256_loadu_ps(bk + j), _mm256_loadu_ps(cn + j)));
+            if (j < nb)
+                _mm256_maskstore_ps(cn + j, m, _mm256_fmadd_ps(av, _mm256_maskload_ps(bk + j, m),
+                                                                _mm256_maskload_ps(cn + j, m)));
+        }
+    }
+}
+
 /* C[M,N] (row stride ldc) = A[M,K] B[K,N], row-major with row strides lda, ldb. */
 static void mm_gemm(int64_t M, int64_t N, int64_t K, const float *a, int64_t lda, const float *b, int64_t ldb,
                     float *c, int64_t ldc) {
     if (K <= 0) {   /* empty sum */
         for (int64_t i = 0; i < M; i++) memset(c + i * ldc, 0, (size_t)N * sizeof(float));
+        return;
+    }
+    if (M == 1) {
+        mm_row(N, K, a, b, ldb, c);
         return;
     }
     for (int64_t k0 = 0; k0 < K; k0 += MM_KC) {

@@ -9,7 +9,8 @@
  * reserved != 0 -> PLAN_PARAMS, ranks and extents -> PLAN_SHAPE. No scratch.
  * Variant EP_GEMM_VARIANT_PACKED: B is [ceil(N/NR), K, NR] (plan_format.h), N from the output; f32, or
  * f16 / bf16 (1.7, "16-bit weights").
- * Variant EP_GEMM_VARIANT_ROWS (1.5): B is [N, K], B's rows the columns of the product. */
+ * Variant EP_GEMM_VARIANT_ROWS (1.5): B is [N, K], B's rows the columns of the product; f32, or f16 / bf16
+ * (1.16). */
 #include <stdint.h>
 #include "shape_check.h"
 
@@ -24,7 +25,8 @@ int ep_shape_gemm(const ep_op *op, ep_shape *out, uint64_t *scratch) {
     if ((rc = ep_chk_f32(a, 2, 2)) != EP_OK) return rc;
     const int packed = op->variant == EP_GEMM_VARIANT_PACKED, rows = op->variant == EP_GEMM_VARIANT_ROWS;
     if (op->variant != EP_VARIANT_DEFAULT && !packed && !rows) return EP_ERR_PLAN_OP;
-    if ((rc = packed ? ep_chk_weights(b, 3, 3) : ep_chk_f32(b, 2, 2)) != EP_OK) return rc;
+    if ((rc = packed ? ep_chk_weights(b, 3, 3) : rows ? ep_chk_weights(b, 2, 2) : ep_chk_f32(b, 2, 2)) != EP_OK)
+        return rc;
     if (c && (rc = ep_chk_f32(c, 1, 2)) != EP_OK) return rc;
     if (r && (rc = ep_chk_f32(r, 2, 2)) != EP_OK) return rc;
     if (p->act < 0 || p->act >= EP_ACT_MATH_FIRST || p->reserved != 0) return EP_ERR_PLAN_PARAMS;
