@@ -156,11 +156,16 @@ int EP_ISA_FN(conv2d_blocked_conv_f32)(const ep_op *op) {
     j.chunks = bc_min((OH + 5) / 6, (OH * OW + BC_PC - 1) / BC_PC);   /* 6 rows at least: tall column tiles */
     const int64_t T = ep_pool_threads_for(op->pool, (uint64_t)N * (uint64_t)M * (uint64_t)OH * (uint64_t)OW *
                                                         (uint64_t)(j.K > 0 ? j.K : 1));
-    if (T > 1) {   /* about 4 tasks per thread: more row chunks, then split the strips */
-        const int64_t want = 4 * T;
-        if (N * j.chunks < want) j.chunks = bc_min(OH, (want + N - 1) / N);
-        const int64_t units = N * j.chunks;
-        if (units < want) j.groups = bc_min(j.strips, (want + units - 1) / units);
+    if (T > 1) {   /* about 4 tasks per thread: row chunks while they keep 6 rows, then split the strips */
+        const int64_t want = 4 * T, tall = OH / 6 > 1 ? OH / 6 : 1;
+        if (N * j.chunks < want && tall > j.chunks) j.chunks = bc_min(tall, (want + N - 1) / N);
+        j.groups = bc_min(j.strips, (want + N * j.chunks - 1) / (N * j.chunks));
+        /* too few strips to go round (a small map with few output channels): shorter row chunks too, although a
+         * chunk of fewer rows splits the border columns' tiles */
+        if (N * j.chunks * j.groups < want) {
+            j.chunks = bc_min(OH, (want + N * j.groups - 1) / (N * j.groups));
+            if (j.chunks < 1) j.chunks = 1;
+        }
     }
     /* one thread: the tasks inline, without waking the pool's sleeping workers */
     ep_parallel_for(T > 1 ? op->pool : NULL, (uint32_t)(N * j.chunks * j.groups), bc_task, &j);
