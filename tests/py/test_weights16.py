@@ -227,3 +227,25 @@ def test_fp16_exact_converts_only_what_float16_holds_and_changes_no_bit():
     a, b = s.run(feeds), Session(ce).run(feeds)
     for k in a:
         assert np.array_equal(a[k], b[k]), k
+
+
+def test_cli_compile_fp16_exact(tmp_path, capsys):
+    """`edgeplan compile --quantize fp16-exact`: the weights float16 holds exactly in 16 bits, the plan's outputs
+    the float32 plan's; calibration inputs are refused with the reason."""
+    from edgeplan.cli import main
+    model = _matmul_model(3, 64, 32)
+    w = numpy_helper.to_array(model.graph.initializer[0])
+    model.graph.initializer[0].CopyFrom(numpy_helper.from_array(w.astype(np.float16).astype(np.float32), "w"))
+    src, out, ref = tmp_path / "m.onnx", tmp_path / "m.eplan", tmp_path / "r.eplan"
+    onnx.save(model, str(src))
+    assert main(["compile", str(src), "--quantize", "fp16-exact", "-o", str(out)]) == 0
+    assert main(["compile", str(src), "-o", str(ref)]) == 0
+    capsys.readouterr()
+    assert main(["inspect", str(out)]) == 0
+    assert "float16" in capsys.readouterr().out
+    x = np.random.default_rng(9).standard_normal((3, 64)).astype(np.float32)
+    a, b = Session(str(ref)).run({"x": x}), Session(str(out)).run({"x": x})
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    with pytest.raises(SystemExit):
+        main(["compile", str(src), "--quantize", "fp16-exact", "--calibration", str(tmp_path), "-o", str(out)])
+    assert "needs none" in capsys.readouterr().err
