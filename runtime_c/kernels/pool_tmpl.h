@@ -2,7 +2,7 @@
  *
  * Per output row, the columns whose whole window lies inside the input ("interior", ep_pool_interior)
  * run PV_N outputs per vector, taps in the reference's (kh, kw) order: stride 1 reads contiguous
- * vectors, stride 2 de-interleaves two (when the extra odd element read is still inside the row),
+ * vectors, stride 2 de-interleaves two (the row's last vector without reading past its last even element),
  * other strides gather. A last partial vector of the interior is recomputed overlapping the previous
  * one (same values, stored twice), so only the clipped border outputs, or an interior narrower than a
  * vector, go through the reference's scalar window (pool_common.h, the same helper the reference runs).
@@ -20,11 +20,16 @@
  *   PV_LD1(p)                   p[0..PV_N)
  *   PV_LD2(p)                   p[0], p[2], ..., p[2*(PV_N-1)] (may read p[0..2*PV_N))
  *   PV_LDS(p, s)                p[i*s], i < PV_N (reads only those)
+ *   PV_LD2T(p)                  as PV_LD2, reading only p[0..2*PV_N-1) (a row's last vector; default PV_LDS(p, 2))
  *   PV_SET1(f), PV_ST(p, v)
  *   PV_MAX(v, m)                per lane v > m ? v : m
  *   PV_ADD(a, b), PV_DIV(a, b)  IEEE per lane */
 #include "ep_ops.h"
 #include "pool_common.h"
+
+#ifndef PV_LD2T
+#define PV_LD2T(p) PV_LDS((p), 2)
+#endif
 
 #define POOL_INLINE static inline __attribute__((always_inline))
 
@@ -42,6 +47,8 @@ POOL_INLINE void pool_vec(const int is_max, const int sclass, const ep_pool_geom
                 v = PV_LD1(xr + c0);
             else if (sclass == 2 && c0 + 2 * PV_N <= g->W)
                 v = PV_LD2(xr + c0);
+            else if (sclass == 2)
+                v = PV_LD2T(xr + c0);
             else
                 v = PV_LDS(xr + c0, g->sw);
             acc = is_max ? PV_MAX(v, acc) : PV_ADD(acc, v);
@@ -49,6 +56,43 @@ POOL_INLINE void pool_vec(const int is_max, const int sclass, const ep_pool_geom
     }
     if (!is_max) acc = count > 0.0f ? PV_DIV(acc, PV_SET1(count)) : PV_SET1(0.0f);
     PV_ST(yr + ow, acc);
+}
+
+/* POOL_NV vectors of PV_N outputs of row r from interior column ow, their accumulators side by side (each
+ * output's taps in the same order as pool_vec's, so the same values): the chain of one vector's max or add over
+ * the taps is a latency chain, and NV of them overlap. */
+#define POOL_NV 4
+POOL_INLINE void pool_vecs(const int is_max, const int sclass, const ep_pool_geom *g, const ep_pool_row *r,
+                           const float *xp, float *yr, int64_t ow, float count) {
+    const int64_t w0 = ow * g->sw - g->pl;
+    PV acc[POOL_NV];
+#pragma GCC unroll 4
+    for (int q = 0; q < POOL_NV; q++) acc[q] = PV_SET1(is_max ? -FLT_MAX : 0.0f);
+    for (int64_t kh = r->kh0; kh < r->kh1; kh++) {
+        const float *xr = xp + (r->h0 + kh * g->dh) * g->W;
+        for (int64_t kw = 0; kw < g->KW; kw++) {
+            const int64_t c0 = w0 + kw * g->dw;
+#pragma GCC unroll 4
+            for (int q = 0; q < POOL_NV; q++) {
+                const int64_t cq = c0 + q * PV_N * g->sw;
+                PV v;
+                if (sclass == 1)
+                    v = PV_LD1(xr + cq);
+                else if (sclass == 2 && cq + 2 * PV_N <= g->W)
+                    v = PV_LD2(xr + cq);
+                else if (sclass == 2)
+                    v = PV_LD2T(xr + cq);
+                else
+                    v = PV_LDS(xr + cq, g->sw);
+                acc[q] = is_max ? PV_MAX(v, acc[q]) : PV_ADD(acc[q], v);
+            }
+        }
+    }
+#pragma GCC unroll 4
+    for (int q = 0; q < POOL_NV; q++) {
+        if (!is_max) acc[q] = count > 0.0f ? PV_DIV(acc[q], PV_SET1(count)) : PV_SET1(0.0f);
+        PV_ST(yr + ow + q * PV_N, acc[q]);
+    }
 }
 
 #define POOL_PADBUF 1024
@@ -96,6 +140,8 @@ POOL_INLINE void pool_plane(const int is_max, const int sclass, const ep_pool_ge
         int64_t ow = 0;
         if (hi - lo >= PV_N) {
             for (; ow < lo; ow++) yr[ow] = is_max ? ep_pool_max_at(g, &r, xp, ow) : ep_pool_avg_at(g, &r, xp, ow);
+            if (sclass)   /* gathers (other strides) are throughput-bound already */
+                for (; ow + POOL_NV * PV_N <= hi; ow += POOL_NV * PV_N) pool_vecs(is_max, sclass, g, &r, xp, yr, ow, count);
             for (; ow + PV_N <= hi; ow += PV_N) pool_vec(is_max, sclass, g, &r, xp, yr, ow, count);
             if (ow < hi) pool_vec(is_max, sclass, g, &r, xp, yr, hi - PV_N, count);   /* overlapping the last */
             ow = hi;
