@@ -33,63 +33,37 @@
 
 #define POOL_INLINE static inline __attribute__((always_inline))
 
-/* PV_N outputs of row r starting at interior column ow; sclass: 1 (stride 1), 2 (stride 2), 0 (other). */
-POOL_INLINE void pool_vec(const int is_max, const int sclass, const ep_pool_geom *g, const ep_pool_row *r,
-                          const float *xp, float *yr, int64_t ow, float count) {
-    const int64_t w0 = ow * g->sw - g->pl;
-    PV acc = PV_SET1(is_max ? -FLT_MAX : 0.0f);
-    for (int64_t kh = r->kh0; kh < r->kh1; kh++) {
-        const float *xr = xp + (r->h0 + kh * g->dh) * g->W;
-        for (int64_t kw = 0; kw < g->KW; kw++) {
-            const int64_t c0 = w0 + kw * g->dw;
-            PV v;
-            if (sclass == 1)
-                v = PV_LD1(xr + c0);
-            else if (sclass == 2 && c0 + 2 * PV_N <= g->W)
-                v = PV_LD2(xr + c0);
-            else if (sclass == 2)
-                v = PV_LD2T(xr + c0);
-            else
-                v = PV_LDS(xr + c0, g->sw);
-            acc = is_max ? PV_MAX(v, acc) : PV_ADD(acc, v);
-        }
-    }
-    if (!is_max) acc = count > 0.0f ? PV_DIV(acc, PV_SET1(count)) : PV_SET1(0.0f);
-    PV_ST(yr + ow, acc);
-}
-
-/* POOL_NV vectors of PV_N outputs of row r from interior column ow, their accumulators side by side (each
- * output's taps in the same order as pool_vec's, so the same values): the chain of one vector's max or add over
- * the taps is a latency chain, and NV of them overlap. */
+/* nv (1 or POOL_NV) vectors of PV_N outputs of row r from interior column ow, PV_N * sw input columns apart;
+ * sclass: 1 (stride 1), 2 (stride 2), 0 (other). Each output takes its taps in (kh, kw) order; the nv vectors'
+ * accumulators sit side by side, so their chains of dependent max or add overlap. */
 #define POOL_NV 4
-POOL_INLINE void pool_vecs(const int is_max, const int sclass, const ep_pool_geom *g, const ep_pool_row *r,
-                           const float *xp, float *yr, int64_t ow, float count) {
+POOL_INLINE void pool_vecs(const int nv, const int is_max, const int sclass, const ep_pool_geom *g,
+                           const ep_pool_row *r, const float *xp, float *yr, int64_t ow, float count) {
     const int64_t w0 = ow * g->sw - g->pl;
     PV acc[POOL_NV];
 #pragma GCC unroll 4
-    for (int q = 0; q < POOL_NV; q++) acc[q] = PV_SET1(is_max ? -FLT_MAX : 0.0f);
+    for (int q = 0; q < nv; q++) acc[q] = PV_SET1(is_max ? -FLT_MAX : 0.0f);
     for (int64_t kh = r->kh0; kh < r->kh1; kh++) {
         const float *xr = xp + (r->h0 + kh * g->dh) * g->W;
         for (int64_t kw = 0; kw < g->KW; kw++) {
-            const int64_t c0 = w0 + kw * g->dw;
 #pragma GCC unroll 4
-            for (int q = 0; q < POOL_NV; q++) {
-                const int64_t cq = c0 + q * PV_N * g->sw;
+            for (int q = 0; q < nv; q++) {
+                const int64_t c = w0 + kw * g->dw + q * PV_N * g->sw;
                 PV v;
                 if (sclass == 1)
-                    v = PV_LD1(xr + cq);
-                else if (sclass == 2 && cq + 2 * PV_N <= g->W)
-                    v = PV_LD2(xr + cq);
+                    v = PV_LD1(xr + c);
+                else if (sclass == 2 && c + 2 * PV_N <= g->W)
+                    v = PV_LD2(xr + c);
                 else if (sclass == 2)
-                    v = PV_LD2T(xr + cq);
+                    v = PV_LD2T(xr + c);
                 else
-                    v = PV_LDS(xr + cq, g->sw);
+                    v = PV_LDS(xr + c, g->sw);
                 acc[q] = is_max ? PV_MAX(v, acc[q]) : PV_ADD(acc[q], v);
             }
         }
     }
 #pragma GCC unroll 4
-    for (int q = 0; q < POOL_NV; q++) {
+    for (int q = 0; q < nv; q++) {
         if (!is_max) acc[q] = count > 0.0f ? PV_DIV(acc[q], PV_SET1(count)) : PV_SET1(0.0f);
         PV_ST(yr + ow + q * PV_N, acc[q]);
     }
@@ -141,9 +115,10 @@ POOL_INLINE void pool_plane(const int is_max, const int sclass, const ep_pool_ge
         if (hi - lo >= PV_N) {
             for (; ow < lo; ow++) yr[ow] = is_max ? ep_pool_max_at(g, &r, xp, ow) : ep_pool_avg_at(g, &r, xp, ow);
             if (sclass)   /* gathers (other strides) are throughput-bound already */
-                for (; ow + POOL_NV * PV_N <= hi; ow += POOL_NV * PV_N) pool_vecs(is_max, sclass, g, &r, xp, yr, ow, count);
-            for (; ow + PV_N <= hi; ow += PV_N) pool_vec(is_max, sclass, g, &r, xp, yr, ow, count);
-            if (ow < hi) pool_vec(is_max, sclass, g, &r, xp, yr, hi - PV_N, count);   /* overlapping the last */
+                for (; ow + POOL_NV * PV_N <= hi; ow += POOL_NV * PV_N)
+                    pool_vecs(POOL_NV, is_max, sclass, g, &r, xp, yr, ow, count);
+            for (; ow + PV_N <= hi; ow += PV_N) pool_vecs(1, is_max, sclass, g, &r, xp, yr, ow, count);
+            if (ow < hi) pool_vecs(1, is_max, sclass, g, &r, xp, yr, hi - PV_N, count);   /* overlapping the last */
             ow = hi;
         }
         for (; ow < g->OW; ow++) yr[ow] = is_max ? ep_pool_max_at(g, &r, xp, ow) : ep_pool_avg_at(g, &r, xp, ow);
