@@ -162,10 +162,7 @@ int EP_ISA_FN(conv2d_blocked_conv_f32)(const ep_op *op) {
         j.groups = bc_min(j.strips, (want + N * j.chunks - 1) / (N * j.chunks));
         /* too few strips to go round (a small map with few output channels): shorter row chunks too, although a
          * chunk of fewer rows splits the border columns' tiles */
-        if (N * j.chunks * j.groups < want) {
-            j.chunks = bc_min(OH, (want + N * j.groups - 1) / (N * j.groups));
-            if (j.chunks < 1) j.chunks = 1;
-        }
+        if (N * j.chunks * j.groups < want) j.chunks = bc_min(OH, (want + N * j.groups - 1) / (N * j.groups));
     }
     /* one thread: the tasks inline, without waking the pool's sleeping workers */
     ep_parallel_for(T > 1 ? op->pool : NULL, (uint32_t)(N * j.chunks * j.groups), bc_task, &j);

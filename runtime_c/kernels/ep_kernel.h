@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include "edgeplan/edgeplan.h"
 #include "edgeplan/plan_format.h"
+#include "float_bits.h"
 
 typedef struct ep_tensor {
     void *data;
@@ -144,6 +145,13 @@ static inline uint32_t ep_dtype_size(uint32_t dtype) {
     case EP_DTYPE_U8: case EP_DTYPE_I8: case EP_DTYPE_BOOL: return 1;
     default: return 0;
     }
+}
+/* Element i of weights w of dtype dt: F16 or BF16 (16-bit weights, plan_format.h) converted exactly, any other
+ * dtype (F32, or 0 from the kernels that pass 0 for float32) read as float32. */
+static inline float ep_weight_f32(const void *w, int dt, int64_t i) {
+    if (dt == EP_DTYPE_F16) return ep_f16_to_f32(((const uint16_t *)w)[i]);
+    if (dt == EP_DTYPE_BF16) return ep_bf16_to_f32(((const uint16_t *)w)[i]);
+    return ((const float *)w)[i];
 }
 static inline void ep_shape_from_tensor(ep_shape *s, const ep_tensor *t) {
     for (int i = 0; i < EP_MAX_RANK; i++) s->dims[i] = i < t->rank ? t->dims[i] : 0;

@@ -14,19 +14,11 @@
  * from element i of p: wt 0 float32, else EP_DTYPE_F16 or EP_DTYPE_BF16), RV_FMA(acc, a, b) (acc + a b),
  * RV_ADD(a, b) and RV_HSUM(v) (the sum of the lanes, as a float). */
 #include "ep_ops.h"
-#include "float_bits.h"
 
 typedef struct gr_job {
     const ep_op *op;
     int64_t parts;
 } gr_job;
-
-/* Element k of row b (wt as RV_LDW's), as float32. */
-static inline float gr_w(const void *b, int64_t k, const int wt) {
-    if (!wt) return ((const float *)b)[k];
-    const uint16_t h = ((const uint16_t *)b)[k];
-    return wt == EP_DTYPE_F16 ? ep_f16_to_f32(h) : ep_bf16_to_f32(h);
-}
 
 /* a . b over K (b's elements wt as RV_LDW's; the callers pass a constant, so each width is its own loop) */
 static inline float gr_dot(const float *a, const void *b, int64_t K, const int wt) {
@@ -38,19 +30,20 @@ static inline float gr_dot(const float *a, const void *b, int64_t K, const int w
     }
     if (k + RV_N <= K) s0 = RV_FMA(s0, RV_LD(a + k), RV_LDW(b, k, wt)), k += RV_N;
     float s = RV_HSUM(RV_ADD(s0, s1));
-    for (; k < K; k++) s += a[k] * gr_w(b, k, wt);
+    for (; k < K; k++) s += a[k] * ep_weight_f32(b, wt, k);
     return s;
 }
 
-/* Outputs [n0, n1) of every row of A, Bt's rows of wt as RV_LDW's (bsz bytes an element). */
+/* Outputs [n0, n1) of every row of A, Bt's rows of wt as RV_LDW's. */
 static inline void gr_cols(const float *a, const void *b, const float *c, int64_t c_ld, const float *r, float *y,
-                           int64_t M, int64_t K, int64_t N, int64_t n0, int64_t n1, const int wt, const int bsz) {
+                           int64_t M, int64_t K, int64_t N, int64_t n0, int64_t n1, const int wt) {
+    const size_t bsz = wt ? 2 : 4;
     for (; n0 < n1; n0 += 4) {
         const int64_t nb = n1 - n0 < 4 ? n1 - n0 : 4;
         for (int64_t i = 0; i < M; i++) {
             float *yr = y + i * N + n0;
             for (int64_t q = 0; q < nb; q++) {
-                float v = gr_dot(a + i * K, (const char *)b + (size_t)((n0 + q) * K) * (size_t)bsz, K, wt);
+                float v = gr_dot(a + i * K, (const char *)b + (size_t)((n0 + q) * K) * bsz, K, wt);
                 if (c) v += c[i * c_ld + n0 + q];
                 if (r) v += r[i * N + n0 + q];
                 yr[q] = v;
@@ -72,11 +65,11 @@ static void gr_task(void *ctx, uint32_t t) {
     const ep_range rg = ep_task_range((N + 3) / 4, j->parts, t);
     const int64_t n1 = rg.hi * 4 < N ? rg.hi * 4 : N;
     if (bt->dtype == EP_DTYPE_F16)
-        gr_cols(a, bt->data, c, c_ld, r, y, M, K, N, rg.lo * 4, n1, EP_DTYPE_F16, 2);
+        gr_cols(a, bt->data, c, c_ld, r, y, M, K, N, rg.lo * 4, n1, EP_DTYPE_F16);
     else if (bt->dtype == EP_DTYPE_BF16)
-        gr_cols(a, bt->data, c, c_ld, r, y, M, K, N, rg.lo * 4, n1, EP_DTYPE_BF16, 2);
+        gr_cols(a, bt->data, c, c_ld, r, y, M, K, N, rg.lo * 4, n1, EP_DTYPE_BF16);
     else
-        gr_cols(a, bt->data, c, c_ld, r, y, M, K, N, rg.lo * 4, n1, 0, 4);
+        gr_cols(a, bt->data, c, c_ld, r, y, M, K, N, rg.lo * 4, n1, 0);
     if (p->act != EP_ACT_NONE && n1 > rg.lo * 4)   /* once over each row's range, not per 4 columns */
         for (int64_t i = 0; i < M; i++)
             EP_ISA_ACT_APPLY(p->act, y + i * N + rg.lo * 4, n1 - rg.lo * 4, p->act_alpha, p->act_beta);

@@ -84,13 +84,6 @@ NEON_INLINE void pk_tile_n(const int mr, const int packed, int64_t kc, const flo
 /* A tile of one row (a GEMV's, or a convolution's last output channel): its four accumulators alone would make
  * the k loop a chain of FMLA latencies, so four sets take k mod 4 and are added at the end, (s0 + s1) + (s2 + s3):
  * a different order of the same sums. */
-/* 4 elements of B as float32: wt 0 float32, EP_DTYPE_F16 halves (FCVTL), else bfloat16 (the bits moved up 16) */
-NEON_INLINE float32x4_t pk_ldb(const void *b, int64_t i, const int wt) {
-    if (!wt) return vld1q_f32((const float *)b + i);
-    const uint16x4_t h = vld1_u16((const uint16_t *)b + i);
-    if (wt == EP_DTYPE_F16) return vcvt_f32_f16(vreinterpret_f16_u16(h));
-    return vreinterpretq_f32_u32(vshll_n_u16(h, 16));
-}
 
 NEON_INLINE void pk_tile_1w(int64_t kc, const float *a, const int64_t a_sk, const void *b, const int64_t b_sk, float *c,
                             int load_c, const pk_epi *e, const int wt) {
@@ -101,13 +94,13 @@ NEON_INLINE void pk_tile_1w(int64_t kc, const float *a, const int64_t a_sk, cons
     for (; k + 4 <= kc; k += 4) {
         for (int u = 0; u < 4; u++) {
             const float av = a[u * a_sk];
-            for (int j = 0; j < 4; j++) s[u][j] = vfmaq_n_f32(s[u][j], pk_ldb(b, o + u * b_sk + 4 * j, wt), av);
+            for (int j = 0; j < 4; j++) s[u][j] = vfmaq_n_f32(s[u][j], neon_ldw4(b, o + u * b_sk + 4 * j, wt), av);
         }
         a += 4 * a_sk;
         o += 4 * b_sk;
     }
     for (; k < kc; k++, a += a_sk, o += b_sk)
-        for (int j = 0; j < 4; j++) s[0][j] = vfmaq_n_f32(s[0][j], pk_ldb(b, o + 4 * j, wt), a[0]);
+        for (int j = 0; j < 4; j++) s[0][j] = vfmaq_n_f32(s[0][j], neon_ldw4(b, o + 4 * j, wt), a[0]);
     float32x4_t v[4];
     for (int j = 0; j < 4; j++) v[j] = vaddq_f32(vaddq_f32(s[0][j], s[1][j]), vaddq_f32(s[2][j], s[3][j]));
     if (e) {

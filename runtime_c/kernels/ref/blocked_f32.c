@@ -4,7 +4,7 @@
  * An element (n, c, h, w) of a C8 tensor [N,C,H,W] is at (((n*C/8 + c/8)*H + h)*W + w)*8 + c%8.
  * The convolutions compute what CONV2D variant 0 computes (ep_conv2d_params): each output starts at 0.0f and
  * receives its taps in (c, kh, kw) order, then B, then R, then the activation. BLOCKED_PW's and BLOCKED_CONV's
- * weights may be 16-bit (1.14), each element converted exactly to float32 where it is read (rl_weight). */
+ * weights may be 16-bit (1.14), each element converted exactly to float32 where it is read (ep_weight_f32). */
 #include "ep_ops.h"
 #include "ref_util.h"
 
@@ -95,7 +95,7 @@ int ep_ref_conv2d_blocked_pw_f32(const ep_op *op) {
                     float acc = 0.0f;
                     for (int64_t c = 0; c < C; c++)
                         acc += x[c8_at(n, c, h, ww, C, H, W)] *
-                               rl_weight(w, wdt, (m / EP_PACK_NR) * C * EP_PACK_NR + c * EP_PACK_NR + m % EP_PACK_NR);
+                               ep_weight_f32(w, wdt, (m / EP_PACK_NR) * C * EP_PACK_NR + c * EP_PACK_NR + m % EP_PACK_NR);
                     const int64_t at = c8_at(n, m, h, ww, M, H, W);
                     y[at] = c8_epilogue(acc, p, b, r, m, at, c8_slopes(op));
                 }
@@ -133,7 +133,7 @@ int ep_ref_conv2d_blocked_conv_f32(const ep_op *op) {
                                 const float xv = c8     ? x[c8_at(n, c, ih, iw, C, H, W)]
                                                  : nhwc ? x[((n * H + ih) * W + iw) * C + c]
                                                         : x[((n * C + c) * H + ih) * W + iw];
-                                acc += xv * rl_weight(w, wdt, (m / EP_PACK_NR) * K * EP_PACK_NR + k * EP_PACK_NR + m % EP_PACK_NR);
+                                acc += xv * ep_weight_f32(w, wdt, (m / EP_PACK_NR) * K * EP_PACK_NR + k * EP_PACK_NR + m % EP_PACK_NR);
                             }
                         }
                     const int64_t at = c8_at(n, m, oh, ow, M, OH, OW);

@@ -44,7 +44,7 @@ int ep_ref_invres_f32(const ep_op *op) {
                     for (int64_t q = lo * W; q < hi * W; q++) {
                         float s = 0.0f;
                         for (int64_t c = 0; c < C; c++)
-                            s += xn[c * H * W + q] * rl_weight(wet->data, wet->dtype, wm + c * EP_PACK_MR);
+                            s += xn[c * H * W + q] * ep_weight_f32(wet->data, wet->dtype, wm + c * EP_PACK_MR);
                         if (be) s += be[e];
                         ebuf[(e * g.RR + q / W - lo) * W + q % W] = ir_act(p, 0, s);
                     }
@@ -71,7 +71,7 @@ int ep_ref_invres_f32(const ep_op *op) {
                     for (int64_t ow = 0; ow < OW; ow++) {
                         float s = 0.0f;
                         for (int64_t e = 0; e < CE; e++)
-                            s += dbuf[(e * g.band + oh - o0) * OW + ow] * rl_weight(wpt->data, wpt->dtype, wm + e * EP_PACK_MR);
+                            s += dbuf[(e * g.band + oh - o0) * OW + ow] * ep_weight_f32(wpt->data, wpt->dtype, wm + e * EP_PACK_MR);
                         const int64_t at = ((n * M + m) * OH + oh) * OW + ow;
                         if (bp) s += bp[m];
                         if (r) s += r[at];

@@ -49,7 +49,7 @@ static int ref_conv_laid_out(const ep_op *op, int pointwise) {
                                 const int64_t iw = ow * p->stride[1] - p->pads[1] + kw * p->dilation[1];
                                 const int in = ih >= 0 && ih < H && iw >= 0 && iw < W;
                                 s += (in ? x[((n * C + c) * H + ih) * W + iw] : 0.0f) *
-                                     rl_weight(wt->data, wt->dtype, wm + k * step);
+                                     ep_weight_f32(wt->data, wt->dtype, wm + k * step);
                             }
                     float *yo = y + plane + oh * OW + ow;
                     *yo = s;
@@ -84,7 +84,7 @@ static int ref_gemm_laid_out(const ep_op *op, int rows) {
         for (int64_t j = 0; j < N; j++) {
             const int64_t bj = rows ? j * K : (j / EP_PACK_NR) * K * EP_PACK_NR + j % EP_PACK_NR;
             float s = 0.0f;
-            for (int64_t k = 0; k < K; k++) s += a[i * K + k] * rl_weight(bt->data, bt->dtype, bj + k * k_step);
+            for (int64_t k = 0; k < K; k++) s += a[i * K + k] * ep_weight_f32(bt->data, bt->dtype, bj + k * k_step);
             yr[j] = s;
         }
         rl_gemm_epilogue(yr, c ? c + i * c_row_stride : NULL, r ? r + i * N : NULL, N, p);

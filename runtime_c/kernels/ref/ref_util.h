@@ -8,13 +8,6 @@
 #include "ep_kernel.h"
 #include "float_bits.h"
 
-/* Element i of packed weights w of dtype dt: F32, or (16-bit weights, 1.7) F16 / BF16 converted exactly. */
-static inline float rl_weight(const void *w, int dt, int64_t i) {
-    if (dt == EP_DTYPE_F16) return ep_f16_to_f32(((const uint16_t *)w)[i]);
-    if (dt == EP_DTYPE_BF16) return ep_bf16_to_f32(((const uint16_t *)w)[i]);
-    return ((const float *)w)[i];
-}
-
 /* Ceiling of a / b for a >= 0, b > 0. */
 static inline int64_t rl_ceildiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 

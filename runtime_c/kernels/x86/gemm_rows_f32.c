@@ -2,18 +2,13 @@
  * 16-bit weights through F16C (float16) or a 16-bit shift (bfloat16). */
 #include <immintrin.h>
 #include "x86.h"
+#include "cvt16_x86.h"
 
 #define RV __m256
 #define RV_N 8
 #define RV_ZERO() _mm256_setzero_ps()
 #define RV_LD(p) _mm256_loadu_ps(p)
-static inline __m256 rv_ldw(const void *b, int64_t i, const int wt) {
-    if (!wt) return _mm256_loadu_ps((const float *)b + i);
-    const __m128i h = _mm_loadu_si128((const __m128i *)((const uint16_t *)b + i));
-    if (wt == EP_DTYPE_F16) return _mm256_cvtph_ps(h);
-    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-}
-#define RV_LDW(p, i, wt) rv_ldw((p), (i), (wt))
+#define RV_LDW(p, i, wt) x86_ldw8((p), (i), (wt))
 #define RV_FMA(acc, a, b) _mm256_fmadd_ps((a), (b), (acc))
 #define RV_ADD(a, b) _mm256_add_ps((a), (b))
 static inline float rv_hsum(__m256 v) {

@@ -91,17 +91,11 @@ static void mm_row(int64_t N, int64_t K, const float *a, const float *b, int64_t
         const int64_t nb = mm_min(MM_ROW_NB, N - n0), n8 = nb & ~(int64_t)7;
         const __m256i m = x86_mask8((int)(nb - n8));
         float *cn = c + n0;
+        memset(cn, 0, (size_t)nb * sizeof(float));
         for (int64_t k = 0; k < K; k++) {
             const __m256 av = _mm256_broadcast_ss(a + k);
             const float *bk = b + k * ldb + n0;
             int64_t j = 0;
-            if (k == 0) {
-                for (; j < n8; j += 8)
-                    _mm256_storeu_ps(cn + j, _mm256_fmadd_ps(av, _mm256_loadu_ps(bk + j), _mm256_setzero_ps()));
-                if (j < nb)
-                    _mm256_maskstore_ps(cn + j, m, _mm256_fmadd_ps(av, _mm256_maskload_ps(bk + j, m), _mm256_setzero_ps()));
-                continue;
-            }
             for (; j < n8; j += 8)
                 _mm256_storeu_ps(cn + j, _mm256_fmadd_ps(av, _mm256_loadu_ps(bk + j), _mm256_loadu_ps(cn + j)));
             if (j < nb)

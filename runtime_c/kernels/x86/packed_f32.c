@@ -72,13 +72,6 @@ PK_INLINE void pk_tile_n(const int mr, int64_t kc, const float *a, const int64_t
 /* A tile of one row (a GEMV's, or a convolution's last output channel): its two accumulators alone would make
  * the k loop a chain of FMA latencies (16 floats of B per latency), so four sets take k mod 4 and are added at
  * the end, (s0 + s1) + (s2 + s3): four times the B bandwidth, a different order of the same sums. */
-/* 8 elements of B as float32: wt 0 float32, EP_DTYPE_F16 halves (F16C), else bfloat16 (the bits moved up 16) */
-PK_INLINE __m256 pk_ldb(const void *b, int64_t i, const int wt) {
-    if (!wt) return _mm256_loadu_ps((const float *)b + i);
-    const __m128i h = _mm_loadu_si128((const __m128i *)((const uint16_t *)b + i));
-    if (wt == EP_DTYPE_F16) return _mm256_cvtph_ps(h);
-    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-}
 
 PK_INLINE void pk_tile_1w(int64_t kc, const float *a, const int64_t a_sk, const void *b, const int64_t b_sk, float *c,
                           int load_c, const pk_epi *e, const int wt) {
@@ -91,16 +84,16 @@ PK_INLINE void pk_tile_1w(int64_t kc, const float *a, const int64_t a_sk, const 
 #pragma GCC unroll 4
         for (int j = 0; j < 4; j++) {
             const __m256 av = _mm256_broadcast_ss(a + j * a_sk);
-            s0[j] = _mm256_fmadd_ps(av, pk_ldb(b, o + j * b_sk, wt), s0[j]);
-            s1[j] = _mm256_fmadd_ps(av, pk_ldb(b, o + j * b_sk + 8, wt), s1[j]);
+            s0[j] = _mm256_fmadd_ps(av, x86_ldw8(b, o + j * b_sk, wt), s0[j]);
+            s1[j] = _mm256_fmadd_ps(av, x86_ldw8(b, o + j * b_sk + 8, wt), s1[j]);
         }
         a += 4 * a_sk;
         o += 4 * b_sk;
     }
     for (; k < kc; k++, a += a_sk, o += b_sk) {
         const __m256 av = _mm256_broadcast_ss(a);
-        s0[0] = _mm256_fmadd_ps(av, pk_ldb(b, o, wt), s0[0]);
-        s1[0] = _mm256_fmadd_ps(av, pk_ldb(b, o + 8, wt), s1[0]);
+        s0[0] = _mm256_fmadd_ps(av, x86_ldw8(b, o, wt), s0[0]);
+        s1[0] = _mm256_fmadd_ps(av, x86_ldw8(b, o + 8, wt), s1[0]);
     }
     float t[PK_NR];
     _mm256_storeu_ps(t, _mm256_add_ps(_mm256_add_ps(s0[0], s0[1]), _mm256_add_ps(s0[2], s0[3])));

@@ -14,7 +14,7 @@ CTranslate2 weights) halves its weight bytes and loses nothing; its other weight
 filter bank) stay float32, and the report counts them ("inexact_f32_bytes").
 
 What stays float32: the depthwise filters and biases (few bytes, read once per output), other ops' weights
-(RNN cells, ConvTranspose, GEMM ROWS), and any weight with a magnitude float16 cannot hold (|w| > 65504
+(RNN cells, ConvTranspose), and any weight with a magnitude float16 cannot hold (|w| > 65504
 becomes infinity: that tensor is kept in float32 and the compile report warns). Kernel selection gives
 fp16 / bf16 plans no Winograd variant: its float32 filters are four times the filter ("fp16-exact" keeps it:
 those layers stay float32, as fast as before)."""
